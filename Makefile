@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: MIT
+# The two commands to remember: `make run` and `make check`.
+PREFIX ?= /usr/local
+LISTEN ?= 127.0.0.1:7300
+DATA_DIR ?= ./tenure-data
+CTEST_ARGS ?=
+
+.PHONY: all deps build release run check check-dev check-asan lint tsan \
+        bench soak fuzz install clean incident
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	@cmake --preset dev >/dev/null
+	@cmake --build --preset dev -j2
+
+release: deps
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j2
+
+# Builds and starts tenured on its embedded store in the foreground.
+run: release
+	@mkdir -p $(DATA_DIR)
+	build/release/bin/tenured --listen $(LISTEN) --data-dir $(DATA_DIR)
+
+lint:
+	@scripts/check-banned.sh
+	@scripts/check-format.sh
+
+check-dev: build
+	@scripts/with-pg.sh ctest --preset dev $(CTEST_ARGS)
+
+check-asan: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j2
+	@scripts/with-pg.sh ctest --preset asan $(CTEST_ARGS)
+
+# Everything CI runs: lint, the dev build's tests, then the sanitizer build's.
+check: deps lint check-dev check-asan
+	@echo "make check: all passed"
+
+tsan: deps
+	@cmake --preset tsan >/dev/null
+	@cmake --build --preset tsan -j2
+	@scripts/with-pg.sh ctest --preset tsan -L tsan $(CTEST_ARGS)
+
+bench: deps
+	@scripts/deps.sh --bench
+	@bench/run.sh
+
+soak: build
+	@scripts/soak.sh
+
+fuzz: deps
+	@scripts/fuzz.sh long
+
+incident: build
+	@tests/integration/t401-fence-incident-replay.sh
+
+install: release
+	@cmake --install build/release --prefix $(PREFIX)
+
+clean:
+	rm -rf build

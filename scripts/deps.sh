@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages tenure builds, runs and tests with.
+# Idempotent: installs only what is missing.  Needs root (or sudo).
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
+      libclang-rt-14-dev curl
+      libmicrohttpd-dev libjansson-dev libsqlite3-dev sqlite3 libpq-dev
+      libcurl4-openssl-dev libsodium-dev librdkafka-dev libcmocka-dev
+      postgresql-15 postgresql-contrib kcat faketime spin)
+if [ "${1:-}" = "--bench" ]; then
+    pkgs+=(wrk redis-server redis-tools hyperfine linux-perf)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \
+        || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "deps: installing ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* Capped buffer. */
+#include "buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <tenure/err.h>
+
+#include "alloc.h"
+
+void tn_buf_init(struct tn_buf *b, size_t max_bytes)
+{
+    memset(b, 0, sizeof(*b));
+    b->max_bytes = max_bytes;
+}
+
+void tn_buf_release(struct tn_buf *b)
+{
+    size_t max = b->max_bytes;
+    tn_free(b->data);
+    tn_buf_init(b, max);
+}
+
+void tn_buf_reset(struct tn_buf *b)
+{
+    b->len = 0;
+    if (b->data != NULL)
+        b->data[0] = '\0';
+}
+
+static int reserve(struct tn_buf *b, size_t need)
+{
+    if (need <= b->cap && b->data != NULL)
+        return TN_OK;
+    size_t cap = b->cap < 64 ? 64 : b->cap;
+    while (cap < need)
+        cap *= 2;
+    if (cap > b->max_bytes)
+        cap = b->max_bytes;
+    char *p = tn_realloc(b->data, cap + 1);
+    if (p == NULL)
+        return TN_ENOMEM;
+    b->data = p;
+    b->cap = cap;
+    return TN_OK;
+}
+
+int tn_buf_append(struct tn_buf *b, const void *p, size_t len)
+{
+    if (len > b->max_bytes - b->len)
+        return TN_ETOOBIG;
+    int rc = reserve(b, b->len + len);
+    if (rc < 0)
+        return rc;
+    if (len > 0)
+        memcpy(b->data + b->len, p, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return TN_OK;
+}
+
+int tn_buf_printf(struct tn_buf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return TN_EINVAL;
+    if ((size_t)n < sizeof(tmp))
+        return tn_buf_append(b, tmp, (size_t)n);
+    if ((size_t)n > b->max_bytes - b->len)
+        return TN_ETOOBIG;
+    int rc = reserve(b, b->len + (size_t)n);
+    if (rc < 0)
+        return rc;
+    va_start(ap, fmt);
+    (void)vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return TN_OK;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* Clock reads.  Nothing else in tenure calls clock_gettime. */
+#include "clock.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <tenure/err.h>
+
+static int64_t read_ns(clockid_t id)
+{
+    struct timespec ts;
+    (void)clock_gettime(id, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t tn_clock_now_ms(void)
+{
+    return read_ns(CLOCK_BOOTTIME) / 1000000;
+}
+
+int64_t tn_clock_mono_ns(void)
+{
+    return read_ns(CLOCK_MONOTONIC);
+}
+
+int64_t tn_clock_mono_ms(void)
+{
+    return read_ns(CLOCK_MONOTONIC) / 1000000;
+}
+
+int64_t tn_clock_wall_ms(void)
+{
+    return read_ns(CLOCK_REALTIME) / 1000000;
+}
+
+int tn_clock_boot_id(char out[37])
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (f == NULL)
+        return TN_EIO;
+    char line[64] = {0};
+    int rc = fgets(line, sizeof(line), f) != NULL ? TN_OK : TN_EIO;
+    (void)fclose(f);
+    if (rc < 0 || strlen(line) < 36)
+        return TN_EIO;
+    memcpy(out, line, 36);
+    out[36] = '\0';
+    return TN_OK;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* getrandom, hex, constant-time compare. */
+#include "rand.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <sys/random.h>
+
+#include <tenure/err.h>
+
+int tn_rand_bytes(void *p, size_t len)
+{
+    uint8_t *b = p;
+    while (len > 0) {
+        ssize_t n = getrandom(b, len, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return TN_EIO;
+        }
+        b += n;
+        len -= (size_t)n;
+    }
+    return TN_OK;
+}
+
+void tn_hex_encode(const void *p, size_t len, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    const uint8_t *b = p;
+    for (size_t i = 0; i < len; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * len] = '\0';
+}
+
+static int nibble(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int tn_hex_decode(const char *s, size_t slen, void *out, size_t len)
+{
+    uint8_t *b = out;
+    if (slen != 2 * len)
+        return TN_EINVAL;
+    for (size_t i = 0; i < len; i++) {
+        int hi = nibble(s[2 * i]);
+        int lo = nibble(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return TN_EINVAL;
+        b[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return TN_OK;
+}
+
+bool tn_ct_equal(const void *a, const void *b, size_t len)
+{
+    const volatile uint8_t *x = a;
+    const volatile uint8_t *y = b;
+    uint8_t acc = 0;
+    for (size_t i = 0; i < len; i++)
+        acc |= (uint8_t)(x[i] ^ y[i]);
+    return acc == 0;
+}

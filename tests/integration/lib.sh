@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Shared helpers for the integration tests.  Source it first:
+#   . "$(dirname "$0")/lib.sh"
+# Each test gets its own temp dir ($T), and every process started through
+# these helpers is killed on exit.  TN_BIN names the build's bin/ folder.
+set -euo pipefail
+
+TN_SRC=${TN_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+TN_BIN=${TN_BIN:-$TN_SRC/build/dev/bin}
+T=$(mktemp -d /tmp/tenure-it.XXXXXX)
+TN_PIDS=()
+
+tn_cleanup() {
+    local p
+    for p in "${TN_PIDS[@]:-}"; do
+        [ -n "$p" ] && kill -CONT "$p" 2>/dev/null; [ -n "$p" ] && kill -9 "$p" 2>/dev/null
+    done
+    wait 2>/dev/null || true
+    if [ "${TN_KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
+}
+trap tn_cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; [ -f "$T/tenured.log" ] && tail -20 "$T/tenured.log" >&2; exit 1; }
+pass() { echo "ok - $*"; }
+
+# A free TCP port on 127.0.0.1.
+tn_free_port() {
+    local p
+    for _ in $(seq 1 200); do
+        p=$((30000 + RANDOM % 25000))
+        ss -ltnH "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+# tn_start_server [extra tenured args...]: start tenured on a free port with
+# data in $T/data (or TN_DATA_DIR); sets PORT, URL, SERVER_PID.
+tn_start_server() {
+    PORT=${PORT:-$(tn_free_port)}
+    URL="http://127.0.0.1:$PORT"
+    local data=${TN_DATA_DIR:-$T/data}
+    mkdir -p "$data"
+    ${TN_WRAP:-} "$TN_BIN/tenured" --listen "127.0.0.1:$PORT" --data-dir "$data" "$@" \
+        >>"$T/tenured.log" 2>&1 &
+    SERVER_PID=$!
+    TN_PIDS+=("$SERVER_PID")
+    tn_wait_ready "$URL" || fail "tenured did not become ready on $URL"
+}
+
+# tn_wait_ready URL [seconds]: poll /readyz until 200.
+tn_wait_ready() {
+    local url=$1 secs=${2:-20} i
+    for i in $(seq 1 $((secs * 20))); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" 2>/dev/null)" = 200 ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+tn_kill_server() {
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+}
+
+# req METHOD PATH [BODY] [extra curl args...]: sets CODE and BODY.
+req() {
+    local method=$1 path=$2 data=${3:-}
+    shift 3 2>/dev/null || shift $#
+    local out
+    if [ -n "$data" ]; then
+        out=$(curl -s -X "$method" -H 'Content-Type: application/json' \
+            --data-binary "$data" -w '\n%{http_code}' "$@" "$URL$path")
+    else
+        out=$(curl -s -X "$method" -w '\n%{http_code}' "$@" "$URL$path")
+    fi
+    CODE=${out##*$'\n'}
+    BODY=${out%$'\n'*}
+    [ "$BODY" != "$CODE" ] || BODY=""
+}
+
+# jget FIELD: print a top-level field of $BODY (jq-like, via python-free sed
+# is too fragile, so use the jansson-based helper when built, else grep).
+jget() { printf '%s' "$BODY" | "$TN_BIN/tn-json-get" "$1"; }
+
+expect_code() { [ "$CODE" = "$1" ] || fail "${2:-request}: expected HTTP $1, got $CODE: $BODY"; }
+expect_field() { local v; v=$(jget "$1"); [ "$v" = "$2" ] || fail "${3:-field}: expected $1=$2, got '$v' in $BODY"; }
