@@ -10,15 +10,16 @@
 
 _Noreturn void tn_assert_fail(const char *file, int line, const char *expr);
 
-#define TN_ASSERT(x)                                                           \
-    ((x) ? (void)0 : tn_assert_fail(__FILE__, __LINE__, #x))
+#define TN_ASSERT(x) ((x) ? (void)0 : tn_assert_fail(__FILE__, __LINE__, #x))
 
 #ifdef NDEBUG
 #    define TN_ALWAYS(x) (!!(x))
 #    define TN_NEVER(x) (!!(x))
 #else
-#    define TN_ALWAYS(x) ((x) ? true : (tn_assert_fail(__FILE__, __LINE__, #x), false))
-#    define TN_NEVER(x) ((x) ? (tn_assert_fail(__FILE__, __LINE__, #x), true) : false)
+#    define TN_ALWAYS(x)                                                       \
+        ((x) ? true : (tn_assert_fail(__FILE__, __LINE__, #x), false))
+#    define TN_NEVER(x)                                                        \
+        ((x) ? (tn_assert_fail(__FILE__, __LINE__, #x), true) : false)
 #endif
 
 #endif

@@ -18,12 +18,13 @@ extern int tn_log_min_level; /* messages below this level are dropped */
 int tn_log_level_parse(const char *s);
 
 /* fmt is the rest of the line after msg=: a quoted message and optional
- * key=value pairs, e.g. tn_log(TN_LOG_INFO, "store", "\"opened\" path=%s", p) */
+ * key=value pairs, e.g. tn_log(TN_LOG_INFO, "store", "\"opened\" path=%s", p)
+ */
 void tn_log_(enum tn_log_level level, const char *module, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #define tn_log(level, module, ...)                                             \
-    ((int)(level) >= tn_log_min_level ? tn_log_(level, module, __VA_ARGS__)   \
+    ((int)(level) >= tn_log_min_level ? tn_log_(level, module, __VA_ARGS__)    \
                                       : (void)0)
 
 #endif

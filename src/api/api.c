@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/* Routing, media types, health, metrics and the reply path. */
+#include "api.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <tenure/err.h>
+
+#include "api_int.h"
+#include "common/alloc.h"
+#include "common/clock.h"
+#include "errmap.h"
+#include "reply.h"
+
+#define REPLY_MAX_BYTES (4u << 20)
+
+static const char *const route_names[TN_ROUTE_COUNT] = {
+    "acquire", "list",    "get",    "renew",   "release",
+    "check",   "healthz", "readyz", "metrics", "other"};
+
+struct tn_api *tn_api_new(const struct tn_api_config *cfg)
+{
+    struct tn_api *api = tn_calloc(1, sizeof(*api));
+    if (api != NULL)
+        api->cfg = *cfg;
+    return api;
+}
+
+void tn_api_free(struct tn_api *api)
+{
+    tn_free(api);
+}
+
+void tn_api_set_draining(struct tn_api *api, bool draining)
+{
+    api->draining = draining;
+}
+
+static void account(struct tn_api_call *c, unsigned status)
+{
+    struct tn_api *api = c->api;
+    unsigned cls = status / 100;
+    api->requests[c->route][cls < 6 ? cls : 0]++;
+    int64_t us = (tn_clock_mono_ns() - c->start_ns) / 1000;
+    size_t i = 0;
+    while (i < TN_API_LAT_BUCKETS && us > (int64_t)(50u << i))
+        i++;
+    api->lat[c->route][i]++;
+    api->lat_sum[c->route] += (double)us / 1e6;
+}
+
+void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
+                 int64_t retry_after_ms)
+{
+    account(c, status);
+    const char *type = c->route == TN_ROUTE_METRICS
+                           ? "text/plain; version=0.0.4"
+                           : "application/json";
+    tn_http_reply(c->req, status, type, b->data != NULL ? b->data : "", b->len,
+                  retry_after_ms > 0 ? (retry_after_ms + 999) / 1000 : 0);
+    tn_store_result_release(&c->result);
+    tn_free(c);
+}
+
+void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
+{
+    const struct tn_errmap_entry *e = tn_errmap_find(rc);
+    struct tn_buf b;
+    tn_buf_init(&b, REPLY_MAX_BYTES);
+    (void)tn_buf_append(&b, "{", 1);
+    tn_reply_kv_str(&b, "error", e->code, true);
+    tn_reply_kv_str(&b, "message", message, false);
+    (void)tn_buf_append(&b, "}", 1);
+    int64_t retry =
+        e->status == 503
+            ? (c->result.retry_after_ms > 0 ? c->result.retry_after_ms : 1000)
+            : 0;
+    tn_api_send(c, e->status, &b, retry);
+    tn_buf_release(&b);
+}
+
+static void send_text(struct tn_api_call *c, unsigned status, const char *json)
+{
+    struct tn_buf b;
+    tn_buf_init(&b, REPLY_MAX_BYTES);
+    (void)tn_buf_append(&b, json, strlen(json));
+    tn_api_send(c, status, &b, status == 503 ? 1000 : 0);
+    tn_buf_release(&b);
+}
+
+static void print_metrics(struct tn_api *api, struct tn_buf *b)
+{
+    static const char *const cls[] = {"other", "1xx", "2xx",
+                                      "3xx",   "4xx", "5xx"};
+    (void)tn_buf_printf(b, "# TYPE tenure_http_requests_total counter\n");
+    for (int r = 0; r < TN_ROUTE_COUNT; r++) {
+        for (int k = 1; k < 6; k++) {
+            if (api->requests[r][k] == 0)
+                continue;
+            (void)tn_buf_printf(
+                b,
+                "tenure_http_requests_total{route=\"%s\",code=\"%s\"} %llu\n",
+                route_names[r], cls[k],
+                (unsigned long long)api->requests[r][k]);
+        }
+    }
+    (void)tn_buf_printf(b, "# TYPE tenure_http_request_seconds histogram\n");
+    for (int r = 0; r < TN_ROUTE_COUNT; r++) {
+        uint64_t cum = 0;
+        for (int i = 0; i <= TN_API_LAT_BUCKETS; i++) {
+            cum += api->lat[r][i];
+            if (i < TN_API_LAT_BUCKETS)
+                (void)tn_buf_printf(
+                    b,
+                    "tenure_http_request_seconds_bucket{route=\"%s\","
+                    "le=\"%g\"} %llu\n",
+                    route_names[r], (double)(50u << i) / 1e6,
+                    (unsigned long long)cum);
+        }
+        (void)tn_buf_printf(
+            b,
+            "tenure_http_request_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
+            "%llu\ntenure_http_request_seconds_sum{route=\"%s\"} %.6f\n"
+            "tenure_http_request_seconds_count{route=\"%s\"} %llu\n",
+            route_names[r], (unsigned long long)cum, route_names[r],
+            api->lat_sum[r], route_names[r], (unsigned long long)cum);
+    }
+    (void)tn_buf_printf(b,
+                        "# TYPE tenure_grants_total counter\n"
+                        "tenure_grants_total %llu\n"
+                        "# TYPE tenure_renews_total counter\n"
+                        "tenure_renews_total %llu\n"
+                        "# TYPE tenure_releases_total counter\n"
+                        "tenure_releases_total %llu\n",
+                        (unsigned long long)api->grants,
+                        (unsigned long long)api->renews,
+                        (unsigned long long)api->releases);
+}
+
+static void handle_ops(struct tn_api_call *c)
+{
+    struct tn_store *s = c->api->cfg.store;
+    if (tn_http_req_method(c->req) != TN_HTTP_GET &&
+        tn_http_req_method(c->req) != TN_HTTP_HEAD) {
+        tn_api_fail(c, TN_EMETHOD, "use GET");
+        return;
+    }
+    if (c->route == TN_ROUTE_HEALTHZ) {
+        send_text(c, 200, "{\"status\":\"ok\"}");
+    } else if (c->route == TN_ROUTE_READYZ) {
+        bool ready = !c->api->draining && s->ops->is_ready(s);
+        send_text(c, ready ? 200 : 503,
+                  ready ? "{\"status\":\"ready\"}"
+                        : "{\"error\":\"unavailable\",\"message\":\"store "
+                          "not writable or server draining\"}");
+    } else {
+        struct tn_buf b;
+        tn_buf_init(&b, REPLY_MAX_BYTES);
+        print_metrics(c->api, &b);
+        s->ops->metrics(s, &b);
+        tn_api_send(c, 200, &b, 0);
+        tn_buf_release(&b);
+    }
+}
+
+/* Which route a path names; the {name} segment is decoded into c. */
+static int route(struct tn_api_call *c, const char *path)
+{
+    static const char leases[] = "/v1/leases";
+    if (strcmp(path, "/healthz") == 0)
+        return c->route = TN_ROUTE_HEALTHZ, TN_OK;
+    if (strcmp(path, "/readyz") == 0)
+        return c->route = TN_ROUTE_READYZ, TN_OK;
+    if (strcmp(path, "/metrics") == 0)
+        return c->route = TN_ROUTE_METRICS, TN_OK;
+    c->route = TN_ROUTE_OTHER;
+    if (strncmp(path, leases, sizeof(leases) - 1) != 0)
+        return TN_ENOTFOUND;
+    const char *rest = path + sizeof(leases) - 1;
+    if (*rest == '\0' || strcmp(rest, "/") == 0)
+        return c->route = TN_ROUTE_ACQUIRE, TN_OK; /* or list: by method */
+    if (*rest != '/')
+        return TN_ENOTFOUND;
+    rest++;
+    const char *slash = strchr(rest, '/');
+    size_t seg = slash != NULL ? (size_t)(slash - rest) : strlen(rest);
+    if (slash != NULL && strcmp(slash, "/check") != 0)
+        return TN_ENOTFOUND;
+    if (seg > 3 * TN_NAME_MAX_BYTES)
+        return TN_EINVAL;
+    char tmp[3 * TN_NAME_MAX_BYTES + 1];
+    long n = tn_http_pct_decode(rest, seg, false, tmp);
+    if (n < 0 || !tn_name_is_valid(tmp, (size_t)n, TN_NAME_MAX_BYTES))
+        return TN_EINVAL;
+    memcpy(c->name, tmp, (size_t)n + 1);
+    c->name_len = (size_t)n;
+    c->route = slash != NULL ? TN_ROUTE_CHECK : TN_ROUTE_GET;
+    return TN_OK;
+}
+
+/* Bodies are JSON: application/json, none, or form-encoded (curl -d). */
+static bool media_ok(struct tn_http_req *req)
+{
+    const char *ct = tn_http_req_header(req, "Content-Type");
+    if (ct == NULL)
+        return true;
+    size_t n = strcspn(ct, "; ");
+    return (n == 16 && strncasecmp(ct, "application/json", n) == 0) ||
+           (n == 33 &&
+            strncasecmp(ct, "application/x-www-form-urlencoded", n) == 0);
+}
+
+void tn_api_handle(void *arg, struct tn_http_req *req)
+{
+    struct tn_api *api = arg;
+    struct tn_api_call *c = tn_calloc(1, sizeof(*c));
+    if (c == NULL) {
+        tn_http_reply(req, 500, "application/json",
+                      "{\"error\":\"internal\",\"message\":\"out of memory\"}",
+                      48, 0);
+        return;
+    }
+    c->api = api;
+    c->req = req;
+    c->start_ns = tn_clock_mono_ns();
+    int early = tn_http_req_error(req);
+    if (early < 0) {
+        tn_api_fail(c, early,
+                    early == TN_ETOOBIG ? "request body too large"
+                                        : "request header fields too large");
+        return;
+    }
+    int rc = route(c, tn_http_req_path(req));
+    if (rc < 0) {
+        tn_api_fail(c, rc,
+                    rc == TN_EINVAL ? "lease name in path must be 1-256 bytes "
+                                      "of printable UTF-8, percent-encoded"
+                                    : "no such path");
+        return;
+    }
+    if (c->route >= TN_ROUTE_HEALTHZ) {
+        handle_ops(c);
+        return;
+    }
+    if (!media_ok(req)) {
+        tn_api_fail(c, TN_EMEDIA, "request bodies must be application/json");
+        return;
+    }
+    if (api->draining) {
+        tn_api_fail(c, TN_EUNAVAIL, "server is shutting down");
+        return;
+    }
+    tn_api_lease_dispatch(c);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* The v1 HTTP API of DESIGN §3: routing, strict decoding of requests,
+ * replies in the documented JSON shapes, and request metrics.  Decisions
+ * belong to the store; the API never answers before the store says the
+ * state it reveals is durable.  Loop thread only. */
+#ifndef TN_API_API_H
+#define TN_API_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "http/http.h"
+#include "store/store.h"
+
+struct tn_api_config {
+    struct tn_store *store;     /* borrowed, outlives the api */
+    int64_t min_ttl_ms;         /* smallest ttl_ms accepted */
+    int64_t max_ttl_ms;         /* largest ttl_ms (and lock_delay_ms) */
+    const uint8_t *signing_key; /* 64-byte Ed25519 secret key, or NULL */
+};
+
+struct tn_api;
+
+struct tn_api *tn_api_new(const struct tn_api_config *cfg);
+void tn_api_free(struct tn_api *api);
+
+/* The tn_http_handler_fn of the server. */
+void tn_api_handle(void *api, struct tn_http_req *req);
+
+/* Refuse new work with 503 (the server is draining). */
+void tn_api_set_draining(struct tn_api *api, bool draining);
+
+#endif

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals shared by the API's files: one struct tn_api_call per HTTP
+ * request, from routing to reply. */
+#ifndef TN_API_API_INT_H
+#define TN_API_API_INT_H
+
+#include "api.h"
+#include "common/buf.h"
+#include "store/store.h"
+
+enum tn_route {
+    TN_ROUTE_ACQUIRE,
+    TN_ROUTE_LIST,
+    TN_ROUTE_GET,
+    TN_ROUTE_RENEW,
+    TN_ROUTE_RELEASE,
+    TN_ROUTE_CHECK,
+    TN_ROUTE_HEALTHZ,
+    TN_ROUTE_READYZ,
+    TN_ROUTE_METRICS,
+    TN_ROUTE_OTHER,
+    TN_ROUTE_COUNT,
+};
+
+#define TN_API_LAT_BUCKETS 14 /* log2 buckets from 50 us */
+
+struct tn_api {
+    struct tn_api_config cfg;             /* copy */
+    bool draining;                        /* SIGTERM: refuse new work */
+    uint64_t requests[TN_ROUTE_COUNT][6]; /* by route and status class */
+    uint64_t lat[TN_ROUTE_COUNT][TN_API_LAT_BUCKETS + 1]; /* histogram */
+    double lat_sum[TN_ROUTE_COUNT];                       /* seconds */
+    uint64_t grants;   /* new tokens handed out */
+    uint64_t renews;   /* successful renews */
+    uint64_t releases; /* successful releases */
+};
+
+struct tn_api_call {
+    struct tn_api *api;               /* owner */
+    struct tn_http_req *req;          /* until replied */
+    enum tn_route route;              /* what was asked */
+    int64_t start_ns;                 /* for the latency histogram */
+    char name[TN_NAME_MAX_BYTES + 1]; /* decoded {name} */
+    size_t name_len;                  /* bytes */
+    struct tn_store_result result;    /* filled by the store */
+};
+
+/* Reply with the error of rc and a message; frees the call. */
+void tn_api_fail(struct tn_api_call *c, int rc, const char *message);
+/* Reply with status and body; frees the call. */
+void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
+                 int64_t retry_after_ms);
+
+/* api_lease.c: the lease routes.  Each replies or hands the call to the
+ * store, whose completion replies. */
+void tn_api_lease_dispatch(struct tn_api_call *c);
+
+#endif

@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: MIT */
+/* The lease routes of DESIGN §3: strict decoding (every rejected request
+ * leaves state unchanged because nothing reaches the store before it is
+ * fully validated), store calls, and the reply shapes. */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <tenure/err.h>
+#include <tenure/fence.h>
+
+#include "api_int.h"
+#include "common/json.h"
+#include "common/name.h"
+#include "common/rand.h"
+#include "reply.h"
+
+#define REPLY_MAX_BYTES (4u << 20)
+#define TOKEN_MAX ((int64_t)1 << 53)
+#define REQUEST_ID_MAX_BYTES 128
+#define LIST_DEFAULT 100
+
+static void body_begin(struct tn_buf *b)
+{
+    tn_buf_init(b, REPLY_MAX_BYTES);
+    (void)tn_buf_append(b, "{", 1);
+}
+
+static void put_lease(struct tn_buf *b, const struct tn_lease_view *v,
+                      bool first)
+{
+    tn_reply_kv_str(b, "name", v->name, first);
+    tn_reply_kv_str(b, "owner_id", v->owner_id, false);
+    tn_reply_kv_uint(b, "token", v->token, false);
+}
+
+static void send_body(struct tn_api_call *c, unsigned status, struct tn_buf *b)
+{
+    (void)tn_buf_append(b, "}", 1);
+    tn_api_send(c, status, b, 0);
+    tn_buf_release(b);
+}
+
+static void fail_result(struct tn_api_call *c)
+{
+    const struct tn_store_result *r = &c->result;
+    struct tn_buf b;
+    char msg[160];
+    switch (r->rc) {
+    case TN_ECONFLICT:
+        body_begin(&b);
+        tn_reply_kv_str(&b, "error", "held", true);
+        tn_reply_kv_str(&b, "message", "the lease is held by another owner",
+                        false);
+        tn_reply_key(&b, "holder", false);
+        (void)tn_buf_append(&b, "{", 1);
+        tn_reply_kv_str(&b, "owner_id", r->lease.owner_id, true);
+        tn_reply_kv_uint(&b, "token", r->lease.token, false);
+        tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
+        (void)tn_buf_append(&b, "}", 1);
+        send_body(c, 409, &b);
+        return;
+    case TN_ELOCKDELAY:
+        body_begin(&b);
+        tn_reply_kv_str(&b, "error", "lock_delay", true);
+        tn_reply_kv_str(&b, "message",
+                        "the lease expired recently and is in lock delay",
+                        false);
+        tn_reply_kv_int(&b, "retry_after_ms", r->retry_after_ms, false);
+        send_body(c, 409, &b);
+        return;
+    case TN_ELOST:
+        tn_api_fail(c, r->rc, "that token is not the live lease of this name");
+        return;
+    case TN_EFORBIDDEN:
+        tn_api_fail(c, r->rc, "lease_secret does not match");
+        return;
+    case TN_ENOTFOUND:
+        tn_api_fail(c, r->rc, "no live lease with that name");
+        return;
+    case TN_ENOSPC:
+        tn_api_fail(c, r->rc, "store is out of disk space, retry later");
+        return;
+    default:
+        (void)snprintf(msg, sizeof(msg), "store: %s", tn_strerror(r->rc));
+        tn_api_fail(c, r->rc, msg);
+        return;
+    }
+}
+
+static void put_proof(struct tn_api_call *c, struct tn_buf *b)
+{
+    const uint8_t *sk = c->api->cfg.signing_key;
+    char proof[TN_PROOF_HEX_LEN + 1];
+    if (sk == NULL ||
+        tn_proof_sign(sk, c->result.lease.name, strlen(c->result.lease.name),
+                      c->result.lease.token, proof) < 0)
+        return;
+    tn_reply_kv_str(b, "proof", proof, false);
+}
+
+static void acquired(void *arg)
+{
+    struct tn_api_call *c = arg;
+    const struct tn_store_result *r = &c->result;
+    if (r->rc != TN_OK) {
+        fail_result(c);
+        return;
+    }
+    if (!r->replayed)
+        c->api->grants++;
+    char secret[2 * TN_SECRET_BYTES + 1];
+    tn_hex_encode(r->lease.secret, TN_SECRET_BYTES, secret);
+    struct tn_buf b;
+    body_begin(&b);
+    put_lease(&b, &r->lease, true);
+    tn_reply_kv_str(&b, "lease_secret", secret, false);
+    tn_reply_kv_int(&b, "ttl_ms", r->lease.ttl_ms, false);
+    tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
+    put_proof(c, &b);
+    send_body(c, r->replayed ? 200 : 201, &b);
+}
+
+/* A string field that must be printable UTF-8 of 1..max bytes. */
+static int get_name_field(json_t *o, const char *key, size_t max, bool required,
+                          const char **out, char *msg, size_t msglen)
+{
+    struct tn_errmsg em = {{0}};
+    size_t len = 0;
+    int rc = tn_json_get_str(o, key, out, &len, &em);
+    if (rc == TN_ENOTFOUND && !required) {
+        *out = NULL;
+        return TN_OK;
+    }
+    if (rc == TN_ENOTFOUND)
+        (void)snprintf(msg, msglen, "field \"%s\" is required", key);
+    else if (rc < 0)
+        (void)snprintf(msg, msglen, "%s", em.text);
+    else if (!tn_name_is_valid(*out, len, max))
+        (void)snprintf(msg, msglen,
+                       "field \"%s\" must be 1-%zu bytes of printable UTF-8",
+                       key, max);
+    else
+        return TN_OK;
+    return TN_EINVAL;
+}
+
+static int get_int_field(json_t *o, const char *key, int64_t min, int64_t max,
+                         bool required, int64_t *out, char *msg, size_t msglen)
+{
+    struct tn_errmsg em = {{0}};
+    int rc = tn_json_get_int(o, key, min, max, out, &em);
+    if (rc == TN_ENOTFOUND && !required)
+        return TN_OK;
+    if (rc == TN_ENOTFOUND)
+        (void)snprintf(msg, msglen, "field \"%s\" is required", key);
+    else if (rc < 0)
+        (void)snprintf(msg, msglen, "%s", em.text);
+    return rc == TN_ENOTFOUND ? TN_EINVAL : rc;
+}
+
+static json_t *parse_body(struct tn_api_call *c, bool allow_empty, char *msg,
+                          size_t msglen)
+{
+    size_t len;
+    const char *body = tn_http_req_body(c->req, &len);
+    struct tn_errmsg em = {{0}};
+    json_t *o = NULL;
+    if (tn_json_parse_object(body, len, allow_empty, &o, &em) < 0) {
+        (void)snprintf(msg, msglen, "%s",
+                       len == 0 ? "a JSON object body is required" : em.text);
+        return NULL;
+    }
+    return o;
+}
+
+static void do_acquire(struct tn_api_call *c)
+{
+    char msg[200] = "bad request";
+    json_t *o = parse_body(c, false, msg, sizeof(msg));
+    struct tn_acquire_req r = {0};
+    uint8_t secret[TN_SECRET_BYTES];
+    const struct tn_api_config *cfg = &c->api->cfg;
+    int rc = o != NULL ? TN_OK : TN_EINVAL;
+    if (rc == 0)
+        rc = get_name_field(o, "name", TN_NAME_MAX_BYTES, true, &r.name, msg,
+                            sizeof(msg));
+    if (rc == 0)
+        rc = get_name_field(o, "owner_id", TN_OWNER_MAX_BYTES, true,
+                            &r.owner_id, msg, sizeof(msg));
+    if (rc == 0)
+        rc = get_int_field(o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, true,
+                           &r.ttl_ms, msg, sizeof(msg));
+    if (rc == 0)
+        rc = get_int_field(o, "lock_delay_ms", 0, cfg->max_ttl_ms, false,
+                           &r.lock_delay_ms, msg, sizeof(msg));
+    if (rc == 0)
+        rc = get_name_field(o, "request_id", REQUEST_ID_MAX_BYTES, false,
+                            &r.request_id, msg, sizeof(msg));
+    if (rc == 0 && json_object_get(o, "wait_ms") != NULL) {
+        /* TODO(#6): blocking acquire.  Refused, never silently ignored. */
+        (void)snprintf(msg, sizeof(msg),
+                       "field \"wait_ms\" is not supported by this server yet");
+        rc = TN_EINVAL;
+    }
+    if (rc == 0 && tn_rand_bytes(secret, sizeof(secret)) < 0) {
+        json_decref(o);
+        tn_api_fail(c, TN_EINTERNAL, "no randomness for the lease secret");
+        return;
+    }
+    if (rc < 0) {
+        json_decref(o);
+        tn_api_fail(c, TN_EINVAL, msg);
+        return;
+    }
+    r.name_len = strlen(r.name);
+    r.secret = secret;
+    struct tn_store *s = cfg->store;
+    s->ops->acquire(s, &r, &c->result, acquired, c);
+    json_decref(o); /* the store copied what it keeps */
+}
+
+static void renewed(void *arg)
+{
+    struct tn_api_call *c = arg;
+    const struct tn_store_result *r = &c->result;
+    if (r->rc != TN_OK) {
+        fail_result(c);
+        return;
+    }
+    c->api->renews++;
+    struct tn_buf b;
+    body_begin(&b);
+    put_lease(&b, &r->lease, true);
+    tn_reply_kv_int(&b, "ttl_ms", r->lease.ttl_ms, false);
+    tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
+    send_body(c, 200, &b);
+}
+
+static void released(void *arg)
+{
+    struct tn_api_call *c = arg;
+    if (c->result.rc != TN_OK) {
+        fail_result(c);
+        return;
+    }
+    c->api->releases++;
+    struct tn_buf b;
+    tn_buf_init(&b, 16);
+    tn_api_send(c, 204, &b, 0);
+}
+
+/* Decode {"token","lease_secret"[,"ttl_ms"]} into r. */
+static int decode_token_req(struct tn_api_call *c, json_t *o, bool renew,
+                            struct tn_token_req *r, char *msg, size_t msglen)
+{
+    const struct tn_api_config *cfg = &c->api->cfg;
+    int64_t token = 0;
+    int rc =
+        get_int_field(o, "token", 1, TOKEN_MAX - 1, true, &token, msg, msglen);
+    const char *secret = NULL;
+    size_t slen = 0;
+    struct tn_errmsg em = {{0}};
+    if (rc == 0 &&
+        tn_json_get_str(o, "lease_secret", &secret, &slen, &em) < 0) {
+        (void)snprintf(msg, msglen,
+                       "field \"lease_secret\" is required and "
+                       "must be a string");
+        rc = TN_EINVAL;
+    }
+    if (rc == 0 &&
+        tn_hex_decode(secret, slen, r->secret, TN_SECRET_BYTES) < 0) {
+        (void)snprintf(msg, msglen,
+                       "field \"lease_secret\" must be %d hex "
+                       "digits",
+                       2 * TN_SECRET_BYTES);
+        rc = TN_EINVAL;
+    }
+    if (rc == 0 && renew)
+        rc = get_int_field(o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, false,
+                           &r->ttl_ms, msg, msglen);
+    r->token = (uint64_t)token;
+    return rc;
+}
+
+static bool force_requested(struct tn_api_call *c, int *rc, char *msg,
+                            size_t msglen)
+{
+    size_t len = 0;
+    const char *f = tn_http_req_query(c->req, "force", &len);
+    if (f == NULL)
+        return false;
+    if (strcmp(f, "true") == 0)
+        return true;
+    if (strcmp(f, "false") != 0) {
+        (void)snprintf(msg, msglen, "query \"force\" must be true or false");
+        *rc = TN_EINVAL;
+    }
+    return false;
+}
+
+static void do_token_op(struct tn_api_call *c, bool renew)
+{
+    char msg[200] = "bad request";
+    struct tn_token_req r = {.name = c->name, .name_len = c->name_len};
+    int rc = TN_OK;
+    r.force = !renew && force_requested(c, &rc, msg, sizeof(msg));
+    json_t *o = rc == 0 ? parse_body(c, r.force, msg, sizeof(msg)) : NULL;
+    if (o == NULL)
+        rc = TN_EINVAL;
+    if (rc == 0 && !r.force)
+        rc = decode_token_req(c, o, renew, &r, msg, sizeof(msg));
+    json_decref(o);
+    if (rc < 0) {
+        tn_api_fail(c, rc, msg);
+        return;
+    }
+    struct tn_store *s = c->api->cfg.store;
+    if (renew)
+        s->ops->renew(s, &r, &c->result, renewed, c);
+    else
+        s->ops->release(s, &r, &c->result, released, c);
+}
+
+static void got(void *arg)
+{
+    struct tn_api_call *c = arg;
+    const struct tn_store_result *r = &c->result;
+    if (r->rc != TN_OK) {
+        fail_result(c);
+        return;
+    }
+    struct tn_buf b;
+    body_begin(&b);
+    put_lease(&b, &r->lease, true);
+    tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
+    send_body(c, 200, &b);
+}
+
+static void checked(void *arg)
+{
+    struct tn_api_call *c = arg;
+    const struct tn_store_result *r = &c->result;
+    if (r->rc != TN_OK) {
+        fail_result(c);
+        return;
+    }
+    struct tn_buf b;
+    body_begin(&b);
+    tn_reply_key(&b, "current", true);
+    (void)tn_buf_printf(&b, "%s", r->current ? "true" : "false");
+    if (r->has_live)
+        tn_reply_kv_uint(&b, "token", r->lease.token, false);
+    else
+        (void)tn_buf_printf(&b, ",\"token\":null");
+    tn_reply_kv_uint(&b, "floor", r->floor, false);
+    send_body(c, 200, &b);
+}
+
+static void listed(void *arg)
+{
+    struct tn_api_call *c = arg;
+    const struct tn_store_result *r = &c->result;
+    if (r->rc != TN_OK) {
+        fail_result(c);
+        return;
+    }
+    struct tn_buf b;
+    body_begin(&b);
+    tn_reply_key(&b, "leases", true);
+    (void)tn_buf_append(&b, "[", 1);
+    for (size_t i = 0; i < r->n_items; i++) {
+        (void)tn_buf_append(&b, i == 0 ? "{" : ",{", i == 0 ? 1 : 2);
+        put_lease(&b, &r->items[i], true);
+        tn_reply_kv_int(&b, "expires_in_ms", r->items[i].expires_in_ms, false);
+        (void)tn_buf_append(&b, "}", 1);
+    }
+    (void)tn_buf_append(&b, "]", 1);
+    if (r->more && r->n_items > 0)
+        tn_reply_kv_str(&b, "next", r->items[r->n_items - 1].name, false);
+    else
+        (void)tn_buf_printf(&b, ",\"next\":null");
+    send_body(c, 200, &b);
+}
+
+/* ?token=N for check: a decimal in 0..2^53-1. */
+static int query_token(struct tn_api_call *c, uint64_t *out)
+{
+    size_t len = 0;
+    const char *t = tn_http_req_query(c->req, "token", &len);
+    if (t == NULL || len == 0 || len > 16)
+        return TN_EINVAL;
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (t[i] < '0' || t[i] > '9')
+            return TN_EINVAL;
+        v = v * 10 + (uint64_t)(t[i] - '0');
+    }
+    if (v >= (uint64_t)TOKEN_MAX)
+        return TN_EINVAL;
+    *out = v;
+    return TN_OK;
+}
+
+static int query_limit(struct tn_api_call *c, size_t *out)
+{
+    size_t len = 0;
+    const char *l = tn_http_req_query(c->req, "limit", &len);
+    *out = LIST_DEFAULT;
+    if (l == NULL)
+        return TN_OK;
+    size_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (l[i] < '0' || l[i] > '9' || v > TN_LIST_MAX)
+            return TN_EINVAL;
+        v = v * 10 + (size_t)(l[i] - '0');
+    }
+    if (len == 0 || v < 1 || v > TN_LIST_MAX)
+        return TN_EINVAL;
+    *out = v;
+    return TN_OK;
+}
+
+static void do_list(struct tn_api_call *c)
+{
+    struct tn_list_req r = {.prefix = "", .prefix_len = 0};
+    const char *p = tn_http_req_query(c->req, "prefix", &r.prefix_len);
+    if (p != NULL)
+        r.prefix = p;
+    r.after = tn_http_req_query(c->req, "after", &r.after_len);
+    if (query_limit(c, &r.limit) < 0) {
+        tn_api_fail(c, TN_EINVAL, "query \"limit\" must be 1-1000");
+        return;
+    }
+    if (r.prefix_len > TN_NAME_MAX_BYTES || r.after_len > TN_NAME_MAX_BYTES) {
+        tn_api_fail(c, TN_EINVAL, "prefix and after are at most 256 bytes");
+        return;
+    }
+    struct tn_store *s = c->api->cfg.store;
+    s->ops->list(s, &r, &c->result, listed, c);
+}
+
+void tn_api_lease_dispatch(struct tn_api_call *c)
+{
+    enum tn_http_method m = tn_http_req_method(c->req);
+    struct tn_store *s = c->api->cfg.store;
+    uint64_t token = 0;
+    switch (c->route) {
+    case TN_ROUTE_ACQUIRE: /* the collection: POST acquires, GET lists */
+        if (m == TN_HTTP_POST)
+            do_acquire(c);
+        else if (m == TN_HTTP_GET)
+            c->route = TN_ROUTE_LIST, do_list(c);
+        else
+            tn_api_fail(c, TN_EMETHOD, "use POST to acquire or GET to list");
+        return;
+    case TN_ROUTE_GET:
+        if (m == TN_HTTP_GET)
+            s->ops->get(s, c->name, c->name_len, &c->result, got, c);
+        else if (m == TN_HTTP_PATCH)
+            c->route = TN_ROUTE_RENEW, do_token_op(c, true);
+        else if (m == TN_HTTP_DELETE)
+            c->route = TN_ROUTE_RELEASE, do_token_op(c, false);
+        else
+            tn_api_fail(c, TN_EMETHOD, "use GET, PATCH or DELETE");
+        return;
+    case TN_ROUTE_CHECK:
+        if (m != TN_HTTP_GET)
+            tn_api_fail(c, TN_EMETHOD, "use GET");
+        else if (query_token(c, &token) < 0)
+            tn_api_fail(c, TN_EINVAL,
+                        "query \"token\" must be a decimal below 2^53");
+        else
+            s->ops->check(s, c->name, c->name_len, token, &c->result, checked,
+                          c);
+        return;
+    default:
+        tn_api_fail(c, TN_ENOTFOUND, "no such path");
+        return;
+    }
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/* epoll loop.  Posts travel through a mutex-guarded list and an eventfd;
+ * everything else is touched by the loop thread only. */
+#include "loop.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <tenure/err.h>
+
+#include "alloc.h"
+#include "clock.h"
+
+#define MAX_WATCHERS 64
+
+struct watcher {
+    int fd;           /* -1 when the slot is free */
+    tn_loop_fd_fn fn; /* callback */
+    void *arg;        /* callback argument */
+};
+
+struct tn_loop {
+    int epfd;                              /* epoll instance */
+    int wakefd;                            /* eventfd for posts and stop */
+    atomic_bool stopping;                  /* tn_loop_stop was called */
+    pthread_mutex_t mu;                    /* guards posts */
+    struct tn_loop_post *posts;            /* LIFO, reversed when run */
+    struct tn_loop_timer *timers;          /* sorted by due_ms */
+    tn_loop_timeout_fn timeout_fn;         /* extra deadline hook */
+    void *timeout_arg;                     /* its argument */
+    struct watcher watchers[MAX_WATCHERS]; /* fd callbacks */
+};
+
+struct tn_loop *tn_loop_new(void)
+{
+    struct tn_loop *loop = tn_calloc(1, sizeof(*loop));
+    if (loop == NULL)
+        return NULL;
+    for (int i = 0; i < MAX_WATCHERS; i++)
+        loop->watchers[i].fd = -1;
+    pthread_mutex_init(&loop->mu, NULL);
+    loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+    loop->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    if (loop->epfd < 0 || loop->wakefd < 0 ||
+        epoll_ctl(loop->epfd, EPOLL_CTL_ADD, loop->wakefd, &ev) < 0) {
+        tn_loop_free(loop);
+        return NULL;
+    }
+    return loop;
+}
+
+void tn_loop_free(struct tn_loop *loop)
+{
+    if (loop == NULL)
+        return;
+    if (loop->epfd >= 0)
+        (void)close(loop->epfd);
+    if (loop->wakefd >= 0)
+        (void)close(loop->wakefd);
+    pthread_mutex_destroy(&loop->mu);
+    tn_free(loop);
+}
+
+int tn_loop_add_fd(struct tn_loop *loop, int fd, uint32_t events,
+                   tn_loop_fd_fn fn, void *arg)
+{
+    for (int i = 0; i < MAX_WATCHERS; i++) {
+        struct watcher *w = &loop->watchers[i];
+        if (w->fd != -1)
+            continue;
+        struct epoll_event ev = {.events = events, .data.ptr = w};
+        if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+            return TN_EIO;
+        w->fd = fd;
+        w->fn = fn;
+        w->arg = arg;
+        return TN_OK;
+    }
+    return TN_ENOMEM;
+}
+
+static struct watcher *find_watcher(struct tn_loop *loop, int fd)
+{
+    for (int i = 0; i < MAX_WATCHERS; i++) {
+        if (loop->watchers[i].fd == fd)
+            return &loop->watchers[i];
+    }
+    return NULL;
+}
+
+int tn_loop_mod_fd(struct tn_loop *loop, int fd, uint32_t events)
+{
+    struct watcher *w = find_watcher(loop, fd);
+    if (w == NULL)
+        return TN_EINVAL;
+    struct epoll_event ev = {.events = events, .data.ptr = w};
+    return epoll_ctl(loop->epfd, EPOLL_CTL_MOD, fd, &ev) < 0 ? TN_EIO : TN_OK;
+}
+
+void tn_loop_del_fd(struct tn_loop *loop, int fd)
+{
+    struct watcher *w = find_watcher(loop, fd);
+    if (w == NULL)
+        return;
+    (void)epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
+    w->fd = -1;
+}
+
+void tn_loop_timer_disarm(struct tn_loop *loop, struct tn_loop_timer *t)
+{
+    if (!t->armed)
+        return;
+    for (struct tn_loop_timer **pp = &loop->timers; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            break;
+        }
+    }
+    t->armed = false;
+}
+
+void tn_loop_timer_arm(struct tn_loop *loop, struct tn_loop_timer *t,
+                       int64_t due_ms, tn_loop_fn fn, void *arg)
+{
+    tn_loop_timer_disarm(loop, t);
+    t->due_ms = due_ms;
+    t->fn = fn;
+    t->arg = arg;
+    struct tn_loop_timer **pp = &loop->timers;
+    while (*pp != NULL && (*pp)->due_ms <= due_ms)
+        pp = &(*pp)->next;
+    t->next = *pp;
+    *pp = t;
+    t->armed = true;
+}
+
+static void wake(struct tn_loop *loop)
+{
+    uint64_t one = 1;
+    (void)!write(loop->wakefd, &one, sizeof(one));
+}
+
+void tn_loop_post(struct tn_loop *loop, struct tn_loop_post *p)
+{
+    pthread_mutex_lock(&loop->mu);
+    p->next = loop->posts;
+    loop->posts = p;
+    pthread_mutex_unlock(&loop->mu);
+    wake(loop);
+}
+
+void tn_loop_set_timeout_hook(struct tn_loop *loop, tn_loop_timeout_fn fn,
+                              void *arg)
+{
+    loop->timeout_fn = fn;
+    loop->timeout_arg = arg;
+}
+
+void tn_loop_stop(struct tn_loop *loop)
+{
+    atomic_store(&loop->stopping, true);
+    wake(loop);
+}
+
+void tn_loop_run_posts(struct tn_loop *loop)
+{
+    uint64_t n;
+    (void)!read(loop->wakefd, &n, sizeof(n));
+    pthread_mutex_lock(&loop->mu);
+    struct tn_loop_post *p = loop->posts;
+    loop->posts = NULL;
+    pthread_mutex_unlock(&loop->mu);
+    struct tn_loop_post *fifo = NULL;
+    while (p != NULL) {
+        struct tn_loop_post *next = p->next;
+        p->next = fifo;
+        fifo = p;
+        p = next;
+    }
+    while (fifo != NULL) {
+        struct tn_loop_post *next = fifo->next;
+        fifo->fn(fifo->arg);
+        fifo = next;
+    }
+}
+
+static void run_timers(struct tn_loop *loop)
+{
+    int64_t now = tn_clock_now_ms();
+    while (loop->timers != NULL && loop->timers->due_ms <= now) {
+        struct tn_loop_timer *t = loop->timers;
+        loop->timers = t->next;
+        t->armed = false;
+        t->fn(t->arg);
+    }
+}
+
+static int next_wait_ms(struct tn_loop *loop)
+{
+    int64_t wait = -1;
+    if (loop->timers != NULL) {
+        wait = loop->timers->due_ms - tn_clock_now_ms();
+        if (wait < 0)
+            wait = 0;
+    }
+    if (loop->timeout_fn != NULL) {
+        int64_t w = loop->timeout_fn(loop->timeout_arg);
+        if (w >= 0 && (wait < 0 || w < wait))
+            wait = w;
+    }
+    if (wait > 1000 || wait < 0)
+        wait = 1000;
+    return (int)wait;
+}
+
+int tn_loop_run(struct tn_loop *loop)
+{
+    struct epoll_event evs[64];
+    while (!atomic_load(&loop->stopping)) {
+        int n = epoll_wait(loop->epfd, evs, 64, next_wait_ms(loop));
+        if (n < 0 && errno != EINTR)
+            return TN_EIO;
+        for (int i = 0; i < n; i++) {
+            struct watcher *w = evs[i].data.ptr;
+            if (w == NULL)
+                tn_loop_run_posts(loop);
+            else if (w->fd != -1)
+                w->fn(w->arg, evs[i].events);
+        }
+        run_timers(loop);
+    }
+    tn_loop_run_posts(loop);
+    atomic_store(&loop->stopping, false);
+    return TN_OK;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* A small single-threaded event loop over epoll: fd watchers, one-shot
+ * timers on the server clock, and tn_loop_post(), the only call that other
+ * threads may make, which runs a function on the loop thread.  It is not a
+ * general framework: no priorities, no fairness beyond epoll's. */
+#ifndef TN_COMMON_LOOP_H
+#define TN_COMMON_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tn_loop;
+
+typedef void (*tn_loop_fd_fn)(void *arg, uint32_t events);
+typedef void (*tn_loop_fn)(void *arg);
+
+/* A post: embed it in your struct; it must stay valid until it has run. */
+struct tn_loop_post {
+    tn_loop_fn fn;             /* runs on the loop thread */
+    void *arg;                 /* passed to fn */
+    struct tn_loop_post *next; /* queue link, owned by the loop */
+};
+
+/* A timer: caller storage, valid while armed. */
+struct tn_loop_timer {
+    int64_t due_ms;             /* server clock (tn_clock_now_ms) */
+    tn_loop_fn fn;              /* runs on the loop thread */
+    void *arg;                  /* passed to fn */
+    bool armed;                 /* set while in the loop's list */
+    struct tn_loop_timer *next; /* sorted list link */
+};
+
+struct tn_loop *tn_loop_new(void);
+void tn_loop_free(struct tn_loop *loop);
+
+/* Watch fd for events (EPOLLIN...).  0 or TN_EIO.  Loop thread only. */
+int tn_loop_add_fd(struct tn_loop *loop, int fd, uint32_t events,
+                   tn_loop_fd_fn fn, void *arg);
+int tn_loop_mod_fd(struct tn_loop *loop, int fd, uint32_t events);
+void tn_loop_del_fd(struct tn_loop *loop, int fd);
+
+/* Arm t to run fn(arg) at due_ms (re-arming moves it).  Loop thread only. */
+void tn_loop_timer_arm(struct tn_loop *loop, struct tn_loop_timer *t,
+                       int64_t due_ms, tn_loop_fn fn, void *arg);
+void tn_loop_timer_disarm(struct tn_loop *loop, struct tn_loop_timer *t);
+
+/* Queue p->fn(p->arg) to run on the loop thread.  Thread-safe. */
+void tn_loop_post(struct tn_loop *loop, struct tn_loop_post *p);
+
+/* An extra deadline for the next wait, for libraries with their own
+ * timeouts; called before each wait.  Returns ms to wait or -1. */
+typedef int64_t (*tn_loop_timeout_fn)(void *arg);
+void tn_loop_set_timeout_hook(struct tn_loop *loop, tn_loop_timeout_fn fn,
+                              void *arg);
+
+/* Run the posts queued so far.  Loop thread only. */
+void tn_loop_run_posts(struct tn_loop *loop);
+
+/* Run until tn_loop_stop().  Returns 0 or TN_EIO. */
+int tn_loop_run(struct tn_loop *loop);
+/* Make tn_loop_run return after the current iteration.  Thread-safe. */
+void tn_loop_stop(struct tn_loop *loop);
+
+#endif

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* What a lease name (and an owner id) may be: 1..max bytes of printable
+ * UTF-8, i.e. well-formed UTF-8 with no C0 or C1 control character and no
+ * DEL.  Shared by the server, the client and the fence kit. */
+#ifndef TN_COMMON_NAME_H
+#define TN_COMMON_NAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TN_NAME_MAX_BYTES 256
+#define TN_OWNER_MAX_BYTES 128
+
+/* True if s[0..len) is 1..max_bytes of printable UTF-8. */
+bool tn_name_is_valid(const char *s, size_t len, size_t max_bytes);
+
+#endif

@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT */
+/* libmicrohttpd adapter.  MHD runs in external-epoll mode on the loop
+ * thread: its epoll fd is one watcher of our loop.  A request whose reply
+ * is not ready when the handler returns is suspended, and resumed by
+ * tn_http_reply() (always on the loop thread, so a resume can never
+ * overtake its suspend).  Connections are tracked to enforce a whole-
+ * request timeout, which MHD's inactivity timeout alone does not give. */
+#include "http.h"
+
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/assert.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/loop.h"
+
+#define QUERY_SCRATCH_BYTES 8192
+#define SWEEP_INTERVAL_MS 250
+
+struct conn {
+    int fd;            /* the connection's socket */
+    int64_t since_ms;  /* connect or previous reply, server clock */
+    bool busy;         /* a request of it is parked */
+    struct conn *prev; /* tracking list */
+    struct conn *next; /* tracking list */
+};
+
+struct tn_http_req {
+    struct tn_http *h;          /* owner */
+    struct MHD_Connection *mc;  /* MHD's connection */
+    struct conn *conn;          /* tracking record */
+    enum tn_http_method method; /* parsed method */
+    const char *path;           /* MHD's url, valid until completion */
+    struct tn_buf body;         /* capped body */
+    struct tn_buf scratch;      /* decoded query values */
+    int error;                  /* TN_ETOOBIG / TN_EHDRTOOBIG or 0 */
+    bool dispatched;            /* handler called */
+    bool suspended;             /* MHD_suspend_connection called */
+    bool gone;                  /* MHD completed it before our reply */
+    struct MHD_Response *resp;  /* reply ready to queue */
+    unsigned status;            /* of resp */
+};
+
+struct tn_http {
+    struct tn_http_config cfg;  /* copy */
+    struct tn_loop *loop;       /* our loop */
+    struct MHD_Daemon *d;       /* MHD */
+    int epfd;                   /* MHD's epoll fd, watched by loop */
+    size_t pending;             /* dispatched, not yet replied */
+    struct conn *conns;         /* every open connection */
+    struct tn_loop_timer sweep; /* whole-request timeout */
+    struct tn_loop_timer kick;  /* run MHD after resumes */
+};
+
+static enum tn_http_method parse_method(const char *m)
+{
+    static const struct {
+        const char *name;
+        enum tn_http_method m;
+    } tab[] = {{"GET", TN_HTTP_GET},     {"HEAD", TN_HTTP_HEAD},
+               {"POST", TN_HTTP_POST},   {"PUT", TN_HTTP_PUT},
+               {"PATCH", TN_HTTP_PATCH}, {"DELETE", TN_HTTP_DELETE}};
+    for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+        if (strcmp(m, tab[i].name) == 0)
+            return tab[i].m;
+    }
+    return TN_HTTP_OTHER;
+}
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind,
+                                    const char *key, const char *value)
+{
+    size_t *total = cls;
+    (void)kind;
+    *total += strlen(key) + (value != NULL ? strlen(value) : 0) + 4;
+    return MHD_YES;
+}
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci != NULL ? ci->socket_context : NULL;
+}
+
+static struct tn_http_req *req_new(struct tn_http *h, struct MHD_Connection *mc,
+                                   const char *url, const char *method)
+{
+    struct tn_http_req *r = tn_calloc(1, sizeof(*r));
+    if (r == NULL)
+        return NULL;
+    r->h = h;
+    r->mc = mc;
+    r->conn = conn_of(mc);
+    r->method = parse_method(method);
+    r->path = url;
+    tn_buf_init(&r->body, h->cfg.max_body_bytes);
+    tn_buf_init(&r->scratch, QUERY_SCRATCH_BYTES);
+    size_t hdr = strlen(url) + strlen(method) + 12;
+    (void)MHD_get_connection_values(mc, MHD_HEADER_KIND, count_header, &hdr);
+    if (hdr > h->cfg.max_header_bytes)
+        r->error = TN_EHDRTOOBIG;
+    return r;
+}
+
+static void req_free(struct tn_http_req *r)
+{
+    if (r->resp != NULL)
+        MHD_destroy_response(r->resp);
+    tn_buf_release(&r->body);
+    tn_buf_release(&r->scratch);
+    tn_free(r);
+}
+
+static enum MHD_Result queue(struct tn_http_req *r)
+{
+    enum MHD_Result ok = MHD_queue_response(r->mc, r->status, r->resp);
+    MHD_destroy_response(r->resp);
+    r->resp = NULL;
+    return ok;
+}
+
+static enum MHD_Result dispatch(struct tn_http_req *r)
+{
+    struct tn_http *h = r->h;
+    r->dispatched = true;
+    h->pending++;
+    h->cfg.handler(h->cfg.app, r);
+    if (r->resp != NULL)
+        return queue(r);
+    MHD_suspend_connection(r->mc);
+    r->suspended = true;
+    if (r->conn != NULL)
+        r->conn->busy = true;
+    return MHD_YES;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *mc,
+                                 const char *url, const char *method,
+                                 const char *version, const char *upload_data,
+                                 size_t *upload_size, void **con_cls)
+{
+    struct tn_http *h = cls;
+    struct tn_http_req *r = *con_cls;
+    (void)version;
+    if (r == NULL) {
+        /* Never answer on the first call: MHD would drop keep-alive. */
+        r = req_new(h, mc, url, method);
+        *con_cls = r;
+        return r != NULL ? MHD_YES : MHD_NO;
+    }
+    if (r->resp != NULL)
+        return queue(r); /* resumed with the reply ready */
+    if (r->dispatched)
+        return MHD_YES;
+    if (*upload_size > 0) {
+        /* Over the cap the rest is read and dropped, so that the 413 can
+         * be sent as a normal reply; the request timeout bounds it. */
+        if (r->error == 0 &&
+            tn_buf_append(&r->body, upload_data, *upload_size) < 0) {
+            r->error = TN_ETOOBIG;
+            tn_buf_release(&r->body);
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    return dispatch(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct tn_http_req *r = *con_cls;
+    (void)cls;
+    (void)toe;
+    struct conn *c = conn_of(mc);
+    if (c != NULL)
+        c->since_ms = tn_clock_now_ms();
+    if (r == NULL)
+        return;
+    *con_cls = NULL;
+    if (r->dispatched && r->suspended) {
+        r->gone = true; /* freed by tn_http_reply */
+        return;
+    }
+    req_free(r);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct tn_http *h = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        struct conn *c = tn_calloc(1, sizeof(*c));
+        if (c == NULL)
+            return;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        c->fd = ci != NULL ? ci->connect_fd : -1;
+        c->since_ms = tn_clock_now_ms();
+        c->next = h->conns;
+        if (h->conns != NULL)
+            h->conns->prev = c;
+        h->conns = c;
+        *socket_context = c;
+        return;
+    }
+    struct conn *c = *socket_context;
+    if (c == NULL)
+        return;
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        h->conns = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    tn_free(c);
+    *socket_context = NULL;
+}
+
+/* Shut down connections that took too long to send a whole request. */
+static void sweep(void *arg)
+{
+    struct tn_http *h = arg;
+    int64_t now = tn_clock_now_ms();
+    for (struct conn *c = h->conns; c != NULL; c = c->next) {
+        if (!c->busy && c->fd >= 0 &&
+            now - c->since_ms > h->cfg.request_timeout_ms) {
+            (void)shutdown(c->fd, SHUT_RDWR);
+            c->since_ms = now; /* MHD closes it on its next turn */
+        }
+    }
+    tn_loop_timer_arm(h->loop, &h->sweep, now + SWEEP_INTERVAL_MS, sweep, h);
+}
+
+/* Run MHD, then make sure it runs again when its own timeout says so:
+ * in external-epoll mode MHD keeps connections with buffered work on an
+ * internal list that no fd event announces (a body larger than one read,
+ * a resumed connection). */
+static void kick(void *arg);
+
+static void run_mhd(struct tn_http *h)
+{
+    (void)MHD_run(h->d);
+    MHD_UNSIGNED_LONG_LONG ms;
+    if (MHD_get_timeout(h->d, &ms) != MHD_YES)
+        return;
+    int64_t due = tn_clock_now_ms() + (int64_t)ms;
+    if (!h->kick.armed || h->kick.due_ms > due)
+        tn_loop_timer_arm(h->loop, &h->kick, due, kick, h);
+}
+
+static void kick(void *arg)
+{
+    run_mhd(arg);
+}
+
+static void on_mhd_ready(void *arg, uint32_t events)
+{
+    (void)events;
+    run_mhd(arg);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char msg[256];
+    (void)cls;
+    (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+    msg[strcspn(msg, "\n")] = '\0';
+    tn_log(TN_LOG_DEBUG, "http", "\"%s\"", msg);
+}
+
+/* Split "host:port" / "[v6]:port" and resolve numerically. */
+static int resolve(const char *listen, struct sockaddr_storage *ss,
+                   socklen_t *len, struct tn_errmsg *em)
+{
+    char host[256];
+    const char *colon = strrchr(listen, ':');
+    if (colon == NULL || (size_t)(colon - listen) >= sizeof(host)) {
+        tn_errmsg_set(em, "listen address \"%s\" is not host:port", listen);
+        return TN_EINVAL;
+    }
+    size_t hl = (size_t)(colon - listen);
+    memcpy(host, listen, hl);
+    host[hl] = '\0';
+    char *h = host;
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+        host[hl - 1] = '\0';
+        h = host + 1;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *ai = NULL;
+    if (getaddrinfo(h, colon + 1, &hints, &ai) != 0 || ai == NULL) {
+        tn_errmsg_set(em, "cannot resolve listen address \"%s\"", listen);
+        return TN_EINVAL;
+    }
+    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+    *len = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return TN_OK;
+}
+
+static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    return strlen(s); /* we decode path segments and queries ourselves */
+}
+
+static struct MHD_Daemon *start_mhd(struct tn_http *h,
+                                    const struct sockaddr_storage *ss)
+{
+    unsigned flags =
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    if (ss->ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    unsigned timeout_s = (unsigned)((h->cfg.request_timeout_ms + 999) / 1000);
+    size_t pool = h->cfg.max_header_bytes * 2 + 8192;
+    return MHD_start_daemon(
+        flags, 0, NULL, NULL, on_access, h, MHD_OPTION_SOCK_ADDR, ss,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->cfg.max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, h,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_END);
+}
+
+int tn_http_start(struct tn_loop *loop, const struct tn_http_config *cfg,
+                  struct tn_http **out, struct tn_errmsg *em)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    *out = NULL;
+    int rc = resolve(cfg->listen, &ss, &sl, em);
+    if (rc < 0)
+        return rc;
+    struct tn_http *h = tn_calloc(1, sizeof(*h));
+    if (h == NULL)
+        return TN_ENOMEM;
+    h->cfg = *cfg;
+    h->loop = loop;
+    h->d = start_mhd(h, &ss);
+    if (h->d == NULL) {
+        tn_errmsg_set(em, "cannot listen on \"%s\" (in use or not allowed)",
+                      cfg->listen);
+        tn_free(h);
+        return TN_EIO;
+    }
+    h->epfd = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD)->epoll_fd;
+    rc = tn_loop_add_fd(loop, h->epfd, EPOLLIN, on_mhd_ready, h);
+    if (rc < 0) {
+        MHD_stop_daemon(h->d);
+        tn_free(h);
+        return rc;
+    }
+    tn_loop_timer_arm(loop, &h->sweep, tn_clock_now_ms() + SWEEP_INTERVAL_MS,
+                      sweep, h);
+    *out = h;
+    return TN_OK;
+}
+
+uint16_t tn_http_port(const struct tn_http *h)
+{
+    const union MHD_DaemonInfo *di =
+        MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    return di != NULL ? di->port : 0;
+}
+
+void tn_http_quiesce(struct tn_http *h)
+{
+    MHD_socket fd = MHD_quiesce_daemon(h->d);
+    if (fd != MHD_INVALID_SOCKET)
+        (void)close(fd);
+}
+
+size_t tn_http_pending(const struct tn_http *h)
+{
+    return h->pending;
+}
+
+void tn_http_stop(struct tn_http *h)
+{
+    if (h == NULL)
+        return;
+    TN_ASSERT(h->pending == 0); /* MHD must not stop with parked requests */
+    tn_loop_timer_disarm(h->loop, &h->sweep);
+    tn_loop_timer_disarm(h->loop, &h->kick);
+    tn_loop_del_fd(h->loop, h->epfd);
+    MHD_stop_daemon(h->d);
+    tn_free(h);
+}
+
+enum tn_http_method tn_http_req_method(const struct tn_http_req *r)
+{
+    return r->method;
+}
+
+const char *tn_http_req_path(const struct tn_http_req *r)
+{
+    return r->path;
+}
+
+int tn_http_req_error(const struct tn_http_req *r)
+{
+    return r->error;
+}
+
+const char *tn_http_req_header(const struct tn_http_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->mc, MHD_HEADER_KIND, name);
+}
+
+const char *tn_http_req_body(const struct tn_http_req *r, size_t *len_out)
+{
+    *len_out = r->body.len;
+    return r->body.data != NULL ? r->body.data : "";
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+long tn_http_pct_decode(const char *s, size_t len, bool form, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] != '%') {
+            out[o++] = form && s[i] == '+' ? ' ' : s[i];
+            continue;
+        }
+        int hi = i + 1 < len ? hexval(s[i + 1]) : -1;
+        int lo = i + 2 < len ? hexval(s[i + 2]) : -1;
+        if (hi < 0 || lo < 0)
+            return -1;
+        out[o++] = (char)(hi << 4 | lo);
+        i += 2;
+    }
+    out[o] = '\0';
+    return (long)o;
+}
+
+const char *tn_http_req_query(struct tn_http_req *r, const char *key,
+                              size_t *len_out)
+{
+    const char *raw =
+        MHD_lookup_connection_value(r->mc, MHD_GET_ARGUMENT_KIND, key);
+    if (raw == NULL)
+        return NULL;
+    size_t rl = strlen(raw);
+    size_t off = r->scratch.len;
+    if (tn_buf_append(&r->scratch, raw, rl + 1) < 0)
+        return NULL;
+    long n = tn_http_pct_decode(raw, rl, true, r->scratch.data + off);
+    if (n < 0)
+        return NULL;
+    *len_out = (size_t)n;
+    return r->scratch.data + off;
+}
+
+void tn_http_reply(struct tn_http_req *r, unsigned status,
+                   const char *content_type, const char *body, size_t len,
+                   int64_t retry_after_s)
+{
+    struct tn_http *h = r->h;
+    TN_ASSERT(r->dispatched && r->resp == NULL);
+    h->pending--;
+    if (r->gone) {
+        req_free(r);
+        return;
+    }
+    r->resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
+                                              MHD_RESPMEM_MUST_COPY);
+    TN_ASSERT(r->resp != NULL);
+    (void)MHD_add_response_header(r->resp, "Content-Type", content_type);
+    if (retry_after_s > 0) {
+        char v[24];
+        (void)snprintf(v, sizeof(v), "%lld", (long long)retry_after_s);
+        (void)MHD_add_response_header(r->resp, "Retry-After", v);
+    }
+    r->status = status;
+    if (r->suspended) {
+        r->suspended = false;
+        if (r->conn != NULL) {
+            r->conn->busy = false;
+            r->conn->since_ms = tn_clock_now_ms();
+        }
+        MHD_resume_connection(r->mc);
+        tn_loop_timer_arm(h->loop, &h->kick, 0, kick, h);
+    }
+}

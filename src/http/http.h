@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTTP adapter: the only module that knows libmicrohttpd.  It accepts
+ * connections on the loop thread, reads each request with capped headers
+ * and body, hands the complete request to one handler, and sends the reply
+ * the handler gives, at once or later (the connection is parked meanwhile).
+ * It knows nothing of leases or of JSON.  Every function is loop-thread
+ * only. */
+#ifndef TN_HTTP_HTTP_H
+#define TN_HTTP_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tenure/err.h>
+
+struct tn_loop;
+struct tn_http;
+struct tn_http_req;
+
+enum tn_http_method {
+    TN_HTTP_GET,
+    TN_HTTP_HEAD,
+    TN_HTTP_POST,
+    TN_HTTP_PUT,
+    TN_HTTP_PATCH,
+    TN_HTTP_DELETE,
+    TN_HTTP_OTHER,
+};
+
+/* Called once per request with the whole request, or with
+ * tn_http_req_error() set (TN_ETOOBIG: body over the cap; TN_EHDRTOOBIG:
+ * headers over the cap).  The handler must eventually call tn_http_reply()
+ * exactly once, during the call or later. */
+typedef void (*tn_http_handler_fn)(void *app, struct tn_http_req *req);
+
+struct tn_http_config {
+    const char *listen;         /* "host:port"; port 0 picks one */
+    size_t max_connections;     /* parked ones count too */
+    int64_t request_timeout_ms; /* whole request, and idle keep-alive */
+    size_t max_body_bytes;      /* over it: TN_ETOOBIG */
+    size_t max_header_bytes;    /* over it: TN_EHDRTOOBIG */
+    tn_http_handler_fn handler; /* the application */
+    void *app;                  /* its argument */
+};
+
+/* Start listening.  0, TN_EINVAL (bad address, with em), TN_EIO. */
+int tn_http_start(struct tn_loop *loop, const struct tn_http_config *cfg,
+                  struct tn_http **out, struct tn_errmsg *em);
+/* The port actually bound. */
+uint16_t tn_http_port(const struct tn_http *h);
+/* Stop accepting new connections (drain).  Parked requests stay. */
+void tn_http_quiesce(struct tn_http *h);
+/* Number of requests whose reply has not been sent yet. */
+size_t tn_http_pending(const struct tn_http *h);
+/* Stop and free; every parked request must have been answered. */
+void tn_http_stop(struct tn_http *h);
+
+enum tn_http_method tn_http_req_method(const struct tn_http_req *r);
+/* The raw (still percent-encoded) path, without the query. */
+const char *tn_http_req_path(const struct tn_http_req *r);
+/* Percent-decoded query argument, NULL if absent.  Borrowed until reply. */
+const char *tn_http_req_query(struct tn_http_req *r, const char *key,
+                              size_t *len_out);
+const char *tn_http_req_header(const struct tn_http_req *r, const char *name);
+const char *tn_http_req_body(const struct tn_http_req *r, size_t *len_out);
+int tn_http_req_error(const struct tn_http_req *r);
+
+/* Send the reply (body copied).  retry_after_s > 0 adds Retry-After.
+ * Afterwards r must not be touched. */
+void tn_http_reply(struct tn_http_req *r, unsigned status,
+                   const char *content_type, const char *body, size_t len,
+                   int64_t retry_after_s);
+
+/* Decode %XX escapes (and '+' as space when form) of s[0..len) into out
+ * (len+1 bytes).  Returns the decoded length or -1 on a bad escape. */
+long tn_http_pct_decode(const char *s, size_t len, bool form, char *out);
+
+#endif

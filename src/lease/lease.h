@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* The lease state machine: a table of named leases and the decisions of
+ * acquire, renew, release and the reads.  Pure: no I/O, no locks, no clock
+ * reads (callers pass now_ms on the server clock), no globals.  Invariants
+ * (DESIGN §4): tokens come from one counter and strictly increase; a name's
+ * token is its floor, the highest token ever granted for it; renew never
+ * changes a token; renew and release act only on (name, live token,
+ * secret).  Entries are never removed, so a floor is never forgotten. */
+#ifndef TN_LEASE_LEASE_H
+#define TN_LEASE_LEASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TN_SECRET_BYTES 16
+
+struct tn_lease {
+    char *name;       /* NUL-terminated, 1..256 bytes, owned */
+    char *owner_id;   /* NUL-terminated, owned; NULL if never held */
+    char *request_id; /* of the grant, owned; NULL if none */
+    uint64_t token;   /* last token granted: the name's floor */
+    uint8_t secret[TN_SECRET_BYTES]; /* credential of the current grant */
+    int64_t ttl_ms;                  /* of the current grant (last renew) */
+    int64_t expires_at_ms;           /* server clock; meaningful while held */
+    int64_t lock_delay_ms;           /* after expiry, no grant for this long */
+    bool held;             /* granted and not released (may be expired) */
+    uint64_t seq;          /* change number of the last mutation */
+    uint32_t hash;         /* of name */
+    uint32_t name_len;     /* bytes of name */
+    struct tn_lease *next; /* hash chain */
+};
+
+struct tn_lease_table {
+    struct tn_lease **buckets; /* power-of-two array of chains */
+    size_t mask;               /* bucket count - 1 */
+    size_t count;              /* entries (held or not) */
+    uint64_t last_token;       /* highest token ever granted */
+    uint64_t seq;              /* last change number handed out */
+};
+
+struct tn_acquire_req {
+    const char *name;       /* borrowed, validated by the caller */
+    size_t name_len;        /* bytes */
+    const char *owner_id;   /* borrowed, NUL-terminated */
+    const char *request_id; /* borrowed, NUL-terminated, or NULL */
+    int64_t ttl_ms;         /* validated by the caller */
+    int64_t lock_delay_ms;  /* 0 = none */
+    const uint8_t *secret;  /* TN_SECRET_BYTES fresh random bytes */
+};
+
+struct tn_token_req {
+    const char *name;                /* borrowed */
+    size_t name_len;                 /* bytes */
+    uint64_t token;                  /* the grant's fencing token */
+    uint8_t secret[TN_SECRET_BYTES]; /* presented secret */
+    int64_t ttl_ms;                  /* renew only: new TTL, 0 = keep */
+    bool force; /* release only: admin, ignore token/secret */
+};
+
+/* 0 or TN_ENOMEM.  expected is a sizing hint (entries). */
+int tn_lease_table_init(struct tn_lease_table *t, size_t expected);
+void tn_lease_table_release(struct tn_lease_table *t);
+
+struct tn_lease *tn_lease_find(const struct tn_lease_table *t, const char *name,
+                               size_t name_len);
+
+/* True if l is held and not expired at now_ms. */
+bool tn_lease_is_live(const struct tn_lease *l, int64_t now_ms);
+
+/* Grant, or say why not.  Returns:
+ *   TN_OK        granted; *out is the lease (new token); *replayed_out is
+ *                true when the grant is the live one of the same owner and
+ *                request_id (no change made)
+ *   TN_ECONFLICT *out is the live holder
+ *   TN_ELOCKDELAY the name expired and is in lock delay; *retry_ms_out
+ *   TN_ENOMEM */
+int tn_lease_acquire(struct tn_lease_table *t, const struct tn_acquire_req *r,
+                     int64_t now_ms, struct tn_lease **out, bool *replayed_out,
+                     int64_t *retry_ms_out);
+
+/* TN_OK (*out renewed), TN_ELOST (token not live), TN_EFORBIDDEN (bad
+ * secret). */
+int tn_lease_renew(struct tn_lease_table *t, const struct tn_token_req *r,
+                   int64_t now_ms, struct tn_lease **out);
+
+/* TN_OK (*out released), TN_ELOST, TN_EFORBIDDEN.  With force, releases
+ * whatever grant is live and never answers TN_EFORBIDDEN. */
+int tn_lease_release(struct tn_lease_table *t, const struct tn_token_req *r,
+                     int64_t now_ms, struct tn_lease **out);
+
+/* Put a lease loaded from the store into the table (restart).  Takes the
+ * strings by copy.  0 or TN_ENOMEM. */
+int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease *img,
+                     struct tn_lease **out);
+
+/* Visit live leases whose names start with prefix and sort after `after`
+ * (NULL = from the start), in name order, at most limit of them.  Fills
+ * out[0..n) with borrowed pointers and returns n; *more_out tells whether
+ * more exist.  out must hold limit entries. */
+size_t tn_lease_list(const struct tn_lease_table *t, const char *prefix,
+                     size_t prefix_len, const char *after, size_t after_len,
+                     int64_t now_ms, const struct tn_lease **out, size_t limit,
+                     bool *more_out);
+
+/* Number of live leases at now_ms (O(n); for metrics). */
+size_t tn_lease_count_live(const struct tn_lease_table *t, int64_t now_ms);
+
+#endif

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/* The option table.  Each option is declared once, with its default, its
+ * bounds, its help, and why the default is what it is. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum opt_type { OPT_STR, OPT_INT, OPT_BOOL };
+
+struct option_def {
+    const char *name;   /* flag without dashes; env is TENURE_<NAME> */
+    enum opt_type type; /* how to parse */
+    size_t offset;      /* into struct tn_config */
+    size_t size;        /* bytes of a string field */
+    const char *def;    /* default, as text */
+    int64_t min, max;   /* bounds of an integer */
+    const char *help;   /* one line for --help */
+    const char *why;    /* why the default, for docs/CONFIG.md */
+};
+
+#define STR(f)                                                                 \
+    OPT_STR, offsetof(struct tn_config, f), sizeof(((struct tn_config *)0)->f)
+#define INT(f) OPT_INT, offsetof(struct tn_config, f), 0
+#define BOOL(f) OPT_BOOL, offsetof(struct tn_config, f), 0
+
+static const struct option_def options[] = {
+    {"listen", STR(listen), "127.0.0.1:7300", 0, 0,
+     "address to listen on (host:port; port 0 picks a free one)",
+     "loopback only: a lock service must not be reachable by strangers "
+     "before auth is configured"},
+    {"data-dir", STR(data_dir), "./tenure-data", 0, 0,
+     "directory of the embedded store (created if missing)",
+     "next to where it is started, like most single-node servers"},
+    {"store", STR(store), "", 0, 0,
+     "empty for the embedded store, or a postgresql:// URL",
+     "the embedded store needs nothing else to run"},
+    {"signing-key", STR(signing_key), "", 0, 0,
+     "Ed25519 signing key file: every grant then carries a proof",
+     "off: proofs matter only where sinks verify them"},
+    {"log-level", STR(log_level), "info", 0, 0, "debug, info, warn or error",
+     "info logs start-up, shutdown and failures, not each request"},
+    {"min-ttl-ms", INT(min_ttl_ms), "100", 1, 86400000,
+     "smallest ttl_ms accepted",
+     "shorter leases expire before a renew can round-trip"},
+    {"max-ttl-ms", INT(max_ttl_ms), "3600000", 1, 604800000,
+     "largest ttl_ms (and lock_delay_ms) accepted",
+     "an hour bounds how long a dead holder blocks a name"},
+    {"max-body-bytes", INT(max_body_bytes), "4096", 256, 1048576,
+     "largest request body", "a lease request is a few hundred bytes"},
+    {"max-header-bytes", INT(max_header_bytes), "8192", 1024, 65536,
+     "largest request header block", "common default of HTTP servers"},
+    {"max-connections", INT(max_connections), "1000", 1, 60000,
+     "most open connections (parked ones count)",
+     "below the default open-file limit of 1024"},
+    {"request-timeout-ms", INT(request_timeout_ms), "30000", 100, 3600000,
+     "time a connection has to send a whole request (and idle keep-alive)",
+     "slow or idle clients must not hold connections for ever"},
+    {"drain-timeout-ms", INT(drain_timeout_ms), "10000", 0, 600000,
+     "on SIGTERM, how long in-flight requests may take to finish",
+     "a commit takes milliseconds; ten seconds is generous"},
+    {"expected-leases", INT(expected_leases), "1024", 1, 100000000,
+     "number of names to size the lease table for",
+     "the table grows by doubling; pre-size it for millions"},
+    {"insecure-no-auth", BOOL(insecure_no_auth), "false", 0, 0,
+     "allow a non-loopback listen address without authentication",
+     "refused by default: anyone who can reach it could release leases"},
+};
+
+#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static int set_value(struct tn_config *c, const struct option_def *o,
+                     const char *v, struct tn_errmsg *em)
+{
+    char *field = (char *)c + o->offset;
+    if (o->type == OPT_STR) {
+        if (strlen(v) >= o->size) {
+            tn_errmsg_set(em, "option \"%s\" is too long", o->name);
+            return TN_EINVAL;
+        }
+        memcpy(field, v, strlen(v) + 1);
+        return TN_OK;
+    }
+    if (o->type == OPT_BOOL) {
+        bool b = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
+        if (!b && strcmp(v, "false") != 0 && strcmp(v, "0") != 0) {
+            tn_errmsg_set(em, "option \"%s\" takes true or false", o->name);
+            return TN_EINVAL;
+        }
+        memcpy(field, &b, sizeof(b));
+        return TN_OK;
+    }
+    char *end = NULL;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || n < o->min || n > o->max) {
+        tn_errmsg_set(em, "option \"%s\" takes an integer in [%lld, %lld]",
+                      o->name, (long long)o->min, (long long)o->max);
+        return TN_EINVAL;
+    }
+    int64_t i = n;
+    memcpy(field, &i, sizeof(i));
+    return TN_OK;
+}
+
+static void env_name(const struct option_def *o, char *out, size_t len)
+{
+    int n = snprintf(out, len, "TENURE_%s", o->name);
+    for (int i = 0; i < n && (size_t)i < len; i++)
+        out[i] = out[i] == '-' ? '_' : (char)toupper((unsigned char)out[i]);
+}
+
+static void print_help(FILE *f)
+{
+    (void)fprintf(f, "usage: tenured [OPTIONS]\n\n"
+                     "The tenure lease server (HTTP/1.1 + JSON).  Every option "
+                     "can also be set\nthrough the environment variable shown; "
+                     "flags win.\n\n");
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        char env[64];
+        env_name(&options[i], env, sizeof(env));
+        (void)fprintf(f, "  --%-20s %s\n  %-22s default: %s; env %s\n",
+                      options[i].name, options[i].help, "",
+                      options[i].def[0] ? options[i].def : "(empty)", env);
+    }
+    (void)fprintf(f, "  --%-20s %s\n  --%-20s %s\n", "help", "this text",
+                  "version", "print the version");
+}
+
+void tn_config_print_markdown(FILE *f)
+{
+    (void)fprintf(f, "| flag | environment | default | meaning | why this "
+                     "default |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        char env[64];
+        env_name(&options[i], env, sizeof(env));
+        (void)fprintf(f, "| `--%s` | `%s` | `%s` | %s | %s |\n",
+                      options[i].name, env, options[i].def, options[i].help,
+                      options[i].why);
+    }
+}
+
+static const struct option_def *find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        if (strlen(options[i].name) == len &&
+            strncmp(options[i].name, name, len) == 0)
+            return &options[i];
+    }
+    return NULL;
+}
+
+static int parse_flags(struct tn_config *c, int argc, char **argv,
+                       enum tn_config_action *action, struct tn_errmsg *em)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            print_help(stdout);
+            *action = TN_CONFIG_EXIT_OK;
+            return TN_OK;
+        }
+        if (strcmp(a, "--version") == 0) {
+            (void)printf("tenured %s\n", TN_VERSION);
+            *action = TN_CONFIG_EXIT_OK;
+            return TN_OK;
+        }
+        if (strcmp(a, "--config-markdown") == 0) {
+            tn_config_print_markdown(stdout);
+            *action = TN_CONFIG_EXIT_OK;
+            return TN_OK;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            tn_errmsg_set(em, "unexpected argument \"%s\"", a);
+            return TN_EINVAL;
+        }
+        const char *eq = strchr(a + 2, '=');
+        size_t nlen = eq != NULL ? (size_t)(eq - a - 2) : strlen(a + 2);
+        const struct option_def *o = find(a + 2, nlen);
+        if (o == NULL) {
+            tn_errmsg_set(em, "unknown option \"%s\" (see --help)", a);
+            return TN_EINVAL;
+        }
+        const char *v = eq != NULL ? eq + 1 : NULL;
+        if (v == NULL && o->type == OPT_BOOL)
+            v = "true";
+        if (v == NULL && (v = i + 1 < argc ? argv[++i] : NULL) == NULL) {
+            tn_errmsg_set(em, "option \"%s\" needs a value", a);
+            return TN_EINVAL;
+        }
+        int rc = set_value(c, o, v, em);
+        if (rc < 0)
+            return rc;
+    }
+    return TN_OK;
+}
+
+int tn_config_parse(struct tn_config *c, int argc, char **argv,
+                    enum tn_config_action *action, struct tn_errmsg *em)
+{
+    memset(c, 0, sizeof(*c));
+    *action = TN_CONFIG_RUN;
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        char env[64];
+        env_name(&options[i], env, sizeof(env));
+        const char *v = getenv(env);
+        int rc = set_value(c, &options[i], options[i].def, em);
+        if (rc == 0 && v != NULL)
+            rc = set_value(c, &options[i], v, em);
+        if (rc < 0)
+            return rc;
+    }
+    int rc = parse_flags(c, argc, argv, action, em);
+    if (rc == 0 && c->min_ttl_ms > c->max_ttl_ms) {
+        tn_errmsg_set(em, "min-ttl-ms is above max-ttl-ms");
+        rc = TN_EINVAL;
+    }
+    return rc;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* tenured's configuration: one option table that parses TENURE_*
+ * environment variables and --flags (flags win), prints --help, and
+ * generates docs/CONFIG.md.  The parsed config is immutable. */
+#ifndef TN_SERVER_CONFIG_H
+#define TN_SERVER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <tenure/err.h>
+
+struct tn_config {
+    char listen[256];           /* host:port */
+    char data_dir[1024];        /* embedded store directory */
+    char store[1024];           /* "" or postgresql://... */
+    char signing_key[1024];     /* Ed25519 signing key file or "" */
+    char log_level[16];         /* debug|info|warn|error */
+    int64_t min_ttl_ms;         /* smallest ttl accepted */
+    int64_t max_ttl_ms;         /* largest ttl accepted */
+    int64_t max_body_bytes;     /* request body cap */
+    int64_t max_header_bytes;   /* request header cap */
+    int64_t max_connections;    /* open connections */
+    int64_t request_timeout_ms; /* whole request / idle keep-alive */
+    int64_t drain_timeout_ms;   /* SIGTERM: time to finish in-flight work */
+    int64_t expected_leases;    /* table pre-size */
+    bool insecure_no_auth;      /* allow non-loopback without auth */
+};
+
+/* What parsing decided. */
+enum tn_config_action {
+    TN_CONFIG_RUN,     /* start the server */
+    TN_CONFIG_EXIT_OK, /* --help or --version was printed */
+};
+
+/* Fill c from defaults, environment and argv.  0 with *action, or
+ * TN_EINVAL with detail in em. */
+int tn_config_parse(struct tn_config *c, int argc, char **argv,
+                    enum tn_config_action *action, struct tn_errmsg *em);
+
+/* Print the option reference as Markdown (docs/CONFIG.md). */
+void tn_config_print_markdown(FILE *f);
+
+#endif

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/* tenured's wiring.  Start-up order: data dir lock, store (which loads the
+ * table), API, HTTP listener; only then is /readyz 200.  Shutdown on
+ * SIGTERM: stop accepting, refuse new work with 503, wait for in-flight
+ * requests (their commits included), close the store, stop HTTP. */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <tenure/fence.h>
+
+#include "api/api.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "http/http.h"
+#include "store/store.h"
+
+struct server {
+    const struct tn_config *cfg; /* borrowed */
+    struct tn_loop *loop;        /* the loop thread's loop */
+    struct tn_store *store;      /* the store */
+    struct tn_api *api;          /* the API */
+    struct tn_http *http;        /* the listener */
+    int sigfd;                   /* signalfd for TERM/INT */
+    int lockfd;                  /* flock on data_dir/LOCK */
+    int64_t drain_deadline_ms;   /* while draining */
+    int64_t drained_at_ms;       /* pending hit 0, flushing replies */
+    struct tn_loop_timer drain;  /* drain poll */
+    uint8_t signing_key[64];     /* when cfg->signing_key is set */
+    int exit_code;               /* returned by tn_server_run */
+};
+
+static bool is_loopback(const char *listen)
+{
+    return strncmp(listen, "127.", 4) == 0 ||
+           strncmp(listen, "[::1]:", 6) == 0 ||
+           strncmp(listen, "localhost:", 10) == 0;
+}
+
+static int lock_data_dir(struct server *s)
+{
+    const char *dir = s->cfg->data_dir;
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        tn_log(TN_LOG_ERROR, "server", "\"cannot create data dir\" dir=\"%s\"",
+               dir);
+        return TN_EIO;
+    }
+    char path[1100];
+    (void)snprintf(path, sizeof(path), "%s/LOCK", dir);
+    s->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (s->lockfd < 0 || flock(s->lockfd, LOCK_EX | LOCK_NB) < 0) {
+        tn_log(TN_LOG_ERROR, "server",
+               "\"data dir is in use by another tenured\" dir=\"%s\"", dir);
+        return TN_EBUSY;
+    }
+    return TN_OK;
+}
+
+static void drain_tick(void *arg)
+{
+    struct server *s = arg;
+    int64_t now = tn_clock_now_ms();
+    if (tn_http_pending(s->http) > 0 && now < s->drain_deadline_ms) {
+        tn_loop_timer_arm(s->loop, &s->drain, now + 10, drain_tick, s);
+        return;
+    }
+    if (s->drained_at_ms == 0) {
+        /* Let MHD write the last replies before the sockets close. */
+        s->drained_at_ms = now;
+        tn_loop_timer_arm(s->loop, &s->drain, now + 100, drain_tick, s);
+        return;
+    }
+    tn_loop_stop(s->loop);
+}
+
+static void on_signal(void *arg, uint32_t events)
+{
+    struct server *s = arg;
+    struct signalfd_siginfo si;
+    (void)events;
+    if (read(s->sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+        return;
+    if (s->drain_deadline_ms != 0)
+        return;
+    tn_log(TN_LOG_INFO, "server", "\"draining\" signal=%u pending=%zu",
+           si.ssi_signo, tn_http_pending(s->http));
+    s->drain_deadline_ms = tn_clock_now_ms() + s->cfg->drain_timeout_ms;
+    tn_api_set_draining(s->api, true);
+    tn_http_quiesce(s->http);
+    drain_tick(s);
+}
+
+static int setup_signals(struct server *s)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
+        return TN_EIO;
+    (void)signal(SIGPIPE, SIG_IGN);
+    s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (s->sigfd < 0)
+        return TN_EIO;
+    return tn_loop_add_fd(s->loop, s->sigfd, EPOLLIN, on_signal, s);
+}
+
+static int open_store(struct server *s)
+{
+    struct tn_store_config sc = {
+        .data_dir = s->cfg->data_dir,
+        .pg_url = s->cfg->store,
+        .batch_max = 4096,
+        .expected_leases = (size_t)s->cfg->expected_leases,
+    };
+    struct tn_errmsg em = {{0}};
+    int rc;
+    if (s->cfg->store[0] != '\0') {
+        rc = tn_store_open_url(s->loop, &sc, &s->store, &em);
+    } else {
+        rc = lock_data_dir(s);
+        if (rc == 0)
+            rc = tn_store_embedded_open(s->loop, &sc, &s->store, &em);
+    }
+    if (rc < 0)
+        tn_log(TN_LOG_ERROR, "server",
+               "\"cannot open the store\" err=%s "
+               "detail=\"%s\"",
+               tn_errname(rc), em.text);
+    return rc;
+}
+
+static int start_api(struct server *s)
+{
+    struct tn_api_config ac = {.store = s->store,
+                               .min_ttl_ms = s->cfg->min_ttl_ms,
+                               .max_ttl_ms = s->cfg->max_ttl_ms};
+    if (s->cfg->signing_key[0] != '\0') {
+        struct tn_errmsg em = {{0}};
+        int rc =
+            tn_proof_load_signing_key(s->cfg->signing_key, s->signing_key, &em);
+        if (rc < 0) {
+            tn_log(TN_LOG_ERROR, "server",
+                   "\"cannot load the signing key\" path=\"%s\" detail=\"%s\"",
+                   s->cfg->signing_key, em.text);
+            return rc;
+        }
+        ac.signing_key = s->signing_key;
+    }
+    s->api = tn_api_new(&ac);
+    return s->api != NULL ? TN_OK : TN_ENOMEM;
+}
+
+static int start_http(struct server *s)
+{
+    struct tn_http_config hc = {
+        .listen = s->cfg->listen,
+        .max_connections = (size_t)s->cfg->max_connections,
+        .request_timeout_ms = s->cfg->request_timeout_ms,
+        .max_body_bytes = (size_t)s->cfg->max_body_bytes,
+        .max_header_bytes = (size_t)s->cfg->max_header_bytes,
+        .handler = tn_api_handle,
+        .app = s->api,
+    };
+    struct tn_errmsg em = {{0}};
+    int rc = tn_http_start(s->loop, &hc, &s->http, &em);
+    if (rc < 0) {
+        tn_log(TN_LOG_ERROR, "server", "\"cannot start HTTP\" detail=\"%s\"",
+               em.text);
+        return rc;
+    }
+    tn_log(TN_LOG_INFO, "server",
+           "\"listening\" listen=\"%s\" port=%u store=%s", s->cfg->listen,
+           tn_http_port(s->http), s->store->ops->name);
+    return TN_OK;
+}
+
+static void shutdown_all(struct server *s)
+{
+    if (s->store != NULL)
+        s->store->ops->close(s->store);
+    if (s->http != NULL) {
+        tn_loop_run_posts(s->loop);
+        tn_http_stop(s->http);
+    }
+    tn_api_free(s->api);
+    if (s->sigfd >= 0)
+        (void)close(s->sigfd);
+    if (s->lockfd >= 0)
+        (void)close(s->lockfd);
+    tn_loop_free(s->loop);
+}
+
+int tn_server_run(const struct tn_config *cfg)
+{
+    struct server s = {.cfg = cfg, .sigfd = -1, .lockfd = -1, .exit_code = 1};
+    if (!cfg->insecure_no_auth && !is_loopback(cfg->listen)) {
+        tn_log(TN_LOG_ERROR, "server",
+               "\"refusing to listen on a non-loopback address without "
+               "authentication: use --listen 127.0.0.1:PORT, or pass "
+               "--insecure-no-auth if you really mean it\" listen=\"%s\"",
+               cfg->listen);
+        return 2;
+    }
+    s.loop = tn_loop_new();
+    if (s.loop == NULL)
+        return 1;
+    int rc = setup_signals(&s);
+    if (rc == 0)
+        rc = open_store(&s);
+    if (rc == 0)
+        rc = start_api(&s);
+    if (rc == 0)
+        rc = start_http(&s);
+    if (rc == 0)
+        rc = tn_loop_run(s.loop);
+    if (rc == 0)
+        s.exit_code = 0;
+    shutdown_all(&s);
+    tn_log(TN_LOG_INFO, "server", "\"stopped\" exit=%d", s.exit_code);
+    return s.exit_code;
+}

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/* The committer thread and the batch hand-over.  `mu` guards open, free
+ * list, flags; a batch taken by the committer belongs to it until posted,
+ * then to the loop thread until recycled. */
+#include "commit.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tenure/err.h>
+
+#include "common/alloc.h"
+#include "common/assert.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+#define STRINGS_MAX_BYTES ((size_t)1 << 30)
+
+enum state {
+    ST_OK,         /* writing batches */
+    ST_FAILED,     /* a write failed; batches are failed unwritten */
+    ST_RECOVERING, /* the loop dropped the open batch; run recover */
+};
+
+struct tn_commit {
+    struct tn_commit_config cfg;        /* callbacks */
+    pthread_t thread;                   /* the committer */
+    pthread_mutex_t mu;                 /* guards everything below */
+    pthread_cond_t cv;                  /* committer waits here */
+    struct tn_batch *open;              /* the loop appends here */
+    struct tn_batch *free_list;         /* recycled batches */
+    enum state state;                   /* see enum */
+    int fail_rc;                        /* error of the failed write */
+    bool stopping;                      /* tn_commit_stop was called */
+    struct tn_loop_post recovered_post; /* runs cfg.recovered */
+};
+
+static struct tn_batch *batch_new(struct tn_commit *c)
+{
+    struct tn_batch *b = tn_calloc(1, sizeof(*b));
+    if (b == NULL)
+        return NULL;
+    tn_buf_init(&b->strings, STRINGS_MAX_BYTES);
+    b->owner = c;
+    return b;
+}
+
+static void batch_free(struct tn_batch *b)
+{
+    if (b == NULL)
+        return;
+    tn_free(b->rows);
+    tn_free(b->waiters);
+    tn_buf_release(&b->strings);
+    tn_free(b);
+}
+
+static void batch_reset(struct tn_batch *b)
+{
+    b->n_rows = 0;
+    b->n_waiters = 0;
+    b->last_seq = 0;
+    b->rc = 0;
+    tn_buf_reset(&b->strings);
+}
+
+static bool batch_is_empty(const struct tn_batch *b)
+{
+    return b->n_rows == 0 && b->n_waiters == 0;
+}
+
+const char *tn_batch_str(const struct tn_batch *b, size_t off)
+{
+    return off == SIZE_MAX ? NULL : b->strings.data + off;
+}
+
+static void post_batch(struct tn_commit *c, struct tn_batch *b);
+
+static int64_t elapsed_us(int64_t start_ns)
+{
+    return (tn_clock_mono_ns() - start_ns) / 1000;
+}
+
+/* Take the open batch, or NULL when stopping with nothing open. */
+static struct tn_batch *take_open(struct tn_commit *c)
+{
+    pthread_mutex_lock(&c->mu);
+    while (!c->stopping && c->state != ST_RECOVERING && batch_is_empty(c->open))
+        pthread_cond_wait(&c->cv, &c->mu);
+    struct tn_batch *b = NULL;
+    if (c->state != ST_RECOVERING && !batch_is_empty(c->open)) {
+        b = c->open;
+        struct tn_batch *fresh = c->free_list;
+        if (fresh != NULL)
+            c->free_list = fresh->next;
+        else if ((fresh = batch_new(c)) == NULL)
+            TN_ASSERT(!"out of memory for a commit batch");
+        c->open = fresh;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return b;
+}
+
+static void write_batch(struct tn_commit *c, struct tn_batch *b)
+{
+    pthread_mutex_lock(&c->mu);
+    enum state st = c->state;
+    int fail_rc = c->fail_rc;
+    pthread_mutex_unlock(&c->mu);
+    if (st != ST_OK) {
+        b->rc = fail_rc;
+        return;
+    }
+    int64_t t0 = tn_clock_mono_ns();
+    b->rc = b->n_rows > 0 ? c->cfg.write(c->cfg.ctx, b) : TN_OK;
+    b->write_us = elapsed_us(t0);
+    if (b->rc < 0) {
+        pthread_mutex_lock(&c->mu);
+        c->state = ST_FAILED;
+        c->fail_rc = b->rc;
+        pthread_mutex_unlock(&c->mu);
+    }
+}
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000,
+                          .tv_nsec = (long)(ms % 1000) * 1000000};
+    (void)nanosleep(&ts, NULL);
+}
+
+/* ST_RECOVERING: retry until the store takes writes, or stop. */
+static void recover(struct tn_commit *c)
+{
+    for (;;) {
+        pthread_mutex_lock(&c->mu);
+        bool stop = c->stopping;
+        pthread_mutex_unlock(&c->mu);
+        if (stop)
+            return;
+        if (c->cfg.recover(c->cfg.ctx) == TN_OK)
+            break;
+        sleep_ms(c->cfg.recover_interval_ms);
+    }
+    pthread_mutex_lock(&c->mu);
+    c->state = ST_OK;
+    pthread_mutex_unlock(&c->mu);
+    c->recovered_post.fn = c->cfg.recovered;
+    c->recovered_post.arg = c->cfg.ctx;
+    tn_loop_post(c->cfg.loop, &c->recovered_post);
+}
+
+static void *committer_main(void *arg)
+{
+    struct tn_commit *c = arg;
+    for (;;) {
+        struct tn_batch *b = take_open(c);
+        if (b != NULL) {
+            write_batch(c, b);
+            post_batch(c, b);
+            continue;
+        }
+        pthread_mutex_lock(&c->mu);
+        bool recovering = c->state == ST_RECOVERING;
+        bool stop = c->stopping;
+        pthread_mutex_unlock(&c->mu);
+        if (stop)
+            return NULL;
+        if (recovering)
+            recover(c);
+    }
+}
+
+/* The post carries the batch; cfg.done runs on the loop thread. */
+static void on_posted(void *arg)
+{
+    struct tn_batch *b = arg;
+    b->owner->cfg.done(b->owner->cfg.ctx, b);
+}
+
+static void post_batch(struct tn_commit *c, struct tn_batch *b)
+{
+    (void)c;
+    b->post.fn = on_posted;
+    b->post.arg = b;
+    tn_loop_post(c->cfg.loop, &b->post);
+}
+
+struct tn_commit *tn_commit_start(const struct tn_commit_config *cfg)
+{
+    struct tn_commit *c = tn_calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    c->cfg = *cfg;
+    c->open = batch_new(c);
+    if (c->open == NULL) {
+        tn_free(c);
+        return NULL;
+    }
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    if (pthread_create(&c->thread, NULL, committer_main, c) != 0) {
+        batch_free(c->open);
+        tn_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void tn_commit_stop(struct tn_commit *c)
+{
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->stopping = true;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    (void)pthread_join(c->thread, NULL);
+    /* Batches posted before the join are still queued on the loop: run
+     * them now, while c is alive, so every waiter is answered. */
+    tn_loop_run_posts(c->cfg.loop);
+    batch_free(c->open);
+    while (c->free_list != NULL) {
+        struct tn_batch *b = c->free_list;
+        c->free_list = b->next;
+        batch_free(b);
+    }
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    tn_free(c);
+}
+
+static size_t add_string(struct tn_batch *b, const char *s)
+{
+    if (s == NULL)
+        return SIZE_MAX;
+    size_t off = b->strings.len;
+    if (tn_buf_append(&b->strings, s, strlen(s) + 1) < 0)
+        TN_ASSERT(!"out of memory for a commit batch");
+    return off;
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return p;
+    size_t n = *cap < 16 ? 16 : *cap * 2;
+    void *q = tn_reallocarray(p, n, size);
+    TN_ASSERT(q != NULL);
+    *cap = n;
+    return q;
+}
+
+void tn_commit_add_row(struct tn_commit *c, const struct tn_lease *l,
+                       uint64_t last_token)
+{
+    pthread_mutex_lock(&c->mu);
+    struct tn_batch *b = c->open;
+    b->rows = grow(b->rows, &b->cap_rows, b->n_rows + 1, sizeof(*b->rows));
+    struct tn_row *r = &b->rows[b->n_rows++];
+    r->name_off = add_string(b, l->name);
+    r->owner_off = add_string(b, l->owner_id != NULL ? l->owner_id : "");
+    r->rid_off = add_string(b, l->request_id);
+    r->token = l->token;
+    memcpy(r->secret, l->secret, TN_SECRET_BYTES);
+    r->ttl_ms = l->ttl_ms;
+    r->expires_at_ms = l->expires_at_ms;
+    r->lock_delay_ms = l->lock_delay_ms;
+    r->held = l->held;
+    b->last_seq = l->seq;
+    b->last_token = last_token;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void tn_commit_add_waiter(struct tn_commit *c, tn_store_done_fn done, void *arg,
+                          struct tn_store_result *out)
+{
+    pthread_mutex_lock(&c->mu);
+    struct tn_batch *b = c->open;
+    b->waiters = grow(b->waiters, &b->cap_waiters, b->n_waiters + 1,
+                      sizeof(*b->waiters));
+    b->waiters[b->n_waiters++] =
+        (struct tn_waiter){.done = done, .arg = arg, .out = out};
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void tn_commit_fail_open(struct tn_commit *c, int rc)
+{
+    pthread_mutex_lock(&c->mu);
+    struct tn_batch *b = c->open;
+    size_t n = b->n_waiters;
+    struct tn_waiter *w = b->waiters;
+    b->waiters = NULL;
+    b->cap_waiters = 0;
+    batch_reset(b);
+    c->state = ST_RECOVERING;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < n; i++) {
+        w[i].out->rc = rc;
+        w[i].done(w[i].arg);
+    }
+    tn_free(w);
+}
+
+void tn_commit_recycle(struct tn_commit *c, struct tn_batch *b)
+{
+    batch_reset(b);
+    pthread_mutex_lock(&c->mu);
+    b->next = c->free_list;
+    c->free_list = b;
+    pthread_mutex_unlock(&c->mu);
+}

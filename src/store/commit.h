@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* Group commit: the loop thread appends row images and waiters to the open
+ * batch; one committer thread takes the whole open batch, writes it in one
+ * transaction through a writer callback, and hands the batch back to the
+ * loop thread, which then answers its waiters.  The next batch forms while
+ * the previous one commits.  Knows nothing of SQLite or HTTP. */
+#ifndef TN_STORE_COMMIT_H
+#define TN_STORE_COMMIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/loop.h"
+#include "lease/lease.h"
+#include "store.h"
+
+struct tn_commit;
+
+/* One lease row as it must become durable; strings live in batch->strings. */
+struct tn_row {
+    size_t name_off;  /* offset into strings */
+    size_t owner_off; /* offset into strings */
+    size_t rid_off;   /* offset into strings, SIZE_MAX when NULL */
+    uint64_t token;   /* floor / grant token */
+    uint8_t secret[TN_SECRET_BYTES]; /* grant credential */
+    int64_t ttl_ms;                  /* of the grant */
+    int64_t expires_at_ms;           /* server clock */
+    int64_t lock_delay_ms;           /* after expiry */
+    bool held;                       /* granted and not released */
+};
+
+struct tn_waiter {
+    tn_store_done_fn done;       /* runs on the loop thread */
+    void *arg;                   /* its argument */
+    struct tn_store_result *out; /* rc overwritten if the batch fails */
+};
+
+struct tn_batch {
+    struct tn_row *rows; /* n_rows used, cap_rows allocated */
+    size_t n_rows;
+    size_t cap_rows;
+    struct tn_buf strings;     /* NUL-separated strings of rows */
+    struct tn_waiter *waiters; /* n_waiters used */
+    size_t n_waiters;
+    size_t cap_waiters;
+    uint64_t last_seq;        /* highest change number inside */
+    uint64_t last_token;      /* token counter when the batch was cut */
+    int rc;                   /* result of the write */
+    int64_t write_us;         /* time the write took */
+    struct tn_loop_post post; /* hand-back to the loop */
+    struct tn_commit *owner;  /* the committer it belongs to */
+    struct tn_batch *next;    /* free list */
+};
+
+/* Committer thread side: write b in one transaction; 0 or TN_E*.  Runs on
+ * the committer thread only. */
+typedef int (*tn_commit_write_fn)(void *ctx, const struct tn_batch *b);
+/* Loop side: b has been written (b->rc); the callee answers the waiters
+ * and returns b with tn_commit_recycle(). */
+typedef void (*tn_commit_done_fn)(void *ctx, struct tn_batch *b);
+/* Committer side, in the failed state: try to recover; 0 when the store
+ * takes writes again.  Runs on the committer thread. */
+typedef int (*tn_commit_recover_fn)(void *ctx);
+
+struct tn_commit_config {
+    struct tn_loop *loop;         /* where done runs */
+    tn_commit_write_fn write;     /* committer thread */
+    tn_commit_done_fn done;       /* loop thread */
+    tn_commit_recover_fn recover; /* committer thread */
+    tn_loop_fn recovered;         /* loop thread, after recover said 0 */
+    void *ctx;                    /* for all four */
+    int64_t recover_interval_ms;  /* between recovery attempts */
+};
+
+struct tn_commit *tn_commit_start(const struct tn_commit_config *cfg);
+/* Write what is open, stop the thread, free.  Loop thread; the done
+ * callbacks of the last batches run inside. */
+void tn_commit_stop(struct tn_commit *c);
+
+/* Loop thread: append a row image of l to the open batch.  Aborts on out of
+ * memory (the table would otherwise diverge from what is durable). */
+void tn_commit_add_row(struct tn_commit *c, const struct tn_lease *l,
+                       uint64_t last_token);
+/* Loop thread: answer done(arg) when the open batch has committed. */
+void tn_commit_add_waiter(struct tn_commit *c, tn_store_done_fn done, void *arg,
+                          struct tn_store_result *out);
+/* Loop thread: after a failure, drop the open batch (its waiters are
+ * failed with rc) and ask the committer to run recover. */
+void tn_commit_fail_open(struct tn_commit *c, int rc);
+/* Loop thread: give a batch back after its waiters were answered. */
+void tn_commit_recycle(struct tn_commit *c, struct tn_batch *b);
+/* String of a row. */
+const char *tn_batch_str(const struct tn_batch *b, size_t off);
+
+#endif

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/* SQLite file of the embedded store.  SQLITE_* codes stop here. */
+#include "sqlite_db.h"
+
+#include <sqlite3.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+struct tn_sqlite_db {
+    sqlite3 *db;          /* the connection */
+    sqlite3_stmt *upsert; /* INSERT OR REPLACE of one lease row */
+    sqlite3_stmt *meta;   /* INSERT OR REPLACE into meta */
+    char boot_id[37];     /* this boot's id */
+};
+
+static const char *const schema_v1 =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) "
+    "WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS leases("
+    " name TEXT PRIMARY KEY, owner_id TEXT NOT NULL, request_id TEXT,"
+    " token INTEGER NOT NULL, secret BLOB NOT NULL, ttl_ms INTEGER NOT NULL,"
+    " held INTEGER NOT NULL, expires_at_ms INTEGER NOT NULL,"
+    " lock_delay_ms INTEGER NOT NULL) WITHOUT ROWID;";
+
+static int map_rc(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_OK:
+    case SQLITE_DONE:
+    case SQLITE_ROW:
+        return TN_OK;
+    case SQLITE_FULL:
+        return TN_ENOSPC;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return TN_EBUSY;
+    case SQLITE_NOMEM:
+        return TN_ENOMEM;
+    default:
+        return TN_EIO;
+    }
+}
+
+static int exec(struct tn_sqlite_db *d, const char *sql, struct tn_errmsg *em)
+{
+    int rc = sqlite3_exec(d->db, sql, NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        tn_errmsg_set(em, "sqlite \"%s\": %s", sql, sqlite3_errmsg(d->db));
+    return map_rc(rc);
+}
+
+static int prepare(struct tn_sqlite_db *d, struct tn_errmsg *em)
+{
+    static const char upsert[] =
+        "INSERT OR REPLACE INTO leases(name, owner_id, request_id, token,"
+        " secret, ttl_ms, held, expires_at_ms, lock_delay_ms)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+    static const char meta[] =
+        "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)";
+    if (sqlite3_prepare_v2(d->db, upsert, -1, &d->upsert, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(d->db, meta, -1, &d->meta, NULL) != SQLITE_OK) {
+        tn_errmsg_set(em, "sqlite prepare: %s", sqlite3_errmsg(d->db));
+        return TN_EIO;
+    }
+    return TN_OK;
+}
+
+static int set_meta_int(struct tn_sqlite_db *d, const char *key, int64_t v)
+{
+    sqlite3_reset(d->meta);
+    sqlite3_bind_text(d->meta, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(d->meta, 2, v);
+    return map_rc(sqlite3_step(d->meta));
+}
+
+static int set_meta_text(struct tn_sqlite_db *d, const char *key, const char *v)
+{
+    sqlite3_reset(d->meta);
+    sqlite3_bind_text(d->meta, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(d->meta, 2, v, -1, SQLITE_STATIC);
+    return map_rc(sqlite3_step(d->meta));
+}
+
+static int configure(struct tn_sqlite_db *d, struct tn_errmsg *em)
+{
+    sqlite3_busy_timeout(d->db, 0);
+    int rc = exec(d, "PRAGMA locking_mode=EXCLUSIVE", em);
+    if (rc == 0)
+        rc = exec(d, "PRAGMA journal_mode=WAL", em);
+    if (rc == 0)
+        rc = exec(d, "PRAGMA synchronous=FULL", em);
+    if (rc == 0)
+        rc = exec(d, "BEGIN IMMEDIATE", em);
+    if (rc == 0)
+        rc = exec(d, schema_v1, em);
+    if (rc == 0)
+        rc = prepare(d, em);
+    if (rc == 0)
+        rc = set_meta_int(d, "schema_version", TN_SQLITE_SCHEMA_VERSION);
+    if (rc == 0)
+        rc = exec(d, "COMMIT", em);
+    return rc;
+}
+
+int tn_sqlite_db_open(const char *path, struct tn_sqlite_db **out,
+                      struct tn_errmsg *em)
+{
+    *out = NULL;
+    struct tn_sqlite_db *d = tn_calloc(1, sizeof(*d));
+    if (d == NULL)
+        return TN_ENOMEM;
+    int rc = tn_clock_boot_id(d->boot_id);
+    if (rc < 0)
+        memcpy(d->boot_id, "unknown", 8);
+    int flags =
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &d->db, flags, NULL) != SQLITE_OK) {
+        tn_errmsg_set(em, "cannot open \"%s\": %s", path,
+                      d->db ? sqlite3_errmsg(d->db) : "out of memory");
+        tn_sqlite_db_close(d);
+        return TN_EIO;
+    }
+    rc = configure(d, em);
+    if (rc < 0) {
+        tn_sqlite_db_close(d);
+        return rc;
+    }
+    *out = d;
+    return TN_OK;
+}
+
+void tn_sqlite_db_close(struct tn_sqlite_db *d)
+{
+    if (d == NULL)
+        return;
+    sqlite3_finalize(d->upsert);
+    sqlite3_finalize(d->meta);
+    sqlite3_close(d->db);
+    tn_free(d);
+}
+
+static int load_meta(struct tn_sqlite_db *d, uint64_t *last_token,
+                     bool *same_boot)
+{
+    sqlite3_stmt *st = NULL;
+    *last_token = 0;
+    *same_boot = false;
+    if (sqlite3_prepare_v2(d->db, "SELECT key, value FROM meta", -1, &st,
+                           NULL) != SQLITE_OK)
+        return TN_EIO;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(st, 0);
+        if (strcmp(k, "last_token") == 0)
+            *last_token = (uint64_t)sqlite3_column_int64(st, 1);
+        if (strcmp(k, "boot_id") == 0) {
+            const char *v = (const char *)sqlite3_column_text(st, 1);
+            *same_boot = v != NULL && strcmp(v, d->boot_id) == 0;
+        }
+    }
+    sqlite3_finalize(st);
+    return map_rc(rc);
+}
+
+/* Apply the restart rule to a held row's expiry. */
+static void restart_expiry(struct tn_lease *img, int64_t now_ms, bool same_boot,
+                           bool exact)
+{
+    if (!img->held || exact)
+        return;
+    if (same_boot && img->expires_at_ms <= now_ms)
+        return; /* certainly expired before the restart */
+    img->expires_at_ms = now_ms + img->ttl_ms;
+}
+
+static void row_to_image(sqlite3_stmt *st, struct tn_lease *img)
+{
+    memset(img, 0, sizeof(*img));
+    img->name = (char *)sqlite3_column_text(st, 0);
+    img->name_len = (uint32_t)sqlite3_column_bytes(st, 0);
+    img->owner_id = (char *)sqlite3_column_text(st, 1);
+    img->request_id = (char *)sqlite3_column_text(st, 2);
+    img->token = (uint64_t)sqlite3_column_int64(st, 3);
+    const void *sec = sqlite3_column_blob(st, 4);
+    if (sec != NULL && sqlite3_column_bytes(st, 4) == TN_SECRET_BYTES)
+        memcpy(img->secret, sec, TN_SECRET_BYTES);
+    img->ttl_ms = sqlite3_column_int64(st, 5);
+    img->held = sqlite3_column_int(st, 6) != 0;
+    img->expires_at_ms = sqlite3_column_int64(st, 7);
+    img->lock_delay_ms = sqlite3_column_int64(st, 8);
+}
+
+static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
+                     int64_t now_ms, bool same_boot, bool exact)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(d->db,
+                           "SELECT name, owner_id, request_id, token, secret,"
+                           " ttl_ms, held, expires_at_ms, lock_delay_ms"
+                           " FROM leases",
+                           -1, &st, NULL) != SQLITE_OK)
+        return TN_EIO;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct tn_lease img;
+        struct tn_lease *l;
+        row_to_image(st, &img);
+        restart_expiry(&img, now_ms, same_boot, exact);
+        if (tn_lease_restore(t, &img, &l) < 0) {
+            sqlite3_finalize(st);
+            return TN_ENOMEM;
+        }
+    }
+    sqlite3_finalize(st);
+    return map_rc(rc);
+}
+
+int tn_sqlite_db_load(struct tn_sqlite_db *d, struct tn_lease_table *t,
+                      int64_t now_ms, bool exact, struct tn_errmsg *em)
+{
+    uint64_t last_token;
+    bool same_boot;
+    int rc = load_meta(d, &last_token, &same_boot);
+    if (rc == 0)
+        rc = load_rows(d, t, now_ms, same_boot, exact);
+    if (rc < 0) {
+        tn_errmsg_set(em, "loading leases: %s", sqlite3_errmsg(d->db));
+        return rc;
+    }
+    if (last_token > t->last_token)
+        t->last_token = last_token;
+    rc = exec(d, "BEGIN IMMEDIATE", em);
+    if (rc == 0)
+        rc = set_meta_text(d, "boot_id", d->boot_id);
+    if (rc == 0)
+        rc = exec(d, "COMMIT", em);
+    else
+        (void)exec(d, "ROLLBACK", NULL);
+    return rc;
+}
+
+static int write_row(struct tn_sqlite_db *d, const struct tn_batch *b,
+                     const struct tn_row *r)
+{
+    sqlite3_stmt *st = d->upsert;
+    const char *rid = tn_batch_str(b, r->rid_off);
+    sqlite3_reset(st);
+    sqlite3_bind_text(st, 1, tn_batch_str(b, r->name_off), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, tn_batch_str(b, r->owner_off), -1, SQLITE_STATIC);
+    if (rid != NULL)
+        sqlite3_bind_text(st, 3, rid, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 3);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)r->token);
+    sqlite3_bind_blob(st, 5, r->secret, TN_SECRET_BYTES, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, r->ttl_ms);
+    sqlite3_bind_int(st, 7, r->held);
+    sqlite3_bind_int64(st, 8, r->expires_at_ms);
+    sqlite3_bind_int64(st, 9, r->lock_delay_ms);
+    return map_rc(sqlite3_step(st));
+}
+
+int tn_sqlite_db_write(struct tn_sqlite_db *d, const struct tn_batch *b)
+{
+    int rc = exec(d, "BEGIN IMMEDIATE", NULL);
+    for (size_t i = 0; rc == 0 && i < b->n_rows; i++)
+        rc = write_row(d, b, &b->rows[i]);
+    if (rc == 0)
+        rc = set_meta_int(d, "last_token", (int64_t)b->last_token);
+    if (rc == 0)
+        rc = map_rc(sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL));
+    if (rc < 0) {
+        tn_log(TN_LOG_ERROR, "store", "\"commit failed\" err=\"%s\"",
+               sqlite3_errmsg(d->db));
+        (void)sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return rc;
+}
+
+int tn_sqlite_db_probe(struct tn_sqlite_db *d)
+{
+    int rc = exec(d, "BEGIN IMMEDIATE", NULL);
+    if (rc == 0)
+        rc = set_meta_int(d, "probe_at_ms", tn_clock_wall_ms());
+    if (rc == 0)
+        rc = map_rc(sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL));
+    if (rc < 0)
+        (void)sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* The embedded store's file: SQLite in WAL mode with synchronous=FULL.
+ * Schema creation and upgrade, loading the lease table, writing a batch in
+ * one transaction.  A connection is used by one thread at a time. */
+#ifndef TN_STORE_SQLITE_DB_H
+#define TN_STORE_SQLITE_DB_H
+
+#include <stdint.h>
+
+#include <tenure/err.h>
+
+#include "commit.h"
+#include "lease/lease.h"
+
+#define TN_SQLITE_SCHEMA_VERSION 1
+
+struct tn_sqlite_db;
+
+/* Open or create path; upgrade the schema.  0, TN_EIO, TN_EBUSY (another
+ * process holds it) or TN_ENOMEM, with detail in em. */
+int tn_sqlite_db_open(const char *path, struct tn_sqlite_db **out,
+                      struct tn_errmsg *em);
+void tn_sqlite_db_close(struct tn_sqlite_db *db);
+
+/* Load every row into t (which must be empty).  Restart rule (DESIGN §4.5):
+ * a held row stays held for its full TTL counted from now_ms, unless the
+ * file was written in this same boot and its stored expiry is already in
+ * the past (then it certainly expired).  With exact, stored expiries are
+ * kept as they are (reload inside one process).  Records the boot id. */
+int tn_sqlite_db_load(struct tn_sqlite_db *db, struct tn_lease_table *t,
+                      int64_t now_ms, bool exact, struct tn_errmsg *em);
+
+/* Write b in one transaction.  0, TN_ENOSPC (disk full), TN_EIO, TN_EBUSY
+ * or TN_ENOMEM. */
+int tn_sqlite_db_write(struct tn_sqlite_db *db, const struct tn_batch *b);
+
+/* A small write that proves the file takes writes again. */
+int tn_sqlite_db_probe(struct tn_sqlite_db *db);
+
+#endif

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* The store interface: where lease decisions are made durable.  One
+ * versioned vtable, one backend per file (store_embedded.c: the in-memory
+ * state machine with SQLite group commit; store_pg.c: PostgreSQL).
+ *
+ * Contract of every operation: it fills the caller's struct tn_store_result
+ * and then calls done(arg) exactly once, on the loop thread, possibly before
+ * the operation returns.  done is called only once the state the result
+ * reveals is durable (DESIGN §4.4), or with rc = TN_EUNAVAIL / TN_ENOSPC.
+ * The request structs are borrowed only for the duration of the call. */
+#ifndef TN_STORE_STORE_H
+#define TN_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tenure/err.h>
+
+#include "common/buf.h"
+#include "common/name.h"
+#include "lease/lease.h"
+
+#define TN_STORE_OPS_VERSION 1
+#define TN_LIST_MAX 1000
+
+struct tn_loop;
+
+/* A lease as the API shows it: copied, so it outlives the table entry. */
+struct tn_lease_view {
+    char name[TN_NAME_MAX_BYTES + 1];      /* NUL-terminated */
+    char owner_id[TN_OWNER_MAX_BYTES + 1]; /* NUL-terminated */
+    uint64_t token;                        /* fencing token */
+    uint8_t secret[TN_SECRET_BYTES];       /* only for grants */
+    int64_t ttl_ms;                        /* of the grant */
+    int64_t expires_in_ms;                 /* from the decision, >= 0 */
+};
+
+struct tn_store_result {
+    int rc;                      /* TN_OK or a TN_E* code */
+    bool replayed;               /* acquire answered by request_id */
+    struct tn_lease_view lease;  /* grant / renewal / read / 409 holder */
+    int64_t retry_after_ms;      /* TN_ELOCKDELAY, TN_EUNAVAIL, TN_ENOSPC */
+    bool current;                /* check: token is the live one */
+    bool has_live;               /* check: a live lease exists */
+    uint64_t floor;              /* check: highest token ever granted */
+    struct tn_lease_view *items; /* list: owned (tn_free), n_items long */
+    size_t n_items;              /* list */
+    bool more;                   /* list: more after the last item */
+};
+
+struct tn_list_req {
+    const char *prefix; /* borrowed; "" for all */
+    size_t prefix_len;  /* bytes */
+    const char *after;  /* borrowed or NULL */
+    size_t after_len;   /* bytes */
+    size_t limit;       /* 1..TN_LIST_MAX */
+};
+
+typedef void (*tn_store_done_fn)(void *arg);
+
+struct tn_store;
+
+struct tn_store_ops {
+    unsigned version; /* TN_STORE_OPS_VERSION */
+    const char *name; /* "embedded", "postgresql" */
+    void (*acquire)(struct tn_store *s, const struct tn_acquire_req *r,
+                    struct tn_store_result *out, tn_store_done_fn done,
+                    void *arg);
+    void (*renew)(struct tn_store *s, const struct tn_token_req *r,
+                  struct tn_store_result *out, tn_store_done_fn done,
+                  void *arg);
+    void (*release)(struct tn_store *s, const struct tn_token_req *r,
+                    struct tn_store_result *out, tn_store_done_fn done,
+                    void *arg);
+    void (*get)(struct tn_store *s, const char *name, size_t name_len,
+                struct tn_store_result *out, tn_store_done_fn done, void *arg);
+    void (*check)(struct tn_store *s, const char *name, size_t name_len,
+                  uint64_t token, struct tn_store_result *out,
+                  tn_store_done_fn done, void *arg);
+    void (*list)(struct tn_store *s, const struct tn_list_req *r,
+                 struct tn_store_result *out, tn_store_done_fn done, void *arg);
+    /* True when the store accepts writes (/readyz). */
+    bool (*is_ready)(struct tn_store *s);
+    /* Append Prometheus lines. */
+    void (*metrics)(struct tn_store *s, struct tn_buf *out);
+    /* Finish or fail every pending operation (their done runs), then
+     * free.  Loop thread. */
+    void (*close)(struct tn_store *s);
+};
+
+struct tn_store {
+    const struct tn_store_ops *ops; /* backend */
+};
+
+/* Options shared by the backends. */
+struct tn_store_config {
+    const char *data_dir;   /* embedded: directory of tenure.db */
+    const char *pg_url;     /* postgresql: connection string */
+    size_t batch_max;       /* max changes per commit */
+    size_t expected_leases; /* table sizing hint */
+};
+
+/* Open the embedded store: load the table (restart rules of DESIGN §4.5)
+ * and start the committer thread.  0, TN_EIO (with em) or TN_ENOMEM. */
+int tn_store_embedded_open(struct tn_loop *loop,
+                           const struct tn_store_config *cfg,
+                           struct tn_store **out, struct tn_errmsg *em);
+
+/* Open the store a URL names (postgresql://... or postgres://...).
+ * 0, TN_EINVAL (unknown scheme), TN_EUNAVAIL, TN_ENOMEM, with em. */
+int tn_store_open_url(struct tn_loop *loop, const struct tn_store_config *cfg,
+                      struct tn_store **out, struct tn_errmsg *em);
+
+/* The PostgreSQL store (store_pg.c). */
+int tn_store_pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
+                     struct tn_store **out, struct tn_errmsg *em);
+
+void tn_store_result_release(struct tn_store_result *r);
+
+/* Fill v from l: expires_in_ms counted from now_ms. */
+void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
+                              int64_t now_ms);
+
+#endif

@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: MIT */
+/* The embedded store: decisions by the lease state machine on the loop
+ * thread, durability by group commit to SQLite.  A response that reveals a
+ * change waits for the commit of the batch holding that change (gated by
+ * change numbers: a lease whose seq is above durable_seq is not yet
+ * durable).  A failed commit turns the store unavailable; on disk full it
+ * recovers by itself and reloads the table from the file, on any other I/O
+ * error it stays read-only-503 until restarted (after a failed fsync the
+ * file's state is unknown). */
+#include <stdio.h>
+#include <string.h>
+
+#include <tenure/err.h>
+
+#include "commit.h"
+#include "common/alloc.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "sqlite_db.h"
+#include "store.h"
+
+#define RETRY_AFTER_MS 1000
+#define N_BATCH_BUCKETS 12
+#define N_LAT_BUCKETS 12
+
+struct embedded {
+    struct tn_store base;           /* vtable; first */
+    struct tn_loop *loop;           /* the loop thread's loop */
+    struct tn_lease_table table;    /* loop thread only */
+    struct tn_sqlite_db *db;        /* committer thread after open */
+    struct tn_commit *commit;       /* group commit */
+    uint64_t durable_seq;           /* changes <= this are on disk */
+    int degraded_rc;                /* 0, TN_ENOSPC, or TN_EIO (for good) */
+    struct tn_lease_table reloaded; /* built by recover, swapped on loop */
+    uint64_t commits;               /* batches written */
+    uint64_t rows;                  /* rows written */
+    uint64_t failures;              /* failed batches */
+    uint64_t batch_hist[N_BATCH_BUCKETS + 1]; /* rows per batch, log2 */
+    uint64_t lat_hist[N_LAT_BUCKETS + 1];     /* write us, log2 from 64us */
+    double write_seconds;                     /* sum */
+};
+
+void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
+                              int64_t now_ms)
+{
+    memset(v, 0, sizeof(*v));
+    memcpy(v->name, l->name, l->name_len);
+    if (l->owner_id != NULL)
+        (void)snprintf(v->owner_id, sizeof(v->owner_id), "%s", l->owner_id);
+    v->token = l->token;
+    memcpy(v->secret, l->secret, TN_SECRET_BYTES);
+    v->ttl_ms = l->ttl_ms;
+    int64_t left = l->expires_at_ms - now_ms;
+    v->expires_in_ms = left > 0 ? left : 0;
+}
+
+void tn_store_result_release(struct tn_store_result *r)
+{
+    tn_free(r->items);
+    r->items = NULL;
+    r->n_items = 0;
+}
+
+/* Answer now if the state seen at change `seq` is durable, else after the
+ * open batch commits. */
+static void finish(struct embedded *e, uint64_t seq,
+                   struct tn_store_result *out, tn_store_done_fn done,
+                   void *arg)
+{
+    if (seq <= e->durable_seq)
+        done(arg);
+    else
+        tn_commit_add_waiter(e->commit, done, arg, out);
+}
+
+/* A mutation: persist l and answer after its commit. */
+static void commit_change(struct embedded *e, const struct tn_lease *l,
+                          struct tn_store_result *out, tn_store_done_fn done,
+                          void *arg)
+{
+    tn_commit_add_row(e->commit, l, e->table.last_token);
+    tn_commit_add_waiter(e->commit, done, arg, out);
+}
+
+static bool refuse_if_degraded(struct embedded *e, struct tn_store_result *out,
+                               tn_store_done_fn done, void *arg)
+{
+    if (e->degraded_rc == 0)
+        return false;
+    out->rc = e->degraded_rc == TN_ENOSPC ? TN_ENOSPC : TN_EUNAVAIL;
+    out->retry_after_ms = RETRY_AFTER_MS;
+    done(arg);
+    return true;
+}
+
+static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
+                      struct tn_store_result *out, tn_store_done_fn done,
+                      void *arg)
+{
+    struct embedded *e = (struct embedded *)s;
+    if (refuse_if_degraded(e, out, done, arg))
+        return;
+    int64_t now = tn_clock_now_ms();
+    struct tn_lease *l = NULL;
+    out->rc = tn_lease_acquire(&e->table, r, now, &l, &out->replayed,
+                               &out->retry_after_ms);
+    if (l != NULL)
+        tn_store_view_from_lease(&out->lease, l, now);
+    if (out->rc == TN_OK && !out->replayed)
+        commit_change(e, l, out, done, arg);
+    else
+        finish(e, l != NULL ? l->seq : 0, out, done, arg);
+}
+
+static void e_renew(struct tn_store *s, const struct tn_token_req *r,
+                    struct tn_store_result *out, tn_store_done_fn done,
+                    void *arg)
+{
+    struct embedded *e = (struct embedded *)s;
+    if (refuse_if_degraded(e, out, done, arg))
+        return;
+    int64_t now = tn_clock_now_ms();
+    struct tn_lease *l = NULL;
+    out->rc = tn_lease_renew(&e->table, r, now, &l);
+    if (out->rc == TN_OK) {
+        tn_store_view_from_lease(&out->lease, l, now);
+        commit_change(e, l, out, done, arg);
+    } else {
+        finish(e, l != NULL ? l->seq : 0, out, done, arg);
+    }
+}
+
+static void e_release(struct tn_store *s, const struct tn_token_req *r,
+                      struct tn_store_result *out, tn_store_done_fn done,
+                      void *arg)
+{
+    struct embedded *e = (struct embedded *)s;
+    if (refuse_if_degraded(e, out, done, arg))
+        return;
+    int64_t now = tn_clock_now_ms();
+    struct tn_lease *l = NULL;
+    out->rc = tn_lease_release(&e->table, r, now, &l);
+    if (l != NULL)
+        tn_store_view_from_lease(&out->lease, l, now);
+    if (out->rc == TN_OK)
+        commit_change(e, l, out, done, arg);
+    else
+        finish(e, l != NULL ? l->seq : 0, out, done, arg);
+}
+
+static void e_get(struct tn_store *s, const char *name, size_t name_len,
+                  struct tn_store_result *out, tn_store_done_fn done, void *arg)
+{
+    struct embedded *e = (struct embedded *)s;
+    if (refuse_if_degraded(e, out, done, arg))
+        return;
+    int64_t now = tn_clock_now_ms();
+    struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    out->rc = tn_lease_is_live(l, now) ? TN_OK : TN_ENOTFOUND;
+    if (out->rc == TN_OK)
+        tn_store_view_from_lease(&out->lease, l, now);
+    finish(e, l != NULL ? l->seq : 0, out, done, arg);
+}
+
+static void e_check(struct tn_store *s, const char *name, size_t name_len,
+                    uint64_t token, struct tn_store_result *out,
+                    tn_store_done_fn done, void *arg)
+{
+    struct embedded *e = (struct embedded *)s;
+    if (refuse_if_degraded(e, out, done, arg))
+        return;
+    int64_t now = tn_clock_now_ms();
+    struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    out->rc = TN_OK;
+    out->floor = l != NULL ? l->token : 0;
+    out->has_live = tn_lease_is_live(l, now);
+    out->current = out->has_live && l->token == token;
+    if (out->has_live)
+        tn_store_view_from_lease(&out->lease, l, now);
+    finish(e, l != NULL ? l->seq : 0, out, done, arg);
+}
+
+static void e_list(struct tn_store *s, const struct tn_list_req *r,
+                   struct tn_store_result *out, tn_store_done_fn done,
+                   void *arg)
+{
+    struct embedded *e = (struct embedded *)s;
+    if (refuse_if_degraded(e, out, done, arg))
+        return;
+    int64_t now = tn_clock_now_ms();
+    const struct tn_lease **found = tn_calloc(r->limit, sizeof(*found));
+    out->items = tn_calloc(r->limit, sizeof(*out->items));
+    if (found == NULL || out->items == NULL) {
+        tn_free(found);
+        tn_store_result_release(out);
+        out->rc = TN_ENOMEM;
+        done(arg);
+        return;
+    }
+    out->n_items =
+        tn_lease_list(&e->table, r->prefix, r->prefix_len, r->after,
+                      r->after_len, now, found, r->limit, &out->more);
+    for (size_t i = 0; i < out->n_items; i++)
+        tn_store_view_from_lease(&out->items[i], found[i], now);
+    tn_free(found);
+    out->rc = TN_OK;
+    finish(e, e->table.seq, out, done, arg);
+}
+
+static bool e_is_ready(struct tn_store *s)
+{
+    return ((struct embedded *)s)->degraded_rc == 0;
+}
+
+static void hist_add(uint64_t *h, size_t n, uint64_t v, uint64_t base)
+{
+    size_t i = 0;
+    while (i < n && v > (base << i))
+        i++;
+    h[i]++;
+}
+
+static void print_hist(struct tn_buf *out, const char *name, const uint64_t *h,
+                       size_t n, uint64_t base, double scale)
+{
+    uint64_t cum = 0;
+    for (size_t i = 0; i < n; i++) {
+        cum += h[i];
+        (void)tn_buf_printf(out, "%s_bucket{le=\"%g\"} %llu\n", name,
+                            (double)(base << i) * scale,
+                            (unsigned long long)cum);
+    }
+    cum += h[n];
+    (void)tn_buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n", name,
+                        (unsigned long long)cum);
+    (void)tn_buf_printf(out, "%s_count %llu\n", name, (unsigned long long)cum);
+}
+
+static void e_metrics(struct tn_store *s, struct tn_buf *out)
+{
+    struct embedded *e = (struct embedded *)s;
+    int64_t now = tn_clock_now_ms();
+    (void)tn_buf_printf(
+        out,
+        "# TYPE tenure_leases_live gauge\ntenure_leases_live %zu\n"
+        "# TYPE tenure_leases_known gauge\ntenure_leases_known %zu\n"
+        "# TYPE tenure_last_token gauge\ntenure_last_token %llu\n"
+        "# TYPE tenure_store_ready gauge\ntenure_store_ready %d\n"
+        "# TYPE tenure_commits_total counter\ntenure_commits_total %llu\n"
+        "# TYPE tenure_commit_rows_total counter\n"
+        "tenure_commit_rows_total %llu\n"
+        "# TYPE tenure_commit_failures_total counter\n"
+        "tenure_commit_failures_total %llu\n",
+        tn_lease_count_live(&e->table, now), e->table.count,
+        (unsigned long long)e->table.last_token, e->degraded_rc == 0,
+        (unsigned long long)e->commits, (unsigned long long)e->rows,
+        (unsigned long long)e->failures);
+    (void)tn_buf_printf(out, "# TYPE tenure_commit_batch_rows histogram\n");
+    print_hist(out, "tenure_commit_batch_rows", e->batch_hist, N_BATCH_BUCKETS,
+               1, 1.0);
+    (void)tn_buf_printf(out, "tenure_commit_batch_rows_sum %llu\n",
+                        (unsigned long long)e->rows);
+    (void)tn_buf_printf(out, "# TYPE tenure_commit_seconds histogram\n");
+    print_hist(out, "tenure_commit_seconds", e->lat_hist, N_LAT_BUCKETS, 64,
+               1e-6);
+    (void)tn_buf_printf(out, "tenure_commit_seconds_sum %.6f\n",
+                        e->write_seconds);
+}
+
+/* Loop thread: a batch came back from the committer. */
+static void on_batch(void *ctx, struct tn_batch *b)
+{
+    struct embedded *e = ctx;
+    int client_rc = TN_OK;
+    if (b->rc == TN_OK) {
+        if (b->last_seq > e->durable_seq)
+            e->durable_seq = b->last_seq;
+        if (b->n_rows > 0) {
+            e->commits++;
+            e->rows += b->n_rows;
+            hist_add(e->batch_hist, N_BATCH_BUCKETS, b->n_rows, 1);
+            hist_add(e->lat_hist, N_LAT_BUCKETS, (uint64_t)b->write_us, 64);
+            e->write_seconds += (double)b->write_us / 1e6;
+        }
+    } else {
+        client_rc = b->rc == TN_ENOSPC ? TN_ENOSPC : TN_EUNAVAIL;
+        e->failures++;
+        if (e->degraded_rc == 0) {
+            e->degraded_rc = b->rc == TN_ENOSPC ? TN_ENOSPC : TN_EIO;
+            tn_log(TN_LOG_ERROR, "store",
+                   "\"commit failed, refusing requests until %s\" err=%s",
+                   b->rc == TN_ENOSPC ? "space returns" : "restarted",
+                   tn_errname(b->rc));
+            tn_commit_fail_open(e->commit, client_rc);
+        }
+    }
+    for (size_t i = 0; i < b->n_waiters; i++) {
+        struct tn_waiter *w = &b->waiters[i];
+        if (client_rc != TN_OK) {
+            tn_store_result_release(w->out);
+            w->out->rc = client_rc;
+            w->out->retry_after_ms = RETRY_AFTER_MS;
+        }
+        w->done(w->arg);
+    }
+    tn_commit_recycle(e->commit, b);
+}
+
+static int c_write(void *ctx, const struct tn_batch *b)
+{
+    struct embedded *e = ctx;
+    return tn_sqlite_db_write(e->db, b);
+}
+
+/* Committer thread: after a failure, wait for space, then reload. */
+static int c_recover(void *ctx)
+{
+    struct embedded *e = ctx;
+    if (e->degraded_rc == TN_EIO)
+        return TN_EIO; /* after a failed fsync nothing is trusted */
+    int rc = tn_sqlite_db_probe(e->db);
+    if (rc < 0)
+        return rc;
+    tn_lease_table_release(&e->reloaded);
+    rc = tn_lease_table_init(&e->reloaded, e->table.count);
+    if (rc == 0)
+        rc = tn_sqlite_db_load(e->db, &e->reloaded, tn_clock_now_ms(), true,
+                               NULL);
+    return rc;
+}
+
+/* Loop thread: the store takes writes again; adopt the reloaded table. */
+static void on_recovered(void *ctx)
+{
+    struct embedded *e = ctx;
+    uint64_t seq = e->table.seq;
+    tn_lease_table_release(&e->table);
+    e->table = e->reloaded;
+    memset(&e->reloaded, 0, sizeof(e->reloaded));
+    e->table.seq = seq;
+    e->durable_seq = seq;
+    e->degraded_rc = 0;
+    tn_log(TN_LOG_INFO, "store", "\"store writable again, table reloaded\"");
+}
+
+static void e_close(struct tn_store *s)
+{
+    struct embedded *e = (struct embedded *)s;
+    tn_commit_stop(e->commit);
+    tn_sqlite_db_close(e->db);
+    tn_lease_table_release(&e->table);
+    tn_lease_table_release(&e->reloaded);
+    tn_free(e);
+}
+
+static const struct tn_store_ops embedded_ops = {
+    .version = TN_STORE_OPS_VERSION,
+    .name = "embedded",
+    .acquire = e_acquire,
+    .renew = e_renew,
+    .release = e_release,
+    .get = e_get,
+    .check = e_check,
+    .list = e_list,
+    .is_ready = e_is_ready,
+    .metrics = e_metrics,
+    .close = e_close,
+};
+
+static int open_db(struct embedded *e, const struct tn_store_config *cfg,
+                   struct tn_errmsg *em)
+{
+    char path[4096];
+    int n = snprintf(path, sizeof(path), "%s/tenure.db", cfg->data_dir);
+    if (n < 0 || (size_t)n >= sizeof(path)) {
+        tn_errmsg_set(em, "data dir path too long");
+        return TN_EINVAL;
+    }
+    int rc = tn_sqlite_db_open(path, &e->db, em);
+    if (rc == 0)
+        rc = tn_lease_table_init(&e->table, cfg->expected_leases);
+    if (rc == 0)
+        rc = tn_sqlite_db_load(e->db, &e->table, tn_clock_now_ms(), false, em);
+    return rc;
+}
+
+int tn_store_embedded_open(struct tn_loop *loop,
+                           const struct tn_store_config *cfg,
+                           struct tn_store **out, struct tn_errmsg *em)
+{
+    *out = NULL;
+    struct embedded *e = tn_calloc(1, sizeof(*e));
+    if (e == NULL)
+        return TN_ENOMEM;
+    e->base.ops = &embedded_ops;
+    e->loop = loop;
+    int rc = open_db(e, cfg, em);
+    if (rc < 0)
+        goto out_free;
+    struct tn_commit_config cc = {.loop = loop,
+                                  .write = c_write,
+                                  .done = on_batch,
+                                  .recover = c_recover,
+                                  .recovered = on_recovered,
+                                  .ctx = e,
+                                  .recover_interval_ms = 500};
+    e->commit = tn_commit_start(&cc);
+    if (e->commit == NULL) {
+        rc = TN_ENOMEM;
+        goto out_free;
+    }
+    tn_log(TN_LOG_INFO, "store",
+           "\"embedded store open\" dir=\"%s\" leases=%zu last_token=%llu",
+           cfg->data_dir, e->table.count,
+           (unsigned long long)e->table.last_token);
+    *out = &e->base;
+    return TN_OK;
+out_free:
+    tn_sqlite_db_close(e->db);
+    tn_lease_table_release(&e->table);
+    tn_free(e);
+    return rc;
+}
