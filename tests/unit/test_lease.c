@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/* The lease state machine: table-driven cases, then a seeded random walk
+ * against a shadow model that checks the token contract (DESIGN §4) after
+ * every step.  The clock is the test's: now_ms is passed in. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tenure/err.h>
+
+#include "lease/lease.h"
+
+#include <cmocka.h>
+
+static const uint8_t secret_a[TN_SECRET_BYTES] = {1, 2, 3};
+static const uint8_t secret_b[TN_SECRET_BYTES] = {9, 9, 9};
+
+static struct tn_acquire_req acq(const char *name, const char *owner,
+                                 int64_t ttl, const uint8_t *secret)
+{
+    struct tn_acquire_req r = {.name = name,
+                               .name_len = strlen(name),
+                               .owner_id = owner,
+                               .ttl_ms = ttl,
+                               .secret = secret};
+    return r;
+}
+
+static struct tn_token_req tok(const char *name, uint64_t token,
+                               const uint8_t *secret)
+{
+    struct tn_token_req r = {
+        .name = name, .name_len = strlen(name), .token = token};
+    memcpy(r.secret, secret, TN_SECRET_BYTES);
+    return r;
+}
+
+struct fixture {
+    struct tn_lease_table t;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    assert_int_equal(tn_lease_table_init(&f->t, 4), TN_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    tn_lease_table_release(&f->t);
+    free(f);
+    return 0;
+}
+
+/* One step of a table-driven case: an operation at now_ms and what it
+ * must return. */
+enum op { ACQ, RENEW, REL, FORCE };
+struct step {
+    enum op op;
+    int64_t now_ms;
+    const char *owner; /* ACQ */
+    int64_t ttl_ms;    /* ACQ (and RENEW when > 0) */
+    int token_of_step; /* RENEW/REL: token granted at that step (1-based) */
+    bool wrong_secret; /* RENEW/REL */
+    int want_rc;
+    int64_t lock_delay_ms;  /* ACQ */
+    const char *request_id; /* ACQ */
+};
+
+static void run_case(struct tn_lease_table *t, const struct step *steps,
+                     size_t n)
+{
+    uint64_t tokens[16] = {0};
+    for (size_t i = 0; i < n; i++) {
+        const struct step *s = &steps[i];
+        struct tn_lease *l = NULL;
+        int rc;
+        if (s->op == ACQ) {
+            struct tn_acquire_req r =
+                acq("shard:8841", s->owner, s->ttl_ms, secret_a);
+            r.lock_delay_ms = s->lock_delay_ms;
+            r.request_id = s->request_id;
+            bool replayed;
+            int64_t retry = 0;
+            rc = tn_lease_acquire(t, &r, s->now_ms, &l, &replayed, &retry);
+            if (rc == TN_OK)
+                tokens[i] = l->token;
+        } else {
+            uint64_t token = tokens[s->token_of_step - 1];
+            struct tn_token_req r =
+                tok("shard:8841", token, s->wrong_secret ? secret_b : secret_a);
+            r.ttl_ms = s->op == RENEW ? s->ttl_ms : 0;
+            r.force = s->op == FORCE;
+            rc = s->op == RENEW ? tn_lease_renew(t, &r, s->now_ms, &l)
+                                : tn_lease_release(t, &r, s->now_ms, &l);
+            if (rc == TN_OK)
+                assert_int_equal(l->token, token); /* renew keeps token */
+        }
+        if (rc != s->want_rc)
+            fail_msg("step %zu: want %s, got %s", i + 1, tn_errname(s->want_rc),
+                     tn_errname(rc));
+    }
+}
+
+#define RUN(f, steps) run_case(&(f)->t, steps, sizeof(steps) / sizeof(steps[0]))
+
+static void test_lease__held_then_conflict(void **state)
+{
+    static const struct step steps[] = {
+        {ACQ, 0, "indexer-17", 1000, 0, false, TN_OK, 0, NULL},
+        {ACQ, 999, "indexer-04", 1000, 0, false, TN_ECONFLICT, 0, NULL},
+        {ACQ, 1000, "indexer-04", 1000, 0, false, TN_OK, 0, NULL},
+    };
+    RUN((struct fixture *)*state, steps);
+}
+
+static void test_lease__renew_after_expiry_fails(void **state)
+{
+    static const struct step steps[] = {
+        {ACQ, 0, "a", 100, 0, false, TN_OK, 0, NULL},
+        {RENEW, 50, NULL, 0, 1, false, TN_OK, 0, NULL},
+        {RENEW, 149, NULL, 0, 1, false, TN_OK, 0, NULL},
+        {RENEW, 249, NULL, 0, 1, false, TN_ELOST, 0, NULL},
+        {REL, 250, NULL, 0, 1, false, TN_ELOST, 0, NULL},
+    };
+    RUN((struct fixture *)*state, steps);
+}
+
+static void test_lease__wrong_secret_is_forbidden(void **state)
+{
+    static const struct step steps[] = {
+        {ACQ, 0, "a", 100, 0, false, TN_OK, 0, NULL},
+        {RENEW, 10, NULL, 0, 1, true, TN_EFORBIDDEN, 0, NULL},
+        {REL, 10, NULL, 0, 1, true, TN_EFORBIDDEN, 0, NULL},
+        {REL, 10, NULL, 0, 1, false, TN_OK, 0, NULL},
+        {REL, 11, NULL, 0, 1, false, TN_ELOST, 0, NULL},
+    };
+    RUN((struct fixture *)*state, steps);
+}
+
+static void test_lease__release_never_touches_newer_grant(void **state)
+{
+    static const struct step steps[] = {
+        {ACQ, 0, "a", 100, 0, false, TN_OK, 0, NULL},
+        {ACQ, 100, "b", 100, 0, false, TN_OK, 0, NULL},
+        {REL, 101, NULL, 0, 1, false, TN_ELOST, 0, NULL},
+        {RENEW, 101, NULL, 0, 1, false, TN_ELOST, 0, NULL},
+        {ACQ, 102, "c", 100, 0, false, TN_ECONFLICT, 0, NULL},
+    };
+    RUN((struct fixture *)*state, steps);
+}
+
+static void test_lease__lock_delay_after_expiry_not_release(void **state)
+{
+    static const struct step steps[] = {
+        {ACQ, 0, "a", 100, 0, false, TN_OK, 500, NULL},
+        {ACQ, 100, "b", 100, 0, false, TN_ELOCKDELAY, 0, NULL},
+        {ACQ, 599, "b", 100, 0, false, TN_ELOCKDELAY, 0, NULL},
+        {ACQ, 600, "b", 100, 0, false, TN_OK, 500, NULL},
+        {REL, 601, NULL, 0, 4, false, TN_OK, 0, NULL},
+        {ACQ, 601, "c", 100, 0, false, TN_OK, 0, NULL},
+    };
+    RUN((struct fixture *)*state, steps);
+}
+
+static void test_lease__request_id_retry_returns_same_grant(void **state)
+{
+    struct fixture *f = *state;
+    struct tn_acquire_req r = acq("n", "w1", 100, secret_a);
+    r.request_id = "req-1";
+    struct tn_lease *l;
+    bool replayed;
+    int64_t retry;
+    assert_int_equal(tn_lease_acquire(&f->t, &r, 0, &l, &replayed, &retry),
+                     TN_OK);
+    uint64_t token = l->token;
+    assert_false(replayed);
+    assert_int_equal(tn_lease_acquire(&f->t, &r, 50, &l, &replayed, &retry),
+                     TN_OK);
+    assert_true(replayed);
+    assert_int_equal(l->token, token);
+    r.owner_id = "w2"; /* same request id, other owner: no replay */
+    assert_int_equal(tn_lease_acquire(&f->t, &r, 50, &l, &replayed, &retry),
+                     TN_ECONFLICT);
+    r.owner_id = "w1"; /* after the grant ended: a new acquire */
+    assert_int_equal(tn_lease_acquire(&f->t, &r, 100, &l, &replayed, &retry),
+                     TN_OK);
+    assert_false(replayed);
+    assert_true(l->token > token);
+}
+
+static void test_lease__force_release_ends_live_grant(void **state)
+{
+    static const struct step steps[] = {
+        {ACQ, 0, "a", 100, 0, false, TN_OK, 0, NULL},
+        {FORCE, 10, NULL, 0, 1, true, TN_OK, 0, NULL},
+        {FORCE, 11, NULL, 0, 1, true, TN_ELOST, 0, NULL},
+        {ACQ, 12, "b", 100, 0, false, TN_OK, 0, NULL},
+    };
+    RUN((struct fixture *)*state, steps);
+}
+
+static void test_lease__floor_survives_release(void **state)
+{
+    struct fixture *f = *state;
+    struct tn_acquire_req r = acq("x", "w", 100, secret_a);
+    struct tn_lease *l;
+    bool replayed;
+    int64_t retry;
+    assert_int_equal(tn_lease_acquire(&f->t, &r, 0, &l, &replayed, &retry),
+                     TN_OK);
+    struct tn_token_req t = tok("x", l->token, secret_a);
+    assert_int_equal(tn_lease_release(&f->t, &t, 1, &l), TN_OK);
+    l = tn_lease_find(&f->t, "x", 1);
+    assert_non_null(l);
+    assert_int_equal(l->token, t.token); /* the floor stays T */
+    assert_false(tn_lease_is_live(l, 1));
+}
+
+static void test_lease__list_in_name_order_with_paging(void **state)
+{
+    struct fixture *f = *state;
+    const char *names[] = {"b", "a", "shard:2", "shard:10", "shard:1", "c"};
+    for (size_t i = 0; i < 6; i++) {
+        struct tn_acquire_req r = acq(names[i], "w", 100, secret_a);
+        struct tn_lease *l;
+        bool rp;
+        int64_t retry;
+        assert_int_equal(tn_lease_acquire(&f->t, &r, 0, &l, &rp, &retry),
+                         TN_OK);
+    }
+    const struct tn_lease *out[2];
+    bool more;
+    size_t n = tn_lease_list(&f->t, "shard:", 6, NULL, 0, 1, out, 2, &more);
+    assert_int_equal(n, 2);
+    assert_string_equal(out[0]->name, "shard:1");
+    assert_string_equal(out[1]->name, "shard:10");
+    assert_true(more);
+    n = tn_lease_list(&f->t, "shard:", 6, "shard:10", 8, 1, out, 2, &more);
+    assert_int_equal(n, 1);
+    assert_string_equal(out[0]->name, "shard:2");
+    assert_false(more);
+    n = tn_lease_list(&f->t, "", 0, NULL, 0, 100, out, 2, &more);
+    assert_int_equal(n, 0); /* all expired at 100 */
+}
+
+/* ---- seeded random walk against a shadow model ---- */
+
+#define WALK_NAMES 4
+#define WALK_STEPS 200000
+
+struct shadow {
+    uint64_t token;     /* live grant's token, 0 = none ever */
+    uint64_t floor;     /* highest token granted */
+    int64_t expires_at; /* of the live grant */
+    bool held;          /* not released */
+    uint8_t secret[TN_SECRET_BYTES];
+};
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static bool shadow_live(const struct shadow *s, int64_t now)
+{
+    return s->held && now < s->expires_at;
+}
+
+static void walk_step(struct tn_lease_table *t, struct shadow *sh, int64_t now,
+                      uint64_t *last_token, uint64_t seed)
+{
+    static const char *const names[WALK_NAMES] = {"n0", "n1", "n2", "n3"};
+    size_t k = rnd() % WALK_NAMES;
+    struct shadow *s = &sh[k];
+    struct tn_lease *l = NULL;
+    uint8_t secret[TN_SECRET_BYTES];
+    for (size_t i = 0; i < sizeof(secret); i++)
+        secret[i] = (uint8_t)rnd();
+    unsigned op = (unsigned)(rnd() % 4);
+    if (op == 0) {
+        struct tn_acquire_req r =
+            acq(names[k], "w", (int64_t)(1 + rnd() % 50), secret);
+        bool rp;
+        int64_t retry;
+        int rc = tn_lease_acquire(t, &r, now, &l, &rp, &retry);
+        if (shadow_live(s, now)) {
+            if (rc != TN_ECONFLICT)
+                fail_msg("seed %llu: grant while live",
+                         (unsigned long long)seed);
+            return;
+        }
+        if (rc != TN_OK || l->token <= *last_token || l->token <= s->floor)
+            fail_msg("seed %llu: token did not increase (rc %d)",
+                     (unsigned long long)seed, rc);
+        *last_token = l->token;
+        *s = (struct shadow){.token = l->token,
+                             .floor = l->token,
+                             .expires_at = now + r.ttl_ms,
+                             .held = true};
+        memcpy(s->secret, secret, sizeof(secret));
+        return;
+    }
+    /* renew or release, with a right or a stale token and secret */
+    uint64_t token = s->token - (rnd() % 3 == 0 && s->token > 0 ? 1 : 0);
+    bool good_secret = rnd() % 4 != 0;
+    struct tn_token_req r =
+        tok(names[k], token, good_secret ? s->secret : secret);
+    bool expect_ok = shadow_live(s, now) && token == s->token && good_secret;
+    int rc = op == 1 ? tn_lease_renew(t, &r, now, &l)
+                     : tn_lease_release(t, &r, now, &l);
+    if ((rc == TN_OK) != expect_ok)
+        fail_msg("seed %llu: %s returned %s, model says %s",
+                 (unsigned long long)seed, op == 1 ? "renew" : "release",
+                 tn_errname(rc), expect_ok ? "ok" : "refuse");
+    if (rc == TN_OK && l->token != token)
+        fail_msg("seed %llu: token changed", (unsigned long long)seed);
+    if (rc == TN_OK && op == 1)
+        s->expires_at = now + l->ttl_ms;
+    if (rc == TN_OK && op != 1)
+        s->held = false;
+}
+
+static void check_invariants(const struct tn_lease_table *t,
+                             const struct shadow *sh, int64_t now,
+                             uint64_t seed)
+{
+    static const char *const names[WALK_NAMES] = {"n0", "n1", "n2", "n3"};
+    for (size_t k = 0; k < WALK_NAMES; k++) {
+        const struct tn_lease *l = tn_lease_find(t, names[k], 2);
+        uint64_t floor = l != NULL ? l->token : 0;
+        if (floor != sh[k].floor)
+            fail_msg("seed %llu: floor of %s is %llu, model %llu",
+                     (unsigned long long)seed, names[k],
+                     (unsigned long long)floor,
+                     (unsigned long long)sh[k].floor);
+        if (tn_lease_is_live(l, now) != shadow_live(&sh[k], now))
+            fail_msg("seed %llu: liveness of %s differs",
+                     (unsigned long long)seed, names[k]);
+        if (l != NULL && l->token > t->last_token)
+            fail_msg("seed %llu: token above the counter",
+                     (unsigned long long)seed);
+    }
+}
+
+static void test_lease__random_walk_keeps_token_contract(void **state)
+{
+    struct fixture *f = *state;
+    const char *env = getenv("TN_SEED");
+    uint64_t seed = env != NULL ? strtoull(env, NULL, 10)
+                                : (uint64_t)time(NULL) * 2654435761u;
+    if (seed == 0)
+        seed = 1;
+    rng_state = seed;
+    print_message("random walk seed %llu (TN_SEED to replay)\n",
+                  (unsigned long long)seed);
+    struct shadow sh[WALK_NAMES] = {{0}};
+    uint64_t last_token = 0;
+    int64_t now = 0;
+    for (int i = 0; i < WALK_STEPS; i++) {
+        now += (int64_t)(rnd() % 8);
+        walk_step(&f->t, sh, now, &last_token, seed);
+        check_invariants(&f->t, sh, now, seed);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_lease__held_then_conflict, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_lease__renew_after_expiry_fails,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lease__wrong_secret_is_forbidden,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_lease__release_never_touches_newer_grant, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_lease__lock_delay_after_expiry_not_release, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_lease__request_id_retry_returns_same_grant, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_lease__force_release_ends_live_grant, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lease__floor_survives_release,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_lease__list_in_name_order_with_paging, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_lease__random_walk_keeps_token_contract, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
