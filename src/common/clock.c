@@ -35,6 +35,14 @@ int64_t tn_clock_wall_ms(void)
     return read_ns(CLOCK_REALTIME) / 1000000;
 }
 
+struct timespec tn_clock_mono_deadline(int64_t ms)
+{
+    int64_t ns = read_ns(CLOCK_MONOTONIC) + ms * 1000000;
+    struct timespec ts = {.tv_sec = ns / 1000000000,
+                          .tv_nsec = ns % 1000000000};
+    return ts;
+}
+
 int tn_clock_boot_id(char out[37])
 {
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");

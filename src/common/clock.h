@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Milliseconds of CLOCK_BOOTTIME.  Thread-safe. */
 int64_t tn_clock_now_ms(void);
@@ -16,6 +17,9 @@ int64_t tn_clock_mono_ns(void);
 int64_t tn_clock_mono_ms(void);
 /* Wall-clock milliseconds since the epoch: for display and logs only. */
 int64_t tn_clock_wall_ms(void);
+/* Absolute CLOCK_MONOTONIC time ms from now, for pthread_cond_timedwait on
+ * a condition variable set to CLOCK_MONOTONIC. */
+struct timespec tn_clock_mono_deadline(int64_t ms);
 /* The kernel's boot id (36 chars + NUL) into out; 0 or TN_EIO. */
 int tn_clock_boot_id(char out[37]);
 

@@ -4,6 +4,7 @@
  * then to the loop thread until recycled. */
 #include "commit.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,12 +84,27 @@ static int64_t elapsed_us(int64_t start_ns)
     return (tn_clock_mono_ns() - start_ns) / 1000;
 }
 
+/* Wait for work (mu held).  When idle for heartbeat_ms, run the heartbeat
+ * with mu released, so that the store records that the server was alive
+ * (restart rule: leases that expired while it was alive stay expired). */
+static void wait_or_heartbeat(struct tn_commit *c)
+{
+    struct timespec ts = tn_clock_mono_deadline(c->cfg.heartbeat_ms);
+    if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) != ETIMEDOUT)
+        return;
+    if (c->state != ST_OK || c->cfg.heartbeat == NULL)
+        return;
+    pthread_mutex_unlock(&c->mu);
+    (void)c->cfg.heartbeat(c->cfg.ctx);
+    pthread_mutex_lock(&c->mu);
+}
+
 /* Take the open batch, or NULL when stopping with nothing open. */
 static struct tn_batch *take_open(struct tn_commit *c)
 {
     pthread_mutex_lock(&c->mu);
     while (!c->stopping && c->state != ST_RECOVERING && batch_is_empty(c->open))
-        pthread_cond_wait(&c->cv, &c->mu);
+        wait_or_heartbeat(c);
     struct tn_batch *b = NULL;
     if (c->state != ST_RECOVERING && !batch_is_empty(c->open)) {
         b = c->open;
@@ -200,7 +216,11 @@ struct tn_commit *tn_commit_start(const struct tn_commit_config *cfg)
         return NULL;
     }
     pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&c->thread, NULL, committer_main, c) != 0) {
         batch_free(c->open);
         tn_free(c);

@@ -65,13 +65,15 @@ typedef void (*tn_commit_done_fn)(void *ctx, struct tn_batch *b);
 typedef int (*tn_commit_recover_fn)(void *ctx);
 
 struct tn_commit_config {
-    struct tn_loop *loop;         /* where done runs */
-    tn_commit_write_fn write;     /* committer thread */
-    tn_commit_done_fn done;       /* loop thread */
-    tn_commit_recover_fn recover; /* committer thread */
-    tn_loop_fn recovered;         /* loop thread, after recover said 0 */
-    void *ctx;                    /* for all four */
-    int64_t recover_interval_ms;  /* between recovery attempts */
+    struct tn_loop *loop;           /* where done runs */
+    tn_commit_write_fn write;       /* committer thread */
+    tn_commit_done_fn done;         /* loop thread */
+    tn_commit_recover_fn recover;   /* committer thread */
+    tn_loop_fn recovered;           /* loop thread, after recover said 0 */
+    tn_commit_recover_fn heartbeat; /* committer thread, when idle */
+    void *ctx;                      /* for all of them */
+    int64_t recover_interval_ms;    /* between recovery attempts */
+    int64_t heartbeat_ms;           /* idle time before a heartbeat */
 };
 
 struct tn_commit *tn_commit_start(const struct tn_commit_config *cfg);

@@ -142,12 +142,16 @@ void tn_sqlite_db_close(struct tn_sqlite_db *d)
     tn_free(d);
 }
 
-static int load_meta(struct tn_sqlite_db *d, uint64_t *last_token,
-                     bool *same_boot)
+struct meta {
+    uint64_t last_token; /* highest token ever committed */
+    bool same_boot;      /* written during this boot */
+    int64_t alive_at_ms; /* last sign of life, server clock */
+};
+
+static int load_meta(struct tn_sqlite_db *d, struct meta *m)
 {
     sqlite3_stmt *st = NULL;
-    *last_token = 0;
-    *same_boot = false;
+    memset(m, 0, sizeof(*m));
     if (sqlite3_prepare_v2(d->db, "SELECT key, value FROM meta", -1, &st,
                            NULL) != SQLITE_OK)
         return TN_EIO;
@@ -155,10 +159,12 @@ static int load_meta(struct tn_sqlite_db *d, uint64_t *last_token,
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *k = (const char *)sqlite3_column_text(st, 0);
         if (strcmp(k, "last_token") == 0)
-            *last_token = (uint64_t)sqlite3_column_int64(st, 1);
+            m->last_token = (uint64_t)sqlite3_column_int64(st, 1);
+        if (strcmp(k, "alive_at_ms") == 0)
+            m->alive_at_ms = sqlite3_column_int64(st, 1);
         if (strcmp(k, "boot_id") == 0) {
             const char *v = (const char *)sqlite3_column_text(st, 1);
-            *same_boot = v != NULL && strcmp(v, d->boot_id) == 0;
+            m->same_boot = v != NULL && strcmp(v, d->boot_id) == 0;
         }
     }
     sqlite3_finalize(st);
@@ -194,7 +200,7 @@ static void row_to_image(sqlite3_stmt *st, struct tn_lease *img)
 }
 
 static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
-                     int64_t now_ms, bool same_boot, bool exact)
+                     int64_t now_ms, const struct meta *m, bool exact)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(d->db,
@@ -208,7 +214,7 @@ static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
         struct tn_lease img;
         struct tn_lease *l;
         row_to_image(st, &img);
-        restart_expiry(&img, now_ms, same_boot, exact);
+        restart_expiry(&img, now_ms, m, exact);
         if (tn_lease_restore(t, &img, &l) < 0) {
             sqlite3_finalize(st);
             return TN_ENOMEM;
@@ -221,17 +227,16 @@ static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
 int tn_sqlite_db_load(struct tn_sqlite_db *d, struct tn_lease_table *t,
                       int64_t now_ms, bool exact, struct tn_errmsg *em)
 {
-    uint64_t last_token;
-    bool same_boot;
-    int rc = load_meta(d, &last_token, &same_boot);
+    struct meta m;
+    int rc = load_meta(d, &m);
     if (rc == 0)
-        rc = load_rows(d, t, now_ms, same_boot, exact);
+        rc = load_rows(d, t, now_ms, &m, exact);
     if (rc < 0) {
         tn_errmsg_set(em, "loading leases: %s", sqlite3_errmsg(d->db));
         return rc;
     }
-    if (last_token > t->last_token)
-        t->last_token = last_token;
+    if (m.last_token > t->last_token)
+        t->last_token = m.last_token;
     rc = exec(d, "BEGIN IMMEDIATE", em);
     if (rc == 0)
         rc = set_meta_text(d, "boot_id", d->boot_id);
@@ -271,6 +276,8 @@ int tn_sqlite_db_write(struct tn_sqlite_db *d, const struct tn_batch *b)
     if (rc == 0)
         rc = set_meta_int(d, "last_token", (int64_t)b->last_token);
     if (rc == 0)
+        rc = set_meta_int(d, "alive_at_ms", tn_clock_now_ms());
+    if (rc == 0)
         rc = map_rc(sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL));
     if (rc < 0) {
         tn_log(TN_LOG_ERROR, "store", "\"commit failed\" err=\"%s\"",
@@ -284,7 +291,7 @@ int tn_sqlite_db_probe(struct tn_sqlite_db *d)
 {
     int rc = exec(d, "BEGIN IMMEDIATE", NULL);
     if (rc == 0)
-        rc = set_meta_int(d, "probe_at_ms", tn_clock_wall_ms());
+        rc = set_meta_int(d, "alive_at_ms", tn_clock_now_ms());
     if (rc == 0)
         rc = map_rc(sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL));
     if (rc < 0)

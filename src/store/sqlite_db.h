@@ -23,9 +23,11 @@ int tn_sqlite_db_open(const char *path, struct tn_sqlite_db **out,
 void tn_sqlite_db_close(struct tn_sqlite_db *db);
 
 /* Load every row into t (which must be empty).  Restart rule (DESIGN §4.5):
- * a held row stays held for its full TTL counted from now_ms, unless the
- * file was written in this same boot and its stored expiry is already in
- * the past (then it certainly expired).  With exact, stored expiries are
+ * a held row that may have been live at the crash stays held for its full
+ * TTL counted from now_ms.  Every write records alive_at_ms (server clock);
+ * if the file was written in this same boot, a row whose stored expiry is
+ * not after alive_at_ms expired while the server was still running, so it
+ * certainly was not live at the crash.  With exact, stored expiries are
  * kept as they are (reload inside one process).  Records the boot id. */
 int tn_sqlite_db_load(struct tn_sqlite_db *db, struct tn_lease_table *t,
                       int64_t now_ms, bool exact, struct tn_errmsg *em);
@@ -34,7 +36,8 @@ int tn_sqlite_db_load(struct tn_sqlite_db *db, struct tn_lease_table *t,
  * or TN_ENOMEM. */
 int tn_sqlite_db_write(struct tn_sqlite_db *db, const struct tn_batch *b);
 
-/* A small write that proves the file takes writes again. */
+/* Record that the server is alive now (meta alive_at_ms), in its own
+ * transaction.  Also proves that the file takes writes again. */
 int tn_sqlite_db_probe(struct tn_sqlite_db *db);
 
 #endif

@@ -312,6 +312,13 @@ static int c_write(void *ctx, const struct tn_batch *b)
     return tn_sqlite_db_write(e->db, b);
 }
 
+/* Committer thread, idle: record that the server is alive. */
+static int c_heartbeat(void *ctx)
+{
+    struct embedded *e = ctx;
+    return tn_sqlite_db_probe(e->db);
+}
+
 /* Committer thread: after a failure, wait for space, then reload. */
 static int c_recover(void *ctx)
 {
@@ -403,7 +410,9 @@ int tn_store_embedded_open(struct tn_loop *loop,
                                   .recover = c_recover,
                                   .recovered = on_recovered,
                                   .ctx = e,
-                                  .recover_interval_ms = 500};
+                                  .heartbeat = c_heartbeat,
+                                  .recover_interval_ms = 500,
+                                  .heartbeat_ms = 1000};
     e->commit = tn_commit_start(&cc);
     if (e->commit == NULL) {
         rc = TN_ENOMEM;
