@@ -29,7 +29,9 @@ struct conn {
     int fd;            /* the connection's socket */
     int64_t since_ms;  /* connect or previous reply, server clock */
     bool busy;         /* a request of it is parked */
-    struct conn *prev; /* tracking list */
+    bool in_request;   /* headers received, reply not yet sent */
+    bool evicted;      /* shut down by us; MHD closes it next */
+    struct conn *prev; /* tracking list, newest first */
     struct conn *next; /* tracking list */
 };
 
@@ -55,7 +57,9 @@ struct tn_http {
     struct MHD_Daemon *d;       /* MHD */
     int epfd;                   /* MHD's epoll fd, watched by loop */
     size_t pending;             /* dispatched, not yet replied */
-    struct conn *conns;         /* every open connection */
+    struct conn *conns;         /* every open connection, newest first */
+    struct conn *oldest;        /* tail of conns */
+    size_t n_active;            /* open and not evicted */
     struct tn_loop_timer sweep; /* whole-request timeout */
     struct tn_loop_timer kick;  /* run MHD after resumes */
 };
@@ -100,6 +104,8 @@ static struct tn_http_req *req_new(struct tn_http *h, struct MHD_Connection *mc,
     r->h = h;
     r->mc = mc;
     r->conn = conn_of(mc);
+    if (r->conn != NULL)
+        r->conn->in_request = true;
     r->method = parse_method(method);
     r->path = url;
     tn_buf_init(&r->body, h->cfg.max_body_bytes);
@@ -182,8 +188,10 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
     (void)cls;
     (void)toe;
     struct conn *c = conn_of(mc);
-    if (c != NULL)
+    if (c != NULL) {
         c->since_ms = tn_clock_now_ms();
+        c->in_request = false;
+    }
     if (r == NULL)
         return;
     *con_cls = NULL;
@@ -194,36 +202,75 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
     req_free(r);
 }
 
-static void on_connection(void *cls, struct MHD_Connection *mc,
-                          void **socket_context,
-                          enum MHD_ConnectionNotificationCode toe)
+static void evict(struct tn_http *h, struct conn *c)
 {
-    struct tn_http *h = cls;
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        struct conn *c = tn_calloc(1, sizeof(*c));
-        if (c == NULL)
+    (void)shutdown(c->fd, SHUT_RDWR);
+    c->evicted = true;
+    h->n_active--;
+}
+
+/* Over the limit, make room by shutting down the oldest connection that is
+ * neither in a request nor parked: idle keep-alives and clients that never
+ * sent a whole header block.  A flood of idle connections then cycles
+ * through instead of locking well-behaved clients out. */
+static void make_room(struct tn_http *h, struct conn *fresh)
+{
+    for (struct conn *c = h->oldest; c != NULL && c != fresh; c = c->prev) {
+        if (!c->busy && !c->in_request && !c->evicted && c->fd >= 0) {
+            evict(h, c);
             return;
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
-        c->fd = ci != NULL ? ci->connect_fd : -1;
-        c->since_ms = tn_clock_now_ms();
-        c->next = h->conns;
-        if (h->conns != NULL)
-            h->conns->prev = c;
-        h->conns = c;
-        *socket_context = c;
-        return;
+        }
     }
-    struct conn *c = *socket_context;
+}
+
+static void conn_open(struct tn_http *h, struct MHD_Connection *mc,
+                      void **socket_context)
+{
+    struct conn *c = tn_calloc(1, sizeof(*c));
     if (c == NULL)
         return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+    c->fd = ci != NULL ? ci->connect_fd : -1;
+    c->since_ms = tn_clock_now_ms();
+    c->next = h->conns;
+    if (h->conns != NULL)
+        h->conns->prev = c;
+    else
+        h->oldest = c;
+    h->conns = c;
+    h->n_active++;
+    *socket_context = c;
+    if (h->n_active > h->cfg.max_connections)
+        make_room(h, c);
+}
+
+static void conn_close(struct tn_http *h, struct conn *c)
+{
     if (c->prev != NULL)
         c->prev->next = c->next;
     else
         h->conns = c->next;
     if (c->next != NULL)
         c->next->prev = c->prev;
+    else
+        h->oldest = c->prev;
+    if (!c->evicted)
+        h->n_active--;
     tn_free(c);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *mc,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct tn_http *h = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn_open(h, mc, socket_context);
+        return;
+    }
+    if (*socket_context != NULL)
+        conn_close(h, *socket_context);
     *socket_context = NULL;
 }
 
@@ -233,11 +280,9 @@ static void sweep(void *arg)
     struct tn_http *h = arg;
     int64_t now = tn_clock_now_ms();
     for (struct conn *c = h->conns; c != NULL; c = c->next) {
-        if (!c->busy && c->fd >= 0 &&
-            now - c->since_ms > h->cfg.request_timeout_ms) {
-            (void)shutdown(c->fd, SHUT_RDWR);
-            c->since_ms = now; /* MHD closes it on its next turn */
-        }
+        if (!c->busy && !c->evicted && c->fd >= 0 &&
+            now - c->since_ms > h->cfg.request_timeout_ms)
+            evict(h, c); /* MHD closes it on its next turn */
     }
     tn_loop_timer_arm(h->loop, &h->sweep, now + SWEEP_INTERVAL_MS, sweep, h);
 }
@@ -330,7 +375,7 @@ static struct MHD_Daemon *start_mhd(struct tn_http *h,
     return MHD_start_daemon(
         flags, 0, NULL, NULL, on_access, h, MHD_OPTION_SOCK_ADDR, ss,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->cfg.max_connections,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->cfg.max_connections + 64,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
