@@ -61,7 +61,9 @@ incident: build
 	@tests/integration/t401-fence-incident-replay.sh
 
 install: release
-	@cmake --install build/release --prefix $(PREFIX)
+	@cmake --preset release -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake --build --preset release -j2
+	@cmake --install build/release
 
 clean:
 	rm -rf build

@@ -13,7 +13,9 @@ TN_PIDS=()
 tn_cleanup() {
     local p
     for p in "${TN_PIDS[@]:-}"; do
-        [ -n "$p" ] && kill -CONT "$p" 2>/dev/null; [ -n "$p" ] && kill -9 "$p" 2>/dev/null
+        [ -n "$p" ] || continue
+        kill -CONT "$p" 2>/dev/null || true
+        kill -9 "$p" 2>/dev/null || true
     done
     wait 2>/dev/null || true
     if [ "${TN_KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
@@ -23,12 +25,15 @@ trap tn_cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$T/tenured.log" ] && tail -20 "$T/tenured.log" >&2; exit 1; }
 pass() { echo "ok - $*"; }
 
-# A free TCP port on 127.0.0.1.
+# A free TCP port on 127.0.0.1, below the kernel's range for outgoing
+# connections (so no client socket can be holding it), not in any state.
 tn_free_port() {
-    local p
+    local p lo
+    lo=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    [ "$lo" -gt 12000 ] || lo=32768
     for _ in $(seq 1 200); do
-        p=$((30000 + RANDOM % 25000))
-        ss -ltnH "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
+        p=$((10000 + RANDOM % (lo - 10000)))
+        ss -tanH "( sport = :$p or dport = :$p )" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
     done
     return 1
 }
@@ -52,6 +57,9 @@ tn_wait_ready() {
     local url=$1 secs=${2:-20} i
     for i in $(seq 1 $((secs * 20))); do
         [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" 2>/dev/null)" = 200 ] && return 0
+        if [ -n "${SERVER_PID:-}" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            return 1 # the server exited
+        fi
         sleep 0.05
     done
     return 1

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared pieces of the tenure CLI: the exit codes, the options every
+ * command accepts, duration parsing and output helpers.  The CLI talks to
+ * tenured only through libtenure's client API. */
+#ifndef TN_CLI_H
+#define TN_CLI_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <tenure/client.h>
+
+/* Exit codes, documented in --help and docs/CLI.md. */
+enum tn_cli_exit {
+    TN_CLI_OK = 0,       /* success */
+    TN_CLI_ERROR = 1,    /* any other failure (network, server, forbidden) */
+    TN_CLI_USAGE = 2,    /* bad command line */
+    TN_CLI_HELD = 3,     /* acquire: held by another owner or lock delay */
+    TN_CLI_LOST = 4,     /* renew/release: no longer live; check: not
+                            current; run: the lease was lost or ran out */
+    TN_CLI_NOTFOUND = 5, /* get: the name is free */
+};
+
+#define TN_CLI_DEFAULT_SERVER "http://127.0.0.1:7300"
+
+struct tn_cli {
+    struct tn_client_options opts; /* URLs point into servers */
+    char servers[1024];            /* --server / TENURE_SERVER, split in
+                                      place on ',' */
+    bool json;                     /* --json */
+    bool verbose;                  /* -v: progress on stderr */
+    const char *prog;              /* "tenure" */
+};
+
+/* Long options every command accepts; the codes are above any short one. */
+enum {
+    TN_CLI_OPT_SERVER = 1000,
+    TN_CLI_OPT_JSON,
+    TN_CLI_OPT_TIMEOUT,
+    TN_CLI_OPT_HELP,
+};
+#define TN_CLI_COMMON_OPTS                                                     \
+    {"server", required_argument, NULL, TN_CLI_OPT_SERVER},                    \
+        {"json", no_argument, NULL, TN_CLI_OPT_JSON},                          \
+        {"timeout", required_argument, NULL, TN_CLI_OPT_TIMEOUT},              \
+        {"help", no_argument, NULL, 'h'},                                      \
+    {                                                                          \
+        "verbose", no_argument, NULL, 'v'                                      \
+    }
+
+/* Handle a common option; returns 1 when handled, 0 when not common, or
+ * -1 (usage error already printed). */
+int tn_cli_common_opt(struct tn_cli *cli, int opt, const char *arg);
+
+/* Set the server list from a comma-separated string; 0 or -1 (printed). */
+int tn_cli_set_servers(struct tn_cli *cli, const char *list);
+
+/* Parse "10s", "500ms", "2m", "1h" or plain milliseconds into *out_ms.
+ * 0 or -1. */
+int tn_cli_parse_duration(const char *s, int64_t *out_ms);
+/* Parse a non-negative decimal integer (token, limit). 0 or -1. */
+int tn_cli_parse_u64(const char *s, uint64_t *out);
+
+/* Print "tenure: <msg>" on stderr. */
+void tn_cli_err(const struct tn_cli *cli, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Report a failed call: message on stderr (or a JSON error object on
+ * stdout with --json) and the exit code for rc. */
+int tn_cli_fail(const struct tn_cli *cli, const char *what, int rc,
+                const struct tn_errmsg *em);
+/* Exit code for a tn_err. */
+int tn_cli_exit_for(int rc);
+
+/* Create the client from cli->opts; prints the error. */
+int tn_cli_client(struct tn_cli *cli, struct tn_client **out);
+
+/* Print a JSON value (steals the reference) on stdout, one line. */
+void tn_cli_print_json(json_t *v);
+/* A lease info as JSON (new reference). */
+json_t *tn_cli_info_json(const struct tn_lease_info *info);
+
+/* Usage error: print msg and the hint, return TN_CLI_USAGE. */
+int tn_cli_usage(const struct tn_cli *cli, const char *cmd, const char *msg);
+
+/* The credentials of renew and release. */
+struct tn_cli_cred {
+    const char *name;   /* --name or first argument */
+    uint64_t token;     /* --token */
+    bool has_token;     /* --token given */
+    const char *secret; /* --secret or $TENURE_SECRET */
+    int64_t ttl_ms;     /* --ttl (renew only), 0 = keep */
+};
+
+/* Which command parses credentials. */
+struct tn_cli_cred_cmd {
+    const char *name; /* "renew" or "release" */
+    const char *help; /* its --help text */
+    bool with_ttl;    /* accepts --ttl */
+};
+
+/* Parse renew/release arguments.  0 to go on, -1 after --help, else an
+ * exit code. */
+int tn_cli_parse_cred(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
+                      int argc, char **argv, struct tn_cli_cred *out);
+
+int tn_cmd_acquire(struct tn_cli *cli, int argc, char **argv);
+int tn_cmd_renew(struct tn_cli *cli, int argc, char **argv);
+int tn_cmd_release(struct tn_cli *cli, int argc, char **argv);
+int tn_cmd_get(struct tn_cli *cli, int argc, char **argv);
+int tn_cmd_list(struct tn_cli *cli, int argc, char **argv);
+int tn_cmd_check(struct tn_cli *cli, int argc, char **argv);
+int tn_cmd_run(struct tn_cli *cli, int argc, char **argv);
+
+#endif

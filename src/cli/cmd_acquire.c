@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* tenure acquire: take a lease and print its token and secret (the secret
+ * is what a later `tenure renew` / `tenure release` needs). */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+
+static const char help[] =
+    "Usage: tenure acquire [--name] NAME --ttl DUR [--wait DUR] [--owner ID]\n"
+    "                      [--request-id ID] [--lock-delay DUR] [--json]\n"
+    "\n"
+    "Take the lease NAME for DUR.  Prints the name, token, owner, TTL and\n"
+    "the lease secret: keep the secret to renew or release the lease later\n"
+    "(tenure renew --name NAME --token T --secret S).\n"
+    "\n"
+    "  --name NAME        lease name (or the first argument)\n"
+    "  --ttl DUR          lease time to live (required)\n"
+    "  --wait DUR         queue for the lease up to DUR when it is held\n"
+    "  --owner ID         owner_id (default HOST:PID)\n"
+    "  --request-id ID    idempotency key: a retry with the same key gets\n"
+    "                     the same grant back\n"
+    "  --lock-delay DUR   after this lease expires the name stays blocked\n"
+    "                     for DUR\n"
+    "\n"
+    "Exit: 0 acquired, 3 held by another owner (holder printed) or in lock\n"
+    "delay, 1 error, 2 usage.\n";
+
+static int parse(struct tn_cli *cli, int argc, char **argv,
+                 struct tn_acquire_args *a)
+{
+    static const struct option opts[] = {
+        {"name", required_argument, NULL, 'n'},
+        {"ttl", required_argument, NULL, 't'},
+        {"wait", required_argument, NULL, 'w'},
+        {"owner", required_argument, NULL, 'o'},
+        {"request-id", required_argument, NULL, 'r'},
+        {"lock-delay", required_argument, NULL, 'd'},
+        TN_CLI_COMMON_OPTS,
+        {0}};
+    int opt = 0;
+    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
+        int r = tn_cli_common_opt(cli, opt, optarg);
+        if (r != 0) {
+            if (r < 0)
+                return TN_CLI_USAGE;
+            continue;
+        }
+        switch (opt) {
+        case 'n':
+            a->name = optarg;
+            break;
+        case 't':
+            if (tn_cli_parse_duration(optarg, &a->ttl_ms) < 0)
+                return tn_cli_usage(cli, "acquire", "--ttl: bad duration");
+            break;
+        case 'w':
+            if (tn_cli_parse_duration(optarg, &a->wait_ms) < 0)
+                return tn_cli_usage(cli, "acquire", "--wait: bad duration");
+            break;
+        case 'd':
+            if (tn_cli_parse_duration(optarg, &a->lock_delay_ms) < 0)
+                return tn_cli_usage(cli, "acquire",
+                                    "--lock-delay: bad duration");
+            break;
+        case 'o':
+            a->owner_id = optarg;
+            break;
+        case 'r':
+            a->request_id = optarg;
+            break;
+        case 'h':
+            (void)fputs(help, stdout);
+            return -1;
+        default:
+            return tn_cli_usage(cli, "acquire", "unknown option");
+        }
+    }
+    if (a->name == NULL && optind < argc)
+        a->name = argv[optind++];
+    if (optind != argc)
+        return tn_cli_usage(cli, "acquire", "unexpected argument");
+    if (a->name == NULL || a->ttl_ms <= 0)
+        return tn_cli_usage(cli, "acquire", "--name and --ttl are required");
+    return 0;
+}
+
+static void print_lease(const struct tn_cli *cli, struct tn_lease *l)
+{
+    if (cli->json) {
+        json_t *o = json_pack(
+            "{s:s,s:s,s:I,s:s,s:I,s:I}", "name", tn_lease_name(l), "owner_id",
+            tn_lease_owner_id(l), "token", (json_int_t)tn_lease_token(l),
+            "lease_secret", tn_lease_secret(l), "ttl_ms",
+            (json_int_t)tn_lease_ttl_ms(l), "safe_for_ms",
+            (json_int_t)tn_lease_safe_for_ms(l));
+        if (o != NULL && tn_lease_proof(l) != NULL)
+            (void)json_object_set_new(o, "proof",
+                                      json_string(tn_lease_proof(l)));
+        tn_cli_print_json(o);
+        return;
+    }
+    (void)printf("name:   %s\ntoken:  %" PRIu64 "\nowner:  %s\nttl_ms: %" PRId64
+                 "\nsecret: %s\n",
+                 tn_lease_name(l), tn_lease_token(l), tn_lease_owner_id(l),
+                 tn_lease_ttl_ms(l), tn_lease_secret(l));
+    if (tn_lease_proof(l) != NULL)
+        (void)printf("proof:  %s\n", tn_lease_proof(l));
+}
+
+static int report_held(const struct tn_cli *cli, int rc,
+                       const struct tn_lease_info *h,
+                       const struct tn_errmsg *em)
+{
+    if (cli->json) {
+        json_t *o = json_pack("{s:s,s:s}", "error",
+                              rc == TN_ELOCKDELAY ? "lock_delay" : "held",
+                              "message", em->text);
+        if (o != NULL && rc == TN_ECONFLICT)
+            (void)json_object_set_new(o, "holder", tn_cli_info_json(h));
+        if (o != NULL && h->retry_after_ms >= 0)
+            (void)json_object_set_new(o, "retry_after_ms",
+                                      json_integer(h->retry_after_ms));
+        tn_cli_print_json(o);
+    }
+    if (rc == TN_ELOCKDELAY)
+        tn_cli_err(cli, "lease is in lock delay for %" PRId64 " ms",
+                   h->retry_after_ms);
+    else
+        tn_cli_err(cli,
+                   "lease is held by \"%s\" (token %" PRIu64
+                   ", expires in %" PRId64 " ms)",
+                   h->owner_id, h->token, h->expires_in_ms);
+    return TN_CLI_HELD;
+}
+
+int tn_cmd_acquire(struct tn_cli *cli, int argc, char **argv)
+{
+    struct tn_acquire_args a = {0};
+    int ex = parse(cli, argc, argv, &a);
+    if (ex != 0)
+        return ex < 0 ? TN_CLI_OK : ex;
+    struct tn_client *c = NULL;
+    ex = tn_cli_client(cli, &c);
+    if (ex != 0)
+        return ex;
+    struct tn_lease *l = NULL;
+    struct tn_lease_info holder;
+    struct tn_errmsg em = {{0}};
+    int rc = tn_client_acquire(c, &a, &l, &holder, &em);
+    if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY)
+        ex = report_held(cli, rc, &holder, &em);
+    else if (rc < 0)
+        ex = tn_cli_fail(cli, "acquire", rc, &em);
+    else
+        print_lease(cli, l);
+    tn_lease_free(l);
+    tn_client_free(c);
+    return ex;
+}

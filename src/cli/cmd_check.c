@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* tenure check: is a token the live grant of a name (and what is the
+ * name's floor)? */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+
+static const char help[] =
+    "Usage: tenure check [--name] NAME --token T [--json]\n"
+    "\n"
+    "Ask whether token T is the live grant of NAME.  Prints current (yes or\n"
+    "no), the live token if any, and the floor: the highest token ever\n"
+    "issued for NAME (a sink admits a token only if it is >= the floor).\n"
+    "\n"
+    "Exit: 0 current, 4 not current, 1 error, 2 usage.\n";
+
+struct check_args {
+    const char *name; /* lease name */
+    uint64_t token;   /* token to check */
+    bool has_token;   /* --token given */
+};
+
+static int parse(struct tn_cli *cli, int argc, char **argv,
+                 struct check_args *a)
+{
+    static const struct option opts[] = {
+        {"name", required_argument, NULL, 'n'},
+        {"token", required_argument, NULL, 'T'},
+        TN_CLI_COMMON_OPTS,
+        {0}};
+    int opt = 0;
+    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
+        int r = tn_cli_common_opt(cli, opt, optarg);
+        if (r < 0)
+            return TN_CLI_USAGE;
+        if (r == 1)
+            continue;
+        if (opt == 'h') {
+            (void)fputs(help, stdout);
+            return -1;
+        }
+        if (opt == 'n')
+            a->name = optarg;
+        else if (opt == 'T' && tn_cli_parse_u64(optarg, &a->token) == 0)
+            a->has_token = true;
+        else
+            return tn_cli_usage(cli, "check", "bad option");
+    }
+    if (a->name == NULL && optind < argc)
+        a->name = argv[optind++];
+    if (optind != argc)
+        return tn_cli_usage(cli, "check", "unexpected argument");
+    if (a->name == NULL || !a->has_token)
+        return tn_cli_usage(cli, "check", "--name and --token are required");
+    return 0;
+}
+
+static void print_check(const struct tn_cli *cli,
+                        const struct tn_check_result *r)
+{
+    if (cli->json) {
+        json_t *o = json_pack("{s:b,s:I}", "current", r->current, "floor",
+                              (json_int_t)r->floor);
+        if (o != NULL)
+            (void)json_object_set_new(o, "token",
+                                      r->has_token
+                                          ? json_integer((json_int_t)r->token)
+                                          : json_null());
+        tn_cli_print_json(o);
+        return;
+    }
+    (void)printf("current: %s\n", r->current ? "yes" : "no");
+    if (r->has_token)
+        (void)printf("token:   %" PRIu64 "\n", r->token);
+    else
+        (void)printf("token:   none\n");
+    (void)printf("floor:   %" PRIu64 "\n", r->floor);
+}
+
+int tn_cmd_check(struct tn_cli *cli, int argc, char **argv)
+{
+    struct check_args a = {0};
+    int ex = parse(cli, argc, argv, &a);
+    if (ex != 0)
+        return ex < 0 ? TN_CLI_OK : ex;
+    struct tn_client *c = NULL;
+    ex = tn_cli_client(cli, &c);
+    if (ex != 0)
+        return ex;
+    struct tn_check_result r;
+    struct tn_errmsg em = {{0}};
+    int rc = tn_client_check(c, a.name, a.token, &r, &em);
+    if (rc < 0) {
+        ex = tn_cli_fail(cli, "check", rc, &em);
+    } else {
+        print_check(cli, &r);
+        ex = r.current ? TN_CLI_OK : TN_CLI_LOST;
+    }
+    tn_client_free(c);
+    return ex;
+}

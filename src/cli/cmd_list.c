@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* tenure list: live leases in name order, following pages unless --limit
+ * asks for one page. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cli/cli.h"
+
+static const char help[] =
+    "Usage: tenure list [--prefix P] [--limit N] [--after NAME] [--json]\n"
+    "\n"
+    "List live leases in name order.  Without --limit every page is\n"
+    "fetched; with --limit one page is printed (and, with --json, its\n"
+    "\"next\" name to pass as --after).\n"
+    "\n"
+    "Exit: 0 listed (possibly none), 1 error, 2 usage.\n";
+
+static int parse(struct tn_cli *cli, int argc, char **argv,
+                 struct tn_list_args *a)
+{
+    static const struct option opts[] = {
+        {"prefix", required_argument, NULL, 'p'},
+        {"limit", required_argument, NULL, 'l'},
+        {"after", required_argument, NULL, 'a'},
+        TN_CLI_COMMON_OPTS,
+        {0}};
+    int opt = 0;
+    uint64_t v = 0;
+    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
+        int r = tn_cli_common_opt(cli, opt, optarg);
+        if (r < 0)
+            return TN_CLI_USAGE;
+        if (r == 1)
+            continue;
+        if (opt == 'h') {
+            (void)fputs(help, stdout);
+            return -1;
+        }
+        if (opt == 'p')
+            a->prefix = optarg;
+        else if (opt == 'a')
+            a->after = optarg;
+        else if (opt == 'l' && tn_cli_parse_u64(optarg, &v) == 0 && v > 0 &&
+                 v <= 100000)
+            a->limit = (unsigned)v;
+        else
+            return tn_cli_usage(cli, "list", "bad option");
+    }
+    if (optind != argc)
+        return tn_cli_usage(cli, "list", "unexpected argument");
+    return 0;
+}
+
+static void print_page(const struct tn_cli *cli,
+                       const struct tn_lease_list *page, json_t *arr)
+{
+    for (size_t i = 0; i < page->count; i++) {
+        const struct tn_lease_info *it = &page->items[i];
+        if (cli->json)
+            (void)json_array_append_new(arr, tn_cli_info_json(it));
+        else
+            (void)printf("%-32s %10" PRIu64 " %8" PRId64 "ms  %s\n", it->name,
+                         it->token, it->expires_in_ms, it->owner_id);
+    }
+}
+
+static int run_list(struct tn_cli *cli, struct tn_client *c,
+                    const struct tn_list_args *a, json_t *arr, json_t **next)
+{
+    char after[TN_CLIENT_NAME_MAX + 1] = {0};
+    struct tn_list_args q = *a;
+    for (;;) {
+        struct tn_lease_list *page = NULL;
+        struct tn_errmsg em = {{0}};
+        int rc = tn_client_list(c, &q, &page, &em);
+        if (rc < 0)
+            return tn_cli_fail(cli, "list", rc, &em);
+        print_page(cli, page, arr);
+        bool more = page->has_next;
+        if (more)
+            (void)snprintf(after, sizeof(after), "%s", page->next);
+        tn_lease_list_free(page);
+        if (!more)
+            return TN_CLI_OK;
+        if (a->limit > 0) {
+            *next = json_string(after);
+            return TN_CLI_OK;
+        }
+        q.after = after;
+    }
+}
+
+int tn_cmd_list(struct tn_cli *cli, int argc, char **argv)
+{
+    struct tn_list_args a = {0};
+    int ex = parse(cli, argc, argv, &a);
+    if (ex != 0)
+        return ex < 0 ? TN_CLI_OK : ex;
+    struct tn_client *c = NULL;
+    ex = tn_cli_client(cli, &c);
+    if (ex != 0)
+        return ex;
+    json_t *arr = json_array();
+    json_t *next = NULL;
+    if (!cli->json)
+        (void)printf("%-32s %10s %10s  %s\n", "NAME", "TOKEN", "EXPIRES",
+                     "OWNER");
+    ex = run_list(cli, c, &a, arr, &next);
+    if (ex == TN_CLI_OK && cli->json)
+        tn_cli_print_json(json_pack("{s:O,s:o}", "leases", arr, "next",
+                                    next != NULL ? next : json_null()));
+    else
+        json_decref(next);
+    json_decref(arr);
+    tn_client_free(c);
+    return ex;
+}

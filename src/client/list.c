@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/* tn_client_list and tn_client_check: the read-only queries that return
+ * more than one lease or a verdict on a token. */
+#include <inttypes.h>
+#include <string.h>
+
+#include <tenure/client.h>
+
+#include "client/client_internal.h"
+#include "common/alloc.h"
+#include "common/buf.h"
+#include "common/json.h"
+
+static int query_arg(struct tn_buf *b, const char *key, const char *value,
+                     char *sep)
+{
+    if (value == NULL)
+        return TN_OK;
+    char *esc = tn_http_escape(value);
+    if (esc == NULL)
+        return TN_ENOMEM;
+    int rc = tn_buf_printf(b, "%c%s=%s", *sep, key, esc);
+    *sep = '&';
+    tn_free(esc);
+    return rc;
+}
+
+static int list_path(const struct tn_list_args *a, struct tn_buf *b)
+{
+    char sep = '?';
+    int rc = tn_buf_printf(b, "/v1/leases");
+    if (rc == 0)
+        rc = query_arg(b, "prefix", a->prefix, &sep);
+    if (rc == 0)
+        rc = query_arg(b, "after", a->after, &sep);
+    if (rc == 0 && a->limit > 0)
+        rc = tn_buf_printf(b, "%climit=%u", sep, a->limit);
+    return rc;
+}
+
+static int fetch(struct tn_client *c, const char *path, json_t **out,
+                 struct tn_errmsg *em)
+{
+    struct tn_http_resp r;
+    (void)pthread_mutex_lock(&c->http_mu);
+    int64_t deadline = c->now_ms() + c->request_timeout_ms;
+    struct tn_http_req req = {"GET", path, NULL, deadline};
+    int rc = tn_http_do(&c->http, &req, &r, em);
+    (void)pthread_mutex_unlock(&c->http_mu);
+    if (rc < 0)
+        return rc;
+    if (r.status == 200) {
+        rc = tn_json_parse_object(r.body, r.body_len, false, out, em);
+        if (rc < 0)
+            rc = TN_EPROTO;
+    } else {
+        rc = tn_client_map_error(r.status, r.body, r.body_len, NULL, em);
+    }
+    tn_http_resp_release(&r);
+    return rc;
+}
+
+static int decode_list(json_t *o, struct tn_lease_list *list,
+                       struct tn_errmsg *em)
+{
+    json_t *arr = json_object_get(o, "leases");
+    if (!json_is_array(arr)) {
+        tn_errmsg_set(em, "list answer without \"leases\"");
+        return TN_EPROTO;
+    }
+    size_t n = json_array_size(arr);
+    list->items = tn_reallocarray(NULL, n, sizeof(*list->items));
+    if (list->items == NULL)
+        return TN_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        int rc =
+            tn_client_decode_info(json_array_get(arr, i), &list->items[i], em);
+        if (rc < 0)
+            return rc;
+        list->count = i + 1;
+    }
+    const char *next = NULL;
+    size_t len = 0;
+    if (tn_json_get_str(o, "next", &next, &len, NULL) == TN_OK &&
+        len <= TN_CLIENT_NAME_MAX) {
+        list->has_next = true;
+        memcpy(list->next, next, len);
+        list->next[len] = '\0';
+    }
+    return TN_OK;
+}
+
+int tn_client_list(struct tn_client *c, const struct tn_list_args *a,
+                   struct tn_lease_list **out, struct tn_errmsg *em)
+{
+    *out = NULL;
+    struct tn_buf path;
+    tn_buf_init(&path, 4096);
+    json_t *o = NULL;
+    int rc = list_path(a, &path);
+    if (rc == 0)
+        rc = fetch(c, path.data, &o, em);
+    tn_buf_release(&path);
+    if (rc < 0)
+        return rc;
+    struct tn_lease_list *list = tn_calloc(1, sizeof(*list));
+    rc = list != NULL ? decode_list(o, list, em) : TN_ENOMEM;
+    json_decref(o);
+    if (rc < 0) {
+        tn_lease_list_free(list);
+        return rc;
+    }
+    *out = list;
+    return TN_OK;
+}
+
+void tn_lease_list_free(struct tn_lease_list *list)
+{
+    if (list == NULL)
+        return;
+    tn_free(list->items);
+    tn_free(list);
+}
+
+static int decode_check(json_t *o, struct tn_check_result *out,
+                        struct tn_errmsg *em)
+{
+    int64_t v = 0;
+    if (tn_json_get_bool(o, "current", &out->current, em) < 0 ||
+        tn_json_get_int(o, "floor", 0, INT64_MAX, &v, em) < 0) {
+        tn_errmsg_set(em, "check answer without current or floor");
+        return TN_EPROTO;
+    }
+    out->floor = (uint64_t)v;
+    int rc = tn_json_get_int(o, "token", 0, INT64_MAX, &v, em);
+    if (rc == TN_OK) {
+        out->has_token = true;
+        out->token = (uint64_t)v;
+    } else if (rc != TN_ENOTFOUND) {
+        return TN_EPROTO;
+    }
+    return TN_OK;
+}
+
+int tn_client_check(struct tn_client *c, const char *name, uint64_t token,
+                    struct tn_check_result *out, struct tn_errmsg *em)
+{
+    memset(out, 0, sizeof(*out));
+    size_t len = name != NULL ? strlen(name) : 0;
+    if (len == 0 || len > TN_CLIENT_NAME_MAX) {
+        tn_errmsg_set(em, "a lease name must be 1 to %d bytes",
+                      TN_CLIENT_NAME_MAX);
+        return TN_EINVAL;
+    }
+    char *esc = tn_http_escape(name);
+    if (esc == NULL)
+        return TN_ENOMEM;
+    struct tn_buf path;
+    tn_buf_init(&path, 4096);
+    int rc =
+        tn_buf_printf(&path, "/v1/leases/%s/check?token=%" PRIu64, esc, token);
+    tn_free(esc);
+    json_t *o = NULL;
+    if (rc == 0)
+        rc = fetch(c, path.data, &o, em);
+    tn_buf_release(&path);
+    if (rc < 0)
+        return rc;
+    rc = decode_check(o, out, em);
+    json_decref(o);
+    return rc;
+}

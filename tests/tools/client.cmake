@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: MIT
+# Client test helpers: tn-client-probe drives the keepalive for the t3xx
+# integration tests.
+if(TARGET tn_client)
+    add_executable(tn-client-probe ${CMAKE_CURRENT_SOURCE_DIR}/client/probe.c)
+    target_link_libraries(tn-client-probe PRIVATE tenure_static)
+endif()
+
+# The worker of docs/CLIENT.md, compiled with the project's warnings and
+# run by t307 (which also checks the doc and this file agree).
+if(TARGET tn_client)
+    add_executable(tn-worker-example
+        ${CMAKE_CURRENT_SOURCE_DIR}/client/worker_example.c)
+    target_link_libraries(tn-worker-example PRIVATE tenure_static)
+endif()

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* tn-client-probe: drives libtenure's keepalive for the integration tests
+ * and reports what it observed, one key=value line per event, times in
+ * CLOCK_MONOTONIC milliseconds (comparable with `tn-client-probe mono` run
+ * by the test script).
+ *   tn-client-probe mono
+ *   tn-client-probe keep URLS NAME TTL_MS HOLD_MS
+ * keep: acquire NAME, keep it alive, and poll tn_lease_is_held every
+ * millisecond.  If HOLD_MS passes while held, check it is still held,
+ * release it and expect the callback with "released".  Otherwise report
+ * the loss.  Afterwards wait 2 TTLs more to prove the callback ran exactly
+ * once and the lease never showed as held again.  A test helper only. */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tenure/client.h>
+
+#include "common/clock.h"
+
+struct probe {
+    atomic_int calls;        /* callbacks seen */
+    atomic_int reason;       /* last reason */
+    atomic_int rc;           /* last rc */
+    atomic_llong at_ms;      /* when the first callback ran */
+    atomic_llong safe_at_cb; /* tn_lease_safe_for_ms inside the callback */
+};
+
+static void on_end(struct tn_lease *l, enum tn_lease_end why, int rc, void *ud)
+{
+    struct probe *p = ud;
+    if (atomic_fetch_add(&p->calls, 1) == 0) {
+        atomic_store(&p->at_ms, (long long)tn_clock_mono_ms());
+        atomic_store(&p->safe_at_cb, (long long)tn_lease_safe_for_ms(l));
+    }
+    atomic_store(&p->reason, (int)why);
+    atomic_store(&p->rc, rc);
+}
+
+static void on_log(void *ud, const char *msg)
+{
+    (void)ud;
+    (void)printf("log at=%" PRId64 " %s\n", tn_clock_mono_ms(), msg);
+    (void)fflush(stdout);
+}
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000,
+                          .tv_nsec = (ms % 1000) * 1000000L};
+    (void)nanosleep(&ts, NULL);
+}
+
+static int new_client(char *urls, struct tn_client **c)
+{
+    struct tn_client_options o;
+    tn_client_options_init(&o);
+    for (char *p = urls; p != NULL && o.n_urls < TN_CLIENT_MAX_URLS;) {
+        char *comma = strchr(p, ',');
+        if (comma != NULL)
+            *comma = '\0';
+        o.urls[o.n_urls++] = p;
+        p = comma != NULL ? comma + 1 : NULL;
+    }
+    o.log = on_log;
+    o.request_timeout_ms = 2000;
+    o.connect_timeout_ms = 200;
+    struct tn_errmsg em = {{0}};
+    int rc = tn_client_new(&o, c, &em);
+    if (rc < 0)
+        (void)printf("error=client rc=%s %s\n", tn_errname(rc), em.text);
+    return rc;
+}
+
+/* Poll until the callback ran or hold_ms passed; returns the last time
+ * the lease showed as held. */
+static int64_t watch(struct tn_lease *l, struct probe *p, int64_t until_ms)
+{
+    int64_t last_held = -1;
+    while (atomic_load(&p->calls) == 0 && tn_clock_mono_ms() < until_ms) {
+        if (tn_lease_is_held(l))
+            last_held = tn_clock_mono_ms();
+        nap_ms(1);
+    }
+    return last_held;
+}
+
+/* After the end: the lease must never show as held again. */
+static int64_t after_end(struct tn_lease *l, int64_t until_ms)
+{
+    int64_t held_after = -1;
+    while (tn_clock_mono_ms() < until_ms) {
+        if (tn_lease_is_held(l))
+            held_after = tn_clock_mono_ms();
+        nap_ms(2);
+    }
+    return held_after;
+}
+
+static int keep(struct tn_client *c, const char *name, int64_t ttl,
+                int64_t hold)
+{
+    struct tn_acquire_args a = {.name = name, .ttl_ms = ttl};
+    struct tn_lease *l = NULL;
+    struct tn_errmsg em = {{0}};
+    int64_t t0 = tn_clock_mono_ms();
+    int rc = tn_client_acquire(c, &a, &l, NULL, &em);
+    if (rc < 0) {
+        (void)printf("error=acquire rc=%s %s\n", tn_errname(rc), em.text);
+        return 1;
+    }
+    (void)printf("acquired token=%" PRIu64 " sent_before=%" PRId64 "\n",
+                 tn_lease_token(l), t0);
+    struct probe p = {0};
+    rc = tn_client_keepalive_start(c, l, on_end, &p);
+    if (rc < 0) {
+        (void)printf("error=keepalive rc=%s\n", tn_errname(rc));
+        tn_lease_free(l);
+        return 1;
+    }
+    (void)fflush(stdout);
+    int64_t last_held = watch(l, &p, t0 + hold);
+    if (atomic_load(&p.calls) == 0) {
+        (void)printf("held_until_hold=%d safe_for_ms=%" PRId64 "\n",
+                     tn_lease_is_held(l), tn_lease_safe_for_ms(l));
+        rc = tn_client_release(c, l, &em);
+        (void)printf("release rc=%s\n", tn_errname(rc));
+        (void)watch(l, &p, tn_clock_mono_ms() + 2000);
+    }
+    int64_t held_after = after_end(l, tn_clock_mono_ms() + 2 * ttl);
+    (void)printf("end reason=%s rc=%s cb_at=%lld safe_at_cb=%lld "
+                 "last_held_at=%" PRId64 " held_after=%" PRId64 " calls=%d\n",
+                 tn_lease_end_name((enum tn_lease_end)atomic_load(&p.reason)),
+                 tn_errname(atomic_load(&p.rc)), atomic_load(&p.at_ms),
+                 atomic_load(&p.safe_at_cb), last_held, held_after,
+                 atomic_load(&p.calls));
+    tn_lease_free(l);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "mono") == 0) {
+        (void)printf("%" PRId64 "\n", tn_clock_mono_ms());
+        return 0;
+    }
+    if (argc != 6 || strcmp(argv[1], "keep") != 0) {
+        (void)fprintf(stderr, "usage: tn-client-probe mono | keep URLS NAME "
+                              "TTL_MS HOLD_MS\n");
+        return 2;
+    }
+    struct tn_client *c = NULL;
+    if (new_client(argv[2], &c) < 0)
+        return 1;
+    int ex = keep(c, argv[3], strtoll(argv[4], NULL, 10),
+                  strtoll(argv[5], NULL, 10));
+    tn_client_free(c);
+    return ex;
+}

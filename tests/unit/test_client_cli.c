@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the CLI helpers: duration and number parsing, the server
+ * list, and the mapping from tn_err to the documented exit codes. */
+/* clang-format off: cmocka.h needs these headers first */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+/* clang-format on */
+
+#include <tenure/client.h>
+
+#include "cli/cli.h"
+
+static void test_cli__durations(void **st)
+{
+    (void)st;
+    struct {
+        const char *text; /* as typed */
+        int64_t ms;       /* expected, -1 = rejected */
+    } cases[] = {
+        {"250", 250},
+        {"500ms", 500},
+        {"10s", 10000},
+        {"2m", 120000},
+        {"1h", 3600000},
+        {"0", 0},
+        {"", -1},
+        {"10parsecs", -1},
+        {"-1s", -1},
+        {"1.5s", -1},
+        {"s", -1},
+        {" 5s", -1},
+        {"99999999999999999999h", -1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t ms = -7;
+        int rc = tn_cli_parse_duration(cases[i].text, &ms);
+        if (cases[i].ms < 0 ? rc == 0 : rc != 0 || ms != cases[i].ms)
+            fail_msg("\"%s\": rc %d ms %lld", cases[i].text, rc, (long long)ms);
+    }
+}
+
+static void test_cli__numbers(void **st)
+{
+    (void)st;
+    uint64_t v = 0;
+    assert_int_equal(tn_cli_parse_u64("403", &v), 0);
+    assert_int_equal(v, 403);
+    assert_int_equal(tn_cli_parse_u64("-1", &v), -1);
+    assert_int_equal(tn_cli_parse_u64("12x", &v), -1);
+    assert_int_equal(tn_cli_parse_u64("", &v), -1);
+}
+
+static void test_cli__server_list(void **st)
+{
+    (void)st;
+    struct tn_cli cli;
+    memset(&cli, 0, sizeof(cli));
+    cli.prog = "tenure";
+    assert_int_equal(tn_cli_set_servers(&cli, "http://a:1,,http://b:2,"), 0);
+    assert_int_equal(cli.opts.n_urls, 2);
+    assert_string_equal(cli.opts.urls[0], "http://a:1");
+    assert_string_equal(cli.opts.urls[1], "http://b:2");
+    assert_int_equal(tn_cli_set_servers(&cli, ","), -1);
+    assert_int_equal(tn_cli_set_servers(&cli, "h,h,h,h,h,h,h,h,h"), -1);
+}
+
+static void test_cli__exit_codes(void **st)
+{
+    (void)st;
+    assert_int_equal(tn_cli_exit_for(0), TN_CLI_OK);
+    assert_int_equal(tn_cli_exit_for(TN_ECONFLICT), TN_CLI_HELD);
+    assert_int_equal(tn_cli_exit_for(TN_ELOCKDELAY), TN_CLI_HELD);
+    assert_int_equal(tn_cli_exit_for(TN_ELOST), TN_CLI_LOST);
+    assert_int_equal(tn_cli_exit_for(TN_EEXPIRED), TN_CLI_LOST);
+    assert_int_equal(tn_cli_exit_for(TN_ENOTFOUND), TN_CLI_NOTFOUND);
+    assert_int_equal(tn_cli_exit_for(TN_EFORBIDDEN), TN_CLI_ERROR);
+    assert_int_equal(tn_cli_exit_for(TN_ECONNECT), TN_CLI_ERROR);
+    assert_int_equal(TN_CLI_USAGE, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cli__durations),
+        cmocka_unit_test(test_cli__numbers),
+        cmocka_unit_test(test_cli__server_list),
+        cmocka_unit_test(test_cli__exit_codes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
