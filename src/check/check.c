@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+/* The rules of tenure-check.  Each rule is a sort plus one sweep, so the
+ * whole check is O(N log N).  Unknown outcomes never create a violation:
+ * an info acquire contributes no token, a release invoke of any outcome may
+ * have ended its lease at its invoke, and a renew extends validity only
+ * when it returned ok.  See docs/SAFETY.md for each rule and why. */
+#include "check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+
+#define NS_PER_MS 1000000
+
+/* One ok acquire, with the validity facts the rules need. */
+struct lease {
+    int64_t token;       /* the token the acquire returned */
+    int64_t invoke_t;    /* ns */
+    int64_t complete_t;  /* ns */
+    int64_t valid_until; /* ns: validity is certain before this */
+    int64_t release_t;   /* ns: earliest release invoke, or NEVER */
+    size_t op;           /* index of the acquire in h->ops */
+    size_t bound_op;     /* op that set valid_until (acquire or renew) */
+    uint32_t name;       /* interned lease name */
+    uint32_t request_id; /* interned request_id or NO_ID */
+};
+
+struct ctx {
+    const struct tn_history *h; /* borrowed */
+    struct tn_check_report *r;  /* the result */
+    struct lease *by_token;     /* ok acquires by (token, invoke_t) */
+    struct lease *by_name;      /* by (name, token, invoke_t) */
+    size_t n;                   /* ok acquires */
+};
+
+const char *tn_check_class_name(unsigned cls)
+{
+    static const char *const names[TN_CHECK_N_CLASSES] = {
+        "duplicate_token",    "token_order",          "overlapping_grant",
+        "superseded_success", "renew_token_changed",  "sink_below_mark",
+        "sink_never_granted", "sink_mark_moved_down", "sink_mark_mismatch",
+    };
+    return cls < TN_CHECK_N_CLASSES ? names[cls] : "?";
+}
+
+bool tn_check_is_clean(const struct tn_check_report *r)
+{
+    for (unsigned i = 0; i < TN_CHECK_N_CLASSES; i++) {
+        if (r->count[i] != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Count one violation; keep the first witness found. */
+static void report(struct ctx *c, unsigned cls, const struct tn_check_ref *ev,
+                   unsigned n_ev, int64_t bound)
+{
+    c->r->count[cls]++;
+    struct tn_check_witness *w = &c->r->witness[cls];
+    if (w->n_ev != 0)
+        return;
+    for (unsigned i = 0; i < n_ev; i++)
+        w->ev[i] = ev[i];
+    w->n_ev = n_ev;
+    w->bound = bound;
+}
+
+static struct tn_check_ref op_ref(size_t idx)
+{
+    struct tn_check_ref ref = {.sink = false, .idx = idx};
+    return ref;
+}
+
+static struct tn_check_ref sink_ref(size_t idx)
+{
+    struct tn_check_ref ref = {.sink = true, .idx = idx};
+    return ref;
+}
+
+static int cmp_i64(int64_t a, int64_t b)
+{
+    return (a > b) - (a < b);
+}
+
+static int cmp_by_token(const void *pa, const void *pb)
+{
+    const struct lease *a = pa;
+    const struct lease *b = pb;
+    int d = cmp_i64(a->token, b->token);
+    if (d == 0)
+        d = cmp_i64(a->invoke_t, b->invoke_t);
+    return d != 0 ? d : (a->op > b->op) - (a->op < b->op);
+}
+
+static int cmp_by_name(const void *pa, const void *pb)
+{
+    const struct lease *a = pa;
+    const struct lease *b = pb;
+    if (a->name != b->name)
+        return a->name < b->name ? -1 : 1;
+    return cmp_by_token(pa, pb);
+}
+
+/* First lease of by_name at or after (name, token) (strictly after when
+ * after_token); c->n when none. */
+static size_t find_lease(const struct ctx *c, uint32_t name, int64_t token,
+                         bool after_token)
+{
+    size_t lo = 0;
+    size_t hi = c->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct lease *l = &c->by_name[mid];
+        bool before = l->name < name ||
+                      (l->name == name &&
+                       (after_token ? l->token <= token : l->token < token));
+        if (before)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool is_granted(const struct ctx *c, int64_t token)
+{
+    size_t lo = 0;
+    size_t hi = c->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->by_token[mid].token < token)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->n && c->by_token[lo].token == token;
+}
+
+static int collect_leases(struct ctx *c)
+{
+    const struct tn_history *h = c->h;
+    size_t n = 0;
+    for (size_t i = 0; i < h->n_ops; i++) {
+        const struct tn_history_op *op = &h->ops[i];
+        if (op->kind == TN_HISTORY_ACQUIRE && op->outcome == TN_HISTORY_OK)
+            n++;
+    }
+    c->by_token = tn_calloc(n == 0 ? 1 : n, sizeof(struct lease));
+    c->by_name = tn_calloc(n == 0 ? 1 : n, sizeof(struct lease));
+    if (c->by_token == NULL || c->by_name == NULL)
+        return TN_ENOMEM;
+    for (size_t i = 0; i < h->n_ops; i++) {
+        const struct tn_history_op *op = &h->ops[i];
+        if (op->kind != TN_HISTORY_ACQUIRE || op->outcome != TN_HISTORY_OK)
+            continue;
+        struct lease l = {.token = op->token_out,
+                          .invoke_t = op->invoke_t,
+                          .complete_t = op->complete_t,
+                          .valid_until = op->invoke_t + op->ttl_ms * NS_PER_MS,
+                          .release_t = TN_HISTORY_NEVER,
+                          .op = i,
+                          .bound_op = i,
+                          .name = op->name,
+                          .request_id = op->request_id};
+        c->by_token[c->n++] = l;
+    }
+    qsort(c->by_token, c->n, sizeof(struct lease), cmp_by_token);
+    memcpy(c->by_name, c->by_token, c->n * sizeof(struct lease));
+    qsort(c->by_name, c->n, sizeof(struct lease), cmp_by_name);
+    return TN_OK;
+}
+
+/* Renews that returned ok extend validity from their invoke; a release
+ * invoke of any outcome may have ended the lease at that invoke.  Facts
+ * land on the first lease of their (name, token), the one with the
+ * earliest invoke. */
+static void apply_renews_releases(struct ctx *c)
+{
+    const struct tn_history *h = c->h;
+    for (size_t i = 0; i < h->n_ops; i++) {
+        const struct tn_history_op *op = &h->ops[i];
+        if (op->kind == TN_HISTORY_ACQUIRE)
+            continue;
+        size_t k = find_lease(c, op->name, op->token_in, false);
+        if (k == c->n || c->by_name[k].name != op->name ||
+            c->by_name[k].token != op->token_in)
+            continue;
+        struct lease *l = &c->by_name[k];
+        if (op->kind == TN_HISTORY_RELEASE) {
+            if (op->invoke_t < l->release_t)
+                l->release_t = op->invoke_t;
+            continue;
+        }
+        if (op->outcome != TN_HISTORY_OK || op->ttl_ms == TN_HISTORY_NONE)
+            continue;
+        int64_t until = op->invoke_t + op->ttl_ms * NS_PER_MS;
+        if (until > l->valid_until) {
+            l->valid_until = until;
+            l->bound_op = i;
+        }
+    }
+}
+
+/* Tokens unique: two ok acquires never return the same token, for any
+ * names, except a request_id retry of the same name (same grant). */
+static void rule_duplicate(struct ctx *c)
+{
+    for (size_t i = 1; i < c->n; i++) {
+        const struct lease *a = &c->by_token[i - 1];
+        const struct lease *b = &c->by_token[i];
+        if (a->token != b->token)
+            continue;
+        if (a->name == b->name && a->request_id != TN_HISTORY_NO_ID &&
+            a->request_id == b->request_id)
+            continue;
+        struct tn_check_ref ev[2] = {op_ref(a->op), op_ref(b->op)};
+        report(c, TN_CHECK_DUPLICATE_TOKEN, ev, 2, a->token);
+    }
+}
+
+static int cmp_complete(const void *pa, const void *pb)
+{
+    const struct lease *a = pa;
+    const struct lease *b = pb;
+    int d = cmp_i64(a->complete_t, b->complete_t);
+    return d != 0 ? d : (a->op > b->op) - (a->op < b->op);
+}
+
+static int cmp_invoke(const void *pa, const void *pb)
+{
+    const struct lease *a = pa;
+    const struct lease *b = pb;
+    int d = cmp_i64(a->invoke_t, b->invoke_t);
+    return d != 0 ? d : (a->op > b->op) - (a->op < b->op);
+}
+
+/* Real-time order: if A completed strictly before B was invoked, then
+ * token(A) < token(B), across all names.  Equal tokens are the duplicate
+ * rule's.  Sweep B by invoke time, keeping the highest token of the
+ * acquires completed before it. */
+static int rule_token_order(struct ctx *c)
+{
+    struct lease *by_c = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_c));
+    struct lease *by_i = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_i));
+    int rc = TN_ENOMEM;
+    if (by_c == NULL || by_i == NULL)
+        goto out_free;
+    memcpy(by_c, c->by_token, c->n * sizeof(*by_c));
+    memcpy(by_i, c->by_token, c->n * sizeof(*by_i));
+    qsort(by_c, c->n, sizeof(*by_c), cmp_complete);
+    qsort(by_i, c->n, sizeof(*by_i), cmp_invoke);
+    size_t j = 0;
+    const struct lease *best = NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct lease *b = &by_i[i];
+        for (; j < c->n && by_c[j].complete_t < b->invoke_t; j++) {
+            if (best == NULL || by_c[j].token > best->token)
+                best = &by_c[j];
+        }
+        if (best != NULL && best->token > b->token) {
+            struct tn_check_ref ev[2] = {op_ref(best->op), op_ref(b->op)};
+            report(c, TN_CHECK_TOKEN_ORDER, ev, 2, best->token);
+        }
+    }
+    rc = TN_OK;
+out_free:
+    tn_free(by_c);
+    tn_free(by_i);
+    return rc;
+}
+
+static int64_t lease_end(const struct lease *l)
+{
+    return l->valid_until < l->release_t ? l->valid_until : l->release_t;
+}
+
+/* One name's leases [a, b) of by_name: a grant whose ok completed while a
+ * lease with a lower token was certainly valid (before its validity bound
+ * and before any release of it was invoked). */
+static void overlap_in_name(struct ctx *c, size_t a, size_t b)
+{
+    const struct lease *best = NULL; /* max lease_end among lower tokens */
+    size_t g = a;
+    while (g < b) {
+        size_t e = g;
+        while (e < b && c->by_name[e].token == c->by_name[g].token)
+            e++;
+        for (size_t k = g; best != NULL && k < e; k++) {
+            const struct lease *l2 = &c->by_name[k];
+            if (l2->complete_t >= lease_end(best))
+                continue;
+            struct tn_check_ref ev[3] = {op_ref(best->op), op_ref(l2->op),
+                                         op_ref(best->bound_op)};
+            unsigned n_ev = best->bound_op != best->op ? 3 : 2;
+            report(c, TN_CHECK_OVERLAPPING_GRANT, ev, n_ev, lease_end(best));
+        }
+        if (best == NULL || lease_end(&c->by_name[g]) > lease_end(best))
+            best = &c->by_name[g];
+        g = e;
+    }
+}
+
+static void rule_overlap(struct ctx *c)
+{
+    size_t a = 0;
+    while (a < c->n) {
+        size_t b = a;
+        while (b < c->n && c->by_name[b].name == c->by_name[a].name)
+            b++;
+        overlap_in_name(c, a, b);
+        a = b;
+    }
+}
+
+/* A renew or release that returned ok although it was invoked after an
+ * acquire of the same name with a higher token had completed. */
+static int rule_superseded(struct ctx *c)
+{
+    /* sufmin[k]: the lease of by_name[k..end of its name) that completed
+     * first. */
+    size_t *sufmin = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*sufmin));
+    if (sufmin == NULL)
+        return TN_ENOMEM;
+    for (size_t k = c->n; k-- > 0;) {
+        sufmin[k] = k;
+        bool same =
+            k + 1 < c->n && c->by_name[k + 1].name == c->by_name[k].name;
+        if (same &&
+            c->by_name[sufmin[k + 1]].complete_t < c->by_name[k].complete_t)
+            sufmin[k] = sufmin[k + 1];
+    }
+    const struct tn_history *h = c->h;
+    for (size_t i = 0; i < h->n_ops; i++) {
+        const struct tn_history_op *op = &h->ops[i];
+        if (op->kind == TN_HISTORY_ACQUIRE || op->outcome != TN_HISTORY_OK)
+            continue;
+        size_t k = find_lease(c, op->name, op->token_in, true);
+        if (k == c->n || c->by_name[k].name != op->name)
+            continue;
+        const struct lease *newer = &c->by_name[sufmin[k]];
+        if (newer->complete_t >= op->invoke_t)
+            continue;
+        struct tn_check_ref ev[2] = {op_ref(newer->op), op_ref(i)};
+        report(c, TN_CHECK_SUPERSEDED_SUCCESS, ev, 2, newer->token);
+    }
+    tn_free(sufmin);
+    return TN_OK;
+}
+
+/* A renew that returned ok with a token other than the one it renewed. */
+static void rule_renew_token(struct ctx *c)
+{
+    const struct tn_history *h = c->h;
+    for (size_t i = 0; i < h->n_ops; i++) {
+        const struct tn_history_op *op = &h->ops[i];
+        if (op->kind != TN_HISTORY_RENEW || op->outcome != TN_HISTORY_OK ||
+            op->token_out == TN_HISTORY_NONE || op->token_out == op->token_in)
+            continue;
+        struct tn_check_ref ev[1] = {op_ref(i)};
+        report(c, TN_CHECK_RENEW_TOKEN_CHANGED, ev, 1, op->token_out);
+    }
+}
+
+struct mark {
+    int64_t value; /* replayed mark, TN_HISTORY_NONE before any fact */
+    size_t setter; /* sink decision that set it */
+};
+
+/* Compare the sink's own hwm_before with the replayed mark, then adopt the
+ * higher of the two. */
+static void sink_hwm(struct ctx *c, struct mark *m, size_t i)
+{
+    const struct tn_history_sink *s = &c->h->sinks[i];
+    if (s->hwm_before == TN_HISTORY_NONE)
+        return;
+    if (m->value != TN_HISTORY_NONE && s->hwm_before != m->value) {
+        struct tn_check_ref ev[2] = {sink_ref(m->setter), sink_ref(i)};
+        unsigned cls = s->hwm_before < m->value ? TN_CHECK_SINK_MARK_MOVED_DOWN
+                                                : TN_CHECK_SINK_MARK_MISMATCH;
+        report(c, cls, ev, 2, m->value);
+    }
+    if (m->value == TN_HISTORY_NONE || s->hwm_before > m->value) {
+        m->value = s->hwm_before;
+        m->setter = i;
+    }
+}
+
+static void sink_admit(struct ctx *c, struct mark *m, size_t i)
+{
+    const struct tn_history_sink *s = &c->h->sinks[i];
+    if (m->value != TN_HISTORY_NONE && s->token < m->value) {
+        struct tn_check_ref ev[2] = {sink_ref(m->setter), sink_ref(i)};
+        report(c, TN_CHECK_SINK_BELOW_MARK, ev, 2, m->value);
+    }
+    if (!is_granted(c, s->token)) {
+        struct tn_check_ref ev[1] = {sink_ref(i)};
+        report(c, TN_CHECK_SINK_NEVER_GRANTED, ev, 1, s->token);
+    }
+    if (m->value == TN_HISTORY_NONE || s->token > m->value) {
+        m->value = s->token;
+        m->setter = i;
+    }
+}
+
+static int rule_sink(struct ctx *c)
+{
+    const struct tn_history *h = c->h;
+    size_t n = h->n_strs == 0 ? 1 : h->n_strs;
+    struct mark *marks = tn_calloc(n, sizeof(*marks));
+    if (marks == NULL)
+        return TN_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        marks[i].value = TN_HISTORY_NONE;
+    for (size_t i = 0; i < h->n_sinks; i++) {
+        struct mark *m = &marks[h->sinks[i].resource];
+        sink_hwm(c, m, i);
+        if (h->sinks[i].admit)
+            sink_admit(c, m, i);
+    }
+    tn_free(marks);
+    return TN_OK;
+}
+
+int tn_check_run(const struct tn_history *h, struct tn_check_report *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct ctx c = {.h = h, .r = out};
+    int rc = collect_leases(&c);
+    if (rc < 0)
+        goto out_free;
+    apply_renews_releases(&c);
+    rule_duplicate(&c);
+    rc = rule_token_order(&c);
+    if (rc < 0)
+        goto out_free;
+    rule_overlap(&c);
+    rc = rule_superseded(&c);
+    if (rc < 0)
+        goto out_free;
+    rule_renew_token(&c);
+    rc = rule_sink(&c);
+out_free:
+    tn_free(c.by_token);
+    tn_free(c.by_name);
+    return rc;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* The history checker: judges a parsed history against the token contract
+ * (DESIGN.md sections 4 and 6).  Every rule gives unknown outcomes (info,
+ * no completion) the reading most favourable to the server, so every
+ * violation it reports is certain.  O(N log N) in the number of events.
+ * The rules are written out in docs/SAFETY.md. */
+#ifndef TN_CHECK_CHECK_H
+#define TN_CHECK_CHECK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check/history.h"
+
+enum tn_check_class {
+    TN_CHECK_DUPLICATE_TOKEN = 0,
+    TN_CHECK_TOKEN_ORDER,
+    TN_CHECK_OVERLAPPING_GRANT,
+    TN_CHECK_SUPERSEDED_SUCCESS,
+    TN_CHECK_RENEW_TOKEN_CHANGED,
+    TN_CHECK_SINK_BELOW_MARK,
+    TN_CHECK_SINK_NEVER_GRANTED,
+    TN_CHECK_SINK_MARK_MOVED_DOWN,
+    TN_CHECK_SINK_MARK_MISMATCH,
+    TN_CHECK_N_CLASSES
+};
+
+/* One event of a witness: a client operation or a sink decision. */
+struct tn_check_ref {
+    bool sink;  /* true: index into h->sinks, false: into h->ops */
+    size_t idx; /* index into that array */
+};
+
+/* The smallest set of events that shows one violation of a class. */
+struct tn_check_witness {
+    struct tn_check_ref ev[3]; /* the events, earliest-role first */
+    unsigned n_ev;             /* used entries of ev, 0 = no witness */
+    int64_t bound;             /* class-specific figure (see SAFETY.md) */
+};
+
+struct tn_check_report {
+    size_t count[TN_CHECK_N_CLASSES];                    /* violations */
+    struct tn_check_witness witness[TN_CHECK_N_CLASSES]; /* first found */
+};
+
+/* Stable snake_case name of a class ("duplicate_token", ...). */
+const char *tn_check_class_name(unsigned cls);
+
+/* Check h (finished) and fill out.  Returns 0 or TN_ENOMEM. */
+int tn_check_run(const struct tn_history *h, struct tn_check_report *out);
+
+/* True when the report holds no violation. */
+bool tn_check_is_clean(const struct tn_check_report *r);
+
+/* The report as a new JSON object: {"valid", "events", "operations",
+ * "sink_decisions", "counts", "violations": [{"class", "count", "why",
+ * "events": [...]}]}.  NULL on out of memory. */
+json_t *tn_check_report_json(const struct tn_history *h,
+                             const struct tn_check_report *r);
+
+#endif

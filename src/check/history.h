@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* The history of a run as tenure-check reads it (DESIGN.md section 8): JSON
+ * lines of client operations (invoke + completion, paired per process) and
+ * sink decisions (in the sink's own order).  This module only parses and
+ * pairs; it judges nothing.  Every string is interned to a small id.
+ * Malformed input is an error with the line number, never a guess. */
+#ifndef TN_CHECK_HISTORY_H
+#define TN_CHECK_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <tenure/err.h>
+
+#include "common/buf.h"
+
+/* Longest accepted line (bytes, without the newline). */
+#define TN_HISTORY_MAX_LINE_BYTES ((size_t)1 << 20)
+/* Largest accepted "t", token and hwm_before; keeps t + ttl from
+ * overflowing. */
+#define TN_HISTORY_MAX_VALUE ((int64_t)1 << 62)
+/* Largest accepted ttl_ms. */
+#define TN_HISTORY_MAX_TTL_MS ((int64_t)1 << 40)
+/* "No value" for the optional int64 fields and "never" for complete_t. */
+#define TN_HISTORY_NONE ((int64_t)-1)
+#define TN_HISTORY_NEVER INT64_MAX
+/* "No string" for the optional interned ids. */
+#define TN_HISTORY_NO_ID UINT32_MAX
+
+enum tn_history_kind {
+    TN_HISTORY_ACQUIRE = 0,
+    TN_HISTORY_RENEW = 1,
+    TN_HISTORY_RELEASE = 2,
+};
+
+enum tn_history_outcome {
+    TN_HISTORY_PENDING = 0, /* no completion line (yet): unknown outcome */
+    TN_HISTORY_OK = 1,
+    TN_HISTORY_FAIL = 2,
+    TN_HISTORY_INFO = 3,
+};
+
+/* One client operation: its invoke and (maybe) its completion. */
+struct tn_history_op {
+    int64_t invoke_t;       /* ns; >= 0 */
+    int64_t complete_t;     /* ns; >= invoke_t, or TN_HISTORY_NEVER */
+    int64_t token_in;       /* renew/release invoke token, or NONE */
+    int64_t token_out;      /* token the completion carried, or NONE */
+    int64_t ttl_ms;         /* from the invoke (> 0), or NONE */
+    uint32_t proc;          /* interned "proc" */
+    uint32_t name;          /* interned "name" */
+    uint32_t request_id;    /* interned "request_id" of the invoke, or NO_ID */
+    uint32_t invoke_line;   /* 1-based line number */
+    uint32_t complete_line; /* 1-based, 0 when there is no completion */
+    uint8_t kind;           /* enum tn_history_kind */
+    uint8_t outcome;        /* enum tn_history_outcome; PENDING read as INFO */
+};
+
+/* One sink decision. */
+struct tn_history_sink {
+    int64_t t;          /* ns */
+    int64_t token;      /* >= 0 */
+    int64_t hwm_before; /* the sink's own mark before deciding, or NONE */
+    uint32_t resource;  /* interned "resource" */
+    uint32_t line;      /* 1-based line number */
+    bool admit;         /* decision: admit (true) or reject */
+};
+
+struct tn_history {
+    struct tn_history_op *ops;     /* in invoke order (line order) */
+    size_t n_ops;                  /* used */
+    size_t cap_ops;                /* allocated */
+    struct tn_history_sink *sinks; /* in the sink's order (line order) */
+    size_t n_sinks;                /* used */
+    size_t cap_sinks;              /* allocated */
+    char **strs;                   /* interned strings, owned, by id */
+    size_t n_strs;                 /* used */
+    size_t cap_strs;               /* allocated */
+    uint32_t *slots;               /* hash table: id + 1, 0 = empty */
+    size_t n_slots;                /* power of two, > 2 * n_strs */
+    uint32_t *pending;             /* per proc id: op index + 1, 0 = idle */
+    size_t cap_pending;            /* entries allocated in pending */
+    uint32_t n_lines;              /* lines consumed so far */
+    size_t n_events;               /* non-blank lines accepted */
+    struct tn_buf partial;         /* stream reading: an unfinished line */
+};
+
+/* Zero h; it owns nothing yet. */
+void tn_history_init(struct tn_history *h);
+/* Free everything h owns and leave it as after init. */
+void tn_history_release(struct tn_history *h);
+
+/* Parse one line (no newline; blank lines are skipped).  Returns 0,
+ * TN_EINVAL when the line is malformed (detail with the line number in em),
+ * TN_ETOOBIG for an over-long line, or TN_ENOMEM. */
+int tn_history_add_line(struct tn_history *h, const char *line, size_t len,
+                        struct tn_errmsg *em);
+
+/* Parse buf[0..len) as lines and finish the history (see
+ * tn_history_finish).  Same return codes as tn_history_add_line. */
+int tn_history_parse(struct tn_history *h, const char *buf, size_t len,
+                     struct tn_errmsg *em);
+
+/* Read every line of f and finish the history.  Returns 0, TN_EINVAL,
+ * TN_ETOOBIG, TN_ENOMEM or TN_EIO (read error, detail in em). */
+int tn_history_read_stream(struct tn_history *h, FILE *f, struct tn_errmsg *em);
+
+/* End of input: operations still pending keep TN_HISTORY_PENDING, which
+ * every rule reads as an unknown outcome (like info).  Always 0. */
+int tn_history_finish(struct tn_history *h);
+
+/* The interned string for id (borrowed from h until release). */
+const char *tn_history_str(const struct tn_history *h, uint32_t id);
+
+/* Names for output: "acquire", "ok", ... */
+const char *tn_history_kind_name(unsigned kind);
+const char *tn_history_outcome_name(unsigned outcome);
+
+#endif

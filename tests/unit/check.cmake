@@ -1,0 +1,9 @@
+# SPDX-License-Identifier: MIT
+# tenure-check: the rules on hand-made histories, the parser on malformed
+# input, and the command line's exit codes.
+tn_add_unit_test(test_check
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check.c
+    LIBS tn_check)
+tn_add_unit_test(test_check_history
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check_history.c
+    LIBS tn_check)

@@ -1,0 +1,617 @@
+/* SPDX-License-Identifier: MIT */
+/* The checker's rules on hand-made histories: one violation per class, the
+ * passing histories next to each (including the info cases that must not
+ * be reported), and a comparison with a brute-force O(N^2) reading of the
+ * same rules on seeded random histories. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check_hist.h"
+#include "common/alloc.h"
+
+#include <cmocka.h>
+
+static struct tn_check_report check_text(const struct hb *b)
+{
+    struct tn_history h;
+    struct tn_check_report r;
+    struct tn_errmsg em = {{0}};
+    tn_history_init(&h);
+    int rc = tn_history_parse(&h, b->text, b->len, &em);
+    if (rc != 0)
+        print_error("parse: %s\n", em.text);
+    assert_int_equal(rc, 0);
+    assert_int_equal(tn_check_run(&h, &r), 0);
+    tn_history_release(&h);
+    return r;
+}
+
+static void assert_clean(const struct hb *b)
+{
+    struct tn_check_report r = check_text(b);
+    for (unsigned i = 0; i < TN_CHECK_N_CLASSES; i++) {
+        if (r.count[i] != 0)
+            print_error("unexpected %s\n", tn_check_class_name(i));
+        assert_int_equal(r.count[i], 0);
+    }
+    assert_true(tn_check_is_clean(&r));
+}
+
+/* Exactly count violations of cls and none of any other class. */
+static struct tn_check_report assert_only(const struct hb *b, unsigned cls,
+                                          size_t count)
+{
+    struct tn_check_report r = check_text(b);
+    for (unsigned i = 0; i < TN_CHECK_N_CLASSES; i++) {
+        size_t want = i == cls ? count : 0;
+        if (r.count[i] != want)
+            print_error("%s: %zu, want %zu\n", tn_check_class_name(i),
+                        r.count[i], want);
+        assert_int_equal(r.count[i], want);
+    }
+    assert_false(tn_check_is_clean(&r));
+    assert_true(r.witness[cls].n_ev > 0);
+    return r;
+}
+
+/* ---- passing histories ---- */
+
+static void test_check__sequential_grants_after_expiry_pass(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 100, 1);
+    grant(&b, 150, 151, "w2", "a", 100, 2);
+    sink(&b, 152, "a", 1, true, NONE);
+    sink(&b, 153, "a", 2, true, 1);
+    sink(&b, 154, "a", 1, false, 2);
+    sink(&b, 155, "a", 2, true, 2);
+    assert_clean(&b);
+}
+
+static void test_check__grant_after_release_pass(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10000, 7);
+    inv(&b, 2, "w1", "release", "a", 7, NONE);
+    done(&b, 3, "w1", "release", "ok", NONE);
+    grant(&b, 4, 5, "w2", "a", 10000, 8);
+    assert_clean(&b);
+}
+
+static void test_check__info_acquire_is_not_a_lease(void **state)
+{
+    (void)state;
+    /* w1's acquire timed out: it may have been granted a token, but which
+     * one is unknown, so nothing it might hold can overlap. */
+    struct hb b = {.len = 0};
+    acq(&b, 0, "w1", "a", 10000);
+    done(&b, 50, "w1", "acquire", "info", NONE);
+    grant(&b, 60, 61, "w2", "a", 10000, 2);
+    acq(&b, 70, "w3", "a", 10000);
+    assert_clean(&b);
+}
+
+static void test_check__info_or_failed_release_may_have_ended_lease(void **s)
+{
+    (void)s;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10000, 1);
+    inv(&b, 10, "w1", "release", "a", 1, NONE);
+    done(&b, 500, "w1", "release", "info", NONE);
+    grant(&b, 20, 21, "w2", "a", 10000, 2);
+    grant(&b, 30, 31, "w3", "b", 10000, 3);
+    inv(&b, 32, "w3", "release", "b", 3, NONE);
+    done(&b, 33, "w3", "release", "fail", NONE);
+    grant(&b, 40, 41, "w4", "b", 10000, 4);
+    assert_clean(&b);
+}
+
+static void test_check__info_renew_does_not_extend(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 100, 1);
+    inv(&b, 50, "w1", "renew", "a", 1, 100);
+    done(&b, 60, "w1", "renew", "info", NONE);
+    inv(&b, 61, "w1", "renew", "a", 1, 100);
+    done(&b, 62, "w1", "renew", "fail", NONE);
+    grant(&b, 120, 121, "w2", "a", 100, 2);
+    assert_clean(&b);
+}
+
+static void test_check__open_operation_at_end_is_unknown(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 100, 1);
+    inv(&b, 50, "w1", "renew", "a", 1, 100000);
+    grant(&b, 120, 121, "w2", "a", 100, 2);
+    assert_clean(&b);
+}
+
+static void test_check__renew_extends_then_expires_pass(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 100, 1);
+    inv(&b, 80, "w1", "renew", "a", 1, 100);
+    done(&b, 81, "w1", "renew", "ok", 1);
+    grant(&b, 181, 182, "w2", "a", 100, 2);
+    assert_clean(&b);
+}
+
+static void test_check__concurrent_grants_any_order_pass(void **state)
+{
+    (void)state;
+    /* Overlapping in time on different names: no real-time order. */
+    struct hb b = {.len = 0};
+    acq(&b, 0, "w1", "a", 100);
+    acq(&b, 1, "w2", "b", 100);
+    done(&b, 2, "w2", "acquire", "ok", 1);
+    done(&b, 3, "w1", "acquire", "ok", 2);
+    assert_clean(&b);
+}
+
+static void test_check__boundaries_are_not_certain(void **state)
+{
+    (void)state;
+    /* B invoked at the very instant A completed, and a grant at exactly
+     * the end of the earlier lease: neither is certainly wrong. */
+    struct hb b = {.len = 0};
+    grant(&b, 0, 10, "w1", "a", 100, 5);
+    grant(&b, 10, 11, "w2", "b", 100, 4);
+    grant(&b, 90, 100, "w3", "a", 100, 6);
+    assert_clean(&b);
+}
+
+static void test_check__request_id_retry_same_grant_pass(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    hb_add(&b, "{\"t\":0,\"proc\":\"w1\",\"op\":\"acquire\",\"phase\":"
+               "\"invoke\",\"name\":\"a\",\"ttl_ms\":100,"
+               "\"request_id\":\"r1\"}\n");
+    done(&b, 1, "w1", "acquire", "ok", 3);
+    hb_add(&b, "{\"t\":2000000,\"proc\":\"w1\",\"op\":\"acquire\",\"phase\":"
+               "\"invoke\",\"name\":\"a\",\"ttl_ms\":100,"
+               "\"request_id\":\"r1\"}\n");
+    done(&b, 3, "w1", "acquire", "ok", 3);
+    assert_clean(&b);
+}
+
+static void test_check__concurrent_renew_with_new_grant_pass(void **state)
+{
+    (void)state;
+    /* The renew was invoked before the newer grant completed: the server
+     * may have served it first, and its validity (to t=21) may have ended
+     * before the grant.  A failed release later is fine too. */
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10, 1);
+    inv(&b, 20, "w1", "renew", "a", 1, 1);
+    grant(&b, 19, 25, "w2", "a", 10, 2);
+    done(&b, 26, "w1", "renew", "ok", 1);
+    inv(&b, 27, "w1", "release", "a", 1, NONE);
+    done(&b, 28, "w1", "release", "fail", NONE);
+    assert_clean(&b);
+}
+
+static void test_check__nemesis_lines_and_blank_lines_ignored(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10, 1);
+    hb_add(&b, "\n   \n{\"t\":5,\"src\":\"nemesis\",\"fault\":\"kill\"}\n");
+    grant(&b, 20, 21, "w2", "a", 10, 2);
+    assert_clean(&b);
+}
+
+static void test_check__sink_first_mark_adopted_from_hwm(void **state)
+{
+    (void)state;
+    /* The history starts with a sink that already held mark 4. */
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10, 5);
+    sink(&b, 2, "a", 5, true, 4);
+    sink(&b, 3, "a", 5, true, 5);
+    assert_clean(&b);
+}
+
+/* ---- one violation per class ---- */
+
+static void test_check__duplicate_token_same_name(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10, 3);
+    grant(&b, 20, 21, "w2", "a", 10, 3);
+    struct tn_check_report r = assert_only(&b, TN_CHECK_DUPLICATE_TOKEN, 1);
+    assert_int_equal(r.witness[TN_CHECK_DUPLICATE_TOKEN].n_ev, 2);
+    assert_int_equal(r.witness[TN_CHECK_DUPLICATE_TOKEN].bound, 3);
+}
+
+static void test_check__duplicate_token_across_names(void **state)
+{
+    (void)state;
+    /* One global counter: the same token on two names is a duplicate,
+     * even for concurrent acquires. */
+    struct hb b = {.len = 0};
+    acq(&b, 0, "w1", "a", 10);
+    acq(&b, 0, "w2", "b", 10);
+    done(&b, 1, "w1", "acquire", "ok", 9);
+    done(&b, 1, "w2", "acquire", "ok", 9);
+    assert_only(&b, TN_CHECK_DUPLICATE_TOKEN, 1);
+}
+
+static void test_check__token_order_across_names(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 10, "w1", "a", 10, 5);
+    grant(&b, 11, 12, "w2", "b", 10, 4);
+    struct tn_check_report r = assert_only(&b, TN_CHECK_TOKEN_ORDER, 1);
+    const struct tn_check_witness *w = &r.witness[TN_CHECK_TOKEN_ORDER];
+    assert_int_equal(w->n_ev, 2);
+    assert_int_equal(w->ev[0].idx, 0);
+    assert_int_equal(w->ev[1].idx, 1);
+}
+
+static void test_check__token_reuse_after_restart(void **state)
+{
+    (void)state;
+    /* After a restart the counter went back: token 1 again, later. */
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10, 1);
+    grant(&b, 50, 51, "w2", "a", 10, 2);
+    grant(&b, 100, 101, "w3", "a", 10, 1);
+    struct tn_check_report r = check_text(&b);
+    assert_int_equal(r.count[TN_CHECK_DUPLICATE_TOKEN], 1);
+    assert_int_equal(r.count[TN_CHECK_TOKEN_ORDER], 1);
+    assert_int_equal(r.count[TN_CHECK_OVERLAPPING_GRANT], 0);
+}
+
+static void test_check__overlapping_grant(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 100, 1);
+    grant(&b, 50, 60, "w2", "a", 100, 2);
+    struct tn_check_report r = assert_only(&b, TN_CHECK_OVERLAPPING_GRANT, 1);
+    assert_int_equal(r.witness[TN_CHECK_OVERLAPPING_GRANT].bound, 100 * MS);
+    assert_int_equal(r.witness[TN_CHECK_OVERLAPPING_GRANT].n_ev, 2);
+}
+
+static void test_check__overlapping_grant_within_renewed_validity(void **s)
+{
+    (void)s;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 100, 1);
+    inv(&b, 90, "w1", "renew", "a", 1, 100);
+    done(&b, 91, "w1", "renew", "ok", 1);
+    grant(&b, 150, 160, "w2", "a", 100, 2);
+    struct tn_check_report r = assert_only(&b, TN_CHECK_OVERLAPPING_GRANT, 1);
+    const struct tn_check_witness *w = &r.witness[TN_CHECK_OVERLAPPING_GRANT];
+    assert_int_equal(w->n_ev, 3);
+    assert_int_equal(w->ev[2].idx, 1); /* the renew */
+    assert_int_equal(w->bound, 190 * MS);
+}
+
+static void test_check__release_invoked_after_the_new_grant(void **state)
+{
+    (void)state;
+    /* The release started only after the new grant had completed. */
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 100, 1);
+    grant(&b, 10, 20, "w2", "a", 100, 2);
+    inv(&b, 21, "w1", "release", "a", 1, NONE);
+    done(&b, 22, "w1", "release", "fail", NONE);
+    assert_only(&b, TN_CHECK_OVERLAPPING_GRANT, 1);
+}
+
+static void test_check__overlap_grant_completing_before_earlier(void **s)
+{
+    (void)s;
+    /* The lower token's acquire completed last, but it was granted first:
+     * the higher token was granted while it was valid. */
+    struct hb b = {.len = 0};
+    acq(&b, 0, "w1", "a", 100);
+    acq(&b, 1, "w2", "a", 100);
+    done(&b, 2, "w2", "acquire", "ok", 6);
+    done(&b, 3, "w1", "acquire", "ok", 5);
+    assert_only(&b, TN_CHECK_OVERLAPPING_GRANT, 1);
+}
+
+static void test_check__superseded_renew_and_release(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10, 1);
+    grant(&b, 20, 21, "w2", "a", 10, 2);
+    inv(&b, 22, "w1", "renew", "a", 1, 10);
+    done(&b, 23, "w1", "renew", "ok", 1);
+    inv(&b, 24, "w1", "release", "a", 1, NONE);
+    done(&b, 25, "w1", "release", "ok", NONE);
+    struct tn_check_report r = check_text(&b);
+    assert_int_equal(r.count[TN_CHECK_SUPERSEDED_SUCCESS], 2);
+    /* The renew also made the lease valid when token 2 was granted. */
+    assert_int_equal(r.count[TN_CHECK_OVERLAPPING_GRANT], 1);
+    const struct tn_check_witness *w = &r.witness[TN_CHECK_SUPERSEDED_SUCCESS];
+    assert_int_equal(w->n_ev, 2);
+    assert_int_equal(w->ev[0].idx, 1); /* token 2's acquire */
+    assert_int_equal(w->ev[1].idx, 2); /* the renew */
+}
+
+static void test_check__superseded_release_only(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10, 1);
+    grant(&b, 20, 21, "w2", "a", 10, 2);
+    inv(&b, 24, "w1", "release", "a", 1, NONE);
+    done(&b, 25, "w1", "release", "ok", NONE);
+    assert_only(&b, TN_CHECK_SUPERSEDED_SUCCESS, 1);
+}
+
+static void test_check__renew_token_changed(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10, 1);
+    inv(&b, 2, "w1", "renew", "a", 1, 10);
+    done(&b, 3, "w1", "renew", "ok", 1);
+    inv(&b, 4, "w1", "renew", "a", 1, 10);
+    done(&b, 5, "w1", "renew", "ok", 4);
+    struct tn_check_report r = assert_only(&b, TN_CHECK_RENEW_TOKEN_CHANGED, 1);
+    assert_int_equal(r.witness[TN_CHECK_RENEW_TOKEN_CHANGED].ev[0].idx, 2);
+}
+
+static void test_check__sink_admits_below_mark(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10, 1);
+    grant(&b, 20, 21, "w2", "a", 10, 2);
+    sink(&b, 22, "a", 2, true, NONE);
+    sink(&b, 23, "b", 1, true, NONE); /* another resource: its own mark */
+    sink(&b, 24, "a", 1, false, NONE);
+    sink(&b, 25, "a", 1, true, NONE);
+    struct tn_check_report r = assert_only(&b, TN_CHECK_SINK_BELOW_MARK, 1);
+    const struct tn_check_witness *w = &r.witness[TN_CHECK_SINK_BELOW_MARK];
+    assert_true(w->ev[0].sink && w->ev[1].sink);
+    assert_int_equal(w->ev[0].idx, 0);
+    assert_int_equal(w->ev[1].idx, 3);
+    assert_int_equal(w->bound, 2);
+}
+
+static void test_check__sink_admits_token_never_granted(void **state)
+{
+    (void)state;
+    /* Token 9 may be what the info acquire got, but a token is known only
+     * from an ok completion (DESIGN.md section 8). */
+    struct hb b = {.len = 0};
+    acq(&b, 0, "w1", "a", 10);
+    done(&b, 1, "w1", "acquire", "info", NONE);
+    sink(&b, 2, "a", 9, true, NONE);
+    sink(&b, 3, "a", 10, false, NONE);
+    assert_only(&b, TN_CHECK_SINK_NEVER_GRANTED, 1);
+}
+
+static void test_check__sink_mark_moved_down(void **state)
+{
+    (void)state;
+    /* A materializer restart came back with an older mark; it rejected
+     * nothing wrongly yet, but its mark went down. */
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10, 3);
+    sink(&b, 2, "a", 3, true, 2);
+    sink(&b, 3, "a", 3, true, 2);
+    assert_only(&b, TN_CHECK_SINK_MARK_MOVED_DOWN, 1);
+}
+
+static void test_check__sink_mark_mismatch(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 10, 3);
+    sink(&b, 2, "a", 3, true, NONE);
+    sink(&b, 3, "a", 3, false, 7);
+    assert_only(&b, TN_CHECK_SINK_MARK_MISMATCH, 1);
+}
+
+static void test_check__counts_every_violating_operation(void **state)
+{
+    (void)state;
+    struct hb b = {.len = 0};
+    grant(&b, 0, 1, "w1", "a", 1000, 1);
+    grant(&b, 2, 3, "w2", "a", 1000, 2);
+    grant(&b, 4, 5, "w3", "a", 1000, 3);
+    struct tn_check_report r = assert_only(&b, TN_CHECK_OVERLAPPING_GRANT, 2);
+    /* The first witness is the lowest pair. */
+    assert_int_equal(r.witness[TN_CHECK_OVERLAPPING_GRANT].ev[0].idx, 0);
+    assert_int_equal(r.witness[TN_CHECK_OVERLAPPING_GRANT].ev[1].idx, 1);
+}
+
+/* ---- comparison with a brute-force reading of the rules ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return rng_state >> 33;
+}
+
+static int64_t end_of(const struct tn_history *h, size_t i)
+{
+    /* Brute force of the validity end of ok acquire i. */
+    const struct tn_history_op *a = &h->ops[i];
+    int64_t until = a->invoke_t + a->ttl_ms * MS;
+    int64_t rel = TN_HISTORY_NEVER;
+    for (size_t k = 0; k < h->n_ops; k++) {
+        const struct tn_history_op *o = &h->ops[k];
+        if (o->kind == TN_HISTORY_ACQUIRE || o->name != a->name ||
+            o->token_in != a->token_out)
+            continue;
+        if (o->kind == TN_HISTORY_RELEASE && o->invoke_t < rel)
+            rel = o->invoke_t;
+        if (o->kind == TN_HISTORY_RENEW && o->outcome == TN_HISTORY_OK &&
+            o->invoke_t + o->ttl_ms * MS > until)
+            until = o->invoke_t + o->ttl_ms * MS;
+    }
+    return until < rel ? until : rel;
+}
+
+static bool ok_acq(const struct tn_history_op *o)
+{
+    return o->kind == TN_HISTORY_ACQUIRE && o->outcome == TN_HISTORY_OK;
+}
+
+/* Facts of a (name, token) seen on several ok acquires count once, on the
+ * one invoked first (the rest are retries or already duplicates). */
+static bool first_of_token(const struct tn_history *h, size_t i)
+{
+    const struct tn_history_op *a = &h->ops[i];
+    for (size_t k = 0; k < h->n_ops; k++) {
+        const struct tn_history_op *o = &h->ops[k];
+        if (k == i || !ok_acq(o) || o->name != a->name ||
+            o->token_out != a->token_out)
+            continue;
+        if (o->invoke_t < a->invoke_t || (o->invoke_t == a->invoke_t && k < i))
+            return false;
+    }
+    return true;
+}
+
+static void naive(const struct tn_history *h, size_t *order, size_t *overlap,
+                  size_t *superseded)
+{
+    *order = *overlap = *superseded = 0;
+    for (size_t j = 0; j < h->n_ops; j++) {
+        const struct tn_history_op *b = &h->ops[j];
+        bool ord = false;
+        bool ovl = false;
+        bool sup = false;
+        for (size_t i = 0; i < h->n_ops; i++) {
+            const struct tn_history_op *a = &h->ops[i];
+            if (!ok_acq(a))
+                continue;
+            if (ok_acq(b) && a->complete_t < b->invoke_t &&
+                a->token_out > b->token_out)
+                ord = true;
+            if (ok_acq(b) && a->name == b->name &&
+                a->token_out < b->token_out && first_of_token(h, i) &&
+                b->complete_t < end_of(h, i))
+                ovl = true;
+            if (b->kind != TN_HISTORY_ACQUIRE && b->outcome == TN_HISTORY_OK &&
+                a->name == b->name && a->token_out > b->token_in &&
+                a->complete_t < b->invoke_t)
+                sup = true;
+        }
+        *order += ord;
+        *overlap += ovl;
+        *superseded += sup;
+    }
+}
+
+static void random_history(struct hb *b)
+{
+    static const char *const procs[] = {"p0", "p1", "p2", "p3"};
+    static const char *const names[] = {"x", "y"};
+    static const char *const phases[] = {"ok", "ok", "fail", "info"};
+    long long t = 0;
+    long long next_token = 1;
+    for (int n = 0; n < 40; n++) {
+        const char *proc = procs[rng() % 4];
+        const char *name = names[rng() % 2];
+        const char *phase = phases[rng() % 4];
+        long long ttl = (long long)(rng() % 30) + 1;
+        long long start = t;
+        t += (long long)(rng() % 5);
+        long long end = t + (long long)(rng() % 5);
+        unsigned kind = (unsigned)(rng() % 3);
+        long long token = next_token - (long long)(rng() % 3);
+        if (kind == 0) {
+            acq(b, start, proc, name, ttl);
+            token = (rng() % 4 == 0) ? token : next_token++;
+            done(b, end, proc, "acquire", phase,
+                 phase[0] == 'o' ? (token < 1 ? 1 : token) : NONE);
+        } else {
+            const char *op = kind == 1 ? "renew" : "release";
+            inv(b, start, proc, op, name, token < 1 ? 1 : token,
+                kind == 1 ? ttl : NONE);
+            done(b, end, proc, op, phase, NONE);
+        }
+    }
+}
+
+static void test_check__matches_brute_force_on_random_histories(void **s)
+{
+    (void)s;
+    rng_state = 20260101;
+    for (int round = 0; round < 300; round++) {
+        struct hb *b = tn_calloc(1, sizeof(*b));
+        assert_non_null(b);
+        random_history(b);
+        struct tn_history h;
+        struct tn_check_report r;
+        struct tn_errmsg em = {{0}};
+        tn_history_init(&h);
+        assert_int_equal(tn_history_parse(&h, b->text, b->len, &em), 0);
+        assert_int_equal(tn_check_run(&h, &r), 0);
+        size_t order = 0;
+        size_t overlap = 0;
+        size_t superseded = 0;
+        naive(&h, &order, &overlap, &superseded);
+        if (r.count[TN_CHECK_TOKEN_ORDER] != order ||
+            r.count[TN_CHECK_OVERLAPPING_GRANT] != overlap ||
+            r.count[TN_CHECK_SUPERSEDED_SUCCESS] != superseded)
+            print_error("round %d:\n%s", round, b->text);
+        assert_int_equal(r.count[TN_CHECK_TOKEN_ORDER], order);
+        assert_int_equal(r.count[TN_CHECK_OVERLAPPING_GRANT], overlap);
+        assert_int_equal(r.count[TN_CHECK_SUPERSEDED_SUCCESS], superseded);
+        tn_history_release(&h);
+        tn_free(b);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_check__sequential_grants_after_expiry_pass),
+        cmocka_unit_test(test_check__grant_after_release_pass),
+        cmocka_unit_test(test_check__info_acquire_is_not_a_lease),
+        cmocka_unit_test(
+            test_check__info_or_failed_release_may_have_ended_lease),
+        cmocka_unit_test(test_check__info_renew_does_not_extend),
+        cmocka_unit_test(test_check__open_operation_at_end_is_unknown),
+        cmocka_unit_test(test_check__renew_extends_then_expires_pass),
+        cmocka_unit_test(test_check__concurrent_grants_any_order_pass),
+        cmocka_unit_test(test_check__boundaries_are_not_certain),
+        cmocka_unit_test(test_check__request_id_retry_same_grant_pass),
+        cmocka_unit_test(test_check__concurrent_renew_with_new_grant_pass),
+        cmocka_unit_test(test_check__nemesis_lines_and_blank_lines_ignored),
+        cmocka_unit_test(test_check__sink_first_mark_adopted_from_hwm),
+        cmocka_unit_test(test_check__duplicate_token_same_name),
+        cmocka_unit_test(test_check__duplicate_token_across_names),
+        cmocka_unit_test(test_check__token_order_across_names),
+        cmocka_unit_test(test_check__token_reuse_after_restart),
+        cmocka_unit_test(test_check__overlapping_grant),
+        cmocka_unit_test(test_check__overlapping_grant_within_renewed_validity),
+        cmocka_unit_test(test_check__release_invoked_after_the_new_grant),
+        cmocka_unit_test(test_check__overlap_grant_completing_before_earlier),
+        cmocka_unit_test(test_check__superseded_renew_and_release),
+        cmocka_unit_test(test_check__superseded_release_only),
+        cmocka_unit_test(test_check__renew_token_changed),
+        cmocka_unit_test(test_check__sink_admits_below_mark),
+        cmocka_unit_test(test_check__sink_admits_token_never_granted),
+        cmocka_unit_test(test_check__sink_mark_moved_down),
+        cmocka_unit_test(test_check__sink_mark_mismatch),
+        cmocka_unit_test(test_check__counts_every_violating_operation),
+        cmocka_unit_test(test_check__matches_brute_force_on_random_histories),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
