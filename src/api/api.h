@@ -17,6 +17,7 @@ struct tn_api_config {
     int64_t min_ttl_ms;         /* smallest ttl_ms accepted */
     int64_t max_ttl_ms;         /* largest ttl_ms (and lock_delay_ms) */
     const uint8_t *signing_key; /* 64-byte Ed25519 secret key, or NULL */
+    int64_t max_wait_ms;        /* largest wait_ms accepted */
 };
 
 struct tn_api;

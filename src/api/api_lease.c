@@ -81,6 +81,9 @@ static void fail_result(struct tn_api_call *c)
     case TN_ENOSPC:
         tn_api_fail(c, r->rc, "store is out of disk space, retry later");
         return;
+    case TN_ETOOMANY:
+        tn_api_fail(c, r->rc, "too many blocked acquires, retry later");
+        return;
     default:
         (void)snprintf(msg, sizeof(msg), "store: %s", tn_strerror(r->rc));
         tn_api_fail(c, r->rc, msg);
@@ -174,6 +177,12 @@ static json_t *parse_body(struct tn_api_call *c, bool allow_empty, char *msg,
     return o;
 }
 
+/* A blocked acquire is granted only to a client that is still there. */
+static bool still_there(void *req)
+{
+    return tn_http_req_is_connected(req);
+}
+
 static void do_acquire(struct tn_api_call *c)
 {
     char msg[200] = "bad request";
@@ -197,12 +206,9 @@ static void do_acquire(struct tn_api_call *c)
     if (rc == 0)
         rc = get_name_field(o, "request_id", REQUEST_ID_MAX_BYTES, false,
                             &r.request_id, msg, sizeof(msg));
-    if (rc == 0 && json_object_get(o, "wait_ms") != NULL) {
-        /* TODO(#6): blocking acquire.  Refused, never silently ignored. */
-        (void)snprintf(msg, sizeof(msg),
-                       "field \"wait_ms\" is not supported by this server yet");
-        rc = TN_EINVAL;
-    }
+    if (rc == 0)
+        rc = get_int_field(o, "wait_ms", 0, cfg->max_wait_ms, false, &r.wait_ms,
+                           msg, sizeof(msg));
     if (rc == 0 && tn_rand_bytes(secret, sizeof(secret)) < 0) {
         json_decref(o);
         tn_api_fail(c, TN_EINTERNAL, "no randomness for the lease secret");
@@ -215,6 +221,8 @@ static void do_acquire(struct tn_api_call *c)
     }
     r.name_len = strlen(r.name);
     r.secret = secret;
+    r.wanted = still_there;
+    r.wanted_ctx = c->req;
     struct tn_store *s = cfg->store;
     s->ops->acquire(s, &r, &c->result, acquired, c);
     json_decref(o); /* the store copied what it keeps */

@@ -7,6 +7,7 @@
  * request timeout, which MHD's inactivity timeout alone does not give. */
 #include "http.h"
 
+#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -461,6 +462,17 @@ const char *tn_http_req_path(const struct tn_http_req *r)
 int tn_http_req_error(const struct tn_http_req *r)
 {
     return r->error;
+}
+
+bool tn_http_req_is_connected(const struct tn_http_req *r)
+{
+    if (r->gone || r->conn == NULL || r->conn->evicted || r->conn->fd < 0)
+        return r->conn == NULL && !r->gone;
+    char c;
+    ssize_t n = recv(r->conn->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0)
+        return false; /* orderly shutdown by the client */
+    return n > 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 }
 
 const char *tn_http_req_header(const struct tn_http_req *r, const char *name)

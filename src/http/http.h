@@ -65,6 +65,8 @@ const char *tn_http_req_query(struct tn_http_req *r, const char *key,
 const char *tn_http_req_header(const struct tn_http_req *r, const char *name);
 const char *tn_http_req_body(const struct tn_http_req *r, size_t *len_out);
 int tn_http_req_error(const struct tn_http_req *r);
+/* False once the client has closed its end (checked without reading). */
+bool tn_http_req_is_connected(const struct tn_http_req *r);
 
 /* Send the reply (body copied).  retry_after_s > 0 adds Retry-After.
  * Afterwards r must not be touched. */

@@ -29,6 +29,7 @@ struct tn_lease {
     uint32_t hash;         /* of name */
     uint32_t name_len;     /* bytes of name */
     struct tn_lease *next; /* hash chain */
+    void *waiters;         /* the store's queue of waiters; opaque here */
 };
 
 struct tn_lease_table {
@@ -40,13 +41,17 @@ struct tn_lease_table {
 };
 
 struct tn_acquire_req {
-    const char *name;       /* borrowed, validated by the caller */
-    size_t name_len;        /* bytes */
-    const char *owner_id;   /* borrowed, NUL-terminated */
-    const char *request_id; /* borrowed, NUL-terminated, or NULL */
-    int64_t ttl_ms;         /* validated by the caller */
-    int64_t lock_delay_ms;  /* 0 = none */
-    const uint8_t *secret;  /* TN_SECRET_BYTES fresh random bytes */
+    const char *name;          /* borrowed, validated by the caller */
+    size_t name_len;           /* bytes */
+    const char *owner_id;      /* borrowed, NUL-terminated */
+    const char *request_id;    /* borrowed, NUL-terminated, or NULL */
+    int64_t ttl_ms;            /* validated by the caller */
+    int64_t lock_delay_ms;     /* 0 = none */
+    const uint8_t *secret;     /* TN_SECRET_BYTES fresh random bytes */
+    int64_t wait_ms;           /* store level: block up to this long, 0 = no */
+    bool (*wanted)(void *ctx); /* store level: is the requester still
+                                  there?  NULL = always */
+    void *wanted_ctx;          /* argument of wanted */
 };
 
 struct tn_token_req {

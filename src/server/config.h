@@ -13,20 +13,23 @@
 #include <tenure/err.h>
 
 struct tn_config {
-    char listen[256];           /* host:port */
-    char data_dir[1024];        /* embedded store directory */
-    char store[1024];           /* "" or postgresql://... */
-    char signing_key[1024];     /* Ed25519 signing key file or "" */
-    char log_level[16];         /* debug|info|warn|error */
-    int64_t min_ttl_ms;         /* smallest ttl accepted */
-    int64_t max_ttl_ms;         /* largest ttl accepted */
-    int64_t max_body_bytes;     /* request body cap */
-    int64_t max_header_bytes;   /* request header cap */
-    int64_t max_connections;    /* open connections */
-    int64_t request_timeout_ms; /* whole request / idle keep-alive */
-    int64_t drain_timeout_ms;   /* SIGTERM: time to finish in-flight work */
-    int64_t expected_leases;    /* table pre-size */
-    bool insecure_no_auth;      /* allow non-loopback without auth */
+    char listen[256];             /* host:port */
+    char data_dir[1024];          /* embedded store directory */
+    char store[1024];             /* "" or postgresql://... */
+    char signing_key[1024];       /* Ed25519 signing key file or "" */
+    char log_level[16];           /* debug|info|warn|error */
+    int64_t min_ttl_ms;           /* smallest ttl accepted */
+    int64_t max_ttl_ms;           /* largest ttl accepted */
+    int64_t max_body_bytes;       /* request body cap */
+    int64_t max_header_bytes;     /* request header cap */
+    int64_t max_connections;      /* open connections */
+    int64_t request_timeout_ms;   /* whole request / idle keep-alive */
+    int64_t drain_timeout_ms;     /* SIGTERM: time to finish in-flight work */
+    int64_t expected_leases;      /* table pre-size */
+    int64_t max_wait_ms;          /* largest wait_ms of a blocking acquire */
+    int64_t max_waiters;          /* blocked acquires in all */
+    int64_t max_waiters_per_name; /* blocked acquires per name */
+    bool insecure_no_auth;        /* allow non-loopback without auth */
 };
 
 /* What parsing decided. */

@@ -98,6 +98,8 @@ static void on_signal(void *arg, uint32_t events)
     s->drain_deadline_ms = tn_clock_now_ms() + s->cfg->drain_timeout_ms;
     tn_api_set_draining(s->api, true);
     tn_http_quiesce(s->http);
+    if (s->store->ops->drain != NULL)
+        s->store->ops->drain(s->store);
     drain_tick(s);
 }
 
@@ -123,6 +125,9 @@ static int open_store(struct server *s)
         .pg_url = s->cfg->store,
         .batch_max = 4096,
         .expected_leases = (size_t)s->cfg->expected_leases,
+        .max_waiters = (size_t)s->cfg->max_waiters,
+        .max_waiters_per_name = (size_t)s->cfg->max_waiters_per_name,
+        .max_wait_ms = s->cfg->max_wait_ms,
     };
     struct tn_errmsg em = {{0}};
     int rc;
@@ -145,7 +150,8 @@ static int start_api(struct server *s)
 {
     struct tn_api_config ac = {.store = s->store,
                                .min_ttl_ms = s->cfg->min_ttl_ms,
-                               .max_ttl_ms = s->cfg->max_ttl_ms};
+                               .max_ttl_ms = s->cfg->max_ttl_ms,
+                               .max_wait_ms = s->cfg->max_wait_ms};
     if (s->cfg->signing_key[0] != '\0') {
         struct tn_errmsg em = {{0}};
         int rc =

@@ -84,6 +84,9 @@ struct tn_store_ops {
     bool (*is_ready)(struct tn_store *s);
     /* Append Prometheus lines. */
     void (*metrics)(struct tn_store *s, struct tn_buf *out);
+    /* Answer every blocked acquire now (the server is draining); may be
+     * NULL when the store has none.  Loop thread. */
+    void (*drain)(struct tn_store *s);
     /* Finish or fail every pending operation (their done runs), then
      * free.  Loop thread. */
     void (*close)(struct tn_store *s);
@@ -95,10 +98,13 @@ struct tn_store {
 
 /* Options shared by the backends. */
 struct tn_store_config {
-    const char *data_dir;   /* embedded: directory of tenure.db */
-    const char *pg_url;     /* postgresql: connection string */
-    size_t batch_max;       /* max changes per commit */
-    size_t expected_leases; /* table sizing hint */
+    const char *data_dir;        /* embedded: directory of tenure.db */
+    const char *pg_url;          /* postgresql: connection string */
+    size_t batch_max;            /* max changes per commit */
+    size_t expected_leases;      /* table sizing hint */
+    size_t max_waiters;          /* blocked acquires in all */
+    size_t max_waiters_per_name; /* blocked acquires per name */
+    int64_t max_wait_ms;         /* cap of wait_ms */
 };
 
 /* Open the embedded store: load the table (restart rules of DESIGN §4.5)

@@ -16,29 +16,9 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "embedded.h"
 #include "sqlite_db.h"
 #include "store.h"
-
-#define RETRY_AFTER_MS 1000
-#define N_BATCH_BUCKETS 12
-#define N_LAT_BUCKETS 12
-
-struct embedded {
-    struct tn_store base;           /* vtable; first */
-    struct tn_loop *loop;           /* the loop thread's loop */
-    struct tn_lease_table table;    /* loop thread only */
-    struct tn_sqlite_db *db;        /* committer thread after open */
-    struct tn_commit *commit;       /* group commit */
-    uint64_t durable_seq;           /* changes <= this are on disk */
-    int degraded_rc;                /* 0, TN_ENOSPC, or TN_EIO (for good) */
-    struct tn_lease_table reloaded; /* built by recover, swapped on loop */
-    uint64_t commits;               /* batches written */
-    uint64_t rows;                  /* rows written */
-    uint64_t failures;              /* failed batches */
-    uint64_t batch_hist[N_BATCH_BUCKETS + 1]; /* rows per batch, log2 */
-    uint64_t lat_hist[N_LAT_BUCKETS + 1];     /* write us, log2 from 64us */
-    double write_seconds;                     /* sum */
-};
 
 void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
                               int64_t now_ms)
@@ -63,9 +43,9 @@ void tn_store_result_release(struct tn_store_result *r)
 
 /* Answer now if the state seen at change `seq` is durable, else after the
  * open batch commits. */
-static void finish(struct embedded *e, uint64_t seq,
-                   struct tn_store_result *out, tn_store_done_fn done,
-                   void *arg)
+void tn_embedded_finish(struct embedded *e, uint64_t seq,
+                        struct tn_store_result *out, tn_store_done_fn done,
+                        void *arg)
 {
     if (seq <= e->durable_seq)
         done(arg);
@@ -74,9 +54,9 @@ static void finish(struct embedded *e, uint64_t seq,
 }
 
 /* A mutation: persist l and answer after its commit. */
-static void commit_change(struct embedded *e, const struct tn_lease *l,
-                          struct tn_store_result *out, tn_store_done_fn done,
-                          void *arg)
+void tn_embedded_commit_change(struct embedded *e, const struct tn_lease *l,
+                               struct tn_store_result *out,
+                               tn_store_done_fn done, void *arg)
 {
     tn_commit_add_row(e->commit, l, e->table.last_token);
     tn_commit_add_waiter(e->commit, done, arg, out);
@@ -93,6 +73,22 @@ static bool refuse_if_degraded(struct embedded *e, struct tn_store_result *out,
     return true;
 }
 
+/* A name with waiters is refused to newcomers that do not wait: a
+ * non-waiting acquire never jumps the queue. */
+static void refuse_queued(struct embedded *e, struct tn_lease *l, int64_t now,
+                          struct tn_store_result *out, tn_store_done_fn done,
+                          void *arg)
+{
+    tn_store_view_from_lease(&out->lease, l, now);
+    out->rc = TN_ECONFLICT;
+    if (!tn_lease_is_live(l, now)) {
+        out->rc = TN_ELOCKDELAY;
+        int64_t free_at = l->expires_at_ms + l->lock_delay_ms;
+        out->retry_after_ms = free_at > now ? free_at - now : 1;
+    }
+    tn_embedded_finish(e, l->seq, out, done, arg);
+}
+
 static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
                       struct tn_store_result *out, tn_store_done_fn done,
                       void *arg)
@@ -101,15 +97,34 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
-    struct tn_lease *l = NULL;
+    struct tn_lease *l = tn_lease_find(&e->table, r->name, r->name_len);
+    if (tn_embedded_has_waiters(l))
+        tn_embedded_wake(e, l); /* serve the queue first if the name is free */
+    if (tn_embedded_has_waiters(l) && r->wait_ms <= 0) {
+        refuse_queued(e, l, now, out, done, arg);
+        return;
+    }
+    if (tn_embedded_has_waiters(l)) {
+        out->rc = tn_embedded_wait(e, l, r, out, done, arg);
+        if (out->rc < 0)
+            done(arg);
+        return;
+    }
     out->rc = tn_lease_acquire(&e->table, r, now, &l, &out->replayed,
                                &out->retry_after_ms);
     if (l != NULL)
         tn_store_view_from_lease(&out->lease, l, now);
+    if ((out->rc == TN_ECONFLICT || out->rc == TN_ELOCKDELAY) &&
+        r->wait_ms > 0) {
+        int rc = tn_embedded_wait(e, l, r, out, done, arg);
+        if (rc == TN_OK)
+            return;
+        out->rc = rc;
+    }
     if (out->rc == TN_OK && !out->replayed)
-        commit_change(e, l, out, done, arg);
+        tn_embedded_commit_change(e, l, out, done, arg);
     else
-        finish(e, l != NULL ? l->seq : 0, out, done, arg);
+        tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
 }
 
 static void e_renew(struct tn_store *s, const struct tn_token_req *r,
@@ -124,9 +139,10 @@ static void e_renew(struct tn_store *s, const struct tn_token_req *r,
     out->rc = tn_lease_renew(&e->table, r, now, &l);
     if (out->rc == TN_OK) {
         tn_store_view_from_lease(&out->lease, l, now);
-        commit_change(e, l, out, done, arg);
+        tn_embedded_commit_change(e, l, out, done, arg);
+        tn_embedded_wake(e, l); /* the expiry moved */
     } else {
-        finish(e, l != NULL ? l->seq : 0, out, done, arg);
+        tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
     }
 }
 
@@ -142,10 +158,11 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
     out->rc = tn_lease_release(&e->table, r, now, &l);
     if (l != NULL)
         tn_store_view_from_lease(&out->lease, l, now);
-    if (out->rc == TN_OK)
-        commit_change(e, l, out, done, arg);
-    else
-        finish(e, l != NULL ? l->seq : 0, out, done, arg);
+    if (out->rc == TN_OK) {
+        tn_embedded_commit_change(e, l, out, done, arg);
+        tn_embedded_wake(e, l); /* granted at once to the first waiter */
+    } else
+        tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
 }
 
 static void e_get(struct tn_store *s, const char *name, size_t name_len,
@@ -159,7 +176,7 @@ static void e_get(struct tn_store *s, const char *name, size_t name_len,
     out->rc = tn_lease_is_live(l, now) ? TN_OK : TN_ENOTFOUND;
     if (out->rc == TN_OK)
         tn_store_view_from_lease(&out->lease, l, now);
-    finish(e, l != NULL ? l->seq : 0, out, done, arg);
+    tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
 }
 
 static void e_check(struct tn_store *s, const char *name, size_t name_len,
@@ -177,7 +194,7 @@ static void e_check(struct tn_store *s, const char *name, size_t name_len,
     out->current = out->has_live && l->token == token;
     if (out->has_live)
         tn_store_view_from_lease(&out->lease, l, now);
-    finish(e, l != NULL ? l->seq : 0, out, done, arg);
+    tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
 }
 
 static void e_list(struct tn_store *s, const struct tn_list_req *r,
@@ -204,7 +221,7 @@ static void e_list(struct tn_store *s, const struct tn_list_req *r,
         tn_store_view_from_lease(&out->items[i], found[i], now);
     tn_free(found);
     out->rc = TN_OK;
-    finish(e, e->table.seq, out, done, arg);
+    tn_embedded_finish(e, e->table.seq, out, done, arg);
 }
 
 static bool e_is_ready(struct tn_store *s)
@@ -255,6 +272,15 @@ static void e_metrics(struct tn_store *s, struct tn_buf *out)
         (unsigned long long)e->table.last_token, e->degraded_rc == 0,
         (unsigned long long)e->commits, (unsigned long long)e->rows,
         (unsigned long long)e->failures);
+    (void)tn_buf_printf(out,
+                        "# TYPE tenure_waiters gauge\ntenure_waiters %zu\n"
+                        "# TYPE tenure_waits_total counter\n"
+                        "tenure_waits_total{outcome=\"granted\"} %llu\n"
+                        "tenure_waits_total{outcome=\"timed_out\"} %llu\n"
+                        "tenure_waits_total{outcome=\"dropped\"} %llu\n",
+                        e->n_waiters, (unsigned long long)e->waits_granted,
+                        (unsigned long long)e->waits_timed_out,
+                        (unsigned long long)e->waits_dropped);
     (void)tn_buf_printf(out, "# TYPE tenure_commit_batch_rows histogram\n");
     print_hist(out, "tenure_commit_batch_rows", e->batch_hist, N_BATCH_BUCKETS,
                1, 1.0);
@@ -292,6 +318,7 @@ static void on_batch(void *ctx, struct tn_batch *b)
                    b->rc == TN_ENOSPC ? "space returns" : "restarted",
                    tn_errname(b->rc));
             tn_commit_fail_open(e->commit, client_rc);
+            tn_embedded_fail_waiters(e, client_rc);
         }
     }
     for (size_t i = 0; i < b->n_waiters; i++) {
@@ -350,9 +377,15 @@ static void on_recovered(void *ctx)
     tn_log(TN_LOG_INFO, "store", "\"store writable again, table reloaded\"");
 }
 
+static void e_drain(struct tn_store *s)
+{
+    tn_embedded_fail_waiters((struct embedded *)s, TN_EUNAVAIL);
+}
+
 static void e_close(struct tn_store *s)
 {
     struct embedded *e = (struct embedded *)s;
+    tn_embedded_fail_waiters(e, TN_EUNAVAIL);
     tn_commit_stop(e->commit);
     tn_sqlite_db_close(e->db);
     tn_lease_table_release(&e->table);
@@ -371,6 +404,7 @@ static const struct tn_store_ops embedded_ops = {
     .list = e_list,
     .is_ready = e_is_ready,
     .metrics = e_metrics,
+    .drain = e_drain,
     .close = e_close,
 };
 
@@ -401,6 +435,9 @@ int tn_store_embedded_open(struct tn_loop *loop,
         return TN_ENOMEM;
     e->base.ops = &embedded_ops;
     e->loop = loop;
+    e->max_waiters = cfg->max_waiters;
+    e->max_waiters_per_name = cfg->max_waiters_per_name;
+    e->max_wait_ms = cfg->max_wait_ms;
     int rc = open_db(e, cfg, em);
     if (rc < 0)
         goto out_free;

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals of the embedded store shared by its files: store_embedded.c
+ * (decisions and group commit) and embedded_wait.c (blocking acquire).
+ * Loop thread only, except where a field says otherwise. */
+#ifndef TN_STORE_EMBEDDED_H
+#define TN_STORE_EMBEDDED_H
+
+#include "commit.h"
+#include "common/loop.h"
+#include "lease/lease.h"
+#include "store.h"
+
+struct tn_sqlite_db;
+
+#define RETRY_AFTER_MS 1000
+#define N_BATCH_BUCKETS 12
+#define N_LAT_BUCKETS 12
+
+struct embedded {
+    struct tn_store base;           /* vtable; first */
+    struct tn_loop *loop;           /* the loop thread's loop */
+    struct tn_lease_table table;    /* loop thread only */
+    struct tn_sqlite_db *db;        /* committer thread after open */
+    struct tn_commit *commit;       /* group commit */
+    uint64_t durable_seq;           /* changes <= this are on disk */
+    int degraded_rc;                /* 0, TN_ENOSPC, or TN_EIO (for good) */
+    struct tn_lease_table reloaded; /* built by recover, swapped on loop */
+    uint64_t commits;               /* batches written */
+    uint64_t rows;                  /* rows written */
+    uint64_t failures;              /* failed batches */
+    uint64_t batch_hist[N_BATCH_BUCKETS + 1]; /* rows per batch, log2 */
+    uint64_t lat_hist[N_LAT_BUCKETS + 1];     /* write us, log2 from 64us */
+    double write_seconds;                     /* sum */
+    struct tn_waitq *queues;                  /* every name with waiters */
+    size_t n_waiters;                         /* blocked acquires, all names */
+    size_t max_waiters;                       /* cap on n_waiters */
+    size_t max_waiters_per_name;              /* cap per name */
+    int64_t max_wait_ms;                      /* wait_ms is capped to this */
+    uint64_t waits_granted;                   /* waiters that got the lease */
+    uint64_t waits_timed_out; /* waiters answered at their deadline */
+    uint64_t waits_dropped;   /* waiters gone before their turn */
+};
+
+/* Persist l and answer done(arg) after its commit. */
+void tn_embedded_commit_change(struct embedded *e, const struct tn_lease *l,
+                               struct tn_store_result *out,
+                               tn_store_done_fn done, void *arg);
+/* Answer done(arg) once the state seen at change seq is durable. */
+void tn_embedded_finish(struct embedded *e, uint64_t seq,
+                        struct tn_store_result *out, tn_store_done_fn done,
+                        void *arg);
+
+/* embedded_wait.c: blocking acquire, FIFO per name. */
+/* Queue r (which got TN_ECONFLICT or TN_ELOCKDELAY on l) until the name is
+ * free, its deadline passes, or the requester goes away.  Returns 0 when
+ * queued (done runs later), or TN_ETOOMANY. */
+int tn_embedded_wait(struct embedded *e, struct tn_lease *l,
+                     const struct tn_acquire_req *r,
+                     struct tn_store_result *out, tn_store_done_fn done,
+                     void *arg);
+/* True if l has waiters (a non-waiting acquire must not jump them). */
+bool tn_embedded_has_waiters(const struct tn_lease *l);
+/* The lease l was released or its expiry moved: grant to the first waiter
+ * if it is free, else re-arm the name's timer. */
+void tn_embedded_wake(struct embedded *e, struct tn_lease *l);
+/* Answer every waiter with rc (store failure, shutdown). */
+void tn_embedded_fail_waiters(struct embedded *e, int rc);
+
+#endif
