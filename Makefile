@@ -5,7 +5,7 @@ LISTEN ?= 127.0.0.1:7300
 DATA_DIR ?= ./tenure-data
 CTEST_ARGS ?=
 
-.PHONY: all deps build release run check check-dev check-asan lint tsan \
+.PHONY: all deps build release run check check-dev check-asan check-fuzz lint tsan \
         bench soak fuzz install clean incident
 
 all: build
@@ -38,8 +38,12 @@ check-asan: deps
 	@cmake --build --preset asan -j2
 	@scripts/with-pg.sh ctest --preset asan $(CTEST_ARGS)
 
-# Everything CI runs: lint, the dev build's tests, then the sanitizer build's.
-check: deps lint check-dev check-asan
+check-fuzz: deps
+	@scripts/fuzz.sh short
+
+# Everything CI runs: lint, the dev build's tests, the sanitizer build's,
+# and a short fuzzing run of every target.
+check: deps lint check-dev check-asan check-fuzz
 	@echo "make check: all passed"
 
 tsan: deps

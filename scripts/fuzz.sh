@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# fuzz.sh short|long: build the libFuzzer targets (clang, ASan+UBSan, the
+# "fuzz" preset) and fuzz each one, starting from its committed corpus.
+# short: 10 s per target (make check); long: 600 s per target (make fuzz),
+# or FUZZ_SECONDS.  New inputs land in build/fuzz, never in the corpus.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-short}
+secs=${FUZZ_SECONDS:-$([ "$mode" = long ] && echo 600 || echo 10)}
+cmake --preset fuzz -DTN_FUZZ_SECONDS="$secs" >/dev/null
+cmake --build --preset fuzz -j2 >/dev/null
+ctest --test-dir build/fuzz -L fuzz --output-on-failure
