@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* The fence in SQLite: one conditional upsert inside the caller's
+ * transaction decides and raises the mark, so the decision commits (or
+ * rolls back) together with the write it guards.  Not a connection pool:
+ * the caller owns the sqlite3 handle and its transaction. */
+#include <sqlite3.h>
+
+#include <tenure/fence.h>
+
+static int map_sqlite(sqlite3 *db, int src, struct tn_errmsg *em,
+                      const char *what)
+{
+    tn_errmsg_set(em, "%s failed: %s", what, sqlite3_errmsg(db));
+    if (src == SQLITE_BUSY || src == SQLITE_LOCKED)
+        return TN_EBUSY;
+    return TN_EIO;
+}
+
+int tn_fence_sqlite_migrate(sqlite3 *db, struct tn_errmsg *em)
+{
+    static const char sql[] = "CREATE TABLE IF NOT EXISTS tenure_fence ("
+                              " resource TEXT PRIMARY KEY NOT NULL,"
+                              " hwm INTEGER NOT NULL CHECK (hwm >= 0))";
+    int src = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    if (src != SQLITE_OK)
+        return map_sqlite(db, src, em, "create tenure_fence");
+    return TN_OK;
+}
+
+int tn_fence_sqlite_get(sqlite3 *db, const char *resource, size_t len,
+                        uint64_t *hwm_out, struct tn_errmsg *em)
+{
+    static const char sql[] = "SELECT hwm FROM tenure_fence WHERE resource=?1";
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (src != SQLITE_OK)
+        return map_sqlite(db, src, em, "prepare fence read");
+    int rc = TN_OK;
+    sqlite3_bind_text(st, 1, resource, (int)len, SQLITE_STATIC);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW)
+        *hwm_out = (uint64_t)sqlite3_column_int64(st, 0);
+    else if (src == SQLITE_DONE)
+        *hwm_out = 0;
+    else
+        rc = map_sqlite(db, src, em, "fence read");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
+                            uint64_t token, uint64_t *hwm_before_out,
+                            struct tn_errmsg *em)
+{
+    static const char sql[] =
+        "INSERT INTO tenure_fence(resource, hwm) VALUES (?1, ?2)"
+        " ON CONFLICT(resource) DO UPDATE SET hwm = excluded.hwm"
+        " WHERE tenure_fence.hwm <= excluded.hwm";
+    if (sqlite3_get_autocommit(db)) {
+        tn_errmsg_set(em, "fence check outside a transaction");
+        return TN_EINVAL;
+    }
+    if (len == 0 || len > TN_FENCE_NAME_MAX || token > TN_FENCE_TOKEN_MAX)
+        return TN_EINVAL;
+    int rc = TN_OK;
+    if (hwm_before_out != NULL) {
+        rc = tn_fence_sqlite_get(db, resource, len, hwm_before_out, em);
+        if (rc < 0)
+            return rc;
+    }
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (src != SQLITE_OK)
+        return map_sqlite(db, src, em, "prepare fence advance");
+    sqlite3_bind_text(st, 1, resource, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)token);
+    src = sqlite3_step(st);
+    if (src != SQLITE_DONE)
+        rc = map_sqlite(db, src, em, "fence advance");
+    else if (sqlite3_changes(db) == 0)
+        rc = TN_ESTALE;
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: MIT */
+/* tenure-materializer: consumes a raw topic (untrusted ingress), applies the
+ * fence to every record, and commits admitted rows, rejected rows, marks and
+ * next offsets in one sink transaction per batch.  It assigns partitions
+ * itself and resumes from the sink's offsets: there is no consumer group
+ * and no offset stored in Kafka. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "kafka/mat.h"
+
+volatile sig_atomic_t tn_mat_stop = 0;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    tn_mat_stop = 1;
+}
+
+static void usage(FILE *out)
+{
+    (void)fprintf(
+        out, "usage: tenure-materializer --brokers LIST --topic T [options]\n"
+             "  --brokers LIST        Kafka bootstrap servers\n"
+             "  --topic T             raw topic to fence\n"
+             "  --sink SPEC           sqlite:PATH (default "
+             "sqlite:./tenure-sink.db)\n"
+             "                        or postgresql://...\n"
+             "  --verify-key FILE     reject records without a valid "
+             "lease-proof\n"
+             "  --dlq-topic T         republish rejected records to T\n"
+             "  --clean-topic T       republish admitted records to T\n"
+             "  --batch N             records per transaction (default 500)\n"
+             "  --batch-wait-ms MS    wait to fill a batch (default 50)\n"
+             "  --metrics-file PATH   Prometheus text file, rewritten per "
+             "batch\n"
+             "  --history FILE        append sink decisions as JSON lines "
+             "(tenure-check)\n"
+             "  --exit-at-end         exit once every partition is committed "
+             "to its end\n"
+             "  --no-fence            plain consumer: admit every record "
+             "(negative control)\n"
+             "  --verbose             log every decision\n"
+             "  --help                this text\n"
+             "exit: 0 done, 1 error, 2 usage, 3 another materializer moved "
+             "the offsets\n");
+}
+
+static int parse_int(const char *s, int min, int max, int *out)
+{
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || v < min || v > max)
+        return TN_EINVAL;
+    *out = (int)v;
+    return TN_OK;
+}
+
+static int parse_args(int argc, char **argv, struct tn_mat_config *c)
+{
+    static const struct option opts[] = {
+        {"brokers", required_argument, NULL, 'b'},
+        {"topic", required_argument, NULL, 't'},
+        {"sink", required_argument, NULL, 's'},
+        {"verify-key", required_argument, NULL, 'k'},
+        {"dlq-topic", required_argument, NULL, 'd'},
+        {"clean-topic", required_argument, NULL, 'c'},
+        {"batch", required_argument, NULL, 'n'},
+        {"batch-wait-ms", required_argument, NULL, 'w'},
+        {"metrics-file", required_argument, NULL, 'm'},
+        {"history", required_argument, NULL, 'H'},
+        {"exit-at-end", no_argument, NULL, 'e'},
+        {"no-fence", no_argument, NULL, 'F'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    *c = (struct tn_mat_config){.sink = "sqlite:./tenure-sink.db",
+                                .batch_max = 500,
+                                .batch_wait_ms = 50};
+    int o = 0;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int rc = TN_OK;
+        switch (o) {
+        case 'b':
+            c->brokers = optarg;
+            break;
+        case 't':
+            c->topic = optarg;
+            break;
+        case 's':
+            c->sink = optarg;
+            break;
+        case 'k':
+            c->verify_key = optarg;
+            break;
+        case 'd':
+            c->dlq_topic = optarg;
+            break;
+        case 'c':
+            c->clean_topic = optarg;
+            break;
+        case 'n':
+            rc = parse_int(optarg, 1, 100000, &c->batch_max);
+            break;
+        case 'w':
+            rc = parse_int(optarg, 0, 60000, &c->batch_wait_ms);
+            break;
+        case 'm':
+            c->metrics_file = optarg;
+            break;
+        case 'H':
+            c->history = optarg;
+            break;
+        case 'e':
+            c->exit_at_end = true;
+            break;
+        case 'F':
+            c->no_fence = true;
+            break;
+        case 'v':
+            c->verbose = true;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(TN_MAT_EXIT_OK);
+        default:
+            return TN_EINVAL;
+        }
+        if (rc < 0) {
+            (void)fprintf(stderr, "tenure-materializer: bad value \"%s\"\n",
+                          optarg);
+            return rc;
+        }
+    }
+    if (optind != argc || c->brokers == NULL || c->topic == NULL)
+        return TN_EINVAL;
+    return TN_OK;
+}
+
+static int conf_set(rd_kafka_conf_t *conf, const char *k, const char *v,
+                    struct tn_errmsg *em)
+{
+    char err[256];
+    if (rd_kafka_conf_set(conf, k, v, err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+        tn_errmsg_set(em, "kafka config \"%s\": %s", k, err);
+        return TN_EINVAL;
+    }
+    return TN_OK;
+}
+
+static rd_kafka_t *make_consumer(const struct tn_mat_config *c,
+                                 struct tn_errmsg *em)
+{
+    static const char *const kv[][2] = {
+        /* Offsets live in the sink only; never reset silently. */
+        {"group.id", "tenure-materializer"},
+        {"enable.auto.commit", "false"},
+        {"enable.auto.offset.store", "false"},
+        {"auto.offset.reset", "error"},
+        {"enable.partition.eof", "true"},
+        {"fetch.wait.max.ms", "100"},
+        {"isolation.level", "read_uncommitted"},
+    };
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    int rc = conf_set(conf, "bootstrap.servers", c->brokers, em);
+    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]) && rc == 0; i++)
+        rc = conf_set(conf, kv[i][0], kv[i][1], em);
+    char err[256];
+    rd_kafka_t *rk =
+        rc == 0 ? rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err))
+                : NULL;
+    if (rk == NULL) {
+        if (rc == 0)
+            tn_errmsg_set(em, "kafka consumer: %s", err);
+        rd_kafka_conf_destroy(conf);
+        return NULL;
+    }
+    rd_kafka_poll_set_consumer(rk);
+    return rk;
+}
+
+static void on_republished(rd_kafka_t *rk, const rd_kafka_message_t *msg,
+                           void *opaque)
+{
+    (void)rk;
+    struct tn_mat *m = opaque;
+    if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR)
+        m->republish_failed++;
+}
+
+static rd_kafka_t *make_producer(struct tn_mat *m, struct tn_errmsg *em)
+{
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    int rc = conf_set(conf, "bootstrap.servers", m->cfg->brokers, em);
+    if (rc == 0)
+        rc = conf_set(conf, "enable.idempotence", "true", em);
+    if (rc == 0)
+        rc = conf_set(conf, "partitioner", "murmur2_random", em);
+    if (rc == 0)
+        rc = conf_set(conf, "linger.ms", "5", em);
+    rd_kafka_conf_set_dr_msg_cb(conf, on_republished);
+    rd_kafka_conf_set_opaque(conf, m);
+    char err[256];
+    rd_kafka_t *rk =
+        rc == 0 ? rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err))
+                : NULL;
+    if (rk == NULL) {
+        if (rc == 0)
+            tn_errmsg_set(em, "kafka producer: %s", err);
+        rd_kafka_conf_destroy(conf);
+    }
+    return rk;
+}
+
+/* Partition count of the topic, waiting (bounded) for it to exist. */
+static int partition_count(rd_kafka_t *rk, const char *topic, int32_t *out,
+                           struct tn_errmsg *em)
+{
+    rd_kafka_topic_t *t = rd_kafka_topic_new(rk, topic, NULL);
+    if (t == NULL)
+        return TN_ENOMEM;
+    int rc = TN_ETIMEDOUT;
+    int64_t deadline = tn_clock_mono_ms() + 30000;
+    while (rc == TN_ETIMEDOUT && !tn_mat_stop &&
+           tn_clock_mono_ms() < deadline) {
+        const struct rd_kafka_metadata *md = NULL;
+        rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, t, &md, 5000);
+        if (err == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1 &&
+            md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+            md->topics[0].partition_cnt > 0) {
+            *out = md->topics[0].partition_cnt;
+            rc = TN_OK;
+        }
+        if (md != NULL)
+            rd_kafka_metadata_destroy(md);
+        if (rc != TN_OK)
+            rd_kafka_poll(rk, 200);
+    }
+    rd_kafka_topic_destroy(t);
+    if (rc < 0)
+        tn_errmsg_set(em, "topic \"%s\" not found", topic);
+    return rc;
+}
+
+static int assign_all(struct tn_mat *m, struct tn_errmsg *em)
+{
+    rd_kafka_topic_partition_list_t *l =
+        rd_kafka_topic_partition_list_new(m->nparts);
+    for (int32_t p = 0; p < m->nparts; p++)
+        rd_kafka_topic_partition_list_add(l, m->cfg->topic, p)->offset =
+            m->next[p];
+    rd_kafka_resp_err_t err = rd_kafka_assign(m->consumer, l);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        tn_errmsg_set(em, "assign: %s", rd_kafka_err2str(err));
+        return TN_EIO;
+    }
+    return TN_OK;
+}
+
+static int setup(struct tn_mat *m, struct tn_errmsg *em)
+{
+    const struct tn_mat_config *c = m->cfg;
+    int rc = TN_OK;
+    if (c->verify_key != NULL) {
+        rc = tn_proof_load_verify_key(c->verify_key, m->pk, em);
+        if (rc < 0)
+            return rc;
+        m->has_pk = true;
+    }
+    tn_buf_init(&m->hist, 64u << 20);
+    if (c->history != NULL) {
+        m->history = fopen(c->history, "a");
+        if (m->history == NULL) {
+            tn_errmsg_set(em, "cannot open history \"%s\"", c->history);
+            return TN_EIO;
+        }
+    }
+    rc = tn_sink_open(c->sink, &m->sink, em);
+    if (rc < 0)
+        return rc;
+    m->consumer = make_consumer(c, em);
+    if (m->consumer == NULL)
+        return TN_EINVAL;
+    if (c->dlq_topic != NULL || c->clean_topic != NULL) {
+        m->producer = make_producer(m, em);
+        if (m->producer == NULL)
+            return TN_EINVAL;
+    }
+    rc = partition_count(m->consumer, c->topic, &m->nparts, em);
+    if (rc < 0)
+        return rc;
+    m->next = tn_calloc((size_t)m->nparts, sizeof(int64_t));
+    m->eof_at = tn_calloc((size_t)m->nparts, sizeof(int64_t));
+    if (m->next == NULL || m->eof_at == NULL)
+        return TN_ENOMEM;
+    for (int32_t p = 0; p < m->nparts; p++)
+        m->eof_at[p] = -1;
+    rc = m->sink->ops->load_offsets(m->sink, c->topic, m->nparts, m->next, em);
+    if (rc < 0)
+        return rc;
+    return assign_all(m, em);
+}
+
+static bool all_at_end(const struct tn_mat *m)
+{
+    for (int32_t p = 0; p < m->nparts; p++) {
+        if (m->eof_at[p] < 0 || m->eof_at[p] != m->next[p])
+            return false;
+    }
+    return true;
+}
+
+/* An error event from the consumer: EOF is bookkeeping, a lost offset is
+ * fatal (never skip data silently), the rest is transient. */
+static int on_consumer_event(struct tn_mat *m, const rd_kafka_message_t *msg,
+                             struct tn_errmsg *em)
+{
+    if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        if (msg->partition >= 0 && msg->partition < m->nparts)
+            m->eof_at[msg->partition] = msg->offset;
+        return TN_OK;
+    }
+    if (msg->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+        msg->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE ||
+        msg->err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+        msg->err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC) {
+        tn_errmsg_set(em, "consumer: %s (partition %d)",
+                      rd_kafka_message_errstr(msg), (int)msg->partition);
+        return TN_EIO;
+    }
+    tn_log(TN_LOG_WARN, "materializer", "\"consumer error\" err=\"%s\"",
+           rd_kafka_message_errstr(msg));
+    return TN_OK;
+}
+
+/* Collect up to batch_max records; returns how many are in msgs. */
+static int collect(struct tn_mat *m, rd_kafka_message_t **msgs, size_t *n,
+                   struct tn_errmsg *em)
+{
+    *n = 0;
+    int64_t deadline = tn_clock_mono_ms() + m->cfg->batch_wait_ms;
+    while (*n < (size_t)m->cfg->batch_max && !tn_mat_stop) {
+        int64_t left = deadline - tn_clock_mono_ms();
+        int wait = *n == 0 ? 200 : (left > 0 ? (int)left : 0);
+        rd_kafka_message_t *msg = rd_kafka_consumer_poll(m->consumer, wait);
+        if (msg == NULL) {
+            if (*n > 0 || wait == 200)
+                break;
+            continue;
+        }
+        if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            int rc = on_consumer_event(m, msg, em);
+            rd_kafka_message_destroy(msg);
+            if (rc < 0)
+                return rc;
+            if (*n == 0 && m->cfg->exit_at_end && all_at_end(m))
+                break;
+            continue;
+        }
+        m->eof_at[msg->partition] = -1;
+        msgs[(*n)++] = msg;
+    }
+    return TN_OK;
+}
+
+static int run(struct tn_mat *m, struct tn_errmsg *em)
+{
+    rd_kafka_message_t **msgs =
+        tn_calloc((size_t)m->cfg->batch_max, sizeof(rd_kafka_message_t *));
+    if (msgs == NULL)
+        return TN_ENOMEM;
+    int rc = TN_OK;
+    int64_t last_metrics = 0;
+    while (rc == 0 && !tn_mat_stop) {
+        size_t n = 0;
+        rc = collect(m, msgs, &n, em);
+        if (rc == 0 && n > 0)
+            rc = tn_mat_process_batch(m, msgs, n, em);
+        for (size_t i = 0; i < n; i++)
+            rd_kafka_message_destroy(msgs[i]);
+        if (m->producer != NULL)
+            rd_kafka_poll(m->producer, 0);
+        if (rc == 0 && (n > 0 || tn_clock_mono_ms() - last_metrics > 1000)) {
+            (void)tn_mat_write_metrics(m);
+            last_metrics = tn_clock_mono_ms();
+        }
+        if (rc == 0 && m->cfg->exit_at_end && all_at_end(m))
+            break;
+    }
+    tn_free(msgs);
+    return rc;
+}
+
+static void teardown(struct tn_mat *m)
+{
+    if (m->consumer != NULL) {
+        (void)rd_kafka_assign(m->consumer, NULL);
+        rd_kafka_consumer_close(m->consumer);
+        rd_kafka_destroy(m->consumer);
+    }
+    if (m->producer != NULL) {
+        (void)rd_kafka_flush(m->producer, 5000);
+        rd_kafka_destroy(m->producer);
+    }
+    if (m->sink != NULL)
+        m->sink->ops->close(m->sink);
+    tn_free(m->next);
+    tn_free(m->eof_at);
+    if (m->history != NULL)
+        (void)fclose(m->history);
+    tn_buf_release(&m->hist);
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    struct tn_mat_config cfg;
+    if (parse_args(argc, argv, &cfg) < 0) {
+        usage(stderr);
+        return TN_MAT_EXIT_USAGE;
+    }
+    install_signals();
+    struct tn_mat m = {.cfg = &cfg};
+    struct tn_errmsg em = {{0}};
+    int rc = setup(&m, &em);
+    if (rc == 0) {
+        tn_log(TN_LOG_INFO, "materializer",
+               "\"started\" topic=\"%s\" partitions=%d sink=\"%s\" fence=%s"
+               " proofs=%s",
+               cfg.topic, (int)m.nparts, cfg.sink, cfg.no_fence ? "off" : "on",
+               m.has_pk ? "required" : "off");
+        rc = run(&m, &em);
+    }
+    if (rc == 0)
+        (void)tn_mat_write_metrics(&m);
+    if (rc < 0)
+        tn_log(TN_LOG_ERROR, "materializer", "\"stopped\" err=%s detail=\"%s\"",
+               tn_errname(rc), em.text);
+    else
+        tn_log(TN_LOG_INFO, "materializer",
+               "\"stopped\" admitted=%llu rejected_stale=%llu batches=%llu",
+               (unsigned long long)m.admitted,
+               (unsigned long long)m.rejected[TN_FENCE_STALE],
+               (unsigned long long)m.batches);
+    teardown(&m);
+    if (rc == TN_ECONFLICT)
+        return TN_MAT_EXIT_CONFLICT;
+    return rc < 0 ? TN_MAT_EXIT_ERROR : TN_MAT_EXIT_OK;
+}

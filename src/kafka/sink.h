@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* The materializer's sink: where admitted rows, rejected rows, marks and
+ * next offsets are written in one transaction per batch.  A small vtable
+ * over SQLite and PostgreSQL; the materializer never sees SQL.  Not
+ * thread-safe: one sink per materializer. */
+#ifndef TN_KAFKA_SINK_H
+#define TN_KAFKA_SINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tenure/err.h>
+
+/* One decided record, borrowed from the consumed message. */
+struct tn_sink_row {
+    const char *topic;    /* NUL-terminated */
+    int32_t partition;    /* source partition */
+    int64_t offset;       /* source offset */
+    const char *resource; /* lease name, NULL when there is none */
+    size_t resource_len;  /* bytes */
+    bool has_token;       /* false: token column is NULL */
+    uint64_t token;       /* parsed token */
+    const void *key;      /* record key, may be NULL */
+    size_t key_len;       /* bytes */
+    const void *value;    /* record value, NULL for a null payload */
+    size_t value_len;     /* bytes */
+    bool claim;           /* a claim record */
+};
+
+struct tn_sink;
+
+struct tn_sink_ops {
+    /* Start the batch transaction. */
+    int (*begin)(struct tn_sink *s, struct tn_errmsg *em);
+    /* 0 admitted (mark raised), TN_ESTALE, or an error; the mark before
+     * goes to *hwm_before_out when not NULL. */
+    int (*advance)(struct tn_sink *s, const char *resource, size_t len,
+                   uint64_t token, uint64_t *hwm_before_out,
+                   struct tn_errmsg *em);
+    int (*admit)(struct tn_sink *s, const struct tn_sink_row *r,
+                 struct tn_errmsg *em);
+    int (*reject)(struct tn_sink *s, const struct tn_sink_row *r,
+                  const char *reason, struct tn_errmsg *em);
+    /* Compare-and-set of a next offset: TN_ECONFLICT when the stored value
+     * is not expected (another writer moved it). */
+    int (*cas_offset)(struct tn_sink *s, const char *topic, int32_t partition,
+                      int64_t expected, int64_t next, struct tn_errmsg *em);
+    int (*commit)(struct tn_sink *s, struct tn_errmsg *em);
+    void (*rollback)(struct tn_sink *s);
+    /* Make sure rows exist for partitions [0, n) (0 when new) and read
+     * them into next_out[0..n).  Runs its own transaction. */
+    int (*load_offsets)(struct tn_sink *s, const char *topic, int32_t n,
+                        int64_t *next_out, struct tn_errmsg *em);
+    void (*close)(struct tn_sink *s);
+};
+
+struct tn_sink {
+    const struct tn_sink_ops *ops; /* never NULL */
+};
+
+/* Open "sqlite:PATH" or a postgresql:// URL, creating the tables.  On
+ * success *out is the sink (close it with ops->close). */
+int tn_sink_open(const char *spec, struct tn_sink **out, struct tn_errmsg *em);
+int tn_sink_sqlite_open(const char *path, struct tn_sink **out,
+                        struct tn_errmsg *em);
+int tn_sink_pg_open(const char *url, struct tn_sink **out,
+                    struct tn_errmsg *em);
+
+#endif
