@@ -12,6 +12,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "errmap.h"
+#include "events.h"
 #include "reply.h"
 
 #define REPLY_MAX_BYTES (4u << 20)
@@ -160,9 +161,38 @@ static void handle_ops(struct tn_api_call *c)
         tn_buf_init(&b, REPLY_MAX_BYTES);
         print_metrics(c->api, &b);
         s->ops->metrics(s, &b);
+        if (c->api->cfg.events != NULL)
+            tn_events_metrics(c->api->cfg.events, &b);
         tn_api_send(c, 200, &b, 0);
         tn_buf_release(&b);
     }
+}
+
+/* GET /v1/events?prefix=: a server-sent-events stream. */
+static void handle_events(struct tn_api_call *c)
+{
+    struct tn_events *hub = c->api->cfg.events;
+    if (tn_http_req_method(c->req) != TN_HTTP_GET) {
+        tn_api_fail(c, TN_EMETHOD, "use GET");
+        return;
+    }
+    if (hub == NULL) {
+        tn_api_fail(c, TN_ENOTFOUND, "this store has no event stream");
+        return;
+    }
+    size_t plen = 0;
+    const char *prefix = tn_http_req_query(c->req, "prefix", &plen);
+    if (prefix == NULL)
+        prefix = "";
+    const char *last = tn_http_req_header(c->req, "Last-Event-ID");
+    account(c, 200);
+    int rc = tn_events_subscribe(hub, c->req, prefix, plen, last);
+    if (rc < 0) {
+        c->api->requests[c->route][2]--; /* counted as 2xx above */
+        tn_api_fail(c, rc, "too many event subscribers");
+        return;
+    }
+    tn_free(c);
 }
 
 /* Which route a path names; the {name} segment is decoded into c. */
@@ -175,6 +205,8 @@ static int route(struct tn_api_call *c, const char *path)
         return c->route = TN_ROUTE_READYZ, TN_OK;
     if (strcmp(path, "/metrics") == 0)
         return c->route = TN_ROUTE_METRICS, TN_OK;
+    if (strcmp(path, "/v1/events") == 0)
+        return c->route = TN_ROUTE_EVENTS, TN_OK;
     c->route = TN_ROUTE_OTHER;
     if (strncmp(path, leases, sizeof(leases) - 1) != 0)
         return TN_ENOTFOUND;
@@ -252,5 +284,8 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
         tn_api_fail(c, TN_EUNAVAIL, "server is shutting down");
         return;
     }
-    tn_api_lease_dispatch(c);
+    if (c->route == TN_ROUTE_EVENTS)
+        handle_events(c);
+    else
+        tn_api_lease_dispatch(c);
 }

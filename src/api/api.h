@@ -18,9 +18,11 @@ struct tn_api_config {
     int64_t max_ttl_ms;         /* largest ttl_ms (and lock_delay_ms) */
     const uint8_t *signing_key; /* 64-byte Ed25519 secret key, or NULL */
     int64_t max_wait_ms;        /* largest wait_ms accepted */
+    struct tn_events *events;   /* event hub, borrowed, or NULL */
 };
 
 struct tn_api;
+struct tn_events;
 
 struct tn_api *tn_api_new(const struct tn_api_config *cfg);
 void tn_api_free(struct tn_api *api);

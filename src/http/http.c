@@ -497,6 +497,117 @@ static int hexval(char c)
     return -1;
 }
 
+struct tn_http_stream {
+    struct tn_http *h;                /* owner */
+    struct MHD_Connection *mc;        /* its connection */
+    struct tn_buf out;                /* queued bytes, capped */
+    size_t off;                       /* bytes of out already handed to MHD */
+    bool suspended;                   /* waiting for bytes */
+    bool ending;                      /* end once out is drained */
+    bool cut;                         /* over the cap: end with an error */
+    tn_http_stream_close_fn on_close; /* when the connection is gone */
+    void *ctx;                        /* its argument */
+};
+
+static void stream_wake(struct tn_http_stream *s)
+{
+    if (!s->suspended)
+        return;
+    s->suspended = false;
+    MHD_resume_connection(s->mc);
+    tn_loop_timer_arm(s->h->loop, &s->h->kick, 0, kick, s->h);
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct tn_http_stream *s = cls;
+    (void)pos;
+    if (s->cut)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    size_t avail = s->out.len - s->off;
+    if (avail == 0 && s->ending)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (avail == 0) {
+        MHD_suspend_connection(s->mc); /* resumed by the next write */
+        s->suspended = true;
+        return 0;
+    }
+    size_t n = avail < max ? avail : max;
+    memcpy(buf, s->out.data + s->off, n);
+    s->off += n;
+    if (s->off == s->out.len) {
+        tn_buf_reset(&s->out);
+        s->off = 0;
+    }
+    return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+    struct tn_http_stream *s = cls;
+    s->on_close(s->ctx);
+    tn_buf_release(&s->out);
+    tn_free(s);
+}
+
+struct tn_http_stream *tn_http_reply_stream(struct tn_http_req *r,
+                                            const char *content_type,
+                                            size_t max_buffered,
+                                            tn_http_stream_close_fn on_close,
+                                            void *ctx)
+{
+    struct tn_http_stream *s = tn_calloc(1, sizeof(*s));
+    struct MHD_Response *resp = NULL;
+    if (s != NULL)
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096,
+                                                 stream_read, s, stream_free);
+    if (resp == NULL) {
+        tn_free(s);
+        tn_http_reply(r, 500, "application/json",
+                      "{\"error\":\"internal\",\"message\":\"out of memory\"}",
+                      48, 0);
+        return NULL;
+    }
+    s->h = r->h;
+    s->mc = r->mc;
+    s->on_close = on_close;
+    s->ctx = ctx;
+    tn_buf_init(&s->out, max_buffered);
+    (void)MHD_add_response_header(resp, "Content-Type", content_type);
+    (void)MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    TN_ASSERT(r->dispatched && r->resp == NULL);
+    r->h->pending--;
+    r->resp = resp;
+    r->status = 200;
+    if (r->conn != NULL)
+        r->conn->busy = true; /* a stream is never a slow request */
+    if (r->suspended) {
+        r->suspended = false;
+        MHD_resume_connection(r->mc);
+        tn_loop_timer_arm(r->h->loop, &r->h->kick, 0, kick, r->h);
+    }
+    return s;
+}
+
+int tn_http_stream_write(struct tn_http_stream *s, const char *p, size_t len)
+{
+    if (s->cut || s->ending)
+        return TN_ETOOBIG;
+    if (tn_buf_append(&s->out, p, len) < 0) {
+        s->cut = true; /* too slow: cut it rather than grow */
+        stream_wake(s);
+        return TN_ETOOBIG;
+    }
+    stream_wake(s);
+    return TN_OK;
+}
+
+void tn_http_stream_end(struct tn_http_stream *s)
+{
+    s->ending = true;
+    stream_wake(s);
+}
+
 long tn_http_pct_decode(const char *s, size_t len, bool form, char *out)
 {
     size_t o = 0;

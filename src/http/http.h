@@ -74,6 +74,28 @@ void tn_http_reply(struct tn_http_req *r, unsigned status,
                    const char *content_type, const char *body, size_t len,
                    int64_t retry_after_s);
 
+/* Streaming replies (server-sent events). */
+struct tn_http_stream;
+/* Called once when the stream's connection is gone; the stream is freed
+ * right after.  Loop thread. */
+typedef void (*tn_http_stream_close_fn)(void *ctx);
+
+/* Answer r with 200 and a body written later with tn_http_stream_write.
+ * At most max_buffered bytes may wait unsent: past that the stream is cut
+ * (a slow consumer never grows memory without bound).  Returns the stream,
+ * or NULL on out of memory (then r was answered 500).  r must not be used
+ * afterwards. */
+struct tn_http_stream *tn_http_reply_stream(struct tn_http_req *r,
+                                            const char *content_type,
+                                            size_t max_buffered,
+                                            tn_http_stream_close_fn on_close,
+                                            void *ctx);
+/* Queue bytes.  0, or TN_ETOOBIG when the consumer is too slow (the stream
+ * is then being cut; on_close follows). */
+int tn_http_stream_write(struct tn_http_stream *s, const char *p, size_t len);
+/* End the stream after what is queued (server shutdown). */
+void tn_http_stream_end(struct tn_http_stream *s);
+
 /* Decode %XX escapes (and '+' as space when form) of s[0..len) into out
  * (len+1 bytes).  Returns the decoded length or -1 on a bad escape. */
 long tn_http_pct_decode(const char *s, size_t len, bool form, char *out);

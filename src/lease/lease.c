@@ -159,6 +159,7 @@ static int grant(struct tn_lease_table *t, struct tn_lease *l,
     l->expires_at_ms = now_ms + r->ttl_ms;
     l->lock_delay_ms = r->lock_delay_ms;
     l->held = true;
+    l->expiry_noted = false;
     l->seq = ++t->seq;
     return TN_OK;
 }

@@ -30,6 +30,7 @@ struct tn_lease {
     uint32_t name_len;     /* bytes of name */
     struct tn_lease *next; /* hash chain */
     void *waiters;         /* the store's queue of waiters; opaque here */
+    bool expiry_noted;     /* store: the expiry of this grant was announced */
 };
 
 struct tn_lease_table {

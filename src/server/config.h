@@ -29,6 +29,10 @@ struct tn_config {
     int64_t max_wait_ms;          /* largest wait_ms of a blocking acquire */
     int64_t max_waiters;          /* blocked acquires in all */
     int64_t max_waiters_per_name; /* blocked acquires per name */
+    int64_t event_backlog;        /* events kept for Last-Event-ID */
+    int64_t event_buffer_bytes;   /* unsent bytes per subscriber */
+    int64_t event_heartbeat_ms;   /* comment interval on event streams */
+    int64_t max_subscribers;      /* event streams at once */
     bool insecure_no_auth;        /* allow non-loopback without auth */
 };
 

@@ -20,6 +20,7 @@
 #include <tenure/fence.h>
 
 #include "api/api.h"
+#include "api/events.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -31,6 +32,7 @@ struct server {
     struct tn_loop *loop;        /* the loop thread's loop */
     struct tn_store *store;      /* the store */
     struct tn_api *api;          /* the API */
+    struct tn_events *events;    /* the event hub */
     struct tn_http *http;        /* the listener */
     int sigfd;                   /* signalfd for TERM/INT */
     int lockfd;                  /* flock on data_dir/LOCK */
@@ -100,6 +102,7 @@ static void on_signal(void *arg, uint32_t events)
     tn_http_quiesce(s->http);
     if (s->store->ops->drain != NULL)
         s->store->ops->drain(s->store);
+    tn_events_end_all(s->events);
     drain_tick(s);
 }
 
@@ -128,6 +131,8 @@ static int open_store(struct server *s)
         .max_waiters = (size_t)s->cfg->max_waiters,
         .max_waiters_per_name = (size_t)s->cfg->max_waiters_per_name,
         .max_wait_ms = s->cfg->max_wait_ms,
+        .on_event = tn_events_publish,
+        .event_ctx = s->events,
     };
     struct tn_errmsg em = {{0}};
     int rc;
@@ -151,7 +156,8 @@ static int start_api(struct server *s)
     struct tn_api_config ac = {.store = s->store,
                                .min_ttl_ms = s->cfg->min_ttl_ms,
                                .max_ttl_ms = s->cfg->max_ttl_ms,
-                               .max_wait_ms = s->cfg->max_wait_ms};
+                               .max_wait_ms = s->cfg->max_wait_ms,
+                               .events = s->events};
     if (s->cfg->signing_key[0] != '\0') {
         struct tn_errmsg em = {{0}};
         int rc =
@@ -201,6 +207,7 @@ static void shutdown_all(struct server *s)
         tn_http_stop(s->http);
     }
     tn_api_free(s->api);
+    tn_events_free(s->events);
     if (s->sigfd >= 0)
         (void)close(s->sigfd);
     if (s->lockfd >= 0)
@@ -222,7 +229,13 @@ int tn_server_run(const struct tn_config *cfg)
     s.loop = tn_loop_new();
     if (s.loop == NULL)
         return 1;
-    int rc = setup_signals(&s);
+    struct tn_events_config ec = {
+        .backlog = (size_t)cfg->event_backlog,
+        .max_buffered = (size_t)cfg->event_buffer_bytes,
+        .max_subscribers = (size_t)cfg->max_subscribers,
+        .heartbeat_ms = cfg->event_heartbeat_ms};
+    s.events = tn_events_new(s.loop, &ec);
+    int rc = s.events != NULL ? setup_signals(&s) : TN_ENOMEM;
     if (rc == 0)
         rc = open_store(&s);
     if (rc == 0)

@@ -37,8 +37,14 @@ struct embedded {
     size_t max_waiters_per_name;              /* cap per name */
     int64_t max_wait_ms;                      /* wait_ms is capped to this */
     uint64_t waits_granted;                   /* waiters that got the lease */
-    uint64_t waits_timed_out; /* waiters answered at their deadline */
-    uint64_t waits_dropped;   /* waiters gone before their turn */
+    uint64_t waits_timed_out;          /* waiters answered at their deadline */
+    uint64_t waits_dropped;            /* waiters gone before their turn */
+    tn_store_event_fn on_event;        /* events, or NULL */
+    void *event_ctx;                   /* its argument */
+    struct tn_expiry *expiries;        /* min-heap of grant expiries */
+    size_t n_expiries;                 /* used */
+    size_t cap_expiries;               /* allocated */
+    struct tn_loop_timer expiry_timer; /* at the heap's minimum */
 };
 
 /* Persist l and answer done(arg) after its commit. */
@@ -65,5 +71,18 @@ bool tn_embedded_has_waiters(const struct tn_lease *l);
 void tn_embedded_wake(struct embedded *e, struct tn_lease *l);
 /* Answer every waiter with rc (store failure, shutdown). */
 void tn_embedded_fail_waiters(struct embedded *e, int rc);
+
+/* embedded_events.c: durable events. */
+/* Announce ev about l after the open batch commits. */
+void tn_embedded_emit(struct embedded *e, enum tn_event_type type,
+                      const struct tn_lease *l);
+/* Track the expiry of l's current grant (after a grant or a renew). */
+void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l);
+/* Before l is granted again: announce the expiry of its previous grant if
+ * that was not done yet. */
+void tn_embedded_note_expiry(struct embedded *e, struct tn_lease *l,
+                             int64_t now);
+/* Forget tracked expiries (the table is being replaced). */
+void tn_embedded_clear_expiries(struct embedded *e);
 
 #endif

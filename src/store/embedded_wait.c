@@ -202,6 +202,7 @@ static int grant_to(struct embedded *e, struct tn_blocked *w,
     struct tn_lease *got = NULL;
     bool replayed = false;
     int64_t retry = 0;
+    tn_embedded_note_expiry(e, l, now);
     int rc = tn_lease_acquire(&e->table, &r, now, &got, &replayed, &retry);
     if (rc != TN_OK)
         return rc;
@@ -212,8 +213,11 @@ static int grant_to(struct embedded *e, struct tn_blocked *w,
     tn_store_view_from_lease(&w->out->lease, got, now);
     if (replayed)
         tn_embedded_finish(e, got->seq, w->out, w->done, w->arg);
-    else
+    else {
         tn_embedded_commit_change(e, got, w->out, w->done, w->arg);
+        tn_embedded_emit(e, TN_EVENT_ACQUIRED, got);
+        tn_embedded_track_expiry(e, got);
+    }
     waiter_free(w);
     return TN_OK;
 }

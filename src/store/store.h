@@ -59,6 +59,26 @@ struct tn_list_req {
 
 typedef void (*tn_store_done_fn)(void *arg);
 
+enum tn_event_type {
+    TN_EVENT_ACQUIRED,
+    TN_EVENT_RELEASED,
+    TN_EVENT_EXPIRED,
+    TN_EVENT_REVOKED,
+};
+
+/* A change of hands, announced once it is durable, in commit order. */
+struct tn_event {
+    enum tn_event_type type;               /* what happened */
+    char name[TN_NAME_MAX_BYTES + 1];      /* NUL-terminated */
+    char owner_id[TN_OWNER_MAX_BYTES + 1]; /* the grant's owner */
+    uint64_t token;                        /* the grant's token */
+    uint64_t floor;                        /* the name's floor after it */
+};
+
+/* Receives events on the loop thread.  Events carry no safety: they only
+ * let holders and sinks learn of changes sooner. */
+typedef void (*tn_store_event_fn)(void *ctx, const struct tn_event *ev);
+
 struct tn_store;
 
 struct tn_store_ops {
@@ -105,6 +125,8 @@ struct tn_store_config {
     size_t max_waiters;          /* blocked acquires in all */
     size_t max_waiters_per_name; /* blocked acquires per name */
     int64_t max_wait_ms;         /* cap of wait_ms */
+    tn_store_event_fn on_event;  /* may be NULL */
+    void *event_ctx;             /* its argument */
 };
 
 /* Open the embedded store: load the table (restart rules of DESIGN §4.5)

@@ -110,6 +110,7 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
             done(arg);
         return;
     }
+    tn_embedded_note_expiry(e, l, now);
     out->rc = tn_lease_acquire(&e->table, r, now, &l, &out->replayed,
                                &out->retry_after_ms);
     if (l != NULL)
@@ -121,10 +122,13 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
             return;
         out->rc = rc;
     }
-    if (out->rc == TN_OK && !out->replayed)
+    if (out->rc == TN_OK && !out->replayed) {
         tn_embedded_commit_change(e, l, out, done, arg);
-    else
+        tn_embedded_emit(e, TN_EVENT_ACQUIRED, l);
+        tn_embedded_track_expiry(e, l);
+    } else {
         tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
+    }
 }
 
 static void e_renew(struct tn_store *s, const struct tn_token_req *r,
@@ -140,6 +144,7 @@ static void e_renew(struct tn_store *s, const struct tn_token_req *r,
     if (out->rc == TN_OK) {
         tn_store_view_from_lease(&out->lease, l, now);
         tn_embedded_commit_change(e, l, out, done, arg);
+        tn_embedded_track_expiry(e, l);
         tn_embedded_wake(e, l); /* the expiry moved */
     } else {
         tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
@@ -160,6 +165,7 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
         tn_store_view_from_lease(&out->lease, l, now);
     if (out->rc == TN_OK) {
         tn_embedded_commit_change(e, l, out, done, arg);
+        tn_embedded_emit(e, r->force ? TN_EVENT_REVOKED : TN_EVENT_RELEASED, l);
         tn_embedded_wake(e, l); /* granted at once to the first waiter */
     } else
         tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
@@ -368,6 +374,7 @@ static void on_recovered(void *ctx)
 {
     struct embedded *e = ctx;
     uint64_t seq = e->table.seq;
+    tn_embedded_clear_expiries(e);
     tn_lease_table_release(&e->table);
     e->table = e->reloaded;
     memset(&e->reloaded, 0, sizeof(e->reloaded));
@@ -390,6 +397,8 @@ static void e_close(struct tn_store *s)
     tn_sqlite_db_close(e->db);
     tn_lease_table_release(&e->table);
     tn_lease_table_release(&e->reloaded);
+    tn_embedded_clear_expiries(e);
+    tn_free(e->expiries);
     tn_free(e);
 }
 
@@ -438,6 +447,8 @@ int tn_store_embedded_open(struct tn_loop *loop,
     e->max_waiters = cfg->max_waiters;
     e->max_waiters_per_name = cfg->max_waiters_per_name;
     e->max_wait_ms = cfg->max_wait_ms;
+    e->on_event = cfg->on_event;
+    e->event_ctx = cfg->event_ctx;
     int rc = open_db(e, cfg, em);
     if (rc < 0)
         goto out_free;

@@ -1,13 +1,851 @@
 /* SPDX-License-Identifier: MIT */
-/* The PostgreSQL store.  TODO(#5): not built yet. */
-#include "store.h"
+/* The PostgreSQL store: every decision is one prepared statement (pg_sql.c)
+ * on the database clock.  Requests that arrive in one loop iteration are
+ * sent together as one pipelined transaction (sorted by name, so that two
+ * instances always lock rows in the same order and cannot deadlock) and
+ * answered only once its Sync reports the commit.  At most MAX_INFLIGHT
+ * batches are in flight; what arrives meanwhile waits for the next one,
+ * which is how the commits group.  A failed batch changed nothing: its
+ * statements are sent again (serialization failures) or answered with an
+ * error; a lost connection answers everything in flight TN_EUNAVAIL, the
+ * outcome being unknown.  TN_PG_CONNS connections (PostgreSQL backends)
+ * share the work; all of them live on the loop thread. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include <tenure/err.h>
+
+#include "common/alloc.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/rand.h"
+#include "pg_sql.h"
+#include "pg_store.h"
+
+#define MAX_INFLIGHT 2
+#define MAX_BATCH 512
+#define MAX_TRIES 5
+#define OP_TIMEOUT_MS 5000
+
+struct tn_pg_op {
+    struct tn_pg_op *next;                    /* pending list link */
+    enum tn_pg_stmt stmt;                     /* what to run */
+    struct tn_store_result *out;              /* caller's result */
+    tn_store_done_fn done;                    /* called once */
+    void *arg;                                /* for done */
+    char *name;                               /* owned, NUL-terminated */
+    char *s2;                                 /* owned: owner_id/prefix */
+    char *s3;                                 /* owned: request_id/after */
+    char secret_hex[3 + 2 * TN_SECRET_BYTES]; /* "\x..." bytea text */
+    char n1[24];                              /* decimal parameter */
+    char n2[24];                              /* decimal parameter */
+    const char *values[TN_PG_MAX_PARAMS];     /* parameters, text */
+    uint8_t secret[TN_SECRET_BYTES];          /* acquire: the new secret */
+    uint64_t token;                           /* check: asked token */
+    size_t limit;                             /* list: items wanted */
+    unsigned tries;                           /* times sent */
+    bool again;                               /* acquire saw no row */
+    uint64_t seq;                             /* arrival order */
+};
+
+struct tn_pg_batch {
+    struct tn_pg_batch *next; /* in flight list link */
+    struct tn_pg_op **ops;    /* n of them, in the order sent */
+    size_t n;                 /* statements */
+    size_t idx;               /* statement whose result comes next */
+    bool got;                 /* idx has had its result */
+    int err_rc;               /* first failure, 0 if none */
+    size_t err_idx;           /* statement that failed */
+    bool retry_all;           /* serialization failure: send all again */
+    bool drop;                /* the connection is unusable */
+    int64_t sent_ms;          /* server clock */
+};
+
+static void schedule_flush(struct tn_pg *p);
+
+static bool any_ready(const struct tn_pg *p)
+{
+    for (int i = 0; i < TN_PG_CONNS; i++) {
+        if (p->conns[i].state == TN_PG_READY)
+            return true;
+    }
+    return false;
+}
+
+/* ---- ops ---- */
+
+static void op_free(struct tn_pg_op *op)
+{
+    tn_free(op->name);
+    tn_free(op->s2);
+    tn_free(op->s3);
+    tn_free(op);
+}
+
+/* Answer op: with its parsed result when rc is TN_OK, else with rc. */
+static void op_answer(struct tn_pg *p, struct tn_pg_op *op, int rc)
+{
+    if (rc < 0) {
+        tn_store_result_release(op->out);
+        memset(op->out, 0, sizeof(*op->out));
+        op->out->rc = rc;
+        if (rc == TN_EUNAVAIL || rc == TN_ENOSPC) {
+            op->out->retry_after_ms = TN_PG_RETRY_AFTER_MS;
+            p->n_unavailable++;
+        }
+    }
+    tn_store_done_fn done = op->done;
+    void *arg = op->arg;
+    op_free(op);
+    done(arg);
+}
+
+static struct tn_pg_op *op_new(enum tn_pg_stmt stmt, const char *name,
+                               size_t name_len, struct tn_store_result *out)
+{
+    struct tn_pg_op *op = tn_calloc(1, sizeof(*op));
+    if (op == NULL)
+        return NULL;
+    op->stmt = stmt;
+    op->out = out;
+    op->name = tn_strndup(name, name_len);
+    if (op->name == NULL) {
+        tn_free(op);
+        return NULL;
+    }
+    op->values[0] = op->name;
+    return op;
+}
+
+static void set_secret(struct tn_pg_op *op, const uint8_t *secret)
+{
+    op->secret_hex[0] = '\\';
+    op->secret_hex[1] = 'x';
+    tn_hex_encode(secret, TN_SECRET_BYTES, op->secret_hex + 2);
+}
+
+/* Queue op, or answer it now when the store is not ready. */
+static void submit(struct tn_pg *p, struct tn_pg_op *op,
+                   struct tn_store_result *out, tn_store_done_fn done,
+                   void *arg)
+{
+    if (op == NULL) {
+        out->rc = TN_ENOMEM;
+        done(arg);
+        return;
+    }
+    op->done = done;
+    op->arg = arg;
+    if (!any_ready(p)) {
+        op_answer(p, op, TN_EUNAVAIL);
+        return;
+    }
+    op->seq = ++p->op_seq;
+    p->n_pending++;
+    op->next = NULL;
+    if (p->pending_tail != NULL)
+        p->pending_tail->next = op;
+    else
+        p->pending = op;
+    p->pending_tail = op;
+    schedule_flush(p);
+}
+
+static void pg_acquire(struct tn_store *s, const struct tn_acquire_req *r,
+                       struct tn_store_result *out, tn_store_done_fn done,
+                       void *arg)
+{
+    struct tn_pg_op *op = op_new(TN_PG_ACQUIRE, r->name, r->name_len, out);
+    if (op != NULL) {
+        op->s2 = tn_strdup(r->owner_id);
+        if (r->request_id != NULL)
+            op->s3 = tn_strdup(r->request_id);
+        if (op->s2 == NULL || (r->request_id != NULL && op->s3 == NULL)) {
+            op_free(op);
+            op = NULL;
+        }
+    }
+    if (op != NULL) {
+        memcpy(op->secret, r->secret, TN_SECRET_BYTES);
+        set_secret(op, r->secret);
+        (void)snprintf(op->n1, sizeof(op->n1), "%lld", (long long)r->ttl_ms);
+        (void)snprintf(op->n2, sizeof(op->n2), "%lld",
+                       (long long)r->lock_delay_ms);
+        const char *v[] = {op->name, op->s2, op->n1,
+                           op->n2,   op->s3, op->secret_hex};
+        memcpy(op->values, v, sizeof(v));
+    }
+    submit((struct tn_pg *)s, op, out, done, arg);
+}
+
+static void token_op(struct tn_store *s, enum tn_pg_stmt stmt,
+                     const struct tn_token_req *r, struct tn_store_result *out,
+                     tn_store_done_fn done, void *arg)
+{
+    struct tn_pg_op *op = op_new(stmt, r->name, r->name_len, out);
+    if (op != NULL) {
+        op->token = r->token;
+        set_secret(op, r->secret);
+        (void)snprintf(op->n1, sizeof(op->n1), "%llu",
+                       (unsigned long long)r->token);
+        if (stmt == TN_PG_RENEW)
+            (void)snprintf(op->n2, sizeof(op->n2), "%lld",
+                           (long long)r->ttl_ms);
+        else
+            (void)snprintf(op->n2, sizeof(op->n2), "%s",
+                           r->force ? "true" : "false");
+        const char *v[] = {op->name, op->n1, op->secret_hex, op->n2};
+        memcpy(op->values, v, sizeof(v));
+    }
+    submit((struct tn_pg *)s, op, out, done, arg);
+}
+
+static void pg_renew(struct tn_store *s, const struct tn_token_req *r,
+                     struct tn_store_result *out, tn_store_done_fn done,
+                     void *arg)
+{
+    token_op(s, TN_PG_RENEW, r, out, done, arg);
+}
+
+static void pg_release(struct tn_store *s, const struct tn_token_req *r,
+                       struct tn_store_result *out, tn_store_done_fn done,
+                       void *arg)
+{
+    token_op(s, TN_PG_RELEASE, r, out, done, arg);
+}
+
+static void pg_get(struct tn_store *s, const char *name, size_t name_len,
+                   struct tn_store_result *out, tn_store_done_fn done,
+                   void *arg)
+{
+    submit((struct tn_pg *)s, op_new(TN_PG_GET, name, name_len, out), out, done,
+           arg);
+}
+
+static void pg_check(struct tn_store *s, const char *name, size_t name_len,
+                     uint64_t token, struct tn_store_result *out,
+                     tn_store_done_fn done, void *arg)
+{
+    struct tn_pg_op *op = op_new(TN_PG_CHECK, name, name_len, out);
+    if (op != NULL)
+        op->token = token;
+    submit((struct tn_pg *)s, op, out, done, arg);
+}
+
+static void pg_list(struct tn_store *s, const struct tn_list_req *r,
+                    struct tn_store_result *out, tn_store_done_fn done,
+                    void *arg)
+{
+    struct tn_pg_op *op = op_new(TN_PG_LIST, r->prefix, r->prefix_len, out);
+    if (op != NULL && r->after != NULL) {
+        op->s3 = tn_strndup(r->after, r->after_len);
+        if (op->s3 == NULL) {
+            op_free(op);
+            op = NULL;
+        }
+    }
+    if (op != NULL) {
+        op->limit = r->limit;
+        (void)snprintf(op->n1, sizeof(op->n1), "%zu", r->limit + 1);
+        const char *v[] = {op->name, op->s3, op->n1};
+        memcpy(op->values, v, sizeof(v));
+    }
+    submit((struct tn_pg *)s, op, out, done, arg);
+}
+
+/* ---- results ---- */
+
+static int64_t get_i64(const PGresult *r, int row, int col)
+{
+    if (PQgetisnull(r, row, col))
+        return 0;
+    return strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+static void get_str(const PGresult *r, int row, int col, char *out, size_t cap)
+{
+    (void)snprintf(out, cap, "%s", PQgetvalue(r, row, col));
+}
+
+/* A lease view from columns owner, token, ttl, expires_in at col0.. */
+static void fill_view(struct tn_lease_view *v, const char *name,
+                      const PGresult *r, int row, const int cols[4])
+{
+    (void)snprintf(v->name, sizeof(v->name), "%s", name);
+    get_str(r, row, cols[0], v->owner_id, sizeof(v->owner_id));
+    v->token = (uint64_t)get_i64(r, row, cols[1]);
+    v->ttl_ms = get_i64(r, row, cols[2]);
+    v->expires_in_ms = get_i64(r, row, cols[3]);
+}
+
+static void parse_acquire(struct tn_pg_op *op, const PGresult *r)
+{
+    struct tn_store_result *out = op->out;
+    if (PQntuples(r) < 1) {
+        op->again = true;
+        return;
+    }
+    static const int cols[4] = {2, 1, 4, 5};
+    char kind = PQgetvalue(r, 0, 0)[0];
+    fill_view(&out->lease, op->name, r, 0, cols);
+    switch (kind) {
+    case 'g':
+        out->rc = TN_OK;
+        memcpy(out->lease.secret, op->secret, TN_SECRET_BYTES);
+        return;
+    case 'r': {
+        out->rc = TN_OK;
+        out->replayed = true;
+        const char *hex = PQgetvalue(r, 0, 3);
+        if (strncmp(hex, "\\x", 2) != 0 ||
+            tn_hex_decode(hex + 2, strlen(hex + 2), out->lease.secret,
+                          TN_SECRET_BYTES) < 0)
+            out->rc = TN_EINTERNAL;
+        return;
+    }
+    case 'h':
+        out->rc = TN_ECONFLICT;
+        return;
+    default:
+        out->rc = TN_ELOCKDELAY;
+        out->retry_after_ms = get_i64(r, 0, 6);
+        return;
+    }
+}
+
+static void parse_token_op(struct tn_pg_op *op, const PGresult *r)
+{
+    struct tn_store_result *out = op->out;
+    const char *kind = PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "lost";
+    if (strcmp(kind, "ok") == 0) {
+        static const int cols[4] = {1, 2, 3, 3};
+        fill_view(&out->lease, op->name, r, 0, cols);
+        out->rc = TN_OK;
+    } else if (strcmp(kind, "forbidden") == 0) {
+        out->rc = TN_EFORBIDDEN;
+    } else {
+        out->rc = TN_ELOST;
+    }
+}
+
+static void parse_get(struct tn_pg_op *op, const PGresult *r)
+{
+    static const int cols[4] = {0, 1, 2, 3};
+    if (PQntuples(r) < 1) {
+        op->out->rc = TN_ENOTFOUND;
+        return;
+    }
+    fill_view(&op->out->lease, op->name, r, 0, cols);
+    op->out->rc = TN_OK;
+}
+
+static void parse_check(struct tn_pg_op *op, const PGresult *r)
+{
+    static const int cols[4] = {2, 0, 3, 4};
+    struct tn_store_result *out = op->out;
+    out->rc = TN_OK;
+    if (PQntuples(r) < 1)
+        return;
+    out->floor = (uint64_t)get_i64(r, 0, 0);
+    out->has_live = PQgetvalue(r, 0, 1)[0] == 't';
+    out->current = out->has_live && out->floor == op->token;
+    if (out->has_live)
+        fill_view(&out->lease, op->name, r, 0, cols);
+}
+
+static void parse_list(struct tn_pg_op *op, const PGresult *r)
+{
+    static const int cols[4] = {1, 2, 3, 4};
+    struct tn_store_result *out = op->out;
+    size_t n = (size_t)PQntuples(r);
+    out->more = n > op->limit;
+    if (n > op->limit)
+        n = op->limit;
+    out->items = tn_calloc(op->limit, sizeof(*out->items));
+    if (out->items == NULL) {
+        out->rc = TN_ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        fill_view(&out->items[i], PQgetvalue(r, (int)i, 0), r, (int)i, cols);
+    out->n_items = n;
+    out->rc = TN_OK;
+}
+
+static void parse_rows(struct tn_pg_op *op, const PGresult *r)
+{
+    switch (op->stmt) {
+    case TN_PG_ACQUIRE:
+        parse_acquire(op, r);
+        return;
+    case TN_PG_RENEW:
+    case TN_PG_RELEASE:
+        parse_token_op(op, r);
+        return;
+    case TN_PG_GET:
+        parse_get(op, r);
+        return;
+    case TN_PG_CHECK:
+        parse_check(op, r);
+        return;
+    default:
+        parse_list(op, r);
+        return;
+    }
+}
+
+/* SQLSTATE -> what to do with the batch (the only place they are read). */
+static void classify_error(struct tn_pg_batch *b, const PGresult *r)
+{
+    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    if (st == NULL)
+        st = "XX000";
+    b->err_idx = b->idx;
+    b->err_rc = TN_EUNAVAIL;
+    if (strcmp(st, "40001") == 0 || strcmp(st, "40P01") == 0) {
+        b->retry_all = true; /* serialization failure, deadlock */
+    } else if (strcmp(st, "53100") == 0) {
+        b->err_rc = TN_ENOSPC; /* disk full */
+    } else if (strncmp(st, "08", 2) == 0 || strncmp(st, "57", 2) == 0 ||
+               strcmp(st, "25006") == 0 || strcmp(st, "26000") == 0) {
+        b->drop = true; /* connection, shutdown, standby, lost statements */
+    } else if (strncmp(st, "53", 2) != 0) {
+        b->err_rc = TN_EINTERNAL;
+    }
+    char msg[240];
+    (void)snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(r));
+    for (char *c = msg; *c != '\0'; c++) {
+        if (*c == '\n' || *c == '"')
+            *c = ' ';
+    }
+    tn_log(TN_LOG_WARN, "store",
+           "\"postgresql statement failed\" sqlstate=%s detail=\"%s\"", st,
+           msg);
+}
+
+static void take_result(struct tn_pg_batch *b, PGresult *r)
+{
+    ExecStatusType st = PQresultStatus(r);
+    if (b->idx >= b->n)
+        return;
+    if (st == PGRES_TUPLES_OK && b->err_rc == 0)
+        parse_rows(b->ops[b->idx], r);
+    else if (st == PGRES_FATAL_ERROR && b->err_rc == 0)
+        classify_error(b, r);
+    else if (st != PGRES_TUPLES_OK && b->err_rc == 0)
+        b->err_rc = TN_EUNAVAIL; /* aborted or unexpected */
+    b->got = true;
+}
+
+/* ---- batches ---- */
+
+static void requeue_front(struct tn_pg *p, struct tn_pg_op **ops, size_t n)
+{
+    for (size_t i = n; i-- > 0;) {
+        struct tn_pg_op *op = ops[i];
+        tn_store_result_release(op->out);
+        memset(op->out, 0, sizeof(*op->out));
+        op->again = false;
+        op->next = p->pending;
+        p->pending = op;
+        if (p->pending_tail == NULL)
+            p->pending_tail = op;
+        p->n_pending++;
+        p->n_retries++;
+    }
+}
+
+static void watchdog_rearm(struct tn_pg_conn *c);
+static void fail_pending(struct tn_pg *p);
+
+/* Unlink the oldest batch (b) from c's in-flight list. */
+static void unlink_oldest(struct tn_pg_conn *c, struct tn_pg_batch *b)
+{
+    c->inflight = b->next;
+    if (c->inflight == NULL)
+        c->inflight_tail = NULL;
+    c->n_inflight--;
+    c->store->n_batches++;
+}
+
+/* Decide each op of a finished batch: answer, or send again. */
+static void settle(struct tn_pg *p, struct tn_pg_batch *b, bool committed)
+{
+    struct tn_pg_op **again = tn_calloc(b->n > 0 ? b->n : 1, sizeof(*again));
+    size_t n_again = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        struct tn_pg_op *op = b->ops[i];
+        bool retry = committed ? op->again : b->retry_all || i != b->err_idx;
+        if (retry && op->tries < MAX_TRIES && again != NULL)
+            again[n_again++] = op;
+        else if (committed && !op->again)
+            op_answer(p, op, TN_OK);
+        else
+            op_answer(p, op,
+                      !committed && i == b->err_idx ? b->err_rc : TN_EUNAVAIL);
+    }
+    requeue_front(p, again, n_again);
+    tn_free(again);
+}
+
+static void batch_done(struct tn_pg_conn *c, struct tn_pg_batch *b)
+{
+    struct tn_pg *p = c->store;
+    unlink_oldest(c, b);
+    bool committed = b->err_rc == 0;
+    if (!committed)
+        p->n_failures++;
+    bool drop = b->drop;
+    if (drop) {
+        /* rolled back, but the connection is unusable: the others too */
+        b->retry_all = false;
+        b->err_idx = b->n;
+        b->err_rc = TN_EUNAVAIL;
+    }
+    settle(p, b, committed);
+    tn_free(b->ops);
+    tn_free(b);
+    watchdog_rearm(c);
+    if (drop)
+        tn_pg_conn_drop(c, "statement failed on the connection");
+    schedule_flush(p);
+}
+
+static int op_cmp(const void *a, const void *b)
+{
+    const struct tn_pg_op *x = *(const struct tn_pg_op *const *)a;
+    const struct tn_pg_op *y = *(const struct tn_pg_op *const *)b;
+    int cmp = strcmp(x->name, y->name);
+    if (cmp != 0)
+        return cmp;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Take up to n pending ops into a new in-flight batch of c. */
+static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n)
+{
+    struct tn_pg *p = c->store;
+    struct tn_pg_batch *b = tn_calloc(1, sizeof(*b));
+    struct tn_pg_op **ops = tn_calloc(n, sizeof(*ops));
+    if (b == NULL || ops == NULL) {
+        tn_free(b);
+        tn_free(ops);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ops[i] = p->pending;
+        p->pending = p->pending->next;
+        ops[i]->tries++;
+    }
+    p->n_pending -= n;
+    if (p->pending == NULL)
+        p->pending_tail = NULL;
+    qsort(ops, n, sizeof(*ops), op_cmp);
+    b->ops = ops;
+    b->n = n;
+    b->err_idx = n;
+    b->sent_ms = tn_clock_now_ms();
+    if (c->inflight_tail != NULL)
+        c->inflight_tail->next = b;
+    else
+        c->inflight = b;
+    c->inflight_tail = b;
+    c->n_inflight++;
+    return b;
+}
+
+static int send_batch(struct tn_pg_conn *c, size_t n)
+{
+    struct tn_pg_batch *b = take_batch(c, n);
+    if (b == NULL)
+        return TN_ENOMEM;
+    for (size_t i = 0; i < b->n; i++) {
+        const struct tn_pg_stmt_def *d = &tn_pg_stmts[b->ops[i]->stmt];
+        if (PQsendQueryPrepared(c->conn, d->name, d->n_params,
+                                b->ops[i]->values, NULL, NULL, 0) != 1)
+            return TN_EIO;
+    }
+    c->store->n_statements += b->n;
+    if (PQpipelineSync(c->conn) != 1)
+        return TN_EIO;
+    int f = PQflush(c->conn);
+    if (f < 0)
+        return TN_EIO;
+    tn_pg_conn_watch(c, EPOLLIN | (f == 1 ? EPOLLOUT : 0u));
+    watchdog_rearm(c);
+    return TN_OK;
+}
+
+/* Free batch slots: connections ready with fewer than `level` batches in
+ * flight. */
+static size_t free_slots(const struct tn_pg *p, unsigned level)
+{
+    size_t n = 0;
+    for (int i = 0; i < TN_PG_CONNS; i++) {
+        const struct tn_pg_conn *c = &p->conns[i];
+        if (c->state == TN_PG_READY && c->n_inflight < level)
+            n++;
+    }
+    return n;
+}
+
+/* Spread what is pending over the connections: idle ones first, then one
+ * more batch on each; the batches of one round share the pending ops
+ * evenly. */
+static void flush(void *arg)
+{
+    struct tn_pg *p = arg;
+    if (!any_ready(p)) {
+        fail_pending(p);
+        return;
+    }
+    for (unsigned level = 1; level <= MAX_INFLIGHT && p->n_pending > 0;
+         level++) {
+        size_t slots = free_slots(p, level);
+        for (int i = 0; i < TN_PG_CONNS && p->n_pending > 0 && slots > 0; i++) {
+            struct tn_pg_conn *c = &p->conns[i];
+            if (c->state != TN_PG_READY || c->n_inflight >= level)
+                continue;
+            size_t n = (p->n_pending + slots - 1) / slots;
+            if (n > MAX_BATCH)
+                n = MAX_BATCH;
+            slots--;
+            int rc = send_batch(c, n);
+            if (rc == TN_ENOMEM)
+                return;
+            if (rc < 0)
+                tn_pg_conn_drop(c, "cannot send statements");
+        }
+    }
+    if (p->n_pending > 0 && !any_ready(p))
+        fail_pending(p);
+}
+
+/* Run flush after the events of this loop iteration: the batch gathers
+ * every request that arrived with them. */
+static void schedule_flush(struct tn_pg *p)
+{
+    if (!p->flush_timer.armed && p->pending != NULL)
+        tn_loop_timer_arm(p->loop, &p->flush_timer, 0, flush, p);
+}
+
+static void watchdog_fire(void *arg)
+{
+    struct tn_pg_conn *c = arg;
+    if (c->inflight != NULL &&
+        tn_clock_now_ms() >= c->inflight->sent_ms + OP_TIMEOUT_MS)
+        tn_pg_conn_drop(c, "no answer from postgresql in time");
+    else
+        watchdog_rearm(c);
+}
+
+static void watchdog_rearm(struct tn_pg_conn *c)
+{
+    if (c->inflight == NULL) {
+        tn_loop_timer_disarm(c->store->loop, &c->watchdog);
+        return;
+    }
+    tn_loop_timer_arm(c->store->loop, &c->watchdog,
+                      c->inflight->sent_ms + OP_TIMEOUT_MS, watchdog_fire, c);
+}
+
+void tn_pg_on_ready(struct tn_pg_conn *c)
+{
+    schedule_flush(c->store);
+}
+
+static void read_results(struct tn_pg_conn *c)
+{
+    bool prev_null = false;
+    while (c->state == TN_PG_READY && c->inflight != NULL &&
+           !PQisBusy(c->conn)) {
+        struct tn_pg_batch *b = c->inflight;
+        PGresult *r = PQgetResult(c->conn);
+        if (r == NULL) {
+            if (prev_null || !b->got)
+                return;
+            prev_null = true;
+            b->idx++;
+            b->got = false;
+            continue;
+        }
+        prev_null = false;
+        if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            batch_done(c, b);
+            continue;
+        }
+        take_result(b, r);
+        PQclear(r);
+    }
+}
+
+void tn_pg_on_io(struct tn_pg_conn *c, uint32_t events)
+{
+    if ((events & EPOLLOUT) != 0) {
+        int f = PQflush(c->conn);
+        if (f < 0) {
+            tn_pg_conn_drop(c, "cannot send statements");
+            return;
+        }
+        tn_pg_conn_watch(c, EPOLLIN | (f == 1 ? EPOLLOUT : 0u));
+    }
+    if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0 &&
+        PQconsumeInput(c->conn) != 1) {
+        tn_pg_conn_drop(c, "connection broken");
+        return;
+    }
+    read_results(c);
+    if (c->state == TN_PG_READY && PQstatus(c->conn) == CONNECTION_BAD)
+        tn_pg_conn_drop(c, "connection broken");
+}
+
+static void fail_inflight(struct tn_pg_conn *c)
+{
+    struct tn_pg *p = c->store;
+    while (c->inflight != NULL) {
+        struct tn_pg_batch *b = c->inflight;
+        unlink_oldest(c, b);
+        p->n_failures++;
+        for (size_t i = 0; i < b->n; i++)
+            op_answer(p, b->ops[i], TN_EUNAVAIL);
+        tn_free(b->ops);
+        tn_free(b);
+    }
+    tn_loop_timer_disarm(p->loop, &c->watchdog);
+}
+
+static void fail_pending(struct tn_pg *p)
+{
+    while (p->pending != NULL) {
+        struct tn_pg_op *op = p->pending;
+        p->pending = op->next;
+        if (p->pending == NULL)
+            p->pending_tail = NULL;
+        p->n_pending--;
+        op_answer(p, op, TN_EUNAVAIL);
+    }
+}
+
+void tn_pg_fail_conn(struct tn_pg_conn *c)
+{
+    if (c == NULL)
+        return;
+    fail_inflight(c);
+    if (!any_ready(c->store))
+        fail_pending(c->store);
+    else
+        schedule_flush(c->store);
+}
+
+/* ---- the rest of the vtable ---- */
+
+static bool pg_is_ready(struct tn_store *s)
+{
+    return any_ready((struct tn_pg *)s);
+}
+
+static void pg_metrics(struct tn_store *s, struct tn_buf *out)
+{
+    struct tn_pg *p = (struct tn_pg *)s;
+    unsigned inflight = 0;
+    int ready = 0;
+    for (int i = 0; i < TN_PG_CONNS; i++) {
+        inflight += p->conns[i].n_inflight;
+        ready += p->conns[i].state == TN_PG_READY;
+    }
+    (void)tn_buf_printf(
+        out,
+        "# TYPE tenure_store_ready gauge\ntenure_store_ready %d\n"
+        "# TYPE tenure_pg_connections_ready gauge\n"
+        "tenure_pg_connections_ready %d\n"
+        "# TYPE tenure_pg_batches_total counter\n"
+        "tenure_pg_batches_total %llu\n"
+        "# TYPE tenure_pg_statements_total counter\n"
+        "tenure_pg_statements_total %llu\n"
+        "# TYPE tenure_pg_retries_total counter\n"
+        "tenure_pg_retries_total %llu\n"
+        "# TYPE tenure_pg_batch_failures_total counter\n"
+        "tenure_pg_batch_failures_total %llu\n"
+        "# TYPE tenure_pg_connects_total counter\n"
+        "tenure_pg_connects_total %llu\n"
+        "# TYPE tenure_pg_unavailable_total counter\n"
+        "tenure_pg_unavailable_total %llu\n"
+        "# TYPE tenure_pg_inflight_batches gauge\n"
+        "tenure_pg_inflight_batches %u\n",
+        ready > 0, ready, (unsigned long long)p->n_batches,
+        (unsigned long long)p->n_statements, (unsigned long long)p->n_retries,
+        (unsigned long long)p->n_failures, (unsigned long long)p->n_connects,
+        (unsigned long long)p->n_unavailable, inflight);
+}
+
+static void pg_close(struct tn_store *s)
+{
+    struct tn_pg *p = (struct tn_pg *)s;
+    tn_loop_timer_disarm(p->loop, &p->flush_timer);
+    for (int i = 0; i < TN_PG_CONNS; i++) {
+        struct tn_pg_conn *c = &p->conns[i];
+        tn_loop_timer_disarm(p->loop, &c->retry_timer);
+        tn_loop_timer_disarm(p->loop, &c->conn_timer);
+        tn_pg_conn_unwatch(c);
+        if (c->conn != NULL)
+            PQfinish(c->conn);
+        c->conn = NULL;
+        c->state = TN_PG_DOWN;
+    }
+    for (int i = 0; i < TN_PG_CONNS; i++)
+        fail_inflight(&p->conns[i]);
+    fail_pending(p);
+    tn_free(p->conninfo);
+    tn_free(p);
+}
+
+static const struct tn_store_ops pg_ops = {
+    .version = TN_STORE_OPS_VERSION,
+    .name = "postgresql",
+    .acquire = pg_acquire,
+    .renew = pg_renew,
+    .release = pg_release,
+    .get = pg_get,
+    .check = pg_check,
+    .list = pg_list,
+    .is_ready = pg_is_ready,
+    .metrics = pg_metrics,
+    .close = pg_close,
+};
 
 int tn_store_pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
                      struct tn_store **out, struct tn_errmsg *em)
 {
-    (void)loop;
-    (void)cfg;
     *out = NULL;
-    tn_errmsg_set(em, "the PostgreSQL store is not available in this build");
-    return TN_EINVAL;
+    char *err = NULL;
+    PQconninfoOption *opts = PQconninfoParse(cfg->pg_url, &err);
+    if (opts == NULL) {
+        tn_errmsg_set(em, "bad PostgreSQL connection string: %s",
+                      err != NULL ? err : "out of memory");
+        PQfreemem(err);
+        return TN_EINVAL;
+    }
+    PQconninfoFree(opts);
+    struct tn_pg *p = tn_calloc(1, sizeof(*p));
+    if (p == NULL)
+        return TN_ENOMEM;
+    p->conninfo = tn_strdup(cfg->pg_url);
+    if (p->conninfo == NULL) {
+        tn_free(p);
+        return TN_ENOMEM;
+    }
+    p->base.ops = &pg_ops;
+    p->loop = loop;
+    for (int i = 0; i < TN_PG_CONNS; i++) {
+        struct tn_pg_conn *c = &p->conns[i];
+        c->store = p;
+        c->fd = -1;
+        c->backoff_ms = 100;
+        tn_pg_conn_start(c);
+    }
+    *out = &p->base;
+    return TN_OK;
 }

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/* Event hub: a ring of formatted events and a list of subscribers. */
+#include "events.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tenure/err.h>
+
+#include "common/alloc.h"
+#include "common/clock.h"
+#include "common/loop.h"
+#include "reply.h"
+
+struct entry {
+    uint64_t id; /* event id, increasing */
+    char *name;  /* lease name, owned */
+    char *text;  /* formatted SSE frame, owned */
+    size_t len;  /* bytes of text */
+};
+
+struct sub {
+    struct tn_events *hub;    /* owner */
+    struct tn_http_stream *s; /* its stream, NULL once closed */
+    char *prefix;             /* owned */
+    size_t prefix_len;        /* bytes */
+    struct sub *next;         /* subscribers */
+    struct sub *prev;         /* subscribers */
+};
+
+struct tn_events {
+    struct tn_events_config cfg; /* copy */
+    struct tn_loop *loop;        /* for the heartbeat */
+    struct entry *ring;          /* cfg.backlog entries */
+    uint64_t next_id;            /* id of the next event (first is 1) */
+    struct sub *subs;            /* live subscribers */
+    size_t n_subs;               /* count */
+    uint64_t published;          /* events published */
+    uint64_t cut;                /* subscribers cut for being slow */
+    struct tn_loop_timer hb;     /* heartbeat */
+};
+
+static const char *const type_names[] = {"acquired", "released", "expired",
+                                         "revoked"};
+
+static void heartbeat(void *arg)
+{
+    struct tn_events *hub = arg;
+    static const char hb[] = ": heartbeat\n\n";
+    for (struct sub *s = hub->subs; s != NULL; s = s->next) {
+        if (s->s != NULL)
+            (void)tn_http_stream_write(s->s, hb, sizeof(hb) - 1);
+    }
+    tn_loop_timer_arm(hub->loop, &hub->hb,
+                      tn_clock_now_ms() + hub->cfg.heartbeat_ms, heartbeat,
+                      hub);
+}
+
+struct tn_events *tn_events_new(struct tn_loop *loop,
+                                const struct tn_events_config *cfg)
+{
+    struct tn_events *hub = tn_calloc(1, sizeof(*hub));
+    if (hub == NULL)
+        return NULL;
+    hub->cfg = *cfg;
+    hub->loop = loop;
+    hub->next_id = 1;
+    hub->ring = tn_calloc(cfg->backlog, sizeof(*hub->ring));
+    if (hub->ring == NULL) {
+        tn_free(hub);
+        return NULL;
+    }
+    tn_loop_timer_arm(loop, &hub->hb, tn_clock_now_ms() + cfg->heartbeat_ms,
+                      heartbeat, hub);
+    return hub;
+}
+
+void tn_events_free(struct tn_events *hub)
+{
+    if (hub == NULL)
+        return;
+    tn_loop_timer_disarm(hub->loop, &hub->hb);
+    for (size_t i = 0; i < hub->cfg.backlog; i++) {
+        tn_free(hub->ring[i].name);
+        tn_free(hub->ring[i].text);
+    }
+    /* Streams still open close with the HTTP daemon; detach them. */
+    for (struct sub *s = hub->subs; s != NULL; s = s->next)
+        s->hub = NULL;
+    tn_free(hub->ring);
+    tn_free(hub);
+}
+
+static bool matches(const struct sub *s, const char *name)
+{
+    return strncmp(name, s->prefix, s->prefix_len) == 0;
+}
+
+static void send_to(struct sub *s, const struct entry *e)
+{
+    if (s->s != NULL && matches(s, e->name) &&
+        tn_http_stream_write(s->s, e->text, e->len) < 0) {
+        s->hub->cut++;
+        s->s = NULL; /* being cut; on_close unlinks it */
+    }
+}
+
+static char *format(uint64_t id, const struct tn_event *ev, size_t *len_out)
+{
+    struct tn_buf b;
+    tn_buf_init(&b, 4096);
+    (void)tn_buf_printf(&b, "id: %llu\ndata: {", (unsigned long long)id);
+    tn_reply_kv_str(&b, "type", type_names[ev->type], true);
+    tn_reply_kv_str(&b, "name", ev->name, false);
+    tn_reply_kv_str(&b, "owner_id", ev->owner_id, false);
+    tn_reply_kv_uint(&b, "token", ev->token, false);
+    tn_reply_kv_uint(&b, "floor", ev->floor, false);
+    (void)tn_buf_append(&b, "}\n\n", 3);
+    *len_out = b.len;
+    return b.data; /* owned by the caller now */
+}
+
+void tn_events_publish(void *arg, const struct tn_event *ev)
+{
+    struct tn_events *hub = arg;
+    uint64_t id = hub->next_id++;
+    struct entry *e = &hub->ring[id % hub->cfg.backlog];
+    tn_free(e->name);
+    tn_free(e->text);
+    e->id = id;
+    e->name = tn_strdup(ev->name);
+    e->text = format(id, ev, &e->len);
+    hub->published++;
+    if (e->name == NULL || e->text == NULL) {
+        e->len = 0; /* out of memory: the event is lost to everyone */
+        return;
+    }
+    for (struct sub *s = hub->subs; s != NULL; s = s->next)
+        send_to(s, e);
+}
+
+static void on_close(void *ctx)
+{
+    struct sub *s = ctx;
+    struct tn_events *hub = s->hub;
+    if (hub != NULL) {
+        if (s->prev != NULL)
+            s->prev->next = s->next;
+        else
+            hub->subs = s->next;
+        if (s->next != NULL)
+            s->next->prev = s->prev;
+        hub->n_subs--;
+    }
+    tn_free(s->prefix);
+    tn_free(s);
+}
+
+/* Replay the backlog after last_id, or say it is gone. */
+static void replay(struct tn_events *hub, struct sub *s, const char *last_id)
+{
+    char *end = NULL;
+    unsigned long long after = strtoull(last_id, &end, 10);
+    uint64_t oldest =
+        hub->next_id > hub->cfg.backlog ? hub->next_id - hub->cfg.backlog : 1;
+    if (end == last_id || *end != '\0' || after + 1 < oldest ||
+        after >= hub->next_id) {
+        char msg[160];
+        int n = snprintf(msg, sizeof(msg),
+                         "id: %llu\ndata: {\"type\":\"reset\",\"message\":"
+                         "\"events after that id are gone; re-read "
+                         "state\"}\n\n",
+                         (unsigned long long)(hub->next_id - 1));
+        (void)tn_http_stream_write(s->s, msg, (size_t)n);
+        return;
+    }
+    for (uint64_t id = after + 1; id < hub->next_id; id++)
+        send_to(s, &hub->ring[id % hub->cfg.backlog]);
+}
+
+int tn_events_subscribe(struct tn_events *hub, struct tn_http_req *req,
+                        const char *prefix, size_t prefix_len,
+                        const char *last_id)
+{
+    if (hub->n_subs >= hub->cfg.max_subscribers)
+        return TN_ETOOMANY;
+    struct sub *s = tn_calloc(1, sizeof(*s));
+    if (s == NULL || (s->prefix = tn_strndup(prefix, prefix_len)) == NULL) {
+        tn_free(s);
+        return TN_ENOMEM;
+    }
+    s->hub = hub;
+    s->prefix_len = prefix_len;
+    s->s = tn_http_reply_stream(req, "text/event-stream", hub->cfg.max_buffered,
+                                on_close, s);
+    if (s->s == NULL) {
+        tn_free(s->prefix);
+        tn_free(s);
+        return TN_OK; /* answered 500 by the adapter */
+    }
+    s->next = hub->subs;
+    if (hub->subs != NULL)
+        hub->subs->prev = s;
+    hub->subs = s;
+    hub->n_subs++;
+    static const char hello[] = ": subscribed\n\n";
+    (void)tn_http_stream_write(s->s, hello, sizeof(hello) - 1);
+    if (last_id != NULL)
+        replay(hub, s, last_id);
+    return TN_OK;
+}
+
+void tn_events_end_all(struct tn_events *hub)
+{
+    for (struct sub *s = hub->subs; s != NULL; s = s->next) {
+        if (s->s != NULL)
+            tn_http_stream_end(s->s);
+    }
+}
+
+void tn_events_metrics(const struct tn_events *hub, struct tn_buf *out)
+{
+    (void)tn_buf_printf(out,
+                        "# TYPE tenure_event_subscribers gauge\n"
+                        "tenure_event_subscribers %zu\n"
+                        "# TYPE tenure_events_total counter\n"
+                        "tenure_events_total %llu\n"
+                        "# TYPE tenure_event_subscribers_cut_total counter\n"
+                        "tenure_event_subscribers_cut_total %llu\n",
+                        hub->n_subs, (unsigned long long)hub->published,
+                        (unsigned long long)hub->cut);
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* Events of the embedded store.  acquired/released/revoked ride on the
+ * commit of the change (a waiter of the open batch), so no event reveals
+ * state that is not yet durable.  Expiry is lazy in the state machine, so
+ * a min-heap of grant expiries and one timer announce "expired" when a
+ * grant's time runs out without a renew. */
+#include <string.h>
+
+#include <tenure/err.h>
+
+#include "common/alloc.h"
+#include "common/assert.h"
+#include "common/clock.h"
+#include "embedded.h"
+
+struct tn_expiry {
+    int64_t at_ms;      /* the grant's expiry when tracked */
+    struct tn_lease *l; /* entries are never freed while the table lives */
+    uint64_t token;     /* the grant it belongs to */
+};
+
+struct pending_event {
+    struct embedded *e;            /* owner */
+    struct tn_event ev;            /* what to announce */
+    struct tn_store_result result; /* rc set if the batch fails */
+};
+
+static void fill(struct tn_event *ev, enum tn_event_type type,
+                 const struct tn_lease *l)
+{
+    memset(ev, 0, sizeof(*ev));
+    ev->type = type;
+    memcpy(ev->name, l->name, l->name_len);
+    if (l->owner_id != NULL) {
+        size_t n = strlen(l->owner_id);
+        memcpy(ev->owner_id, l->owner_id,
+               n < TN_OWNER_MAX_BYTES ? n : TN_OWNER_MAX_BYTES);
+    }
+    ev->token = l->token;
+    ev->floor = l->token;
+}
+
+static void publish(void *arg)
+{
+    struct pending_event *pe = arg;
+    if (pe->result.rc == TN_OK && pe->e->on_event != NULL)
+        pe->e->on_event(pe->e->event_ctx, &pe->ev);
+    tn_free(pe);
+}
+
+void tn_embedded_emit(struct embedded *e, enum tn_event_type type,
+                      const struct tn_lease *l)
+{
+    if (e->on_event == NULL)
+        return;
+    struct pending_event *pe = tn_calloc(1, sizeof(*pe));
+    if (pe == NULL)
+        return; /* events carry no safety; dropping one is allowed */
+    pe->e = e;
+    fill(&pe->ev, type, l);
+    tn_commit_add_waiter(e->commit, publish, pe, &pe->result);
+}
+
+static bool earlier(const struct tn_expiry *a, const struct tn_expiry *b)
+{
+    return a->at_ms < b->at_ms;
+}
+
+static void swap(struct tn_expiry *h, size_t i, size_t j)
+{
+    struct tn_expiry t = h[i];
+    h[i] = h[j];
+    h[j] = t;
+}
+
+static void pop(struct embedded *e)
+{
+    struct tn_expiry *h = e->expiries;
+    h[0] = h[--e->n_expiries];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < e->n_expiries && earlier(&h[l], &h[m]))
+            m = l;
+        if (r < e->n_expiries && earlier(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        swap(h, i, m);
+        i = m;
+    }
+}
+
+static void on_expiry_timer(void *arg);
+
+static void arm(struct embedded *e)
+{
+    if (e->n_expiries == 0) {
+        tn_loop_timer_disarm(e->loop, &e->expiry_timer);
+        return;
+    }
+    if (!e->expiry_timer.armed ||
+        e->expiry_timer.due_ms != e->expiries[0].at_ms)
+        tn_loop_timer_arm(e->loop, &e->expiry_timer, e->expiries[0].at_ms,
+                          on_expiry_timer, e);
+}
+
+void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l)
+{
+    if (e->on_event == NULL)
+        return;
+    if (e->n_expiries == e->cap_expiries) {
+        size_t n = e->cap_expiries < 64 ? 64 : e->cap_expiries * 2;
+        struct tn_expiry *h = tn_reallocarray(e->expiries, n, sizeof(*h));
+        if (h == NULL)
+            return; /* the expiry will be announced lazily instead */
+        e->expiries = h;
+        e->cap_expiries = n;
+    }
+    struct tn_expiry *h = e->expiries;
+    size_t i = e->n_expiries++;
+    h[i] = (struct tn_expiry){.at_ms = l->expires_at_ms,
+                              .l = (struct tn_lease *)(uintptr_t)l,
+                              .token = l->token};
+    while (i > 0 && earlier(&h[i], &h[(i - 1) / 2])) {
+        swap(h, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    arm(e);
+}
+
+void tn_embedded_note_expiry(struct embedded *e, struct tn_lease *l,
+                             int64_t now)
+{
+    if (l == NULL || !l->held || l->expiry_noted || now < l->expires_at_ms)
+        return;
+    if (l->seq > e->durable_seq)
+        return; /* never announce a grant that is not yet durable */
+    l->expiry_noted = true;
+    if (e->on_event == NULL)
+        return;
+    struct tn_event ev;
+    fill(&ev, TN_EVENT_EXPIRED, l);
+    e->on_event(e->event_ctx, &ev);
+}
+
+static void on_expiry_timer(void *arg)
+{
+    struct embedded *e = arg;
+    int64_t now = tn_clock_now_ms();
+    while (e->n_expiries > 0 && e->expiries[0].at_ms <= now) {
+        struct tn_expiry x = e->expiries[0];
+        pop(e);
+        /* Only the entry of the grant's current expiry counts; renews
+         * left older entries behind. */
+        if (x.l->token == x.token && x.l->expires_at_ms == x.at_ms)
+            tn_embedded_note_expiry(e, x.l, now);
+    }
+    arm(e);
+}
+
+void tn_embedded_clear_expiries(struct embedded *e)
+{
+    e->n_expiries = 0;
+    tn_loop_timer_disarm(e->loop, &e->expiry_timer);
+}

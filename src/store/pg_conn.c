@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+/* The PostgreSQL store's connection: asynchronous connect (PQconnectPoll,
+ * so a multi-host string with target_session_attrs=read-write finds the
+ * primary), then the setup steps (session settings and advisory lock,
+ * schema version, migrations each in its own transaction, sequence above
+ * every stored token, prepared statements in pipeline mode), then ready.
+ * Any failure drops the connection and retries with exponential backoff.
+ * Everything runs on the loop thread; nothing here blocks. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include <tenure/err.h>
+
+#include "common/alloc.h"
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "pg_sql.h"
+#include "pg_store.h"
+
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 2000
+#define SETUP_TIMEOUT_MS 15000
+
+enum step {
+    STEP_SESSION = 0,
+    STEP_VERSION,
+    STEP_MIGRATE,
+    STEP_SEQUENCE,
+    STEP_PREPARE,
+    N_STEPS
+};
+
+static void on_fd(void *arg, uint32_t events);
+static void run_step(struct tn_pg_conn *c);
+
+void tn_pg_conn_unwatch(struct tn_pg_conn *c)
+{
+    if (c->fd >= 0)
+        tn_loop_del_fd(c->store->loop, c->fd);
+    c->fd = -1;
+    c->fd_events = 0;
+}
+
+void tn_pg_conn_watch(struct tn_pg_conn *c, uint32_t events)
+{
+    int fd = c->conn != NULL ? PQsocket(c->conn) : -1;
+    if (fd != c->fd)
+        tn_pg_conn_unwatch(c);
+    if (fd < 0)
+        return;
+    if (c->fd < 0) {
+        if (tn_loop_add_fd(c->store->loop, fd, events, on_fd, c) == 0) {
+            c->fd = fd;
+            c->fd_events = events;
+        }
+        return;
+    }
+    if (events != c->fd_events &&
+        tn_loop_mod_fd(c->store->loop, fd, events) == 0)
+        c->fd_events = events;
+}
+
+static void retry_now(void *arg)
+{
+    tn_pg_conn_start(arg);
+}
+
+void tn_pg_conn_drop(struct tn_pg_conn *c, const char *why)
+{
+    tn_log(TN_LOG_WARN, "store",
+           "\"postgresql connection lost, reconnecting\" conn=%d why=\"%s\" "
+           "retry_ms=%lld",
+           (int)(c - c->store->conns), why, (long long)c->backoff_ms);
+    tn_pg_conn_unwatch(c);
+    if (c->conn != NULL)
+        PQfinish(c->conn);
+    c->conn = NULL;
+    c->state = TN_PG_DOWN;
+    tn_loop_timer_disarm(c->store->loop, &c->conn_timer);
+    tn_pg_fail_conn(c);
+    tn_loop_timer_arm(c->store->loop, &c->retry_timer,
+                      tn_clock_now_ms() + c->backoff_ms, retry_now, c);
+    c->backoff_ms *= 2;
+    if (c->backoff_ms > BACKOFF_MAX_MS)
+        c->backoff_ms = BACKOFF_MAX_MS;
+}
+
+static void conn_timeout(void *arg)
+{
+    tn_pg_conn_drop(arg, "connect or setup timed out");
+}
+
+/* A libpq error message without its trailing newline, for the log. */
+static void pq_message(PGconn *c, char *out, size_t cap)
+{
+    (void)snprintf(out, cap, "%s", c != NULL ? PQerrorMessage(c) : "no memory");
+    size_t n = strlen(out);
+    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == '"'))
+        out[--n] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (out[i] == '\n' || out[i] == '"')
+            out[i] = ' ';
+    }
+}
+
+static void drop_with_message(struct tn_pg_conn *c, const char *what)
+{
+    char msg[300];
+    char why[400];
+    pq_message(c->conn, msg, sizeof(msg));
+    (void)snprintf(why, sizeof(why), "%s: %s", what, msg);
+    tn_pg_conn_drop(c, why);
+}
+
+/* Notices ("table exists, skipping") are not errors: keep them off
+ * stderr. */
+static void ignore_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+void tn_pg_conn_start(struct tn_pg_conn *c)
+{
+    c->conn = PQconnectStart(c->store->conninfo);
+    if (c->conn == NULL || PQstatus(c->conn) == CONNECTION_BAD) {
+        drop_with_message(c, "cannot connect");
+        return;
+    }
+    PQsetNoticeProcessor(c->conn, ignore_notice, NULL);
+    c->state = TN_PG_CONNECTING;
+    tn_loop_timer_arm(c->store->loop, &c->conn_timer,
+                      tn_clock_now_ms() + SETUP_TIMEOUT_MS, conn_timeout, c);
+    tn_pg_conn_watch(c, EPOLLOUT);
+}
+
+static void poll_connect(struct tn_pg_conn *c)
+{
+    /* PQconnectPoll may close the socket and open another (next host). */
+    tn_pg_conn_unwatch(c);
+    switch (PQconnectPoll(c->conn)) {
+    case PGRES_POLLING_READING:
+        tn_pg_conn_watch(c, EPOLLIN);
+        return;
+    case PGRES_POLLING_WRITING:
+        tn_pg_conn_watch(c, EPOLLOUT);
+        return;
+    case PGRES_POLLING_OK:
+        if (PQsetnonblocking(c->conn, 1) != 0) {
+            drop_with_message(c, "cannot make the connection non-blocking");
+            return;
+        }
+        c->state = TN_PG_SETUP;
+        c->setup_step = STEP_SESSION;
+        run_step(c);
+        return;
+    default:
+        drop_with_message(c, "cannot connect");
+        return;
+    }
+}
+
+/* The migrations above the database's version, each in a transaction
+ * together with its version row.  0 with an empty buffer when none. */
+static int build_migrations(struct tn_pg_conn *c, struct tn_buf *b)
+{
+    int rc = TN_OK;
+    for (size_t i = 0; i < tn_pg_n_migrations && rc == 0; i++) {
+        const struct tn_pg_migration *m = &tn_pg_migrations[i];
+        if (m->version <= c->schema_version)
+            continue;
+        rc = tn_buf_printf(b,
+                           "BEGIN; %s; INSERT INTO tenure_schema_version "
+                           "(version) VALUES (%d); COMMIT; ",
+                           m->sql, m->version);
+        tn_log(TN_LOG_INFO, "store", "\"migrating the schema\" to=%d",
+               m->version);
+    }
+    return rc;
+}
+
+static int send_prepares(struct tn_pg_conn *c)
+{
+    if (PQenterPipelineMode(c->conn) != 1)
+        return TN_EIO;
+    for (int i = 0; i < TN_PG_N_STMTS; i++) {
+        const struct tn_pg_stmt_def *d = &tn_pg_stmts[i];
+        if (PQsendPrepare(c->conn, d->name, d->sql, d->n_params, d->types) != 1)
+            return TN_EIO;
+    }
+    return PQpipelineSync(c->conn) == 1 ? TN_OK : TN_EIO;
+}
+
+/* Send the current step's SQL; steps with nothing to do are skipped. */
+static int send_step(struct tn_pg_conn *c)
+{
+    int latest = tn_pg_migrations[tn_pg_n_migrations - 1].version;
+    switch (c->setup_step) {
+    case STEP_SESSION:
+        return PQsendQuery(c->conn, tn_pg_sql_session) == 1 ? 0 : TN_EIO;
+    case STEP_VERSION:
+        return PQsendQuery(c->conn, tn_pg_sql_version) == 1 ? 0 : TN_EIO;
+    case STEP_MIGRATE: {
+        if (c->schema_version > latest) {
+            tn_log(TN_LOG_ERROR, "store",
+                   "\"the database schema is newer than this tenured\" "
+                   "database=%d known=%d",
+                   c->schema_version, latest);
+            return TN_EINVAL;
+        }
+        struct tn_buf b;
+        tn_buf_init(&b, 1 << 20);
+        int rc = build_migrations(c, &b);
+        if (rc == 0 && b.len > 0)
+            rc = PQsendQuery(c->conn, b.data) == 1 ? 0 : TN_EIO;
+        else if (rc == 0)
+            rc = 1; /* nothing to migrate */
+        tn_buf_release(&b);
+        return rc;
+    }
+    case STEP_SEQUENCE:
+        return PQsendQuery(c->conn, tn_pg_sql_sequence) == 1 ? 0 : TN_EIO;
+    default:
+        return send_prepares(c);
+    }
+}
+
+static void run_step(struct tn_pg_conn *c)
+{
+    for (;;) {
+        if (c->setup_step == N_STEPS) {
+            tn_loop_timer_disarm(c->store->loop, &c->conn_timer);
+            c->state = TN_PG_READY;
+            c->backoff_ms = BACKOFF_MIN_MS;
+            c->store->n_connects++;
+            tn_log(TN_LOG_INFO, "store",
+                   "\"postgresql store ready\" schema_version=%d",
+                   tn_pg_migrations[tn_pg_n_migrations - 1].version);
+            tn_pg_conn_watch(c, EPOLLIN);
+            tn_pg_on_ready(c);
+            return;
+        }
+        c->setup_rc = 0;
+        int rc = send_step(c);
+        if (rc < 0) {
+            drop_with_message(c, "setup failed");
+            return;
+        }
+        if (rc == 0)
+            break;
+        c->setup_step++; /* skipped */
+    }
+    int f = PQflush(c->conn);
+    if (f < 0) {
+        drop_with_message(c, "setup failed");
+        return;
+    }
+    tn_pg_conn_watch(c, EPOLLIN | (f == 1 ? EPOLLOUT : 0u));
+}
+
+/* One result of the running step.  Returns true when the step is over. */
+static bool step_result(struct tn_pg_conn *c, PGresult *r)
+{
+    ExecStatusType st = PQresultStatus(r);
+    if (st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE ||
+        st == PGRES_NONFATAL_ERROR) {
+        if (c->setup_rc == 0) {
+            char msg[300];
+            (void)snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(r));
+            for (char *ch = msg; *ch != '\0'; ch++) {
+                if (*ch == '\n' || *ch == '"')
+                    *ch = ' ';
+            }
+            tn_log(TN_LOG_ERROR, "store",
+                   "\"postgresql setup step failed\" step=%d detail=\"%s\"",
+                   c->setup_step, msg);
+        }
+        c->setup_rc = TN_EIO;
+    }
+    if (st == PGRES_TUPLES_OK && c->setup_step == STEP_VERSION &&
+        PQntuples(r) == 1)
+        c->schema_version = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    return st == PGRES_PIPELINE_SYNC;
+}
+
+static void setup_io(struct tn_pg_conn *c, uint32_t events)
+{
+    if ((events & EPOLLOUT) != 0) {
+        int f = PQflush(c->conn);
+        if (f < 0) {
+            drop_with_message(c, "setup failed");
+            return;
+        }
+        tn_pg_conn_watch(c, EPOLLIN | (f == 1 ? EPOLLOUT : 0u));
+    }
+    if (PQconsumeInput(c->conn) != 1) {
+        drop_with_message(c, "setup failed");
+        return;
+    }
+    bool prev_null = false;
+    while (!PQisBusy(c->conn)) {
+        PGresult *r = PQgetResult(c->conn);
+        bool over = r == NULL;
+        if (r != NULL) {
+            over = step_result(c, r);
+            PQclear(r);
+        }
+        if (r == NULL && c->setup_step == STEP_PREPARE) {
+            if (prev_null)
+                return; /* nothing more until the sync arrives */
+            prev_null = true;
+            continue; /* end of one prepare */
+        }
+        prev_null = false;
+        if (!over)
+            continue;
+        if (c->setup_rc < 0) {
+            tn_pg_conn_drop(c, "setup failed");
+            return;
+        }
+        c->setup_step++;
+        run_step(c);
+        return;
+    }
+}
+
+static void on_fd(void *arg, uint32_t events)
+{
+    struct tn_pg_conn *c = arg;
+    switch (c->state) {
+    case TN_PG_CONNECTING:
+        poll_connect(c);
+        return;
+    case TN_PG_SETUP:
+        setup_io(c, events);
+        return;
+    case TN_PG_READY:
+        tn_pg_on_io(c, events);
+        return;
+    default:
+        return;
+    }
+}

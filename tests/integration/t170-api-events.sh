@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# GET /v1/events: acquired, released, expired and revoked events in order
+# with increasing ids, the prefix filter, resumption with Last-Event-ID
+# from the backlog, a reset event when the id is older than the backlog,
+# and a slow consumer cut instead of buffered without bound.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-server.sh"
+need_tools
+tn_start_server --event-backlog 8 --event-buffer-bytes 2048 --event-heartbeat-ms 200
+
+curl -sN --max-time 4 "$URL/v1/events?prefix=ev:" >"$T/stream" &
+spid=$!
+sleep 0.3
+acquire "ev:1" a 200
+expect_code 201 "acquire ev:1"
+acquire "zz:1" a 5000 # another prefix: never in the stream
+sleep 0.5             # ev:1 expires
+acquire "ev:1" b 5000
+tok=$(jget token)
+sec=$(jget lease_secret)
+release "ev:1" "$tok" "$sec"
+expect_code 204 "release"
+acquire "ev:1" c 5000
+rq DELETE "/v1/leases/ev:1?force=true" -
+expect_code 204 "force release"
+wait "$spid" || true
+got=$(grep '^data: ' "$T/stream" | sed 's/^data: //' |
+    while read -r line; do
+        printf '%s' "$line" | "$TN_BIN/tn-json-get" type
+        printf ':'
+        printf '%s' "$line" | "$TN_BIN/tn-json-get" owner_id
+        printf ' '
+    done)
+[ "$got" = "acquired:a expired:a acquired:b released:b acquired:c revoked:c " ] ||
+    fail "event sequence: '$got' in $(cat "$T/stream")"
+ids=$(sed -n 's/^id: //p' "$T/stream" | tr '\n' ' ')
+prev=0
+for i in $ids; do
+    [ "$i" -gt "$prev" ] || fail "ids not increasing: $ids"
+    prev=$i
+done
+grep -q '"name":"zz:1"' "$T/stream" && fail "prefix filter let zz:1 through"
+grep -q '^: heartbeat' "$T/stream" || fail "no heartbeat comment in the stream"
+pass "events in order with increasing ids, prefix filter, heartbeats"
+
+# Resume from the backlog: everything after the given id comes again.
+first=$(echo "$ids" | awk '{print $1}')
+curl -sN --max-time 1 -H "Last-Event-ID: $first" "$URL/v1/events?prefix=ev:" >"$T/resume" || true
+n=$(grep -c '^data: ' "$T/resume" || true)
+[ "$n" = 5 ] || fail "resume after id $first replayed $n events: $(cat "$T/resume")"
+pass "Last-Event-ID resumes from the backlog"
+
+# Overflow the backlog of 8: an old id gets a reset event.
+for i in $(seq 1 12); do acquire "of:$i" o 5000; done
+curl -sN --max-time 1 -H "Last-Event-ID: $first" "$URL/v1/events" >"$T/reset" || true
+grep -q '"type":"reset"' "$T/reset" || fail "no reset for an id older than the backlog: $(cat "$T/reset")"
+pass "an id older than the backlog gets a reset event"
+
+# A consumer that never reads is cut once 2 KiB wait for it.
+exec 3<>/dev/tcp/127.0.0.1/"$PORT"
+printf 'GET /v1/events HTTP/1.1\r\nHost: x\r\n\r\n' >&3
+sleep 0.3
+# Enough events to fill both sockets' kernel buffers and then the 2 KiB.
+"$TN_BIN/tn-hammer" load --url "$URL" --out "$T/slow.grants" --conns 8 \
+    --names 100000 --prefix "slow:" --ttl-min 5000 --ttl-max 5000 \
+    --count 12000 --duration-ms 20000 >/dev/null 2>&1 ||
+    fail "tn-hammer load failed"
+cut=$(curl -s "$URL/metrics" | sed -n 's/^tenure_event_subscribers_cut_total //p')
+[ "${cut:-0}" -ge 1 ] || fail "slow consumer not cut (cut_total=$cut)"
+exec 3<&-
+kill -0 "$SERVER_PID" || fail "server died"
+pass "a slow consumer is cut, not buffered without bound"
