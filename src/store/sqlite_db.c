@@ -56,8 +56,8 @@ static int prepare(struct tn_sqlite_db *d, struct tn_errmsg *em)
 {
     static const char upsert[] =
         "INSERT OR REPLACE INTO leases(name, owner_id, request_id, token,"
-        " secret, ttl_ms, held, expires_at_ms, lock_delay_ms)"
-        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+        " secret, ttl_ms, held, expires_at_ms, lock_delay_ms, principal)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
     static const char meta[] =
         "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)";
     if (sqlite3_prepare_v2(d->db, upsert, -1, &d->upsert, NULL) != SQLITE_OK ||
@@ -84,6 +84,31 @@ static int set_meta_text(struct tn_sqlite_db *d, const char *key, const char *v)
     return map_rc(sqlite3_step(d->meta));
 }
 
+static int64_t schema_version(struct tn_sqlite_db *d)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(d->db,
+                           "SELECT value FROM meta WHERE key='schema_version'",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Versioned upgrades, inside the caller's transaction, from the version
+ * recorded in meta (0 for a new file, which schema_v1 just created).
+ * Version 2 binds a grant to the principal that acquired it. */
+static int upgrade(struct tn_sqlite_db *d, struct tn_errmsg *em)
+{
+    int64_t v = schema_version(d);
+    int rc = TN_OK;
+    if (v < 2)
+        rc = exec(d, "ALTER TABLE leases ADD COLUMN principal TEXT", em);
+    return rc;
+}
+
 static int configure(struct tn_sqlite_db *d, struct tn_errmsg *em)
 {
     sqlite3_busy_timeout(d->db, 0);
@@ -96,6 +121,8 @@ static int configure(struct tn_sqlite_db *d, struct tn_errmsg *em)
         rc = exec(d, "BEGIN IMMEDIATE", em);
     if (rc == 0)
         rc = exec(d, schema_v1, em);
+    if (rc == 0)
+        rc = upgrade(d, em);
     if (rc == 0)
         rc = prepare(d, em);
     if (rc == 0)
@@ -172,14 +199,19 @@ static int load_meta(struct tn_sqlite_db *d, struct meta *m)
 }
 
 /* Apply the restart rule to a held row's expiry. */
-static void restart_expiry(struct tn_lease *img, int64_t now_ms, bool same_boot,
-                           bool exact)
+static void restart_expiry(struct tn_lease *img, int64_t now_ms,
+                           const struct meta *m, bool exact)
 {
     if (!img->held || exact)
         return;
-    if (same_boot && img->expires_at_ms <= now_ms)
-        return; /* certainly expired before the restart */
+#ifndef TN_PLANT_BUG_NO_HOLD_AFTER_RESTART
+    if (m->same_boot && img->expires_at_ms <= m->alive_at_ms)
+        return; /* expired while the server was still alive */
     img->expires_at_ms = now_ms + img->ttl_ms;
+#else
+    (void)now_ms; /* negative control: trust stale expiries after restart */
+    (void)m;
+#endif
 }
 
 static void row_to_image(sqlite3_stmt *st, struct tn_lease *img)
@@ -197,6 +229,7 @@ static void row_to_image(sqlite3_stmt *st, struct tn_lease *img)
     img->held = sqlite3_column_int(st, 6) != 0;
     img->expires_at_ms = sqlite3_column_int64(st, 7);
     img->lock_delay_ms = sqlite3_column_int64(st, 8);
+    img->principal = (char *)sqlite3_column_text(st, 9);
 }
 
 static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
@@ -205,8 +238,8 @@ static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(d->db,
                            "SELECT name, owner_id, request_id, token, secret,"
-                           " ttl_ms, held, expires_at_ms, lock_delay_ms"
-                           " FROM leases",
+                           " ttl_ms, held, expires_at_ms, lock_delay_ms,"
+                           " principal FROM leases",
                            -1, &st, NULL) != SQLITE_OK)
         return TN_EIO;
     int rc;
@@ -265,6 +298,11 @@ static int write_row(struct tn_sqlite_db *d, const struct tn_batch *b,
     sqlite3_bind_int(st, 7, r->held);
     sqlite3_bind_int64(st, 8, r->expires_at_ms);
     sqlite3_bind_int64(st, 9, r->lock_delay_ms);
+    const char *who = tn_batch_str(b, r->principal_off);
+    if (who != NULL)
+        sqlite3_bind_text(st, 10, who, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 10);
     return map_rc(sqlite3_step(st));
 }
 
