@@ -31,7 +31,30 @@ struct tn_api *tn_api_new(const struct tn_api_config *cfg)
 
 void tn_api_free(struct tn_api *api)
 {
+    if (api != NULL)
+        tn_auth_free(api->auth);
     tn_free(api);
+}
+
+void tn_api_set_auth(struct tn_api *api, struct tn_auth *auth)
+{
+    tn_auth_free(api->auth);
+    api->auth = auth;
+}
+
+int tn_api_authorize(struct tn_api_call *c, enum tn_auth_action act,
+                     const char *name, size_t len)
+{
+    if (c->principal == NULL)
+        return TN_OK;
+    return tn_auth_authorize(c->principal, act, name, len);
+}
+
+void tn_api_call_free(struct tn_api_call *c)
+{
+    tn_store_result_release(&c->result);
+    tn_auth_free(c->auth);
+    tn_free(c);
 }
 
 void tn_api_set_draining(struct tn_api *api, bool draining)
@@ -61,8 +84,7 @@ void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
                            : "application/json";
     tn_http_reply(c->req, status, type, b->data != NULL ? b->data : "", b->len,
                   retry_after_ms > 0 ? (retry_after_ms + 999) / 1000 : 0);
-    tn_store_result_release(&c->result);
-    tn_free(c);
+    tn_api_call_free(c);
 }
 
 void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
@@ -184,6 +206,10 @@ static void handle_events(struct tn_api_call *c)
     const char *prefix = tn_http_req_query(c->req, "prefix", &plen);
     if (prefix == NULL)
         prefix = "";
+    if (tn_api_authorize(c, TN_AUTH_READ, prefix, plen) < 0) {
+        tn_api_fail(c, TN_EFORBIDDEN, "not permitted to read this prefix");
+        return;
+    }
     const char *last = tn_http_req_header(c->req, "Last-Event-ID");
     account(c, 200);
     int rc = tn_events_subscribe(hub, c->req, prefix, plen, last);
@@ -192,7 +218,7 @@ static void handle_events(struct tn_api_call *c)
         tn_api_fail(c, rc, "too many event subscribers");
         return;
     }
-    tn_free(c);
+    tn_api_call_free(c);
 }
 
 /* Which route a path names; the {name} segment is decoded into c. */
@@ -271,6 +297,18 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
                                       "of printable UTF-8, percent-encoded"
                                     : "no such path");
         return;
+    }
+    if (api->auth != NULL && c->route != TN_ROUTE_HEALTHZ &&
+        c->route != TN_ROUTE_READYZ) {
+        c->auth = tn_auth_ref(api->auth);
+        if (tn_auth_authenticate(c->auth,
+                                 tn_http_req_header(req, "Authorization"),
+                                 &c->principal) < 0) {
+            tn_api_fail(c, TN_EUNAUTH,
+                        "a valid \"Authorization: Bearer <token>\" is "
+                        "required");
+            return;
+        }
     }
     if (c->route >= TN_ROUTE_HEALTHZ) {
         handle_ops(c);

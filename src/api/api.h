@@ -23,12 +23,17 @@ struct tn_api_config {
 
 struct tn_api;
 struct tn_events;
+struct tn_auth;
 
 struct tn_api *tn_api_new(const struct tn_api_config *cfg);
 void tn_api_free(struct tn_api *api);
 
 /* The tn_http_handler_fn of the server. */
 void tn_api_handle(void *api, struct tn_http_req *req);
+
+/* Turn authentication on with auth (takes ownership; NULL turns it off).
+ * Requests already in flight keep the table they started with. */
+void tn_api_set_auth(struct tn_api *api, struct tn_auth *auth);
 
 /* Refuse new work with 503 (the server is draining). */
 void tn_api_set_draining(struct tn_api *api, bool draining);

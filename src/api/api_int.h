@@ -5,6 +5,7 @@
 #define TN_API_API_INT_H
 
 #include "api.h"
+#include "auth.h"
 #include "common/buf.h"
 #include "store/store.h"
 
@@ -28,6 +29,7 @@ enum tn_route {
 struct tn_api {
     struct tn_api_config cfg;             /* copy */
     bool draining;                        /* SIGTERM: refuse new work */
+    struct tn_auth *auth;                 /* NULL when authentication is off */
     uint64_t requests[TN_ROUTE_COUNT][6]; /* by route and status class */
     uint64_t lat[TN_ROUTE_COUNT][TN_API_LAT_BUCKETS + 1]; /* histogram */
     double lat_sum[TN_ROUTE_COUNT];                       /* seconds */
@@ -37,13 +39,15 @@ struct tn_api {
 };
 
 struct tn_api_call {
-    struct tn_api *api;               /* owner */
-    struct tn_http_req *req;          /* until replied */
-    enum tn_route route;              /* what was asked */
-    int64_t start_ns;                 /* for the latency histogram */
-    char name[TN_NAME_MAX_BYTES + 1]; /* decoded {name} */
-    size_t name_len;                  /* bytes */
-    struct tn_store_result result;    /* filled by the store */
+    struct tn_api *api;                        /* owner */
+    struct tn_http_req *req;                   /* until replied */
+    enum tn_route route;                       /* what was asked */
+    int64_t start_ns;                          /* for the latency histogram */
+    char name[TN_NAME_MAX_BYTES + 1];          /* decoded {name} */
+    size_t name_len;                           /* bytes */
+    struct tn_store_result result;             /* filled by the store */
+    struct tn_auth *auth;                      /* reference held for the call */
+    const struct tn_auth_principal *principal; /* NULL: auth off */
 };
 
 /* Reply with the error of rc and a message; frees the call. */
@@ -51,6 +55,13 @@ void tn_api_fail(struct tn_api_call *c, int rc, const char *message);
 /* Reply with status and body; frees the call. */
 void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
                  int64_t retry_after_ms);
+
+/* 0 when the call's principal may do act on name (a prefix for lists and
+ * events), or when auth is off; TN_EFORBIDDEN otherwise. */
+int tn_api_authorize(struct tn_api_call *c, enum tn_auth_action act,
+                     const char *name, size_t len);
+/* Free the call (after its reply). */
+void tn_api_call_free(struct tn_api_call *c);
 
 /* api_lease.c: the lease routes.  Each replies or hands the call to the
  * store, whose completion replies. */

@@ -220,6 +220,13 @@ static void do_acquire(struct tn_api_call *c)
         return;
     }
     r.name_len = strlen(r.name);
+    if (tn_api_authorize(c, TN_AUTH_ACQUIRE, r.name, r.name_len) < 0) {
+        json_decref(o);
+        tn_api_fail(c, TN_EFORBIDDEN, "not permitted to acquire this name");
+        return;
+    }
+    r.principal =
+        c->principal != NULL ? tn_auth_principal_name(c->principal) : NULL;
     r.secret = secret;
     r.wanted = still_there;
     r.wanted_ctx = c->req;
@@ -323,6 +330,17 @@ static void do_token_op(struct tn_api_call *c, bool renew)
         tn_api_fail(c, rc, msg);
         return;
     }
+    if (tn_api_authorize(c, r.force ? TN_AUTH_ADMIN : TN_AUTH_ACQUIRE, c->name,
+                         c->name_len) < 0) {
+        tn_api_fail(c, TN_EFORBIDDEN,
+                    r.force ? "force release is for admins"
+                            : "not permitted to hold this name");
+        return;
+    }
+    /* Renew and release are bound to the acquiring principal (admins
+     * excepted); the store compares it with the grant's. */
+    if (c->principal != NULL && !tn_auth_principal_is_admin(c->principal))
+        r.principal = tn_auth_principal_name(c->principal);
     struct tn_store *s = c->api->cfg.store;
     if (renew)
         s->ops->renew(s, &r, &c->result, renewed, c);
@@ -444,6 +462,10 @@ static void do_list(struct tn_api_call *c)
         tn_api_fail(c, TN_EINVAL, "prefix and after are at most 256 bytes");
         return;
     }
+    if (tn_api_authorize(c, TN_AUTH_READ, r.prefix, r.prefix_len) < 0) {
+        tn_api_fail(c, TN_EFORBIDDEN, "not permitted to list this prefix");
+        return;
+    }
     struct tn_store *s = c->api->cfg.store;
     s->ops->list(s, &r, &c->result, listed, c);
 }
@@ -453,6 +475,12 @@ void tn_api_lease_dispatch(struct tn_api_call *c)
     enum tn_http_method m = tn_http_req_method(c->req);
     struct tn_store *s = c->api->cfg.store;
     uint64_t token = 0;
+    if ((c->route == TN_ROUTE_CHECK ||
+         (c->route == TN_ROUTE_GET && m == TN_HTTP_GET)) &&
+        tn_api_authorize(c, TN_AUTH_READ, c->name, c->name_len) < 0) {
+        tn_api_fail(c, TN_EFORBIDDEN, "not permitted to read this name");
+        return;
+    }
     switch (c->route) {
     case TN_ROUTE_ACQUIRE: /* the collection: POST acquires, GET lists */
         if (m == TN_HTTP_POST)

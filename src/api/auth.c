@@ -442,7 +442,9 @@ static int read_file(int fd, const char *path, char **buf_out, size_t *len_out,
             break;
         len += (size_t)n;
     }
-    /* The file grew while being read: parse what a cap allows, no more. */
+    /* A file that grew while being read (written in place instead of
+     * renamed into place) ends up cut short and fails to parse, so a reload
+     * keeps the previous table rather than a half-written one. */
     *buf_out = buf;
     *len_out = len;
     return TN_OK;
@@ -453,8 +455,12 @@ int tn_auth_load(const char *path, struct tn_auth **out, struct tn_errmsg *em)
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
+        /* Not strerror: it is not thread-safe. */
+        int e = errno;
         tn_errmsg_set(em, "cannot open auth file \"%s\": %s", path,
-                      strerror(errno));
+                      e == ENOENT   ? "no such file"
+                      : e == EACCES ? "permission denied"
+                                    : "open failed");
         return TN_EIO;
     }
     char *buf = NULL;

@@ -77,8 +77,8 @@ size_t tn_auth_principal_count(const struct tn_auth *a);
  * one or more spaces; the token is 1..TN_AUTH_TOKEN_MAX_BYTES characters
  * of RFC 6750's b64token (A-Z a-z 0-9 - . _ ~ + / then optional '=');
  * trailing spaces and tabs are optional whitespace of HTTP and ignored.
- * SHA-256 of the token is compared with every principal's hash in
- * constant time, all of them every time.  authorization may be NULL (no
+ * SHA-256 of the token is compared in constant time with every hash of
+ * every principal, all of them every time.  authorization may be NULL (no
  * header).  Returns 0 and a borrowed principal in *out, or TN_EUNAUTH
  * (missing, malformed, another scheme, or unknown token; *out is NULL).
  * Thread-safe. */
@@ -102,7 +102,10 @@ int tn_auth_authorize(const struct tn_auth_principal *p,
 
 /* Renew and release are bound to the principal that acquired the lease:
  * 0 when holder[0..holder_len) (the name stored with the lease) is p's
- * name or p is an admin, TN_EFORBIDDEN otherwise.  Thread-safe. */
+ * name or p is an admin, TN_EFORBIDDEN otherwise.  A lease acquired while
+ * auth was off has an empty holder: only admins may touch it.  Bind by
+ * name, so that a reload that changes a principal's token keeps its
+ * leases.  Thread-safe. */
 int tn_auth_check_holder(const struct tn_auth_principal *p, const char *holder,
                          size_t holder_len);
 

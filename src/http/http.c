@@ -25,6 +25,7 @@
 
 #define QUERY_SCRATCH_BYTES 8192
 #define SWEEP_INTERVAL_MS 250
+#define STREAM_SNDBUF_BYTES (64 * 1024)
 
 struct conn {
     int fd;            /* the connection's socket */
@@ -579,8 +580,15 @@ struct tn_http_stream *tn_http_reply_stream(struct tn_http_req *r,
     r->h->pending--;
     r->resp = resp;
     r->status = 200;
-    if (r->conn != NULL)
+    if (r->conn != NULL) {
         r->conn->busy = true; /* a stream is never a slow request */
+        /* Bound the kernel's share too: without this, send-buffer
+         * autotuning would hold megabytes for a consumer that never
+         * reads before our own cap ever saw a byte. */
+        int sndbuf = STREAM_SNDBUF_BYTES;
+        (void)setsockopt(r->conn->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+                         sizeof(sndbuf));
+    }
     if (r->suspended) {
         r->suspended = false;
         MHD_resume_connection(r->mc);

@@ -39,6 +39,7 @@ static void lease_free(struct tn_lease *l)
     tn_free(l->name);
     tn_free(l->owner_id);
     tn_free(l->request_id);
+    tn_free(l->principal);
     tn_free(l);
 }
 
@@ -118,12 +119,19 @@ bool tn_lease_is_live(const struct tn_lease *l, int64_t now_ms)
     return l != NULL && l->held && now_ms < l->expires_at_ms;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) ||
+           (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
 static bool same_request(const struct tn_lease *l,
                          const struct tn_acquire_req *r)
 {
     return r->request_id != NULL && l->request_id != NULL &&
            strcmp(l->request_id, r->request_id) == 0 &&
-           strcmp(l->owner_id, r->owner_id) == 0;
+           strcmp(l->owner_id, r->owner_id) == 0 &&
+           same_str(l->principal, r->principal);
 }
 
 /* Replace a string field; on failure the old value stays. */
@@ -143,15 +151,20 @@ static int grant(struct tn_lease_table *t, struct tn_lease *l,
 {
     char *owner = tn_strdup(r->owner_id);
     char *rid = r->request_id != NULL ? tn_strdup(r->request_id) : NULL;
-    if (owner == NULL || (r->request_id != NULL && rid == NULL)) {
+    char *who = r->principal != NULL ? tn_strdup(r->principal) : NULL;
+    if (owner == NULL || (r->request_id != NULL && rid == NULL) ||
+        (r->principal != NULL && who == NULL)) {
         tn_free(owner);
         tn_free(rid);
+        tn_free(who);
         return TN_ENOMEM;
     }
     tn_free(l->owner_id);
     tn_free(l->request_id);
+    tn_free(l->principal);
     l->owner_id = owner;
     l->request_id = rid;
+    l->principal = who;
     TN_ASSERT(t->last_token >= l->token);
     l->token = ++t->last_token;
     memcpy(l->secret, r->secret, TN_SECRET_BYTES);
@@ -202,6 +215,11 @@ static int match(struct tn_lease_table *t, const struct tn_token_req *r,
         return TN_ELOST;
     if (!tn_ct_equal(l->secret, r->secret, TN_SECRET_BYTES))
         return TN_EFORBIDDEN;
+    /* With auth on, the secret alone is not enough: renew and release are
+     * bound to the principal that acquired the lease. */
+    if (r->principal != NULL &&
+        (l->principal == NULL || strcmp(l->principal, r->principal) != 0))
+        return TN_EFORBIDDEN;
     return TN_OK;
 }
 
@@ -240,7 +258,8 @@ int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease *img,
     if (l == NULL && (l = insert_new(t, img->name, img->name_len)) == NULL)
         return TN_ENOMEM;
     if (set_str(&l->owner_id, img->owner_id) < 0 ||
-        set_str(&l->request_id, img->request_id) < 0)
+        set_str(&l->request_id, img->request_id) < 0 ||
+        set_str(&l->principal, img->principal) < 0)
         return TN_ENOMEM;
     l->token = img->token;
     memcpy(l->secret, img->secret, TN_SECRET_BYTES);

@@ -19,6 +19,7 @@ struct tn_lease {
     char *name;       /* NUL-terminated, 1..256 bytes, owned */
     char *owner_id;   /* NUL-terminated, owned; NULL if never held */
     char *request_id; /* of the grant, owned; NULL if none */
+    char *principal;  /* who acquired it (auth on), owned, or NULL */
     uint64_t token;   /* last token granted: the name's floor */
     uint8_t secret[TN_SECRET_BYTES]; /* credential of the current grant */
     int64_t ttl_ms;                  /* of the current grant (last renew) */
@@ -46,6 +47,7 @@ struct tn_acquire_req {
     size_t name_len;           /* bytes */
     const char *owner_id;      /* borrowed, NUL-terminated */
     const char *request_id;    /* borrowed, NUL-terminated, or NULL */
+    const char *principal;     /* authenticated acquirer, or NULL (auth off) */
     int64_t ttl_ms;            /* validated by the caller */
     int64_t lock_delay_ms;     /* 0 = none */
     const uint8_t *secret;     /* TN_SECRET_BYTES fresh random bytes */
@@ -61,7 +63,8 @@ struct tn_token_req {
     uint64_t token;                  /* the grant's fencing token */
     uint8_t secret[TN_SECRET_BYTES]; /* presented secret */
     int64_t ttl_ms;                  /* renew only: new TTL, 0 = keep */
-    bool force; /* release only: admin, ignore token/secret */
+    bool force;            /* release only: admin, ignore token/secret */
+    const char *principal; /* must match the grant's; NULL: auth off or admin */
 };
 
 /* 0 or TN_ENOMEM.  expected is a sizing hint (entries). */

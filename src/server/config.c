@@ -40,6 +40,10 @@ static const struct option_def options[] = {
     {"signing-key", STR(signing_key), "", 0, 0,
      "Ed25519 signing key file: every grant then carries a proof",
      "off: proofs matter only where sinks verify them"},
+    {"auth-file", STR(auth_file), "", 0, 0,
+     "JSON file of principals, bearer-token hashes and prefix rules "
+     "(reloaded on SIGHUP); empty turns authentication off",
+     "off on loopback only: a non-loopback listener needs it"},
     {"log-level", STR(log_level), "info", 0, 0, "debug, info, warn or error",
      "info logs start-up, shutdown and failures, not each request"},
     {"min-ttl-ms", INT(min_ttl_ms), "100", 1, 86400000,

@@ -17,6 +17,7 @@ struct tn_config {
     char data_dir[1024];          /* embedded store directory */
     char store[1024];             /* "" or postgresql://... */
     char signing_key[1024];       /* Ed25519 signing key file or "" */
+    char auth_file[1024];         /* principals and ACLs (JSON), or \"\" */
     char log_level[16];           /* debug|info|warn|error */
     int64_t min_ttl_ms;           /* smallest ttl accepted */
     int64_t max_ttl_ms;           /* largest ttl accepted */

@@ -20,6 +20,7 @@
 #include <tenure/fence.h>
 
 #include "api/api.h"
+#include "api/auth.h"
 #include "api/events.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -86,6 +87,29 @@ static void drain_tick(void *arg)
     tn_loop_stop(s->loop);
 }
 
+/* SIGHUP: load the auth file again; on error keep the table in force.
+ * Connections and requests in flight are not touched. */
+static void reload_auth(struct server *s)
+{
+    if (s->cfg->auth_file[0] == '\0')
+        return;
+    struct tn_auth *a = NULL;
+    struct tn_errmsg em = {{0}};
+    int rc = tn_auth_load(s->cfg->auth_file, &a, &em);
+    if (rc < 0) {
+        tn_log(TN_LOG_ERROR, "server",
+               "\"auth file reload failed, keeping the previous one\" "
+               "path=\"%s\" detail=\"%s\"",
+               s->cfg->auth_file, em.text);
+        return;
+    }
+    tn_api_set_auth(s->api, a);
+    tn_log(TN_LOG_INFO, "server",
+           "\"auth file reloaded\" path=\"%s\" "
+           "principals=%zu",
+           s->cfg->auth_file, tn_auth_principal_count(a));
+}
+
 static void on_signal(void *arg, uint32_t events)
 {
     struct server *s = arg;
@@ -93,6 +117,10 @@ static void on_signal(void *arg, uint32_t events)
     (void)events;
     if (read(s->sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
         return;
+    if (si.ssi_signo == SIGHUP) {
+        reload_auth(s);
+        return;
+    }
     if (s->drain_deadline_ms != 0)
         return;
     tn_log(TN_LOG_INFO, "server", "\"draining\" signal=%u pending=%zu",
@@ -112,6 +140,7 @@ static int setup_signals(struct server *s)
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
     if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
         return TN_EIO;
     (void)signal(SIGPIPE, SIG_IGN);
@@ -171,7 +200,23 @@ static int start_api(struct server *s)
         ac.signing_key = s->signing_key;
     }
     s->api = tn_api_new(&ac);
-    return s->api != NULL ? TN_OK : TN_ENOMEM;
+    if (s->api == NULL)
+        return TN_ENOMEM;
+    if (s->cfg->auth_file[0] == '\0')
+        return TN_OK;
+    struct tn_auth *a = NULL;
+    struct tn_errmsg em = {{0}};
+    int rc = tn_auth_load(s->cfg->auth_file, &a, &em);
+    if (rc < 0) {
+        tn_log(TN_LOG_ERROR, "server",
+               "\"cannot load the auth file\" path=\"%s\" detail=\"%s\"",
+               s->cfg->auth_file, em.text);
+        return rc;
+    }
+    tn_api_set_auth(s->api, a);
+    tn_log(TN_LOG_INFO, "server", "\"authentication on\" principals=%zu",
+           tn_auth_principal_count(a));
+    return TN_OK;
 }
 
 static int start_http(struct server *s)
@@ -218,11 +263,13 @@ static void shutdown_all(struct server *s)
 int tn_server_run(const struct tn_config *cfg)
 {
     struct server s = {.cfg = cfg, .sigfd = -1, .lockfd = -1, .exit_code = 1};
-    if (!cfg->insecure_no_auth && !is_loopback(cfg->listen)) {
+    if (!cfg->insecure_no_auth && cfg->auth_file[0] == '\0' &&
+        !is_loopback(cfg->listen)) {
         tn_log(TN_LOG_ERROR, "server",
                "\"refusing to listen on a non-loopback address without "
-               "authentication: use --listen 127.0.0.1:PORT, or pass "
-               "--insecure-no-auth if you really mean it\" listen=\"%s\"",
+               "authentication: give --auth-file FILE (see docs/SECURITY.md), "
+               "or use --listen 127.0.0.1:PORT, or pass --insecure-no-auth "
+               "if you really mean it\" listen=\"%s\"",
                cfg->listen);
         return 2;
     }

@@ -283,6 +283,7 @@ void tn_commit_add_row(struct tn_commit *c, const struct tn_lease *l,
     r->name_off = add_string(b, l->name);
     r->owner_off = add_string(b, l->owner_id != NULL ? l->owner_id : "");
     r->rid_off = add_string(b, l->request_id);
+    r->principal_off = add_string(b, l->principal);
     r->token = l->token;
     memcpy(r->secret, l->secret, TN_SECRET_BYTES);
     r->ttl_ms = l->ttl_ms;

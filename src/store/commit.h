@@ -20,10 +20,11 @@ struct tn_commit;
 
 /* One lease row as it must become durable; strings live in batch->strings. */
 struct tn_row {
-    size_t name_off;  /* offset into strings */
-    size_t owner_off; /* offset into strings */
-    size_t rid_off;   /* offset into strings, SIZE_MAX when NULL */
-    uint64_t token;   /* floor / grant token */
+    size_t name_off;      /* offset into strings */
+    size_t owner_off;     /* offset into strings */
+    size_t rid_off;       /* offset into strings, SIZE_MAX when NULL */
+    size_t principal_off; /* offset into strings, SIZE_MAX when NULL */
+    uint64_t token;       /* floor / grant token */
     uint8_t secret[TN_SECRET_BYTES]; /* grant credential */
     int64_t ttl_ms;                  /* of the grant */
     int64_t expires_at_ms;           /* server clock */

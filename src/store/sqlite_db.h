@@ -12,7 +12,7 @@
 #include "commit.h"
 #include "lease/lease.h"
 
-#define TN_SQLITE_SCHEMA_VERSION 1
+#define TN_SQLITE_SCHEMA_VERSION 2
 
 struct tn_sqlite_db;
 
