@@ -26,6 +26,7 @@ static const struct command commands[] = {
     {"list", tn_cmd_list, "list live leases"},
     {"check", tn_cmd_check, "is a token the live grant of a name?"},
     {"run", tn_cmd_run, "hold a lease while a command runs"},
+    {"watch", tn_cmd_watch, "print lease events as they happen"},
 };
 
 static void usage(FILE *f)

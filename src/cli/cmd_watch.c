@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* tenure watch: print lease events as they happen (GET /v1/events).  It
+ * reconnects with Last-Event-ID after a dropped stream, moving to the next
+ * server URL, and says so when the server reports that events were lost
+ * (a reset).  Events are for eyes and for giving up sooner; never for
+ * safety. */
+#include <curl/curl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "common/buf.h"
+
+static const char help[] =
+    "Usage: tenure watch [--prefix P] [--count N] [--json]\n"
+    "\n"
+    "Print lease events (acquired, released, expired, revoked) as they\n"
+    "happen, for names starting with P.  Reconnects and resumes after a\n"
+    "dropped stream.  --count N stops after N events.\n"
+    "\n"
+    "Exit: 0 after --count events or on SIGINT/SIGTERM, 1 error, 2 usage.\n";
+
+static volatile sig_atomic_t stop_now;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_now = 1;
+}
+
+struct watch {
+    struct tn_cli *cli; /* options */
+    struct tn_buf line; /* partial input line */
+    char last_id[32];   /* of the last event seen */
+    uint64_t count;     /* events printed */
+    uint64_t max_count; /* 0 = no limit */
+};
+
+static void print_event(struct watch *w, const char *data)
+{
+    json_error_t err;
+    json_t *v = json_loads(data, 0, &err);
+    if (v == NULL)
+        return;
+    const char *type = json_string_value(json_object_get(v, "type"));
+    w->count++;
+    if (w->cli->json) {
+        (void)printf("%s\n", data);
+    } else if (type != NULL && strcmp(type, "reset") == 0) {
+        (void)printf("reset: events were missed; re-read state\n");
+    } else {
+        (void)printf(
+            "%-8s %s owner=%s token=%lld floor=%lld\n", type ? type : "?",
+            json_string_value(json_object_get(v, "name")),
+            json_string_value(json_object_get(v, "owner_id")),
+            (long long)json_integer_value(json_object_get(v, "token")),
+            (long long)json_integer_value(json_object_get(v, "floor")));
+    }
+    (void)fflush(stdout);
+    json_decref(v);
+}
+
+static void handle_line(struct watch *w, char *line)
+{
+    if (strncmp(line, "id: ", 4) == 0)
+        (void)snprintf(w->last_id, sizeof(w->last_id), "%s", line + 4);
+    else if (strncmp(line, "data: ", 6) == 0)
+        print_event(w, line + 6);
+}
+
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+    struct watch *w = arg;
+    size_t len = size * n;
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] != '\n') {
+            if (tn_buf_append(&w->line, &p[i], 1) < 0)
+                tn_buf_reset(&w->line); /* over-long line: drop it */
+            continue;
+        }
+        if (w->line.data != NULL)
+            handle_line(w, w->line.data);
+        tn_buf_reset(&w->line);
+    }
+    bool done = stop_now || (w->max_count > 0 && w->count >= w->max_count);
+    return done ? 0 : len; /* 0 aborts the transfer */
+}
+
+static int progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c,
+                    curl_off_t d)
+{
+    (void)arg, (void)a, (void)b, (void)c, (void)d;
+    return stop_now ? 1 : 0;
+}
+
+/* One connection to one URL; returns when the stream ends. */
+static long stream_once(struct watch *w, CURL *h, const char *base,
+                        const char *prefix)
+{
+    char *esc = curl_easy_escape(h, prefix, 0);
+    char url[2048];
+    (void)snprintf(url, sizeof(url), "%s/v1/events?prefix=%s", base,
+                   esc != NULL ? esc : "");
+    curl_free(esc);
+    struct curl_slist *hdrs = NULL;
+    char hdr[512];
+    if (w->last_id[0] != '\0') {
+        (void)snprintf(hdr, sizeof(hdr), "Last-Event-ID: %s", w->last_id);
+        hdrs = curl_slist_append(hdrs, hdr);
+    }
+    if (w->cli->opts.auth_token != NULL) {
+        (void)snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s",
+                       w->cli->opts.auth_token);
+        hdrs = curl_slist_append(hdrs, hdr);
+    }
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, w);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+    /* No whole-transfer timeout; heartbeats keep a live stream moving. */
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+    (void)curl_easy_perform(h);
+    long code = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_slist_free_all(hdrs);
+    return code;
+}
+
+static int parse(struct tn_cli *cli, int argc, char **argv, const char **prefix,
+                 uint64_t *count)
+{
+    static const struct option opts[] = {
+        {"prefix", required_argument, NULL, 'p'},
+        {"count", required_argument, NULL, 'c'},
+        TN_CLI_COMMON_OPTS,
+        {0}};
+    int opt = 0;
+    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
+        int r = tn_cli_common_opt(cli, opt, optarg);
+        if (r < 0)
+            return TN_CLI_USAGE;
+        if (r == 1)
+            continue;
+        if (opt == 'h') {
+            (void)fputs(help, stdout);
+            return -1;
+        }
+        if (opt == 'p')
+            *prefix = optarg;
+        else if (opt != 'c' || tn_cli_parse_u64(optarg, count) < 0)
+            return tn_cli_usage(cli, "watch", "unknown option or bad --count");
+    }
+    if (optind != argc)
+        return tn_cli_usage(cli, "watch", "unexpected argument");
+    return 0;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000,
+                          .tv_nsec = (ms % 1000) * 1000000};
+    (void)nanosleep(&ts, NULL);
+}
+
+int tn_cmd_watch(struct tn_cli *cli, int argc, char **argv)
+{
+    const char *prefix = "";
+    struct watch w = {.cli = cli};
+    int ex = parse(cli, argc, argv, &prefix, &w.max_count);
+    if (ex != 0)
+        return ex < 0 ? TN_CLI_OK : ex;
+    signal(SIGINT, on_stop);
+    signal(SIGTERM, on_stop);
+    tn_buf_init(&w.line, 64 * 1024);
+    CURL *h = curl_easy_init();
+    if (h == NULL)
+        return TN_CLI_ERROR;
+    size_t url = 0;
+    int failures = 0;
+    while (!stop_now && (w.max_count == 0 || w.count < w.max_count)) {
+        long code = stream_once(&w, h, cli->opts.urls[url], prefix);
+        if (code == 401 || code == 403) {
+            tn_cli_err(cli, "events: HTTP %ld (check your token)", code);
+            ex = TN_CLI_ERROR;
+            break;
+        }
+        if (stop_now || (w.max_count > 0 && w.count >= w.max_count))
+            break;
+        failures = code == 200 ? 0 : failures + 1;
+        if (failures > 0 && failures % (int)cli->opts.n_urls == 0)
+            sleep_ms(failures > 20 ? 2000 : 100L * failures);
+        url = (url + 1) % cli->opts.n_urls;
+    }
+    curl_easy_cleanup(h);
+    tn_buf_release(&w.line);
+    return ex;
+}
