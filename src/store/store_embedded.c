@@ -54,6 +54,7 @@ void tn_embedded_finish(struct embedded *e, uint64_t seq,
 }
 
 /* A mutation: persist l and answer after its commit. */
+#ifndef TN_PLANT_BUG_REPLY_BEFORE_COMMIT
 void tn_embedded_commit_change(struct embedded *e, const struct tn_lease *l,
                                struct tn_store_result *out,
                                tn_store_done_fn done, void *arg)
@@ -61,6 +62,17 @@ void tn_embedded_commit_change(struct embedded *e, const struct tn_lease *l,
     tn_commit_add_row(e->commit, l, e->table.last_token);
     tn_commit_add_waiter(e->commit, done, arg, out);
 }
+#else
+/* Negative control (docs/SAFETY.md): answer before the commit. */
+void tn_embedded_commit_change(struct embedded *e, const struct tn_lease *l,
+                               struct tn_store_result *out,
+                               tn_store_done_fn done, void *arg)
+{
+    (void)out;
+    tn_commit_add_row(e->commit, l, e->table.last_token);
+    done(arg);
+}
+#endif
 
 static bool refuse_if_degraded(struct embedded *e, struct tn_store_result *out,
                                tn_store_done_fn done, void *arg)
