@@ -18,8 +18,8 @@
 #define REPLY_MAX_BYTES (4u << 20)
 
 static const char *const route_names[TN_ROUTE_COUNT] = {
-    "acquire", "list",    "get",    "renew",   "release",
-    "check",   "healthz", "readyz", "metrics", "other"};
+    "acquire", "list",   "get",     "renew",  "release", "check",
+    "history", "events", "healthz", "readyz", "metrics", "other"};
 
 struct tn_api *tn_api_new(const struct tn_api_config *cfg)
 {
@@ -244,7 +244,8 @@ static int route(struct tn_api_call *c, const char *path)
     rest++;
     const char *slash = strchr(rest, '/');
     size_t seg = slash != NULL ? (size_t)(slash - rest) : strlen(rest);
-    if (slash != NULL && strcmp(slash, "/check") != 0)
+    if (slash != NULL && strcmp(slash, "/check") != 0 &&
+        strcmp(slash, "/history") != 0)
         return TN_ENOTFOUND;
     if (seg > 3 * TN_NAME_MAX_BYTES)
         return TN_EINVAL;
@@ -254,7 +255,9 @@ static int route(struct tn_api_call *c, const char *path)
         return TN_EINVAL;
     memcpy(c->name, tmp, (size_t)n + 1);
     c->name_len = (size_t)n;
-    c->route = slash != NULL ? TN_ROUTE_CHECK : TN_ROUTE_GET;
+    c->route = slash == NULL                  ? TN_ROUTE_GET
+               : strcmp(slash, "/check") == 0 ? TN_ROUTE_CHECK
+                                              : TN_ROUTE_HISTORY;
     return TN_OK;
 }
 

@@ -470,12 +470,66 @@ static void do_list(struct tn_api_call *c)
     s->ops->list(s, &r, &c->result, listed, c);
 }
 
+static const char *end_name(enum tn_grant_end end)
+{
+    static const char *const names[] = {NULL, "released", "expired", "revoked",
+                                        "superseded"};
+    return (size_t)end < sizeof(names) / sizeof(names[0]) ? names[end] : NULL;
+}
+
+static void historied(void *arg)
+{
+    struct tn_api_call *c = arg;
+    const struct tn_store_result *r = &c->result;
+    if (r->rc != TN_OK) {
+        fail_result(c);
+        return;
+    }
+    struct tn_buf b;
+    body_begin(&b);
+    tn_reply_kv_str(&b, "name", c->name, true);
+    tn_reply_key(&b, "grants", false);
+    (void)tn_buf_append(&b, "[", 1);
+    for (size_t i = 0; i < r->n_history; i++) {
+        const struct tn_grant_record *g = &r->history[i];
+        (void)tn_buf_append(&b, i == 0 ? "{" : ",{", i == 0 ? 1 : 2);
+        tn_reply_kv_uint(&b, "token", g->token, true);
+        tn_reply_kv_str(&b, "owner_id", g->owner_id, false);
+        tn_reply_kv_int(&b, "granted_ms_ago", g->granted_ms_ago, false);
+        if (g->end == TN_GRANT_LIVE) {
+            (void)tn_buf_printf(&b, ",\"ended_ms_ago\":null,\"end\":null");
+        } else {
+            tn_reply_kv_int(&b, "ended_ms_ago", g->ended_ms_ago, false);
+            tn_reply_kv_str(&b, "end", end_name(g->end), false);
+        }
+        (void)tn_buf_append(&b, "}", 1);
+    }
+    (void)tn_buf_append(&b, "]", 1);
+    send_body(c, 200, &b);
+}
+
+static void do_history(struct tn_api_call *c, enum tn_http_method m)
+{
+    struct tn_store *s = c->api->cfg.store;
+    size_t limit = 0;
+    if (m != TN_HTTP_GET) {
+        tn_api_fail(c, TN_EMETHOD, "use GET");
+    } else if (s->ops->history == NULL) {
+        tn_api_fail(c, TN_ENOTFOUND, "this store keeps no grant history");
+    } else if (query_limit(c, &limit) < 0) {
+        tn_api_fail(c, TN_EINVAL, "query \"limit\" must be 1-1000");
+    } else {
+        s->ops->history(s, c->name, c->name_len, limit, &c->result, historied,
+                        c);
+    }
+}
+
 void tn_api_lease_dispatch(struct tn_api_call *c)
 {
     enum tn_http_method m = tn_http_req_method(c->req);
     struct tn_store *s = c->api->cfg.store;
     uint64_t token = 0;
-    if ((c->route == TN_ROUTE_CHECK ||
+    if ((c->route == TN_ROUTE_CHECK || c->route == TN_ROUTE_HISTORY ||
          (c->route == TN_ROUTE_GET && m == TN_HTTP_GET)) &&
         tn_api_authorize(c, TN_AUTH_READ, c->name, c->name_len) < 0) {
         tn_api_fail(c, TN_EFORBIDDEN, "not permitted to read this name");
@@ -509,6 +563,9 @@ void tn_api_lease_dispatch(struct tn_api_call *c)
         else
             s->ops->check(s, c->name, c->name_len, token, &c->result, checked,
                           c);
+        return;
+    case TN_ROUTE_HISTORY:
+        do_history(c, m);
         return;
     default:
         tn_api_fail(c, TN_ENOTFOUND, "no such path");

@@ -29,6 +29,7 @@ struct tn_lease {
     uint64_t seq;          /* change number of the last mutation */
     uint32_t hash;         /* of name */
     uint32_t name_len;     /* bytes of name */
+    uint32_t hist_slot;    /* store: ledger slot of the current grant */
     struct tn_lease *next; /* hash chain */
     void *waiters;         /* the store's queue of waiters; opaque here */
     bool expiry_noted;     /* store: the expiry of this grant was announced */

@@ -45,6 +45,9 @@ struct embedded {
     size_t n_expiries;                 /* used */
     size_t cap_expiries;               /* allocated */
     struct tn_loop_timer expiry_timer; /* at the heap's minimum */
+    struct tn_ledger_rec *ledger;      /* ring of recent grants */
+    size_t ledger_cap;                 /* its size */
+    size_t ledger_next;                /* grants recorded so far */
 };
 
 /* Persist l and answer done(arg) after its commit. */
@@ -82,6 +85,21 @@ void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l);
  * that was not done yet. */
 void tn_embedded_note_expiry(struct embedded *e, struct tn_lease *l,
                              int64_t now);
+/* embedded_history.c: the grant ledger. */
+int tn_embedded_ledger_init(struct embedded *e, size_t capacity);
+void tn_embedded_ledger_clear(struct embedded *e);
+void tn_embedded_ledger_free(struct embedded *e);
+/* l was just granted (l->token is the new token). */
+void tn_embedded_ledger_grant(struct embedded *e, struct tn_lease *l,
+                              int64_t now);
+/* l's current grant ended at at_ms. */
+void tn_embedded_ledger_end(struct embedded *e, const struct tn_lease *l,
+                            enum tn_grant_end how, int64_t at_ms);
+/* Fill out->history with l's grants still in the ring, newest first. */
+int tn_embedded_ledger_query(struct embedded *e, struct tn_lease *l,
+                             size_t limit, int64_t now,
+                             struct tn_store_result *out);
+
 /* Forget tracked expiries (the table is being replaced). */
 void tn_embedded_clear_expiries(struct embedded *e);
 

@@ -215,6 +215,7 @@ static int grant_to(struct embedded *e, struct tn_blocked *w,
         tn_embedded_finish(e, got->seq, w->out, w->done, w->arg);
     else {
         tn_embedded_commit_change(e, got, w->out, w->done, w->arg);
+        tn_embedded_ledger_grant(e, got, now);
         tn_embedded_emit(e, TN_EVENT_ACQUIRED, got);
         tn_embedded_track_expiry(e, got);
     }

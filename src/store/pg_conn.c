@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The PostgreSQL store's connection: asynchronous connect (PQconnectPoll,
+/* Each connection of the PostgreSQL store: asynchronous connect (PQconnectPoll,
  * so a multi-host string with target_session_attrs=read-write finds the
  * primary), then the setup steps (session settings and advisory lock,
  * schema version, migrations each in its own transaction, sequence above

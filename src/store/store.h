@@ -26,6 +26,23 @@
 
 struct tn_loop;
 
+/* One past or present grant of a name (GET /v1/leases/{name}/history). */
+enum tn_grant_end {
+    TN_GRANT_LIVE,       /* not ended (as far as the store knows) */
+    TN_GRANT_RELEASED,   /* released by its holder */
+    TN_GRANT_EXPIRED,    /* ran out without a renew */
+    TN_GRANT_REVOKED,    /* force-released by an admin */
+    TN_GRANT_SUPERSEDED, /* a newer grant took the name */
+};
+
+struct tn_grant_record {
+    uint64_t token;                        /* the grant's token */
+    char owner_id[TN_OWNER_MAX_BYTES + 1]; /* its owner */
+    int64_t granted_ms_ago;                /* from the answer */
+    int64_t ended_ms_ago;                  /* -1 while live */
+    enum tn_grant_end end;                 /* how it ended */
+};
+
 /* A lease as the API shows it: copied, so it outlives the table entry. */
 struct tn_lease_view {
     char name[TN_NAME_MAX_BYTES + 1];      /* NUL-terminated */
@@ -37,16 +54,18 @@ struct tn_lease_view {
 };
 
 struct tn_store_result {
-    int rc;                      /* TN_OK or a TN_E* code */
-    bool replayed;               /* acquire answered by request_id */
-    struct tn_lease_view lease;  /* grant / renewal / read / 409 holder */
-    int64_t retry_after_ms;      /* TN_ELOCKDELAY, TN_EUNAVAIL, TN_ENOSPC */
-    bool current;                /* check: token is the live one */
-    bool has_live;               /* check: a live lease exists */
-    uint64_t floor;              /* check: highest token ever granted */
-    struct tn_lease_view *items; /* list: owned (tn_free), n_items long */
-    size_t n_items;              /* list */
-    bool more;                   /* list: more after the last item */
+    int rc;                          /* TN_OK or a TN_E* code */
+    bool replayed;                   /* acquire answered by request_id */
+    struct tn_lease_view lease;      /* grant / renewal / read / 409 holder */
+    int64_t retry_after_ms;          /* TN_ELOCKDELAY, TN_EUNAVAIL, TN_ENOSPC */
+    bool current;                    /* check: token is the live one */
+    bool has_live;                   /* check: a live lease exists */
+    uint64_t floor;                  /* check: highest token ever granted */
+    struct tn_lease_view *items;     /* list: owned (tn_free), n_items long */
+    size_t n_items;                  /* list */
+    bool more;                       /* list: more after the last item */
+    struct tn_grant_record *history; /* history: owned, newest first */
+    size_t n_history;                /* history */
 };
 
 struct tn_list_req {
@@ -100,6 +119,11 @@ struct tn_store_ops {
                   tn_store_done_fn done, void *arg);
     void (*list)(struct tn_store *s, const struct tn_list_req *r,
                  struct tn_store_result *out, tn_store_done_fn done, void *arg);
+    /* Past grants of a name, newest first, at most limit; may be NULL
+     * when the store keeps no ledger. */
+    void (*history)(struct tn_store *s, const char *name, size_t name_len,
+                    size_t limit, struct tn_store_result *out,
+                    tn_store_done_fn done, void *arg);
     /* True when the store accepts writes (/readyz). */
     bool (*is_ready)(struct tn_store *s);
     /* Append Prometheus lines. */

@@ -17,6 +17,9 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "embedded.h"
+
+/* Grants remembered for GET .../history, across all names. */
+#define LEDGER_RECORDS 65536
 #include "sqlite_db.h"
 #include "store.h"
 
@@ -39,6 +42,9 @@ void tn_store_result_release(struct tn_store_result *r)
     tn_free(r->items);
     r->items = NULL;
     r->n_items = 0;
+    tn_free(r->history);
+    r->history = NULL;
+    r->n_history = 0;
 }
 
 /* Answer now if the state seen at change `seq` is durable, else after the
@@ -136,6 +142,7 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
     }
     if (out->rc == TN_OK && !out->replayed) {
         tn_embedded_commit_change(e, l, out, done, arg);
+        tn_embedded_ledger_grant(e, l, now);
         tn_embedded_emit(e, TN_EVENT_ACQUIRED, l);
         tn_embedded_track_expiry(e, l);
     } else {
@@ -177,6 +184,8 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
         tn_store_view_from_lease(&out->lease, l, now);
     if (out->rc == TN_OK) {
         tn_embedded_commit_change(e, l, out, done, arg);
+        tn_embedded_ledger_end(
+            e, l, r->force ? TN_GRANT_REVOKED : TN_GRANT_RELEASED, now);
         tn_embedded_emit(e, r->force ? TN_EVENT_REVOKED : TN_EVENT_RELEASED, l);
         tn_embedded_wake(e, l); /* granted at once to the first waiter */
     } else
@@ -240,6 +249,20 @@ static void e_list(struct tn_store *s, const struct tn_list_req *r,
     tn_free(found);
     out->rc = TN_OK;
     tn_embedded_finish(e, e->table.seq, out, done, arg);
+}
+
+static void e_history(struct tn_store *s, const char *name, size_t name_len,
+                      size_t limit, struct tn_store_result *out,
+                      tn_store_done_fn done, void *arg)
+{
+    struct embedded *e = (struct embedded *)s;
+    if (refuse_if_degraded(e, out, done, arg))
+        return;
+    struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    out->rc = l != NULL ? tn_embedded_ledger_query(e, l, limit,
+                                                   tn_clock_now_ms(), out)
+                        : TN_OK;
+    tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
 }
 
 static bool e_is_ready(struct tn_store *s)
@@ -387,6 +410,7 @@ static void on_recovered(void *ctx)
     struct embedded *e = ctx;
     uint64_t seq = e->table.seq;
     tn_embedded_clear_expiries(e);
+    tn_embedded_ledger_clear(e); /* it points into the old table */
     tn_lease_table_release(&e->table);
     e->table = e->reloaded;
     memset(&e->reloaded, 0, sizeof(e->reloaded));
@@ -411,6 +435,7 @@ static void e_close(struct tn_store *s)
     tn_lease_table_release(&e->reloaded);
     tn_embedded_clear_expiries(e);
     tn_free(e->expiries);
+    tn_embedded_ledger_free(e);
     tn_free(e);
 }
 
@@ -423,6 +448,7 @@ static const struct tn_store_ops embedded_ops = {
     .get = e_get,
     .check = e_check,
     .list = e_list,
+    .history = e_history,
     .is_ready = e_is_ready,
     .metrics = e_metrics,
     .drain = e_drain,
@@ -461,7 +487,9 @@ int tn_store_embedded_open(struct tn_loop *loop,
     e->max_wait_ms = cfg->max_wait_ms;
     e->on_event = cfg->on_event;
     e->event_ctx = cfg->event_ctx;
-    int rc = open_db(e, cfg, em);
+    int rc = tn_embedded_ledger_init(e, LEDGER_RECORDS);
+    if (rc == 0)
+        rc = open_db(e, cfg, em);
     if (rc < 0)
         goto out_free;
     struct tn_commit_config cc = {.loop = loop,

@@ -35,8 +35,8 @@ struct tn_pg_op {
     struct tn_store_result *out;              /* caller's result */
     tn_store_done_fn done;                    /* called once */
     void *arg;                                /* for done */
-    char *name;                               /* owned, NUL-terminated */
-    char *s2;                                 /* owned: owner_id/prefix */
+    char *name;                               /* owned: name or list prefix */
+    char *s2;                                 /* owned: owner_id (acquire) */
     char *s3;                                 /* owned: request_id/after */
     char secret_hex[3 + 2 * TN_SECRET_BYTES]; /* "\x..." bytea text */
     char n1[24];                              /* decimal parameter */
