@@ -54,7 +54,7 @@ static int refusing_port(void)
 struct responder {
     int fd;             /* listening socket */
     const char *reply;  /* full HTTP response */
-    int served;         /* requests answered */
+    atomic_int served;  /* requests answered */
     char request[2048]; /* the last request head seen */
     pthread_t thread;   /* serving thread */
 };
