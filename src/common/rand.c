@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/random.h>
 
 #include <tenure/err.h>
@@ -21,6 +22,28 @@ int tn_rand_bytes(void *p, size_t len)
         b += n;
         len -= (size_t)n;
     }
+    return TN_OK;
+}
+
+#define POOL_BYTES 4096
+
+static _Thread_local uint8_t pool[POOL_BYTES];
+static _Thread_local size_t pool_left;
+
+int tn_rand_small(void *p, size_t len)
+{
+    if (len > 64)
+        return tn_rand_bytes(p, len);
+    if (pool_left < len) {
+        int rc = tn_rand_bytes(pool, sizeof(pool));
+        if (rc < 0)
+            return rc;
+        pool_left = sizeof(pool);
+    }
+    /* Hand out from the end and wipe what was handed out. */
+    pool_left -= len;
+    memcpy(p, pool + pool_left, len);
+    memset(pool + pool_left, 0, len);
     return TN_OK;
 }
 
