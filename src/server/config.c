@@ -150,6 +150,12 @@ static void print_help(FILE *f)
                       options[i].name, options[i].help, "",
                       options[i].def[0] ? options[i].def : "(empty)", env);
     }
+    (void)fprintf(f,
+                  "  --%-20s %s\n  %-22s env TENURE_CONFIG; lines of "
+                  "\"name = value\" (flag names without --); the\n"
+                  "  %-22s environment overrides the file, flags override "
+                  "both\n",
+                  "config FILE", "read options from FILE", "", "");
     (void)fprintf(f, "  --%-20s %s\n  --%-20s %s\n", "help", "this text",
                   "version", "print the version");
 }
@@ -197,6 +203,12 @@ static int parse_flags(struct tn_config *c, int argc, char **argv,
             *action = TN_CONFIG_EXIT_OK;
             return TN_OK;
         }
+        if (strcmp(a, "--config") == 0) {
+            i++; /* read before the flags, see config_path */
+            continue;
+        }
+        if (strncmp(a, "--config=", 9) == 0)
+            continue;
         if (strncmp(a, "--", 2) != 0) {
             tn_errmsg_set(em, "unexpected argument \"%s\"", a);
             return TN_EINVAL;
@@ -222,22 +234,92 @@ static int parse_flags(struct tn_config *c, int argc, char **argv,
     return TN_OK;
 }
 
+/* The --config FILE (or TENURE_CONFIG) named on the command line. */
+static const char *config_path(int argc, char **argv)
+{
+    const char *path = getenv("TENURE_CONFIG");
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            path = argv[i + 1];
+        else if (strncmp(argv[i], "--config=", 9) == 0)
+            path = argv[i] + 9;
+    }
+    return path;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' ||
+                     s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* One "name = value" line of a config file; blank and # lines skipped. */
+static int config_line(struct tn_config *c, char *line, const char *path,
+                       int lineno, struct tn_errmsg *em)
+{
+    char *t = trim(line);
+    if (*t == '\0' || *t == '#')
+        return TN_OK;
+    char *eq = strchr(t, '=');
+    if (eq == NULL) {
+        tn_errmsg_set(em, "%s:%d: expected \"name = value\"", path, lineno);
+        return TN_EINVAL;
+    }
+    *eq = '\0';
+    char *name = trim(t);
+    const struct option_def *o = find(name, strlen(name));
+    if (o == NULL || strcmp(name, "config") == 0) {
+        tn_errmsg_set(em, "%s:%d: unknown option \"%s\"", path, lineno, name);
+        return TN_EINVAL;
+    }
+    struct tn_errmsg inner = {{0}};
+    int rc = set_value(c, o, trim(eq + 1), &inner);
+    if (rc < 0)
+        tn_errmsg_set(em, "%s:%d: %s", path, lineno, inner.text);
+    return rc;
+}
+
+static int load_file(struct tn_config *c, const char *path,
+                     struct tn_errmsg *em)
+{
+    FILE *f = fopen(path, "re");
+    if (f == NULL) {
+        tn_errmsg_set(em, "cannot read config file \"%s\"", path);
+        return TN_EINVAL;
+    }
+    char line[2048];
+    int rc = TN_OK;
+    for (int n = 1; rc == 0 && fgets(line, sizeof(line), f) != NULL; n++)
+        rc = config_line(c, line, path, n, em);
+    (void)fclose(f);
+    return rc;
+}
+
 int tn_config_parse(struct tn_config *c, int argc, char **argv,
                     enum tn_config_action *action, struct tn_errmsg *em)
 {
     memset(c, 0, sizeof(*c));
     *action = TN_CONFIG_RUN;
-    for (size_t i = 0; i < N_OPTIONS; i++) {
+    int rc = TN_OK;
+    for (size_t i = 0; rc == 0 && i < N_OPTIONS; i++)
+        rc = set_value(c, &options[i], options[i].def, em);
+    const char *path = config_path(argc, argv);
+    if (rc == 0 && path != NULL)
+        rc = load_file(c, path, em);
+    for (size_t i = 0; rc == 0 && i < N_OPTIONS; i++) {
         char env[64];
         env_name(&options[i], env, sizeof(env));
         const char *v = getenv(env);
-        int rc = set_value(c, &options[i], options[i].def, em);
-        if (rc == 0 && v != NULL)
+        if (v != NULL)
             rc = set_value(c, &options[i], v, em);
-        if (rc < 0)
-            return rc;
     }
-    int rc = parse_flags(c, argc, argv, action, em);
+    if (rc == 0)
+        rc = parse_flags(c, argc, argv, action, em);
     if (rc == 0 && c->min_ttl_ms > c->max_ttl_ms) {
         tn_errmsg_set(em, "min-ttl-ms is above max-ttl-ms");
         rc = TN_EINVAL;

@@ -48,6 +48,7 @@ struct embedded {
     struct tn_ledger_rec *ledger;      /* ring of recent grants */
     size_t ledger_cap;                 /* its size */
     size_t ledger_next;                /* grants recorded so far */
+    uint64_t expiries_total;           /* grants that ran out */
 };
 
 /* Persist l and answer done(arg) after its commit. */
@@ -92,8 +93,8 @@ void tn_embedded_ledger_free(struct embedded *e);
 /* l was just granted (l->token is the new token). */
 void tn_embedded_ledger_grant(struct embedded *e, struct tn_lease *l,
                               int64_t now);
-/* l's current grant ended at at_ms. */
-void tn_embedded_ledger_end(struct embedded *e, const struct tn_lease *l,
+/* l's current grant ended at at_ms; false if that was already known. */
+bool tn_embedded_ledger_end(struct embedded *e, const struct tn_lease *l,
                             enum tn_grant_end how, int64_t at_ms);
 /* Fill out->history with l's grants still in the ring, newest first. */
 int tn_embedded_ledger_query(struct embedded *e, struct tn_lease *l,

@@ -134,7 +134,8 @@ void tn_embedded_note_expiry(struct embedded *e, struct tn_lease *l,
 {
     if (l == NULL || !l->held || l->expiry_noted || now < l->expires_at_ms)
         return;
-    tn_embedded_ledger_end(e, l, TN_GRANT_EXPIRED, l->expires_at_ms);
+    if (tn_embedded_ledger_end(e, l, TN_GRANT_EXPIRED, l->expires_at_ms))
+        e->expiries_total++;
     if (l->seq > e->durable_seq)
         return; /* never announce a grant that is not yet durable */
     l->expiry_noted = true;

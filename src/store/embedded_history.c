@@ -55,14 +55,15 @@ static struct tn_ledger_rec *current(struct embedded *e,
     return r->l == l && r->token == l->token ? r : NULL;
 }
 
-void tn_embedded_ledger_end(struct embedded *e, const struct tn_lease *l,
+bool tn_embedded_ledger_end(struct embedded *e, const struct tn_lease *l,
                             enum tn_grant_end how, int64_t at_ms)
 {
     struct tn_ledger_rec *r = current(e, l);
     if (r == NULL || r->ended_at_ms != 0)
-        return;
+        return r == NULL; /* out of the ring: count it, once per noting */
     r->ended_at_ms = at_ms > 0 ? at_ms : 1;
     r->end = how;
+    return true;
 }
 
 void tn_embedded_ledger_grant(struct embedded *e, struct tn_lease *l,

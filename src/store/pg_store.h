@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Internals shared by the PostgreSQL store's two halves: pg_conn.c (each
- * libpq connection on the loop thread: connect, migrate, prepare,
- * reconnect with backoff) and store_pg.c (operations, batched into
- * pipelined transactions spread over the connections).  Loop thread only;
- * no other thread ever touches a struct tn_pg. */
+/* Internals shared by the PostgreSQL store's parts: pg_conn.c (each libpq
+ * connection on the loop thread: connect, migrate, prepare, reconnect with
+ * backoff), store_pg.c (operations, batched into pipelined transactions
+ * spread over the connections) and pg_result.c (rows and SQLSTATEs into
+ * results).  Loop thread only; no other thread ever touches a struct
+ * tn_pg. */
 #ifndef TN_STORE_PG_STORE_H
 #define TN_STORE_PG_STORE_H
 
@@ -12,6 +13,8 @@
 #include <stdint.h>
 
 #include "common/loop.h"
+#include "lease/lease.h"
+#include "pg_sql.h"
 #include "store.h"
 
 #define TN_PG_RETRY_AFTER_MS 1000
@@ -66,6 +69,40 @@ struct tn_pg {
     uint64_t n_unavailable;               /* ops answered TN_EUNAVAIL */
 };
 
+struct tn_pg_op {
+    struct tn_pg_op *next;                    /* pending list link */
+    enum tn_pg_stmt stmt;                     /* what to run */
+    struct tn_store_result *out;              /* caller's result */
+    tn_store_done_fn done;                    /* called once */
+    void *arg;                                /* for done */
+    char *name;                               /* owned: name or list prefix */
+    char *s2;                                 /* owned: owner_id (acquire) */
+    char *s3;                                 /* owned: request_id/after */
+    char secret_hex[3 + 2 * TN_SECRET_BYTES]; /* "\x..." bytea text */
+    char n1[24];                              /* decimal parameter */
+    char n2[24];                              /* decimal parameter */
+    const char *values[TN_PG_MAX_PARAMS];     /* parameters, text */
+    uint8_t secret[TN_SECRET_BYTES];          /* acquire: the new secret */
+    uint64_t token;                           /* check: asked token */
+    size_t limit;                             /* list: items wanted */
+    unsigned tries;                           /* times sent */
+    bool again;                               /* acquire saw no row */
+    uint64_t seq;                             /* arrival order */
+};
+
+struct tn_pg_batch {
+    struct tn_pg_batch *next; /* in flight list link */
+    struct tn_pg_op **ops;    /* n of them, in the order sent */
+    size_t n;                 /* statements */
+    size_t idx;               /* statement whose result comes next */
+    bool got;                 /* idx has had its result */
+    int err_rc;               /* first failure, 0 if none */
+    size_t err_idx;           /* statement that failed */
+    bool retry_all;           /* serialization failure: send all again */
+    bool drop;                /* the connection is unusable */
+    int64_t sent_ms;          /* server clock */
+};
+
 /* pg_conn.c */
 /* Start connecting now (state DOWN -> CONNECTING). */
 void tn_pg_conn_start(struct tn_pg_conn *c);
@@ -86,5 +123,10 @@ void tn_pg_on_io(struct tn_pg_conn *c, uint32_t events);
 /* Answer every op in flight on c with TN_EUNAVAIL; and the pending ones
  * too when no connection is ready any more. */
 void tn_pg_fail_conn(struct tn_pg_conn *c);
+
+/* pg_result.c */
+/* The next result of batch b (for b->ops[b->idx]): parse its rows into the
+ * op's result, or record the failure in b. */
+void tn_pg_take_result(struct tn_pg_batch *b, PGresult *r);
 
 #endif

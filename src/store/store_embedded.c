@@ -313,15 +313,18 @@ static void e_metrics(struct tn_store *s, struct tn_buf *out)
         (unsigned long long)e->table.last_token, e->degraded_rc == 0,
         (unsigned long long)e->commits, (unsigned long long)e->rows,
         (unsigned long long)e->failures);
-    (void)tn_buf_printf(out,
-                        "# TYPE tenure_waiters gauge\ntenure_waiters %zu\n"
-                        "# TYPE tenure_waits_total counter\n"
-                        "tenure_waits_total{outcome=\"granted\"} %llu\n"
-                        "tenure_waits_total{outcome=\"timed_out\"} %llu\n"
-                        "tenure_waits_total{outcome=\"dropped\"} %llu\n",
-                        e->n_waiters, (unsigned long long)e->waits_granted,
-                        (unsigned long long)e->waits_timed_out,
-                        (unsigned long long)e->waits_dropped);
+    (void)tn_buf_printf(
+        out,
+        "# TYPE tenure_expiries_total counter\ntenure_expiries_total %llu\n"
+        "# TYPE tenure_waiters gauge\ntenure_waiters %zu\n"
+        "# TYPE tenure_waits_total counter\n"
+        "tenure_waits_total{outcome=\"granted\"} %llu\n"
+        "tenure_waits_total{outcome=\"timed_out\"} %llu\n"
+        "tenure_waits_total{outcome=\"dropped\"} %llu\n",
+        (unsigned long long)e->expiries_total, e->n_waiters,
+        (unsigned long long)e->waits_granted,
+        (unsigned long long)e->waits_timed_out,
+        (unsigned long long)e->waits_dropped);
     (void)tn_buf_printf(out, "# TYPE tenure_commit_batch_rows histogram\n");
     print_hist(out, "tenure_commit_batch_rows", e->batch_hist, N_BATCH_BUCKETS,
                1, 1.0);

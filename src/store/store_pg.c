@@ -19,7 +19,6 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
-#include "common/log.h"
 #include "common/rand.h"
 #include "pg_sql.h"
 #include "pg_store.h"
@@ -28,40 +27,6 @@
 #define MAX_BATCH 512
 #define MAX_TRIES 5
 #define OP_TIMEOUT_MS 5000
-
-struct tn_pg_op {
-    struct tn_pg_op *next;                    /* pending list link */
-    enum tn_pg_stmt stmt;                     /* what to run */
-    struct tn_store_result *out;              /* caller's result */
-    tn_store_done_fn done;                    /* called once */
-    void *arg;                                /* for done */
-    char *name;                               /* owned: name or list prefix */
-    char *s2;                                 /* owned: owner_id (acquire) */
-    char *s3;                                 /* owned: request_id/after */
-    char secret_hex[3 + 2 * TN_SECRET_BYTES]; /* "\x..." bytea text */
-    char n1[24];                              /* decimal parameter */
-    char n2[24];                              /* decimal parameter */
-    const char *values[TN_PG_MAX_PARAMS];     /* parameters, text */
-    uint8_t secret[TN_SECRET_BYTES];          /* acquire: the new secret */
-    uint64_t token;                           /* check: asked token */
-    size_t limit;                             /* list: items wanted */
-    unsigned tries;                           /* times sent */
-    bool again;                               /* acquire saw no row */
-    uint64_t seq;                             /* arrival order */
-};
-
-struct tn_pg_batch {
-    struct tn_pg_batch *next; /* in flight list link */
-    struct tn_pg_op **ops;    /* n of them, in the order sent */
-    size_t n;                 /* statements */
-    size_t idx;               /* statement whose result comes next */
-    bool got;                 /* idx has had its result */
-    int err_rc;               /* first failure, 0 if none */
-    size_t err_idx;           /* statement that failed */
-    bool retry_all;           /* serialization failure: send all again */
-    bool drop;                /* the connection is unusable */
-    int64_t sent_ms;          /* server clock */
-};
 
 static void schedule_flush(struct tn_pg *p);
 
@@ -253,190 +218,6 @@ static void pg_list(struct tn_store *s, const struct tn_list_req *r,
         memcpy(op->values, v, sizeof(v));
     }
     submit((struct tn_pg *)s, op, out, done, arg);
-}
-
-/* ---- results ---- */
-
-static int64_t get_i64(const PGresult *r, int row, int col)
-{
-    if (PQgetisnull(r, row, col))
-        return 0;
-    return strtoll(PQgetvalue(r, row, col), NULL, 10);
-}
-
-static void get_str(const PGresult *r, int row, int col, char *out, size_t cap)
-{
-    (void)snprintf(out, cap, "%s", PQgetvalue(r, row, col));
-}
-
-/* A lease view from columns owner, token, ttl, expires_in at col0.. */
-static void fill_view(struct tn_lease_view *v, const char *name,
-                      const PGresult *r, int row, const int cols[4])
-{
-    (void)snprintf(v->name, sizeof(v->name), "%s", name);
-    get_str(r, row, cols[0], v->owner_id, sizeof(v->owner_id));
-    v->token = (uint64_t)get_i64(r, row, cols[1]);
-    v->ttl_ms = get_i64(r, row, cols[2]);
-    v->expires_in_ms = get_i64(r, row, cols[3]);
-}
-
-static void parse_acquire(struct tn_pg_op *op, const PGresult *r)
-{
-    struct tn_store_result *out = op->out;
-    if (PQntuples(r) < 1) {
-        op->again = true;
-        return;
-    }
-    static const int cols[4] = {2, 1, 4, 5};
-    char kind = PQgetvalue(r, 0, 0)[0];
-    fill_view(&out->lease, op->name, r, 0, cols);
-    switch (kind) {
-    case 'g':
-        out->rc = TN_OK;
-        memcpy(out->lease.secret, op->secret, TN_SECRET_BYTES);
-        return;
-    case 'r': {
-        out->rc = TN_OK;
-        out->replayed = true;
-        const char *hex = PQgetvalue(r, 0, 3);
-        if (strncmp(hex, "\\x", 2) != 0 ||
-            tn_hex_decode(hex + 2, strlen(hex + 2), out->lease.secret,
-                          TN_SECRET_BYTES) < 0)
-            out->rc = TN_EINTERNAL;
-        return;
-    }
-    case 'h':
-        out->rc = TN_ECONFLICT;
-        return;
-    default:
-        out->rc = TN_ELOCKDELAY;
-        out->retry_after_ms = get_i64(r, 0, 6);
-        return;
-    }
-}
-
-static void parse_token_op(struct tn_pg_op *op, const PGresult *r)
-{
-    struct tn_store_result *out = op->out;
-    const char *kind = PQntuples(r) > 0 ? PQgetvalue(r, 0, 0) : "lost";
-    if (strcmp(kind, "ok") == 0) {
-        static const int cols[4] = {1, 2, 3, 3};
-        fill_view(&out->lease, op->name, r, 0, cols);
-        out->rc = TN_OK;
-    } else if (strcmp(kind, "forbidden") == 0) {
-        out->rc = TN_EFORBIDDEN;
-    } else {
-        out->rc = TN_ELOST;
-    }
-}
-
-static void parse_get(struct tn_pg_op *op, const PGresult *r)
-{
-    static const int cols[4] = {0, 1, 2, 3};
-    if (PQntuples(r) < 1) {
-        op->out->rc = TN_ENOTFOUND;
-        return;
-    }
-    fill_view(&op->out->lease, op->name, r, 0, cols);
-    op->out->rc = TN_OK;
-}
-
-static void parse_check(struct tn_pg_op *op, const PGresult *r)
-{
-    static const int cols[4] = {2, 0, 3, 4};
-    struct tn_store_result *out = op->out;
-    out->rc = TN_OK;
-    if (PQntuples(r) < 1)
-        return;
-    out->floor = (uint64_t)get_i64(r, 0, 0);
-    out->has_live = PQgetvalue(r, 0, 1)[0] == 't';
-    out->current = out->has_live && out->floor == op->token;
-    if (out->has_live)
-        fill_view(&out->lease, op->name, r, 0, cols);
-}
-
-static void parse_list(struct tn_pg_op *op, const PGresult *r)
-{
-    static const int cols[4] = {1, 2, 3, 4};
-    struct tn_store_result *out = op->out;
-    size_t n = (size_t)PQntuples(r);
-    out->more = n > op->limit;
-    if (n > op->limit)
-        n = op->limit;
-    out->items = tn_calloc(op->limit, sizeof(*out->items));
-    if (out->items == NULL) {
-        out->rc = TN_ENOMEM;
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        fill_view(&out->items[i], PQgetvalue(r, (int)i, 0), r, (int)i, cols);
-    out->n_items = n;
-    out->rc = TN_OK;
-}
-
-static void parse_rows(struct tn_pg_op *op, const PGresult *r)
-{
-    switch (op->stmt) {
-    case TN_PG_ACQUIRE:
-        parse_acquire(op, r);
-        return;
-    case TN_PG_RENEW:
-    case TN_PG_RELEASE:
-        parse_token_op(op, r);
-        return;
-    case TN_PG_GET:
-        parse_get(op, r);
-        return;
-    case TN_PG_CHECK:
-        parse_check(op, r);
-        return;
-    default:
-        parse_list(op, r);
-        return;
-    }
-}
-
-/* SQLSTATE -> what to do with the batch (the only place they are read). */
-static void classify_error(struct tn_pg_batch *b, const PGresult *r)
-{
-    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-    if (st == NULL)
-        st = "XX000";
-    b->err_idx = b->idx;
-    b->err_rc = TN_EUNAVAIL;
-    if (strcmp(st, "40001") == 0 || strcmp(st, "40P01") == 0) {
-        b->retry_all = true; /* serialization failure, deadlock */
-    } else if (strcmp(st, "53100") == 0) {
-        b->err_rc = TN_ENOSPC; /* disk full */
-    } else if (strncmp(st, "08", 2) == 0 || strncmp(st, "57", 2) == 0 ||
-               strcmp(st, "25006") == 0 || strcmp(st, "26000") == 0) {
-        b->drop = true; /* connection, shutdown, standby, lost statements */
-    } else if (strncmp(st, "53", 2) != 0) {
-        b->err_rc = TN_EINTERNAL;
-    }
-    char msg[240];
-    (void)snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(r));
-    for (char *c = msg; *c != '\0'; c++) {
-        if (*c == '\n' || *c == '"')
-            *c = ' ';
-    }
-    tn_log(TN_LOG_WARN, "store",
-           "\"postgresql statement failed\" sqlstate=%s detail=\"%s\"", st,
-           msg);
-}
-
-static void take_result(struct tn_pg_batch *b, PGresult *r)
-{
-    ExecStatusType st = PQresultStatus(r);
-    if (b->idx >= b->n)
-        return;
-    if (st == PGRES_TUPLES_OK && b->err_rc == 0)
-        parse_rows(b->ops[b->idx], r);
-    else if (st == PGRES_FATAL_ERROR && b->err_rc == 0)
-        classify_error(b, r);
-    else if (st != PGRES_TUPLES_OK && b->err_rc == 0)
-        b->err_rc = TN_EUNAVAIL; /* aborted or unexpected */
-    b->got = true;
 }
 
 /* ---- batches ---- */
@@ -677,7 +458,7 @@ static void read_results(struct tn_pg_conn *c)
             batch_done(c, b);
             continue;
         }
-        take_result(b, r);
+        tn_pg_take_result(b, r);
         PQclear(r);
     }
 }
