@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* tn-pg-sql: print the PostgreSQL store's SQL, so that benchmarks and
+ * manual checks run exactly the statements tenured prepares.
+ *   tn-pg-sql schema           the migrations, in order
+ *   tn-pg-sql stmt NAME        one statement (acquire, renew, ...) as is
+ *   tn-pg-sql pgbench NAME     the same with $N written as a typed :pN */
+#include <stdio.h>
+#include <string.h>
+
+#include "store/pg_sql.h"
+
+static const char *const names[TN_PG_N_STMTS] = {"acquire", "renew", "release",
+                                                 "get",     "check", "list"};
+
+static int find(const char *name)
+{
+    for (int i = 0; i < TN_PG_N_STMTS; i++) {
+        if (strcmp(names[i], name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+static const char *type_name(unsigned int oid)
+{
+    switch (oid) {
+    case 16:
+        return "boolean";
+    case 17:
+        return "bytea";
+    case 20:
+        return "bigint";
+    default:
+        return "text";
+    }
+}
+
+/* $N becomes CAST(:pN AS <declared type>): pgbench -M prepared then sends
+ * the same statement with the same parameter types tenured prepares. */
+static void print_pgbench(const struct tn_pg_stmt_def *d)
+{
+    for (const char *p = d->sql; *p != '\0'; p++) {
+        if (*p == '$' && p[1] >= '1' && p[1] <= '9') {
+            printf("CAST(:p%c AS %s)", p[1], type_name(d->types[p[1] - '1']));
+            p++;
+        } else {
+            putchar(*p);
+        }
+    }
+    printf(";\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "schema") == 0) {
+        for (size_t i = 0; i < tn_pg_n_migrations; i++)
+            printf("%s;\n", tn_pg_migrations[i].sql);
+        return 0;
+    }
+    int i = argc == 3 ? find(argv[2]) : -1;
+    if (i < 0 ||
+        (strcmp(argv[1], "stmt") != 0 && strcmp(argv[1], "pgbench") != 0)) {
+        fprintf(stderr, "usage: tn-pg-sql schema | stmt NAME | pgbench NAME\n");
+        return 2;
+    }
+    if (strcmp(argv[1], "stmt") == 0)
+        printf("%s;\n", tn_pg_stmts[i].sql);
+    else
+        print_pgbench(&tn_pg_stmts[i]);
+    return 0;
+}
