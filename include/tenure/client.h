@@ -50,6 +50,11 @@ struct tn_client_options {
     size_t n_urls;                        /* 1..TN_CLIENT_MAX_URLS */
     const char *owner_id;       /* default owner_id; NULL = "host:pid" */
     const char *auth_token;     /* bearer token or NULL; never logged */
+    const char *ca_file;        /* PEM CA bundle to verify https:// servers
+                                   with, or NULL for the system's */
+    const char *cert_file;      /* PEM client certificate (mutual TLS), or
+                                   NULL */
+    const char *key_file;       /* its PEM private key, or NULL */
     int64_t connect_timeout_ms; /* per URL attempt; default 1000 */
     int64_t request_timeout_ms; /* whole request, beyond any wait_ms;
                                    default 5000 */

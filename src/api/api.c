@@ -221,6 +221,41 @@ static void handle_events(struct tn_api_call *c)
     tn_api_call_free(c);
 }
 
+/* Who is asking: a verified client certificate's CN (--tls-client-ca) or
+ * a bearer token (--auth-file).  Replies 401 and returns TN_EUNAUTH when
+ * neither is good. */
+static int authenticate(struct tn_api_call *c)
+{
+    struct tn_api *api = c->api;
+    if (api->auth != NULL)
+        c->auth = tn_auth_ref(api->auth);
+    if (api->cfg.client_certs) {
+        char cn[TN_AUTH_NAME_MAX_BYTES + 1];
+        if (tn_http_req_peer_cn(c->req, cn, sizeof(cn)) < 0) {
+            tn_api_fail(c, TN_EUNAUTH,
+                        "a client certificate signed by the "
+                        "configured CA is required");
+            return TN_EUNAUTH;
+        }
+        if (c->auth != NULL && (c->principal = tn_auth_find_principal(
+                                    c->auth, cn, strlen(cn))) == NULL) {
+            tn_api_fail(c, TN_EUNAUTH,
+                        "the certificate's CN names no principal");
+            return TN_EUNAUTH;
+        }
+        return TN_OK;
+    }
+    if (c->auth != NULL &&
+        tn_auth_authenticate(c->auth,
+                             tn_http_req_header(c->req, "Authorization"),
+                             &c->principal) < 0) {
+        tn_api_fail(c, TN_EUNAUTH,
+                    "a valid \"Authorization: Bearer <token>\" is required");
+        return TN_EUNAUTH;
+    }
+    return TN_OK;
+}
+
 /* Which route a path names; the {name} segment is decoded into c. */
 static int route(struct tn_api_call *c, const char *path)
 {
@@ -301,18 +336,9 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
                                     : "no such path");
         return;
     }
-    if (api->auth != NULL && c->route != TN_ROUTE_HEALTHZ &&
-        c->route != TN_ROUTE_READYZ) {
-        c->auth = tn_auth_ref(api->auth);
-        if (tn_auth_authenticate(c->auth,
-                                 tn_http_req_header(req, "Authorization"),
-                                 &c->principal) < 0) {
-            tn_api_fail(c, TN_EUNAUTH,
-                        "a valid \"Authorization: Bearer <token>\" is "
-                        "required");
-            return;
-        }
-    }
+    if (c->route != TN_ROUTE_HEALTHZ && c->route != TN_ROUTE_READYZ &&
+        authenticate(c) < 0)
+        return;
     if (c->route >= TN_ROUTE_HEALTHZ) {
         handle_ops(c);
         return;

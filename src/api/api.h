@@ -19,6 +19,8 @@ struct tn_api_config {
     const uint8_t *signing_key; /* 64-byte Ed25519 secret key, or NULL */
     int64_t max_wait_ms;        /* largest wait_ms accepted */
     struct tn_events *events;   /* event hub, borrowed, or NULL */
+    bool client_certs;          /* principals come from verified client
+                                   certificate CNs instead of tokens */
 };
 
 struct tn_api;

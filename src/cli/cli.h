@@ -31,6 +31,7 @@ struct tn_cli {
                                       place on ',' */
     bool json;                     /* --json */
     bool verbose;                  /* -v: progress on stderr */
+    char token[4096];              /* from TENURE_TOKEN_FILE */
     const char *prog;              /* "tenure" */
 };
 
@@ -40,11 +41,19 @@ enum {
     TN_CLI_OPT_JSON,
     TN_CLI_OPT_TIMEOUT,
     TN_CLI_OPT_HELP,
+    TN_CLI_OPT_TOKEN,
+    TN_CLI_OPT_CACERT,
+    TN_CLI_OPT_CERT,
+    TN_CLI_OPT_KEY,
 };
 #define TN_CLI_COMMON_OPTS                                                     \
     {"server", required_argument, NULL, TN_CLI_OPT_SERVER},                    \
         {"json", no_argument, NULL, TN_CLI_OPT_JSON},                          \
         {"timeout", required_argument, NULL, TN_CLI_OPT_TIMEOUT},              \
+        {"token", required_argument, NULL, TN_CLI_OPT_TOKEN},                  \
+        {"cacert", required_argument, NULL, TN_CLI_OPT_CACERT},                \
+        {"cert", required_argument, NULL, TN_CLI_OPT_CERT},                    \
+        {"key", required_argument, NULL, TN_CLI_OPT_KEY},                      \
         {"help", no_argument, NULL, 'h'},                                      \
     {                                                                          \
         "verbose", no_argument, NULL, 'v'                                      \
@@ -53,6 +62,9 @@ enum {
 /* Handle a common option; returns 1 when handled, 0 when not common, or
  * -1 (usage error already printed). */
 int tn_cli_common_opt(struct tn_cli *cli, int opt, const char *arg);
+
+/* Use the first line of file as the bearer token; 0 or -1 (printed). */
+int tn_cli_read_token(struct tn_cli *cli, const char *file);
 
 /* Set the server list from a comma-separated string; 0 or -1 (printed). */
 int tn_cli_set_servers(struct tn_cli *cli, const char *list);

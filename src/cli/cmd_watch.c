@@ -117,6 +117,12 @@ static long stream_once(struct watch *w, CURL *h, const char *base,
         hdrs = curl_slist_append(hdrs, hdr);
     }
     curl_easy_setopt(h, CURLOPT_URL, url);
+    if (w->cli->opts.ca_file != NULL)
+        curl_easy_setopt(h, CURLOPT_CAINFO, w->cli->opts.ca_file);
+    if (w->cli->opts.cert_file != NULL)
+        curl_easy_setopt(h, CURLOPT_SSLCERT, w->cli->opts.cert_file);
+    if (w->cli->opts.key_file != NULL)
+        curl_easy_setopt(h, CURLOPT_SSLKEY, w->cli->opts.key_file);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, w);

@@ -46,6 +46,11 @@ static void usage(FILE *f)
         "                         " TN_CLI_DEFAULT_SERVER ")\n"
         "  --json                 print JSON (one object per line)\n"
         "  --timeout DUR          per-request timeout (default 5s)\n"
+        "  --token TOKEN          bearer token (or $TENURE_AUTH_TOKEN, or the\n"
+        "                         first line of $TENURE_TOKEN_FILE)\n"
+        "  --cacert FILE          CA bundle for https:// servers "
+        "($TENURE_CACERT)\n"
+        "  --cert FILE, --key FILE  client certificate and key (mutual TLS)\n"
         "  -v, --verbose          progress on stderr\n"
         "  -h, --help             this help; 'tenure COMMAND --help' for a "
         "command\n"
@@ -104,6 +109,12 @@ static int setup(struct tn_cli *cli)
     const char *auth = getenv("TENURE_AUTH_TOKEN");
     if (auth != NULL && auth[0] != '\0')
         cli->opts.auth_token = auth;
+    const char *file = getenv("TENURE_TOKEN_FILE");
+    if (file != NULL && file[0] != '\0' && tn_cli_read_token(cli, file) < 0)
+        return -1;
+    const char *ca = getenv("TENURE_CACERT");
+    if (ca != NULL && ca[0] != '\0')
+        cli->opts.ca_file = ca;
     return 0;
 }
 

@@ -20,6 +20,21 @@ static int add_url(struct tn_cli *cli, char *url)
     return 0;
 }
 
+int tn_cli_read_token(struct tn_cli *cli, const char *file)
+{
+    FILE *f = fopen(file, "re");
+    if (f == NULL || fgets(cli->token, sizeof(cli->token), f) == NULL) {
+        if (f != NULL)
+            (void)fclose(f);
+        tn_cli_err(cli, "cannot read a token from \"%s\"", file);
+        return -1;
+    }
+    (void)fclose(f);
+    cli->token[strcspn(cli->token, "\r\n")] = '\0';
+    cli->opts.auth_token = cli->token;
+    return 0;
+}
+
 int tn_cli_set_servers(struct tn_cli *cli, const char *list)
 {
     size_t len = strlen(list);
@@ -56,6 +71,18 @@ int tn_cli_common_opt(struct tn_cli *cli, int opt, const char *arg)
         return 1;
     case 'v':
         cli->verbose = true;
+        return 1;
+    case TN_CLI_OPT_TOKEN:
+        cli->opts.auth_token = arg;
+        return 1;
+    case TN_CLI_OPT_CACERT:
+        cli->opts.ca_file = arg;
+        return 1;
+    case TN_CLI_OPT_CERT:
+        cli->opts.cert_file = arg;
+        return 1;
+    case TN_CLI_OPT_KEY:
+        cli->opts.key_file = arg;
         return 1;
     case TN_CLI_OPT_TIMEOUT:
         if (tn_cli_parse_duration(arg, &ms) < 0 || ms <= 0) {

@@ -107,14 +107,24 @@ static int init_fields(struct tn_client *c, const struct tn_client_options *o)
             return TN_EINVAL;
         c->auth_header = b.data;
     }
+    const char *files[3] = {o->ca_file, o->cert_file, o->key_file};
+    for (size_t i = 0; i < 3; i++) {
+        if (files[i] != NULL && (c->tls_files[i] = tn_strdup(files[i])) == NULL)
+            return TN_ENOMEM;
+    }
     c->request_timeout_ms = o->request_timeout_ms;
     c->safety_margin_ms = o->safety_margin_ms;
     c->log = o->log;
     c->log_ud = o->log_ud;
     c->now_ms = tn_clock_mono_ms;
-    int rc = tn_http_init(&c->http, o, c->auth_header, NULL, tn_clock_mono_ms);
-    /* The renewer's connection is built later from our own URL copies. */
+    /* Both connections use our own copies of the TLS file names. */
     c->opts = *o;
+    c->opts.ca_file = c->tls_files[0];
+    c->opts.cert_file = c->tls_files[1];
+    c->opts.key_file = c->tls_files[2];
+    int rc = tn_http_init(&c->http, &c->opts, c->auth_header, NULL,
+                          tn_clock_mono_ms);
+    /* The renewer's connection is built later from our own URL copies. */
     for (size_t i = 0; i < TN_CLIENT_MAX_URLS; i++)
         c->opts.urls[i] = c->http.urls[i];
     c->opts.owner_id = NULL;
@@ -172,6 +182,8 @@ void tn_client_free(struct tn_client *c)
     (void)pthread_mutex_destroy(&c->http_mu);
     tn_free(c->owner_id);
     tn_free(c->auth_header);
+    for (size_t i = 0; i < 3; i++)
+        tn_free(c->tls_files[i]);
     tn_free(c);
 }
 

@@ -25,6 +25,9 @@ struct tn_http {
     size_t n_urls;                  /* >= 1 */
     size_t preferred;               /* index tried first */
     const char *auth_header;        /* borrowed from the client */
+    const char *ca_file;            /* borrowed: TLS CA bundle or NULL */
+    const char *cert_file;          /* borrowed: client certificate */
+    const char *key_file;           /* borrowed: its key */
     int64_t connect_timeout_ms;     /* per attempt */
     const atomic_bool *abort_flag;  /* aborts a transfer when true */
     int64_t (*now_ms)(void);        /* monotonic clock */
@@ -116,6 +119,7 @@ struct tn_client {
     pthread_mutex_t http_mu;    /* serialises callers' requests */
     char *owner_id;             /* owned default owner */
     char *auth_header;          /* owned "Authorization: Bearer ..." */
+    char *tls_files[3];         /* owned copies: CA, certificate, key */
     int64_t request_timeout_ms; /* beyond wait_ms */
     int64_t safety_margin_ms;   /* < 0: ttl / 10 */
     tn_client_log_fn log;       /* may be NULL */

@@ -18,6 +18,9 @@ int tn_http_init(struct tn_http *h, const struct tn_client_options *o,
 {
     memset(h, 0, sizeof(*h));
     h->auth_header = auth_header;
+    h->ca_file = o->ca_file;
+    h->cert_file = o->cert_file;
+    h->key_file = o->key_file;
     h->connect_timeout_ms = o->connect_timeout_ms;
     h->abort_flag = abort_flag;
     h->now_ms = now_ms;
@@ -99,6 +102,12 @@ static void setup(CURL *e, const struct tn_http *h, const struct attempt *a)
 {
     curl_easy_reset(e); /* keeps the connection cache */
     (void)curl_easy_setopt(e, CURLOPT_URL, a->url);
+    if (h->ca_file != NULL)
+        (void)curl_easy_setopt(e, CURLOPT_CAINFO, h->ca_file);
+    if (h->cert_file != NULL)
+        (void)curl_easy_setopt(e, CURLOPT_SSLCERT, h->cert_file);
+    if (h->key_file != NULL)
+        (void)curl_easy_setopt(e, CURLOPT_SSLKEY, h->key_file);
     (void)curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, a->method);
     (void)curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     (void)curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");

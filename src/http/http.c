@@ -8,6 +8,8 @@
 #include "http.h"
 
 #include <errno.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -365,6 +367,24 @@ static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s)
     return strlen(s); /* we decode path segments and queries ourselves */
 }
 
+/* The TLS options, or just MHD_OPTION_END for plain HTTP. */
+static void tls_options(const struct tn_http *h, struct MHD_OptionItem *o)
+{
+    size_t n = 0;
+    if (h->cfg.tls_cert_pem != NULL) {
+        o[n++] =
+            (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
+                                    (void *)(uintptr_t)h->cfg.tls_cert_pem};
+        o[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
+                                         (void *)(uintptr_t)h->cfg.tls_key_pem};
+    }
+    if (h->cfg.tls_cert_pem != NULL && h->cfg.tls_client_ca_pem != NULL)
+        o[n++] = (struct MHD_OptionItem){
+            MHD_OPTION_HTTPS_MEM_TRUST, 0,
+            (void *)(uintptr_t)h->cfg.tls_client_ca_pem};
+    o[n] = (struct MHD_OptionItem){.option = MHD_OPTION_END};
+}
+
 static struct MHD_Daemon *start_mhd(struct tn_http *h,
                                     const struct sockaddr_storage *ss)
 {
@@ -372,6 +392,10 @@ static struct MHD_Daemon *start_mhd(struct tn_http *h,
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     if (ss->ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    if (h->cfg.tls_cert_pem != NULL)
+        flags |= MHD_USE_TLS;
+    struct MHD_OptionItem tls[4];
+    tls_options(h, tls);
     unsigned timeout_s = (unsigned)((h->cfg.request_timeout_ms + 999) / 1000);
     size_t pool = h->cfg.max_header_bytes * 2 + 8192;
     return MHD_start_daemon(
@@ -382,7 +406,8 @@ static struct MHD_Daemon *start_mhd(struct tn_http *h,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
         MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, h,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_END);
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h, MHD_OPTION_ARRAY, tls,
+        MHD_OPTION_END);
 }
 
 int tn_http_start(struct tn_loop *loop, const struct tn_http_config *cfg,
@@ -463,6 +488,31 @@ const char *tn_http_req_path(const struct tn_http_req *r)
 int tn_http_req_error(const struct tn_http_req *r)
 {
     return r->error;
+}
+
+int tn_http_req_peer_cn(const struct tn_http_req *r, char *out, size_t len)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->mc, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    if (ci == NULL || ci->tls_session == NULL || len == 0)
+        return TN_EUNAUTH;
+    gnutls_session_t ses = (gnutls_session_t)ci->tls_session;
+    unsigned status = 0;
+    unsigned n = 0;
+    if (gnutls_certificate_verify_peers2(ses, &status) != GNUTLS_E_SUCCESS ||
+        status != 0)
+        return TN_EUNAUTH;
+    const gnutls_datum_t *certs = gnutls_certificate_get_peers(ses, &n);
+    gnutls_x509_crt_t crt = NULL;
+    if (certs == NULL || n == 0 || gnutls_x509_crt_init(&crt) < 0)
+        return TN_EUNAUTH;
+    size_t sz = len;
+    int rc = gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER);
+    if (rc == 0)
+        rc = gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0,
+                                           0, out, &sz);
+    gnutls_x509_crt_deinit(crt);
+    return rc == 0 && sz > 0 ? TN_OK : TN_EUNAUTH;
 }
 
 bool tn_http_req_is_connected(const struct tn_http_req *r)

@@ -35,13 +35,18 @@ enum tn_http_method {
 typedef void (*tn_http_handler_fn)(void *app, struct tn_http_req *req);
 
 struct tn_http_config {
-    const char *listen;         /* "host:port"; port 0 picks one */
-    size_t max_connections;     /* parked ones count too */
-    int64_t request_timeout_ms; /* whole request, and idle keep-alive */
-    size_t max_body_bytes;      /* over it: TN_ETOOBIG */
-    size_t max_header_bytes;    /* over it: TN_EHDRTOOBIG */
-    tn_http_handler_fn handler; /* the application */
-    void *app;                  /* its argument */
+    const char *listen;            /* "host:port"; port 0 picks one */
+    size_t max_connections;        /* parked ones count too */
+    int64_t request_timeout_ms;    /* whole request, and idle keep-alive */
+    size_t max_body_bytes;         /* over it: TN_ETOOBIG */
+    size_t max_header_bytes;       /* over it: TN_EHDRTOOBIG */
+    const char *tls_cert_pem;      /* serve HTTPS with this certificate,
+                                      or NULL for plain HTTP */
+    const char *tls_key_pem;       /* its private key */
+    const char *tls_client_ca_pem; /* verify client certificates against
+                                      this CA, or NULL */
+    tn_http_handler_fn handler;    /* the application */
+    void *app;                     /* its argument */
 };
 
 /* Start listening.  0, TN_EINVAL (bad address, with em), TN_EIO. */
@@ -65,6 +70,14 @@ const char *tn_http_req_query(struct tn_http_req *r, const char *key,
 const char *tn_http_req_header(const struct tn_http_req *r, const char *name);
 const char *tn_http_req_body(const struct tn_http_req *r, size_t *len_out);
 int tn_http_req_error(const struct tn_http_req *r);
+/* The subject CN of the client's certificate, when it presented one that
+ * verifies against the configured client CA.  0 (CN in out, NUL-ended),
+ * or TN_EUNAUTH (no TLS, no certificate, not valid, or no CN). */
+int tn_http_req_peer_cn(const struct tn_http_req *r, char *out, size_t len);
+/* The subject CN of the client's certificate, when it presented one that
+ * verifies against the configured client CA.  0 (CN in out, NUL-ended),
+ * or TN_EUNAUTH (no TLS, no certificate, not valid, or no CN). */
+int tn_http_req_peer_cn(const struct tn_http_req *r, char *out, size_t len);
 /* False once the client has closed its end (checked without reading). */
 bool tn_http_req_is_connected(const struct tn_http_req *r);
 

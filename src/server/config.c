@@ -44,6 +44,15 @@ static const struct option_def options[] = {
      "JSON file of principals, bearer-token hashes and prefix rules "
      "(reloaded on SIGHUP); empty turns authentication off",
      "off on loopback only: a non-loopback listener needs it"},
+    {"tls-cert", STR(tls_cert), "", 0, 0,
+     "PEM certificate (chain): serve HTTPS instead of HTTP",
+     "plain HTTP on loopback needs no certificate"},
+    {"tls-key", STR(tls_key), "", 0, 0, "PEM private key of --tls-cert",
+     "needed with --tls-cert"},
+    {"tls-client-ca", STR(tls_client_ca), "", 0, 0,
+     "PEM CA: require client certificates signed by it; the subject CN "
+     "names the principal",
+     "off: bearer tokens are simpler to rotate"},
     {"log-level", STR(log_level), "info", 0, 0, "debug, info, warn or error",
      "info logs start-up, shutdown and failures, not each request"},
     {"min-ttl-ms", INT(min_ttl_ms), "100", 1, 86400000,

@@ -18,6 +18,9 @@ struct tn_config {
     char store[1024];             /* "" or postgresql://... */
     char signing_key[1024];       /* Ed25519 signing key file or "" */
     char auth_file[1024];         /* principals and ACLs (JSON), or \"\" */
+    char tls_cert[1024];          /* PEM certificate for HTTPS, or "" */
+    char tls_key[1024];           /* its PEM private key */
+    char tls_client_ca[1024];     /* PEM CA for client certificates, or "" */
     char log_level[16];           /* debug|info|warn|error */
     int64_t min_ttl_ms;           /* smallest ttl accepted */
     int64_t max_ttl_ms;           /* largest ttl accepted */

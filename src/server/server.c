@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sodium.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
@@ -22,6 +23,8 @@
 #include "api/api.h"
 #include "api/auth.h"
 #include "api/events.h"
+#include "common/alloc.h"
+#include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -41,6 +44,9 @@ struct server {
     int64_t drained_at_ms;       /* pending hit 0, flushing replies */
     struct tn_loop_timer drain;  /* drain poll */
     uint8_t signing_key[64];     /* when cfg->signing_key is set */
+    char *tls_cert_pem;          /* file contents, owned */
+    char *tls_key_pem;           /* file contents, owned */
+    char *tls_ca_pem;            /* file contents, owned */
     int exit_code;               /* returned by tn_server_run */
 };
 
@@ -186,7 +192,9 @@ static int start_api(struct server *s)
                                .min_ttl_ms = s->cfg->min_ttl_ms,
                                .max_ttl_ms = s->cfg->max_ttl_ms,
                                .max_wait_ms = s->cfg->max_wait_ms,
-                               .events = s->events};
+                               .events = s->events,
+                               .client_certs =
+                                   s->cfg->tls_client_ca[0] != '\0'};
     if (s->cfg->signing_key[0] != '\0') {
         struct tn_errmsg em = {{0}};
         int rc =
@@ -219,6 +227,56 @@ static int start_api(struct server *s)
     return TN_OK;
 }
 
+/* Read a whole (small) PEM file into a NUL-terminated string. */
+static int read_pem(const char *path, char **out)
+{
+    *out = NULL;
+    if (path[0] == '\0')
+        return TN_OK;
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return TN_EIO;
+    struct tn_buf b;
+    tn_buf_init(&b, 1u << 20);
+    char chunk[4096];
+    size_t n;
+    int rc = TN_OK;
+    while (rc == 0 && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        rc = tn_buf_append(&b, chunk, n);
+    (void)fclose(f);
+    if (rc < 0 || b.len == 0) {
+        tn_buf_release(&b);
+        return rc < 0 ? rc : TN_EIO;
+    }
+    *out = b.data;
+    return TN_OK;
+}
+
+static int load_tls(struct server *s)
+{
+    const struct tn_config *c = s->cfg;
+    if ((c->tls_cert[0] == '\0') != (c->tls_key[0] == '\0') ||
+        (c->tls_client_ca[0] != '\0' && c->tls_cert[0] == '\0')) {
+        tn_log(TN_LOG_ERROR, "server",
+               "\"--tls-cert and --tls-key go "
+               "together, and --tls-client-ca needs them\"");
+        return TN_EINVAL;
+    }
+    const char *bad = NULL;
+    if (read_pem(c->tls_cert, &s->tls_cert_pem) < 0)
+        bad = c->tls_cert;
+    else if (read_pem(c->tls_key, &s->tls_key_pem) < 0)
+        bad = c->tls_key;
+    else if (read_pem(c->tls_client_ca, &s->tls_ca_pem) < 0)
+        bad = c->tls_client_ca;
+    if (bad != NULL)
+        tn_log(TN_LOG_ERROR, "server",
+               "\"cannot read a TLS file\" "
+               "path=\"%s\"",
+               bad);
+    return bad != NULL ? TN_EIO : TN_OK;
+}
+
 static int start_http(struct server *s)
 {
     struct tn_http_config hc = {
@@ -227,6 +285,9 @@ static int start_http(struct server *s)
         .request_timeout_ms = s->cfg->request_timeout_ms,
         .max_body_bytes = (size_t)s->cfg->max_body_bytes,
         .max_header_bytes = (size_t)s->cfg->max_header_bytes,
+        .tls_cert_pem = s->tls_cert_pem,
+        .tls_key_pem = s->tls_key_pem,
+        .tls_client_ca_pem = s->tls_ca_pem,
         .handler = tn_api_handle,
         .app = s->api,
     };
@@ -238,8 +299,11 @@ static int start_http(struct server *s)
         return rc;
     }
     tn_log(TN_LOG_INFO, "server",
-           "\"listening\" listen=\"%s\" port=%u store=%s", s->cfg->listen,
-           tn_http_port(s->http), s->store->ops->name);
+           "\"listening\" listen=\"%s\" port=%u store=%s tls=%s",
+           s->cfg->listen, tn_http_port(s->http), s->store->ops->name,
+           s->tls_cert_pem == NULL ? "off"
+           : s->tls_ca_pem == NULL ? "on"
+                                   : "mutual");
     return TN_OK;
 }
 
@@ -252,6 +316,11 @@ static void shutdown_all(struct server *s)
         tn_http_stop(s->http);
     }
     tn_api_free(s->api);
+    tn_free(s->tls_cert_pem);
+    if (s->tls_key_pem != NULL)
+        sodium_memzero(s->tls_key_pem, strlen(s->tls_key_pem));
+    tn_free(s->tls_key_pem);
+    tn_free(s->tls_ca_pem);
     tn_events_free(s->events);
     if (s->sigfd >= 0)
         (void)close(s->sigfd);
@@ -287,6 +356,8 @@ int tn_server_run(const struct tn_config *cfg)
         rc = open_store(&s);
     if (rc == 0)
         rc = start_api(&s);
+    if (rc == 0)
+        rc = load_tls(&s);
     if (rc == 0)
         rc = start_http(&s);
     if (rc == 0)
