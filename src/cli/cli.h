@@ -125,5 +125,6 @@ int tn_cmd_list(struct tn_cli *cli, int argc, char **argv);
 int tn_cmd_check(struct tn_cli *cli, int argc, char **argv);
 int tn_cmd_run(struct tn_cli *cli, int argc, char **argv);
 int tn_cmd_watch(struct tn_cli *cli, int argc, char **argv);
+int tn_cmd_migrate(struct tn_cli *cli, int argc, char **argv);
 
 #endif

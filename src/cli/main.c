@@ -27,6 +27,8 @@ static const struct command commands[] = {
     {"check", tn_cmd_check, "is a token the live grant of a name?"},
     {"run", tn_cmd_run, "hold a lease while a command runs"},
     {"watch", tn_cmd_watch, "print lease events as they happen"},
+    {"migrate", tn_cmd_migrate,
+     "move a stopped embedded store into PostgreSQL (tenure-migrate)"},
 };
 
 static void usage(FILE *f)

@@ -24,7 +24,7 @@ done
 tn_kill_server
 pass "embedded store with a live lease (token $live_tok) and a released name (floor $old_tok)"
 
-"$TN_BIN/tenure-migrate" --data-dir "$T/data" --to "$PG_URL" >"$T/migrate.out" 2>&1 ||
+"$TN_BIN/tenure" migrate --data-dir "$T/data" --to "$PG_URL" >"$T/migrate.out" 2>&1 ||
     fail "tenure-migrate failed: $(cat "$T/migrate.out")"
 cat "$T/migrate.out"
 "$TN_BIN/tenure-migrate" --data-dir "$T/data" --to "$PG_URL" >"$T/migrate2.out" 2>&1 &&
