@@ -55,6 +55,13 @@ struct tn_client_options {
     const char *cert_file;      /* PEM client certificate (mutual TLS), or
                                    NULL */
     const char *key_file;       /* its PEM private key, or NULL */
+    bool watch_events;          /* keepalive also follows GET /v1/events and
+                                   reports a kept lease lost as soon as the
+                                   server announces that it ended or was
+                                   taken over.  A latency optimisation only:
+                                   safety never depends on it (the safe-time
+                                   rule holds whatever the stream does).
+                                   Costs one more thread and connection. */
     int64_t connect_timeout_ms; /* per URL attempt; default 1000 */
     int64_t request_timeout_ms; /* whole request, beyond any wait_ms;
                                    default 5000 */

@@ -174,6 +174,7 @@ void tn_client_free(struct tn_client *c)
     (void)pthread_mutex_unlock(&c->mu);
     if (started)
         (void)pthread_join(c->thread, NULL);
+    tn_client_events_join(c);
     TN_ASSERT(c->n_leases == 0);
     tn_http_release(&c->http);
     tn_http_release(&c->ka_http);

@@ -137,7 +137,14 @@ struct tn_client {
     struct tn_http ka_http;        /* the renewer's own connection */
     struct tn_client_options opts; /* copy for ka_http; urls point into
                                       http.urls */
+    pthread_t ev_thread;           /* the event follower */
+    bool ev_started;               /* ev_thread is running */
+    uint64_t ev_losses;            /* leases ended by an event (tests) */
 };
+
+/* events.c: the optional event follower (opts.watch_events). */
+int tn_client_events_start_locked(struct tn_client *c);
+void tn_client_events_join(struct tn_client *c);
 
 /* Safety margin for a lease of ttl_ms under the client's settings. */
 int64_t tn_client_margin_ms(const struct tn_client *c, int64_t ttl_ms);

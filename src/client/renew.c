@@ -258,6 +258,8 @@ int tn_client_keepalive_start(struct tn_client *c, struct tn_lease *l,
     int rc = can_keep_locked(c, l);
     if (rc == 0)
         rc = start_thread_locked(c);
+    if (rc == 0 && c->opts.watch_events)
+        (void)tn_client_events_start_locked(c); /* optional: no error */
     if (rc == 0) {
         l->kept = true;
         l->stop_requested = false;

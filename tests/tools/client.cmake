@@ -13,3 +13,10 @@ if(TARGET tn_client)
         ${CMAKE_CURRENT_SOURCE_DIR}/client/worker_example.c)
     target_link_libraries(tn-worker-example PRIVATE tenure_static)
 endif()
+
+# tn-ev-loss: how fast the keepalive reports a loss, with and without the
+# event stream (t310).
+if(TARGET tn_client)
+    add_executable(tn-ev-loss ${CMAKE_CURRENT_SOURCE_DIR}/client/ev_loss.c)
+    target_link_libraries(tn-ev-loss PRIVATE tenure_static)
+endif()

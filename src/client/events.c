@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* The event follower: with opts.watch_events, one thread per client reads
+ * GET /v1/events and marks a kept lease lost when the server announces
+ * that its grant ended (expired, revoked, released elsewhere) or that a
+ * newer token took the name.  The renewer then reports the loss through
+ * the usual callback, once.  This only shortens how long a holder keeps
+ * going after a loss: the safe-time rule still bounds it if the stream is
+ * slow, cut or lying, and nothing here can make a lease look held. */
+#include <curl/curl.h>
+#include <jansson.h>
+#include <string.h>
+#include <time.h>
+
+#include <tenure/err.h>
+
+#include "client_internal.h"
+#include "common/buf.h"
+
+#define EV_LINE_MAX (64 * 1024)
+
+struct follower {
+    struct tn_client *c; /* owner */
+    struct tn_buf line;  /* partial SSE line */
+    char last_id[32];    /* for Last-Event-ID on reconnect */
+};
+
+/* Does this event end lease l? */
+static bool ends(const struct tn_lease *l, const char *type, uint64_t token)
+{
+    if (strcmp(type, "acquired") == 0)
+        return token > l->token;
+    return token == l->token &&
+           (strcmp(type, "expired") == 0 || strcmp(type, "revoked") == 0 ||
+            strcmp(type, "released") == 0);
+}
+
+static void apply(struct tn_client *c, const char *data)
+{
+    json_error_t err;
+    json_t *v = json_loads(data, 0, &err);
+    const char *type = json_string_value(json_object_get(v, "type"));
+    const char *name = json_string_value(json_object_get(v, "name"));
+    json_t *tok = json_object_get(v, "token");
+    if (type == NULL || name == NULL || !json_is_integer(tok)) {
+        json_decref(v);
+        return;
+    }
+    uint64_t token = (uint64_t)json_integer_value(tok);
+    (void)pthread_mutex_lock(&c->mu);
+    for (struct tn_lease *l = c->kept; l != NULL; l = l->next) {
+        if (l->state != TN_LEASE_HELD || strcmp(l->name, name) != 0 ||
+            !ends(l, type, token))
+            continue;
+        l->state = TN_LEASE_LOST;
+        l->end_rc = TN_ELOST;
+        c->ev_losses++;
+        (void)pthread_cond_signal(&c->cond);
+    }
+    (void)pthread_mutex_unlock(&c->mu);
+    json_decref(v);
+}
+
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+    struct follower *f = arg;
+    size_t len = size * n;
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] != '\n') {
+            if (tn_buf_append(&f->line, &p[i], 1) < 0)
+                tn_buf_reset(&f->line);
+            continue;
+        }
+        const char *s = f->line.data != NULL ? f->line.data : "";
+        if (strncmp(s, "id: ", 4) == 0)
+            (void)snprintf(f->last_id, sizeof(f->last_id), "%s", s + 4);
+        else if (strncmp(s, "data: ", 6) == 0)
+            apply(f->c, s + 6);
+        tn_buf_reset(&f->line);
+    }
+    return atomic_load(&f->c->abort_io) ? 0 : len;
+}
+
+static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t x,
+                       curl_off_t y)
+{
+    struct follower *f = arg;
+    (void)a, (void)b, (void)x, (void)y;
+    return atomic_load(&f->c->abort_io) ? 1 : 0;
+}
+
+static void set_tls(CURL *h, const struct tn_client_options *o)
+{
+    if (o->ca_file != NULL)
+        (void)curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
+    if (o->cert_file != NULL)
+        (void)curl_easy_setopt(h, CURLOPT_SSLCERT, o->cert_file);
+    if (o->key_file != NULL)
+        (void)curl_easy_setopt(h, CURLOPT_SSLKEY, o->key_file);
+}
+
+/* One stream from one URL, until it ends or the client stops. */
+static void stream_once(struct follower *f, CURL *h, const char *base)
+{
+    struct tn_client *c = f->c;
+    char url[2048];
+    char hdr[128];
+    (void)snprintf(url, sizeof(url), "%s/v1/events", base);
+    struct curl_slist *hdrs = NULL;
+    if (f->last_id[0] != '\0') {
+        (void)snprintf(hdr, sizeof(hdr), "Last-Event-ID: %s", f->last_id);
+        hdrs = curl_slist_append(hdrs, hdr);
+    }
+    if (c->auth_header != NULL)
+        hdrs = curl_slist_append(hdrs, c->auth_header);
+    curl_easy_reset(h);
+    (void)curl_easy_setopt(h, CURLOPT_URL, url);
+    (void)curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    (void)curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
+    (void)curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    (void)curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    (void)curl_easy_setopt(h, CURLOPT_XFERINFODATA, f);
+    (void)curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                           (long)c->opts.connect_timeout_ms);
+    (void)curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    (void)curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+    set_tls(h, &c->opts);
+    (void)curl_easy_perform(h);
+    curl_slist_free_all(hdrs);
+}
+
+static void *follower_main(void *arg)
+{
+    struct tn_client *c = arg;
+    struct follower f = {.c = c};
+    tn_buf_init(&f.line, EV_LINE_MAX);
+    CURL *h = curl_easy_init();
+    for (size_t i = 0; h != NULL && !atomic_load(&c->abort_io); i++) {
+        stream_once(&f, h, c->opts.urls[i % c->opts.n_urls]);
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 100 * 1000000L};
+        (void)nanosleep(&ts, NULL); /* a pause between reconnects */
+    }
+    if (h != NULL)
+        curl_easy_cleanup(h);
+    tn_buf_release(&f.line);
+    return NULL;
+}
+
+int tn_client_events_start_locked(struct tn_client *c)
+{
+    if (c->ev_started)
+        return TN_OK;
+    if (pthread_create(&c->ev_thread, NULL, follower_main, c) != 0)
+        return TN_EIO;
+    c->ev_started = true;
+    return TN_OK;
+}
+
+void tn_client_events_join(struct tn_client *c)
+{
+    if (c->ev_started)
+        (void)pthread_join(c->ev_thread, NULL);
+    c->ev_started = false;
+}

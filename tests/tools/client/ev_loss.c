@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* tn-ev-loss URL NAME TTL_MS WATCH(0|1): acquire NAME, keep it alive, print
+ * "acquired TOKEN", then wait (at most 2*TTL) for the keepalive to report
+ * the loss and print "lost MS REASON", MS counted from "acquired".  With
+ * WATCH=1 the client follows the event stream.  A test helper only. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tenure/client.h>
+#include <tenure/err.h>
+
+#include "common/clock.h"
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int ended;
+static enum tn_lease_end why;
+
+static void on_end(struct tn_lease *l, enum tn_lease_end reason, int rc,
+                   void *ud)
+{
+    (void)l, (void)rc, (void)ud;
+    pthread_mutex_lock(&mu);
+    ended = 1;
+    why = reason;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        (void)fprintf(stderr, "usage: tn-ev-loss URL NAME TTL_MS WATCH\n");
+        return 2;
+    }
+    struct tn_client_options o;
+    tn_client_options_init(&o);
+    o.urls[0] = argv[1];
+    o.n_urls = 1;
+    o.watch_events = strcmp(argv[4], "1") == 0;
+    struct tn_client *c = NULL;
+    struct tn_errmsg em = {{0}};
+    if (tn_client_new(&o, &c, &em) < 0)
+        return 1;
+    int64_t ttl = strtoll(argv[3], NULL, 10);
+    struct tn_acquire_args a = {.name = argv[2], .ttl_ms = ttl};
+    struct tn_lease *l = NULL;
+    if (tn_client_acquire(c, &a, &l, NULL, &em) < 0 ||
+        tn_client_keepalive_start(c, l, on_end, NULL) < 0) {
+        (void)fprintf(stderr, "acquire: %s\n", em.text);
+        return 1;
+    }
+    int64_t t0 = tn_clock_mono_ms();
+    (void)printf("acquired %" PRIu64 "\n", tn_lease_token(l));
+    (void)fflush(stdout);
+    pthread_mutex_lock(&mu);
+    while (!ended && tn_clock_mono_ms() - t0 < 2 * ttl) {
+        struct timespec ts;
+        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        (void)pthread_cond_timedwait(&cv, &mu, &ts);
+    }
+    int got = ended;
+    pthread_mutex_unlock(&mu);
+    if (got)
+        (void)printf("lost %" PRId64 " %s\n", tn_clock_mono_ms() - t0,
+                     tn_lease_end_name(why));
+    else
+        (void)printf("held\n");
+    (void)fflush(stdout);
+    tn_lease_free(l);
+    tn_client_free(c);
+    return 0;
+}
