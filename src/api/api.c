@@ -104,6 +104,14 @@ void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
     tn_buf_release(&b);
 }
 
+void tn_api_fail_method(struct tn_api_call *c, const char *methods)
+{
+    char msg[96];
+    (void)snprintf(msg, sizeof(msg), "allowed methods: %s", methods);
+    tn_http_req_set_allow(c->req, methods);
+    tn_api_fail(c, TN_EMETHOD, msg);
+}
+
 static void send_text(struct tn_api_call *c, unsigned status, const char *json)
 {
     struct tn_buf b;
@@ -167,7 +175,7 @@ static void handle_ops(struct tn_api_call *c)
     struct tn_store *s = c->api->cfg.store;
     if (tn_http_req_method(c->req) != TN_HTTP_GET &&
         tn_http_req_method(c->req) != TN_HTTP_HEAD) {
-        tn_api_fail(c, TN_EMETHOD, "use GET");
+        tn_api_fail_method(c, "GET, HEAD");
         return;
     }
     if (c->route == TN_ROUTE_HEALTHZ) {
@@ -195,7 +203,7 @@ static void handle_events(struct tn_api_call *c)
 {
     struct tn_events *hub = c->api->cfg.events;
     if (tn_http_req_method(c->req) != TN_HTTP_GET) {
-        tn_api_fail(c, TN_EMETHOD, "use GET");
+        tn_api_fail_method(c, "GET");
         return;
     }
     if (hub == NULL) {

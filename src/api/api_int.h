@@ -53,6 +53,8 @@ struct tn_api_call {
 
 /* Reply with the error of rc and a message; frees the call. */
 void tn_api_fail(struct tn_api_call *c, int rc, const char *message);
+/* 405 with an Allow header listing methods; frees the call. */
+void tn_api_fail_method(struct tn_api_call *c, const char *methods);
 /* Reply with status and body; frees the call. */
 void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
                  int64_t retry_after_ms);

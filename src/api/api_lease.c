@@ -513,7 +513,7 @@ static void do_history(struct tn_api_call *c, enum tn_http_method m)
     struct tn_store *s = c->api->cfg.store;
     size_t limit = 0;
     if (m != TN_HTTP_GET) {
-        tn_api_fail(c, TN_EMETHOD, "use GET");
+        tn_api_fail_method(c, "GET");
     } else if (s->ops->history == NULL) {
         tn_api_fail(c, TN_ENOTFOUND, "this store keeps no grant history");
     } else if (query_limit(c, &limit) < 0) {
@@ -542,7 +542,7 @@ void tn_api_lease_dispatch(struct tn_api_call *c)
         else if (m == TN_HTTP_GET)
             c->route = TN_ROUTE_LIST, do_list(c);
         else
-            tn_api_fail(c, TN_EMETHOD, "use POST to acquire or GET to list");
+            tn_api_fail_method(c, "GET, POST");
         return;
     case TN_ROUTE_GET:
         if (m == TN_HTTP_GET)
@@ -552,11 +552,11 @@ void tn_api_lease_dispatch(struct tn_api_call *c)
         else if (m == TN_HTTP_DELETE)
             c->route = TN_ROUTE_RELEASE, do_token_op(c, false);
         else
-            tn_api_fail(c, TN_EMETHOD, "use GET, PATCH or DELETE");
+            tn_api_fail_method(c, "GET, PATCH, DELETE");
         return;
     case TN_ROUTE_CHECK:
         if (m != TN_HTTP_GET)
-            tn_api_fail(c, TN_EMETHOD, "use GET");
+            tn_api_fail_method(c, "GET");
         else if (query_token(c, &token) < 0)
             tn_api_fail(c, TN_EINVAL,
                         "query \"token\" must be a decimal below 2^53");

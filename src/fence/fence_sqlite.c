@@ -48,6 +48,7 @@ int tn_fence_sqlite_get(sqlite3 *db, const char *resource, size_t len,
     return rc;
 }
 
+#ifndef TN_PLANT_BUG_MARK_OUTSIDE_TXN
 int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
                             uint64_t token, uint64_t *hwm_before_out,
                             struct tn_errmsg *em)
@@ -82,3 +83,52 @@ int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
     sqlite3_finalize(st);
     return rc;
 }
+#else
+/* Negative control (docs/SAFETY.md): the mark is committed on its own,
+ * outside the caller's data transaction, which then goes on in a new
+ * transaction: a crash or a rollback between the two keeps the raised mark
+ * without the write it guarded. */
+int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
+                            uint64_t token, uint64_t *hwm_before_out,
+                            struct tn_errmsg *em)
+{
+    static const char sql[] =
+        "INSERT INTO tenure_fence(resource, hwm) VALUES (?1, ?2)"
+        " ON CONFLICT(resource) DO UPDATE SET hwm = excluded.hwm"
+        " WHERE tenure_fence.hwm <= excluded.hwm";
+    if (sqlite3_get_autocommit(db)) {
+        tn_errmsg_set(em, "fence check outside a transaction");
+        return TN_EINVAL;
+    }
+    if (len == 0 || len > TN_FENCE_NAME_MAX || token > TN_FENCE_TOKEN_MAX)
+        return TN_EINVAL;
+    int rc = TN_OK;
+    if (hwm_before_out != NULL) {
+        rc = tn_fence_sqlite_get(db, resource, len, hwm_before_out, em);
+        if (rc < 0)
+            return rc;
+    }
+    int src = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (src != SQLITE_OK)
+        return map_sqlite(db, src, em, "commit before the mark");
+    sqlite3_stmt *st = NULL;
+    src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (src != SQLITE_OK) {
+        rc = map_sqlite(db, src, em, "prepare fence advance");
+        goto reopen;
+    }
+    sqlite3_bind_text(st, 1, resource, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)token);
+    src = sqlite3_step(st);
+    if (src != SQLITE_DONE)
+        rc = map_sqlite(db, src, em, "fence advance");
+    else if (sqlite3_changes(db) == 0)
+        rc = TN_ESTALE;
+    sqlite3_finalize(st);
+reopen:
+    src = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (src != SQLITE_OK && rc >= 0)
+        rc = map_sqlite(db, src, em, "begin after the mark");
+    return rc;
+}
+#endif

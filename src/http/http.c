@@ -53,6 +53,7 @@ struct tn_http_req {
     bool gone;                  /* MHD completed it before our reply */
     struct MHD_Response *resp;  /* reply ready to queue */
     unsigned status;            /* of resp */
+    const char *allow;          /* Allow header of a 405, or NULL */
 };
 
 struct tn_http {
@@ -703,6 +704,11 @@ const char *tn_http_req_query(struct tn_http_req *r, const char *key,
     return r->scratch.data + off;
 }
 
+void tn_http_req_set_allow(struct tn_http_req *r, const char *methods)
+{
+    r->allow = methods;
+}
+
 void tn_http_reply(struct tn_http_req *r, unsigned status,
                    const char *content_type, const char *body, size_t len,
                    int64_t retry_after_s)
@@ -718,6 +724,8 @@ void tn_http_reply(struct tn_http_req *r, unsigned status,
                                               MHD_RESPMEM_MUST_COPY);
     TN_ASSERT(r->resp != NULL);
     (void)MHD_add_response_header(r->resp, "Content-Type", content_type);
+    if (r->allow != NULL)
+        (void)MHD_add_response_header(r->resp, "Allow", r->allow);
     if (retry_after_s > 0) {
         char v[24];
         (void)snprintf(v, sizeof(v), "%lld", (long long)retry_after_s);

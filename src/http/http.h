@@ -81,6 +81,10 @@ int tn_http_req_peer_cn(const struct tn_http_req *r, char *out, size_t len);
 /* False once the client has closed its end (checked without reading). */
 bool tn_http_req_is_connected(const struct tn_http_req *r);
 
+/* Add "Allow: methods" to the reply (a 405).  methods is borrowed and
+ * must be a string literal or outlive the reply. */
+void tn_http_req_set_allow(struct tn_http_req *r, const char *methods);
+
 /* Send the reply (body copied).  retry_after_s > 0 adds Retry-After.
  * Afterwards r must not be touched. */
 void tn_http_reply(struct tn_http_req *r, unsigned status,

@@ -56,7 +56,7 @@ tn_start_server() {
 tn_wait_ready() {
     local url=$1 secs=${2:-20} i
     for i in $(seq 1 $((secs * 20))); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" 2>/dev/null)" = 200 ] && return 0
+        [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$url/readyz" 2>/dev/null)" = 200 ] && return 0
         if [ -n "${SERVER_PID:-}" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
             return 1 # the server exited
         fi

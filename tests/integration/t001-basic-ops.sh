@@ -45,14 +45,22 @@ for p in /nope /v1 /v2/leases /v1/leasesx /v1/leases/ops%3A1/nope \
 done
 pass "unknown paths are 404 not_found"
 
-for mp in "PUT /v1/leases" "DELETE /v1/leases" "PATCH /v1/leases" \
-    "POST /v1/leases/ops%3A1" "PUT /v1/leases/ops%3A1" \
-    "POST /v1/leases/ops%3A1/check" "DELETE /v1/leases/ops%3A1/check" \
-    "POST /healthz" "DELETE /readyz" "POST /metrics"; do
-    rj ${mp% *} "${mp#* }" '{}'
-    expect_error 405 method_not_allowed "$mp"
+# Each 405 names the methods the path does take (RFC 9110: Allow is a MUST).
+for mp in "PUT /v1/leases:GET POST" "DELETE /v1/leases:GET POST" \
+    "PATCH /v1/leases:GET POST" "POST /v1/leases/ops%3A1:GET PATCH DELETE" \
+    "PUT /v1/leases/ops%3A1:GET PATCH DELETE" \
+    "POST /v1/leases/ops%3A1/check:GET" "DELETE /v1/leases/ops%3A1/check:GET" \
+    "POST /healthz:GET" "DELETE /readyz:GET" "POST /metrics:GET"; do
+    req_line=${mp%%:*}
+    rj ${req_line% *} "${req_line#* }" '{}'
+    expect_error 405 method_not_allowed "$req_line"
+    allow=$(sed -n 's/^[Aa]llow: *//p' <<<"$HDRS")
+    for m in ${mp#*:}; do
+        grep -qw "$m" <<<"$allow" ||
+            fail "$req_line: 405 without $m in its Allow header ('$allow')"
+    done
 done
-pass "wrong methods are 405 method_not_allowed"
+pass "wrong methods are 405 method_not_allowed, with Allow"
 
 # The lease acquired above was not disturbed by any of that.
 get_lease "ops:1"

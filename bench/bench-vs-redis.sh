@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tenured vs durable Redis, in one run on 127.0.0.1:
+#  - builds the release flavour into build/bench (-O2),
+#  - tenured on a fresh data dir: wrk -c50 -t2 -d10s with
+#    bench/acquire-release.lua, acquire->release cycles and acquire only,
+#  - redis-server --appendonly yes --appendfsync always --save "":
+#    redis-benchmark -c 50 -n 200000 -r 1000000 SET key:__rand_int__ val NX PX 10000,
+# RUNS times (default 3), then prints each run, the medians and the ratios.
+# Environment: RUNS, DURATION (wrk -d, default 10s), CONNS (default 50),
+# REDIS_N (default 200000), BENCH_BUILD (default build/bench), TENURED (a
+# tenured binary to use instead of building one).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BENCH_BUILD:-$ROOT/build/bench}
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-10s}
+CONNS=${CONNS:-50}
+REDIS_N=${REDIS_N:-200000}
+LUA=$ROOT/bench/acquire-release.lua
+
+for tool in wrk redis-server redis-benchmark redis-cli curl ss; do
+    command -v "$tool" >/dev/null || { echo "bench: $tool is not installed" >&2; exit 1; }
+done
+
+WORK=$(mktemp -d /tmp/tenure-bench.XXXXXX)
+PIDS=()
+cleanup() {
+    local p
+    for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() {
+    local p
+    for _ in $(seq 1 200); do
+        # Below the kernel's ephemeral range, and not in use in any state.
+        p=$((20000 + RANDOM % 12000))
+        ss -tanH "sport = :$p" | grep -q . || { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+if [ -n "${TENURED:-}" ]; then
+    echo "== using $TENURED as is (TENURED set, nothing built)"
+else
+    echo "== building the release flavour in $BUILD"
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-O2 >/dev/null
+    cmake --build "$BUILD" -j2 --target tenured >/dev/null
+    TENURED=$BUILD/bin/tenured
+fi
+
+# start_tenured: a fresh data dir, a free port; sets TPORT, TPID.
+start_tenured() {
+    TPORT=$(free_port)
+    local data="$WORK/data.$1"
+    mkdir -p "$data"
+    "$TENURED" --listen "127.0.0.1:$TPORT" --data-dir "$data" >"$WORK/tenured.$1.log" 2>&1 &
+    TPID=$!
+    PIDS+=("$TPID")
+    for _ in $(seq 1 200); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$TPORT/readyz")" = 200 ] && return 0
+        sleep 0.05
+    done
+    echo "bench: tenured did not become ready" >&2
+    cat "$WORK/tenured.$1.log" >&2
+    exit 1
+}
+
+stop_tenured() {
+    kill -TERM "$TPID" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$TPID" 2>/dev/null || break; sleep 0.05; done
+    kill -9 "$TPID" 2>/dev/null || true
+    wait "$TPID" 2>/dev/null || true
+}
+
+# run_wrk MODE TAG: prints requests/s; fails on errors or non-2xx answers.
+run_wrk() {
+    local out="$WORK/wrk.$2.out" rps
+    timeout 120 wrk -c "$CONNS" -t 2 -d "$DURATION" --timeout 5s -s "$LUA" \
+        "http://127.0.0.1:$TPORT" -- "$1" "$2" >"$out" 2>&1
+    sed 's/^/    /' "$out" >&2
+    if grep -q 'Non-2xx' "$out" || grep -q 'Socket errors' "$out"; then
+        echo "bench: wrk saw errors or non-2xx answers ($2)" >&2
+        exit 1
+    fi
+    rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$out")
+    [ -n "$rps" ] || { echo "bench: no Requests/sec from wrk" >&2; exit 1; }
+    printf '%.0f\n' "$rps"
+}
+
+run_redis() {
+    local port dir out rps
+    port=$(free_port)
+    dir="$WORK/redis.$1"
+    mkdir -p "$dir"
+    redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes \
+        --appendfsync always --save "" --daemonize no >"$dir/log" 2>&1 &
+    local rpid=$!
+    PIDS+=("$rpid")
+    for _ in $(seq 1 200); do
+        redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
+        sleep 0.05
+    done
+    out=$(timeout 120 redis-benchmark -h 127.0.0.1 -p "$port" -c "$CONNS" -n "$REDIS_N" \
+        -r 1000000 -q SET key:__rand_int__ val NX PX 10000 2>&1 | tr '\r' '\n' | grep 'requests per second' | tail -1)
+    echo "    $out" >&2
+    redis-cli -p "$port" config get appendfsync | tr '\n' ' ' | sed 's/^/    redis /' >&2
+    echo >&2
+    kill -9 "$rpid" 2>/dev/null || true
+    wait "$rpid" 2>/dev/null || true
+    rps=$(sed -n 's/.*: *\([0-9.]*\) requests per second.*/\1/p' <<<"$out")
+    [ -n "$rps" ] || { echo "bench: no result from redis-benchmark" >&2; exit 1; }
+    printf '%.0f\n' "$rps"
+}
+
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
+cyc=() acq=() red=()
+for run in $(seq 1 "$RUNS"); do
+    echo "== run $run/$RUNS: tenured acquire->release (wrk -c$CONNS -t2 -d$DURATION)"
+    start_tenured "c$run"
+    cyc+=("$(run_wrk cycle "c$run")")
+    stop_tenured
+    echo "== run $run/$RUNS: tenured acquire only"
+    start_tenured "a$run"
+    acq+=("$(run_wrk acquire "a$run")")
+    stop_tenured
+    echo "== run $run/$RUNS: redis SET NX PX, appendfsync always (-c$CONNS -n$REDIS_N)"
+    red+=("$(run_redis "$run")")
+    echo "   run $run: tenured cycle ${cyc[-1]} req/s, tenured acquire ${acq[-1]} req/s, redis ${red[-1]} req/s"
+done
+
+mc=$(median "${cyc[@]}")
+ma=$(median "${acq[@]}")
+mr=$(median "${red[@]}")
+echo
+echo "== medians of $RUNS runs ($(nproc) cores, $(uname -r))"
+printf '%-46s %10s\n' "tenured acquire->release, requests/s" "$mc"
+printf '%-46s %10s\n' "tenured acquire->release, acquires/s" "$((mc / 2))"
+printf '%-46s %10s\n' "tenured acquire only, acquires/s" "$ma"
+printf '%-46s %10s\n' "redis SET NX PX (appendfsync always), SETs/s" "$mr"
+awk -v a="$ma" -v c="$mc" -v r="$mr" 'BEGIN {
+    printf "ratio acquire only / redis:                     %.2f\n", a / r
+    printf "ratio acquire->release requests / redis:        %.2f\n", c / r
+}'
+echo
+echo "== as a table (requests/s)"
+echo "| run | tenured acquire only | tenured acquire->release | redis SET NX PX, appendfsync always | acquire only / redis |"
+echo "|---|---|---|---|---|"
+for i in $(seq 0 $((RUNS - 1))); do
+    awk -v n=$((i + 1)) -v a="${acq[$i]}" -v c="${cyc[$i]}" -v r="${red[$i]}" \
+        'BEGIN { printf "| %d | %d | %d | %d | %.2f |\n", n, a, c, r, a / r }'
+done
+awk -v a="$ma" -v c="$mc" -v r="$mr" \
+    'BEGIN { printf "| median | %d | %d | %d | %.2f |\n", a, c, r, a / r }'

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Negative controls (docs/SAFETY.md section 5): build tenure with a planted
+# bug (-DTN_PLANT_BUG=NAME), run the chaos profile that must catch it, and
+# require tenure-check (or the crash test's verifier) to report a
+# violation; then run the same profile against the build under test, which
+# must pass.  Source after lib.sh.  Planted builds are cached in
+# TN_PLANT_DIR (default: chaos-plants beside the build tree), so a second
+# run only rebuilds what changed.
+
+TN_PLANT_DIR=${TN_PLANT_DIR:-$(cd "$TN_BIN/../.." && pwd)/chaos-plants}
+IT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# neg_plant NAME TARGET...: build TARGETs with the bug NAME planted; prints
+# a bin directory that has the planted TARGETs and every other program of
+# TN_BIN.
+neg_plant() {
+    local name=$1 b f
+    shift
+    b=$TN_PLANT_DIR/$name
+    mkdir -p "$b"
+    (
+        flock 9
+        if [ -f "$b/CMakeCache.txt" ] &&
+            ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$TN_SRC" "$b/CMakeCache.txt"; then
+            rm -rf "$b" && mkdir -p "$b" # a cache of another source tree
+        fi
+        if [ ! -f "$b/CMakeCache.txt" ]; then
+            cmake -S "$TN_SRC" -B "$b" -DTN_PLANT_BUG="$name" \
+                -DCMAKE_BUILD_TYPE=Debug >"$b/configure.log" 2>&1 ||
+                { cat "$b/configure.log" >&2; exit 1; }
+        fi
+        cmake --build "$b" -j2 --target "$@" >"$b/build.log" 2>&1 ||
+            { tail -30 "$b/build.log" >&2; exit 1; }
+    ) 9>"$b.lock" || fail "cannot build the $name plant"
+    grep -q "TN_PLANT_BUG:STRING=$name" "$b/CMakeCache.txt" ||
+        fail "$b is not a $name build"
+    local pb=$T/bin-$name
+    mkdir -p "$pb"
+    for f in "$TN_BIN"/*; do ln -sf "$f" "$pb/"; done
+    for f in "$@"; do
+        [ -x "$b/bin/$f" ] || continue
+        ln -sf "$b/bin/$f" "$pb/$f"
+    done
+    mkdir -p "$T/lib"
+    ln -sf "$TN_BIN/../lib/"* "$T/lib/" 2>/dev/null || true
+    echo "$pb"
+}
+
+# neg_caught PLANT_BIN SCRIPT TRIES CLASSES: run the profile SCRIPT against
+# the planted binaries until tenure-check reports a violation of one of the
+# classes CLASSES (an extended regex; at most TRIES runs: the faults land
+# at random instants).  Prints the profile's line.
+neg_caught() {
+    local pb=$1 script=$2 tries=$3 classes=$4 i out
+    for i in $(seq 1 "$tries"); do
+        if out=$(TN_BIN=$pb TN_CHAOS_EXPECT=violation bash "$IT/$script" 2>&1) &&
+            grep -qE "^ok - .*classes: .*\b($classes)\b" <<<"$out"; then
+            echo "caught on run $i: $(grep '^ok - ' <<<"$out")"
+            return 0
+        fi
+        echo "run $i: not caught: $(grep -E '^(FAIL|ok)' <<<"$out" | head -c 600)" >&2
+    done
+    return 1
+}
+
+# neg_clean SCRIPT: the same profile against the build under test passes.
+neg_clean() {
+    local out
+    out=$(TN_CHAOS_EXPECT=clean bash "$IT/$1" 2>&1) ||
+        fail "the profile $1 fails against the normal build: $(grep -E '^FAIL' <<<"$out" | head -c 3000)"
+    grep '^ok - ' <<<"$out"
+}
