@@ -58,7 +58,7 @@ void tn_hex_encode(const void *p, size_t len, char *out)
     out[2 * len] = '\0';
 }
 
-static int nibble(char c)
+int tn_hex_digit(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -75,8 +75,8 @@ int tn_hex_decode(const char *s, size_t slen, void *out, size_t len)
     if (slen != 2 * len)
         return TN_EINVAL;
     for (size_t i = 0; i < len; i++) {
-        int hi = nibble(s[2 * i]);
-        int lo = nibble(s[2 * i + 1]);
+        int hi = tn_hex_digit(s[2 * i]);
+        int lo = tn_hex_digit(s[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return TN_EINVAL;
         b[i] = (uint8_t)(hi << 4 | lo);

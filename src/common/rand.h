@@ -14,6 +14,8 @@ int tn_rand_bytes(void *p, size_t len);
 int tn_rand_small(void *p, size_t len);
 /* Lower-case hex of p[0..len) into out, which holds 2*len+1 bytes. */
 void tn_hex_encode(const void *p, size_t len, char *out);
+/* Value of one hex digit (either case), or -1. */
+int tn_hex_digit(char c);
 /* Decode exactly 2*len hex chars of s into out[0..len); 0 or TN_EINVAL. */
 int tn_hex_decode(const char *s, size_t slen, void *out, size_t len);
 /* Constant-time comparison of two equal-length byte strings. */

@@ -24,6 +24,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/rand.h"
 
 #define QUERY_SCRATCH_BYTES 8192
 #define SWEEP_INTERVAL_MS 250
@@ -538,17 +539,6 @@ const char *tn_http_req_body(const struct tn_http_req *r, size_t *len_out)
     return r->body.data != NULL ? r->body.data : "";
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 struct tn_http_stream {
     struct tn_http *h;                /* owner */
     struct MHD_Connection *mc;        /* its connection */
@@ -675,8 +665,8 @@ long tn_http_pct_decode(const char *s, size_t len, bool form, char *out)
             out[o++] = form && s[i] == '+' ? ' ' : s[i];
             continue;
         }
-        int hi = i + 1 < len ? hexval(s[i + 1]) : -1;
-        int lo = i + 2 < len ? hexval(s[i + 2]) : -1;
+        int hi = i + 1 < len ? tn_hex_digit(s[i + 1]) : -1;
+        int lo = i + 2 < len ? tn_hex_digit(s[i + 2]) : -1;
         if (hi < 0 || lo < 0)
             return -1;
         out[o++] = (char)(hi << 4 | lo);
