@@ -206,8 +206,8 @@ static void handle_events(struct tn_api_call *c)
         tn_api_fail_method(c, "GET");
         return;
     }
-    if (hub == NULL) {
-        tn_api_fail(c, TN_ENOTFOUND, "this store has no event stream");
+    if (hub == NULL || !c->api->cfg.store->ops->has_events) {
+        tn_api_fail(c, TN_ENOTFOUND, "this store has no event stream yet");
         return;
     }
     size_t plen = 0;

@@ -209,6 +209,14 @@ static void do_acquire(struct tn_api_call *c)
     if (rc == 0)
         rc = get_int_field(o, "wait_ms", 0, cfg->max_wait_ms, false, &r.wait_ms,
                            msg, sizeof(msg));
+    if (rc == 0 && r.wait_ms > 0 && !cfg->store->ops->can_wait) {
+        /* Refused, never silently ignored. */
+        (void)snprintf(msg, sizeof(msg),
+                       "field \"wait_ms\" is not supported by the %s store "
+                       "yet",
+                       cfg->store->ops->name);
+        rc = TN_EINVAL;
+    }
     if (rc == 0 && tn_rand_small(secret, sizeof(secret)) < 0) {
         json_decref(o);
         tn_api_fail(c, TN_EINTERNAL, "no randomness for the lease secret");

@@ -212,6 +212,14 @@ static int start_api(struct server *s)
         return TN_ENOMEM;
     if (s->cfg->auth_file[0] == '\0')
         return TN_OK;
+    if (!s->store->ops->binds_principal) {
+        /* Fail closed: with auth on, renew and release must be bound to
+         * the acquiring principal, and this store cannot do that yet. */
+        tn_log(TN_LOG_ERROR, "server",
+               "\"--auth-file is not supported with the %s store yet\"",
+               s->store->ops->name);
+        return TN_EINVAL;
+    }
     struct tn_auth *a = NULL;
     struct tn_errmsg em = {{0}};
     int rc = tn_auth_load(s->cfg->auth_file, &a, &em);

@@ -101,8 +101,11 @@ typedef void (*tn_store_event_fn)(void *ctx, const struct tn_event *ev);
 struct tn_store;
 
 struct tn_store_ops {
-    unsigned version; /* TN_STORE_OPS_VERSION */
-    const char *name; /* "embedded", "postgresql" */
+    unsigned version;     /* TN_STORE_OPS_VERSION */
+    const char *name;     /* "embedded", "postgresql" */
+    bool can_wait;        /* honours tn_acquire_req.wait_ms (blocking) */
+    bool has_events;      /* calls tn_store_config.on_event */
+    bool binds_principal; /* enforces tn_token_req.principal */
     void (*acquire)(struct tn_store *s, const struct tn_acquire_req *r,
                     struct tn_store_result *out, tn_store_done_fn done,
                     void *arg);

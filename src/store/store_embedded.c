@@ -445,6 +445,9 @@ static void e_close(struct tn_store *s)
 static const struct tn_store_ops embedded_ops = {
     .version = TN_STORE_OPS_VERSION,
     .name = "embedded",
+    .can_wait = true,
+    .has_events = true,
+    .binds_principal = true,
     .acquire = e_acquire,
     .renew = e_renew,
     .release = e_release,
