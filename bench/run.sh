@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# `make bench`: the benchmarks of bench/, in one go.
+# `make bench`: installs the bench-only packages (bench/deps.sh), then runs
+# the whole suite (bench/suite.sh: tenured and every peer, one after the
+# other, medians of RUNS runs).  The older two-way comparison with durable
+# Redis is still there as bench/bench-vs-redis.sh.
 set -euo pipefail
-exec "$(dirname "$0")/bench-vs-redis.sh" "$@"
+here=$(dirname "$0")
+"$here/deps.sh"
+exec "$here/suite.sh" "$@"
