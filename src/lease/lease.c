@@ -145,6 +145,16 @@ static int set_str(char **field, const char *s)
     return TN_OK;
 }
 
+/* now_ms is the server clock truncated to the millisecond, so the request
+ * may have arrived up to 1 ms later than now_ms says; its sender counts the
+ * TTL from before it sent.  Expiring at now_ms + ttl could then end the
+ * lease before the holder's own count does: round up instead (found by the
+ * fault harness, issue #7). */
+static int64_t expiry(int64_t now_ms, int64_t ttl_ms)
+{
+    return now_ms + ttl_ms + 1;
+}
+
 /* The grant itself: new token, new secret, new expiry. */
 static int grant(struct tn_lease_table *t, struct tn_lease *l,
                  const struct tn_acquire_req *r, int64_t now_ms)
@@ -169,7 +179,7 @@ static int grant(struct tn_lease_table *t, struct tn_lease *l,
     l->token = ++t->last_token;
     memcpy(l->secret, r->secret, TN_SECRET_BYTES);
     l->ttl_ms = r->ttl_ms;
-    l->expires_at_ms = now_ms + r->ttl_ms;
+    l->expires_at_ms = expiry(now_ms, r->ttl_ms);
     l->lock_delay_ms = r->lock_delay_ms;
     l->held = true;
     l->expiry_noted = false;
@@ -232,7 +242,7 @@ int tn_lease_renew(struct tn_lease_table *t, const struct tn_token_req *r,
     struct tn_lease *l = *out;
     if (r->ttl_ms > 0)
         l->ttl_ms = r->ttl_ms;
-    l->expires_at_ms = now_ms + l->ttl_ms;
+    l->expires_at_ms = expiry(now_ms, l->ttl_ms);
     l->seq = ++t->seq;
     return TN_OK;
 }

@@ -33,8 +33,10 @@ void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
     v->token = l->token;
     memcpy(v->secret, l->secret, TN_SECRET_BYTES);
     v->ttl_ms = l->ttl_ms;
+    /* Expiry is rounded up by a millisecond (lease.c); never report more
+     * than the TTL, so a holder's count stays on the safe side. */
     int64_t left = l->expires_at_ms - now_ms;
-    v->expires_in_ms = left > 0 ? left : 0;
+    v->expires_in_ms = left <= 0 ? 0 : left < l->ttl_ms ? left : l->ttl_ms;
 }
 
 void tn_store_result_release(struct tn_store_result *r)

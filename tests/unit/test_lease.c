@@ -116,8 +116,8 @@ static void test_lease__held_then_conflict(void **state)
 {
     static const struct step steps[] = {
         {ACQ, 0, "indexer-17", 1000, 0, false, TN_OK, 0, NULL},
-        {ACQ, 999, "indexer-04", 1000, 0, false, TN_ECONFLICT, 0, NULL},
-        {ACQ, 1000, "indexer-04", 1000, 0, false, TN_OK, 0, NULL},
+        {ACQ, 1000, "indexer-04", 1000, 0, false, TN_ECONFLICT, 0, NULL},
+        {ACQ, 1001, "indexer-04", 1000, 0, false, TN_OK, 0, NULL},
     };
     RUN((struct fixture *)*state, steps);
 }
@@ -127,9 +127,9 @@ static void test_lease__renew_after_expiry_fails(void **state)
     static const struct step steps[] = {
         {ACQ, 0, "a", 100, 0, false, TN_OK, 0, NULL},
         {RENEW, 50, NULL, 0, 1, false, TN_OK, 0, NULL},
-        {RENEW, 149, NULL, 0, 1, false, TN_OK, 0, NULL},
-        {RENEW, 249, NULL, 0, 1, false, TN_ELOST, 0, NULL},
-        {REL, 250, NULL, 0, 1, false, TN_ELOST, 0, NULL},
+        {RENEW, 150, NULL, 0, 1, false, TN_OK, 0, NULL},
+        {RENEW, 251, NULL, 0, 1, false, TN_ELOST, 0, NULL},
+        {REL, 252, NULL, 0, 1, false, TN_ELOST, 0, NULL},
     };
     RUN((struct fixture *)*state, steps);
 }
@@ -150,10 +150,10 @@ static void test_lease__release_never_touches_newer_grant(void **state)
 {
     static const struct step steps[] = {
         {ACQ, 0, "a", 100, 0, false, TN_OK, 0, NULL},
-        {ACQ, 100, "b", 100, 0, false, TN_OK, 0, NULL},
-        {REL, 101, NULL, 0, 1, false, TN_ELOST, 0, NULL},
-        {RENEW, 101, NULL, 0, 1, false, TN_ELOST, 0, NULL},
-        {ACQ, 102, "c", 100, 0, false, TN_ECONFLICT, 0, NULL},
+        {ACQ, 101, "b", 100, 0, false, TN_OK, 0, NULL},
+        {REL, 102, NULL, 0, 1, false, TN_ELOST, 0, NULL},
+        {RENEW, 102, NULL, 0, 1, false, TN_ELOST, 0, NULL},
+        {ACQ, 103, "c", 100, 0, false, TN_ECONFLICT, 0, NULL},
     };
     RUN((struct fixture *)*state, steps);
 }
@@ -162,11 +162,11 @@ static void test_lease__lock_delay_after_expiry_not_release(void **state)
 {
     static const struct step steps[] = {
         {ACQ, 0, "a", 100, 0, false, TN_OK, 500, NULL},
-        {ACQ, 100, "b", 100, 0, false, TN_ELOCKDELAY, 0, NULL},
-        {ACQ, 599, "b", 100, 0, false, TN_ELOCKDELAY, 0, NULL},
-        {ACQ, 600, "b", 100, 0, false, TN_OK, 500, NULL},
-        {REL, 601, NULL, 0, 4, false, TN_OK, 0, NULL},
-        {ACQ, 601, "c", 100, 0, false, TN_OK, 0, NULL},
+        {ACQ, 101, "b", 100, 0, false, TN_ELOCKDELAY, 0, NULL},
+        {ACQ, 600, "b", 100, 0, false, TN_ELOCKDELAY, 0, NULL},
+        {ACQ, 601, "b", 100, 0, false, TN_OK, 500, NULL},
+        {REL, 602, NULL, 0, 4, false, TN_OK, 0, NULL},
+        {ACQ, 602, "c", 100, 0, false, TN_OK, 0, NULL},
     };
     RUN((struct fixture *)*state, steps);
 }
@@ -191,7 +191,7 @@ static void test_lease__request_id_retry_returns_same_grant(void **state)
     assert_int_equal(tn_lease_acquire(&f->t, &r, 50, &l, &replayed, &retry),
                      TN_ECONFLICT);
     r.owner_id = "w1"; /* after the grant ended: a new acquire */
-    assert_int_equal(tn_lease_acquire(&f->t, &r, 100, &l, &replayed, &retry),
+    assert_int_equal(tn_lease_acquire(&f->t, &r, 101, &l, &replayed, &retry),
                      TN_OK);
     assert_false(replayed);
     assert_true(l->token > token);
@@ -248,8 +248,8 @@ static void test_lease__list_in_name_order_with_paging(void **state)
     assert_int_equal(n, 1);
     assert_string_equal(out[0]->name, "shard:2");
     assert_false(more);
-    n = tn_lease_list(&f->t, "", 0, NULL, 0, 100, out, 2, &more);
-    assert_int_equal(n, 0); /* all expired at 100 */
+    n = tn_lease_list(&f->t, "", 0, NULL, 0, 101, out, 2, &more);
+    assert_int_equal(n, 0); /* all expired at 101 */
 }
 
 /* ---- seeded random walk against a shadow model ---- */
@@ -309,7 +309,7 @@ static void walk_step(struct tn_lease_table *t, struct shadow *sh, int64_t now,
         *last_token = l->token;
         *s = (struct shadow){.token = l->token,
                              .floor = l->token,
-                             .expires_at = now + r.ttl_ms,
+                             .expires_at = now + r.ttl_ms + 1,
                              .held = true};
         memcpy(s->secret, secret, sizeof(secret));
         return;
@@ -329,7 +329,7 @@ static void walk_step(struct tn_lease_table *t, struct shadow *sh, int64_t now,
     if (rc == TN_OK && l->token != token)
         fail_msg("seed %llu: token changed", (unsigned long long)seed);
     if (rc == TN_OK && op == 1)
-        s->expires_at = now + l->ttl_ms;
+        s->expires_at = now + l->ttl_ms + 1;
     if (rc == TN_OK && op != 1)
         s->held = false;
 }
