@@ -67,6 +67,6 @@ neg_caught() {
 neg_clean() {
     local out
     out=$(TN_CHAOS_EXPECT=clean bash "$IT/$1" 2>&1) ||
-        fail "the profile $1 fails against the normal build: $(grep -E '^FAIL' <<<"$out" | head -c 3000)"
+        fail "the profile $1 fails against the normal build: $(grep -E '^FAIL' <<<"$out" | head -c 600) $(grep -E '"(class|why)"' <<<"$out" | head -c 3000)"
     grep '^ok - ' <<<"$out"
 }

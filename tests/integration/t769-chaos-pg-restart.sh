@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Chaos, short profile: PostgreSQL under tenured (--store postgresql://, a
+# private throw-away cluster) crashes (SIGKILL of the postmaster) or stops
+# (immediate shutdown) for 0.3-1.5 s and starts again, under the recording
+# clients.  tenured must answer 503 meanwhile and reconnect by itself; the
+# history must check clean.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-server.sh"
+. "$(dirname "$0")/lib-pg.sh"
+. "$(dirname "$0")/lib-chaos.sh"
+PG_BINDIR=${TENURE_TEST_PG_BINDIR:-/usr/lib/postgresql/15/bin}
+[ -x "$PG_BINDIR/initdb" ] || { echo "skip: PostgreSQL 15 is not installed"; exit 77; }
+secs=${TN_CHAOS_SECONDS:-8}
+pg_private_dir
+trap 'set +e; pg_private_cleanup; tn_cleanup' EXIT
+db="$PGPRIV/db"
+dbport=$(pg_cluster port)
+pg_cluster init "$db" "$dbport" >"$T/pg.log" 2>&1 || fail "cannot start PostgreSQL: $(tail -5 "$T/pg.log")"
+CHAOS_SERVER_ARGS=(--store "postgresql://postgres@127.0.0.1:$dbport/postgres")
+chaos_init pg-restart
+chaos_server "${CHAOS_SERVER_ARGS[@]}"
+chaos_clients 3 "$secs" --ttl-min 300 --ttl-max 900 --names 8
+while chaos_running; do
+    chaos_sleep_ms "$(chaos_rand 400 1200)"
+    chaos_running || break
+    CHAOS_FAULTS=$((CHAOS_FAULTS + 1))
+    down=$(chaos_rand 300 1500)
+    if [ $((RANDOM % 2)) = 0 ]; then
+        chaos_note "PostgreSQL crash (SIGKILL of the postmaster) for $down ms"
+        pg_cluster kill "$db" >>"$T/pg.log" 2>&1 || fail "cannot kill PostgreSQL"
+    else
+        chaos_note "PostgreSQL immediate stop for $down ms"
+        pg_cluster stop "$db" >>"$T/pg.log" 2>&1 || fail "cannot stop PostgreSQL"
+    fi
+    chaos_sleep_ms "$down"
+    pg_cluster start "$db" >>"$T/pg.log" 2>&1 || fail "cannot restart PostgreSQL: $(tail -5 "$T/pg.log")"
+    chaos_note "PostgreSQL started"
+    tn_wait_ready "$URL" 20 || fail "tenured did not come back after PostgreSQL restarted"
+done
+chaos_finish
+chaos_check
+pass "PostgreSQL restarts: $CHAOS_SUMMARY, no violation"
