@@ -57,6 +57,7 @@ bench: deps
 
 soak: build
 	@scripts/soak.sh
+	@scripts/chaos.sh --minutes $${SOAK_MINUTES:-30}
 
 fuzz: deps
 	@scripts/fuzz.sh long
