@@ -82,6 +82,14 @@ const size_t tn_pg_n_migrations =
  * request_id, still live), held, or lock delay.  No row at all means the
  * row was inserted by a transaction our snapshot cannot see: the caller
  * runs the statement again. */
+#ifndef TN_PLANT_BUG_TOKEN_BEFORE_LOCK
+#    define ACQUIRE_SET_TOKEN " fencing_token = nextval('lease_token_seq'),"
+#else
+/* Negative control (docs/SAFETY.md): keep the token that VALUES drew
+ * before the row lock, the mistake the issue warns about. */
+#    define ACQUIRE_SET_TOKEN " fencing_token = excluded.fencing_token,"
+#endif
+
 #define ACQUIRE_SQL                                                            \
     "WITH g AS ("                                                              \
     " INSERT INTO leases AS l (name, owner_id, expires_at, fencing_token,"     \
@@ -89,8 +97,7 @@ const size_t tn_pg_n_migrations =
     " VALUES ($1, $2, now() + $3 * interval '1 millisecond',"                  \
     " nextval('lease_token_seq'), $6, $3, $4, $5, false)"                      \
     " ON CONFLICT (name) DO UPDATE SET owner_id = excluded.owner_id,"          \
-    " expires_at = excluded.expires_at,"                                       \
-    " fencing_token = nextval('lease_token_seq'),"                             \
+    " expires_at = excluded.expires_at," ACQUIRE_SET_TOKEN                     \
     " secret = excluded.secret, ttl_ms = excluded.ttl_ms,"                     \
     " lock_delay_ms = excluded.lock_delay_ms,"                                 \
     " request_id = excluded.request_id, released = false"                      \
