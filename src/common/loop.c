@@ -30,8 +30,6 @@ struct tn_loop {
     pthread_mutex_t mu;                    /* guards posts */
     struct tn_loop_post *posts;            /* LIFO, reversed when run */
     struct tn_loop_timer *timers;          /* sorted by due_ms */
-    tn_loop_timeout_fn timeout_fn;         /* extra deadline hook */
-    void *timeout_arg;                     /* its argument */
     struct watcher watchers[MAX_WATCHERS]; /* fd callbacks */
 };
 
@@ -154,13 +152,6 @@ void tn_loop_post(struct tn_loop *loop, struct tn_loop_post *p)
     wake(loop);
 }
 
-void tn_loop_set_timeout_hook(struct tn_loop *loop, tn_loop_timeout_fn fn,
-                              void *arg)
-{
-    loop->timeout_fn = fn;
-    loop->timeout_arg = arg;
-}
-
 void tn_loop_stop(struct tn_loop *loop)
 {
     atomic_store(&loop->stopping, true);
@@ -207,11 +198,6 @@ static int next_wait_ms(struct tn_loop *loop)
         wait = loop->timers->due_ms - tn_clock_now_ms();
         if (wait < 0)
             wait = 0;
-    }
-    if (loop->timeout_fn != NULL) {
-        int64_t w = loop->timeout_fn(loop->timeout_arg);
-        if (w >= 0 && (wait < 0 || w < wait))
-            wait = w;
     }
     if (wait > 1000 || wait < 0)
         wait = 1000;

@@ -47,12 +47,6 @@ void tn_loop_timer_disarm(struct tn_loop *loop, struct tn_loop_timer *t);
 /* Queue p->fn(p->arg) to run on the loop thread.  Thread-safe. */
 void tn_loop_post(struct tn_loop *loop, struct tn_loop_post *p);
 
-/* An extra deadline for the next wait, for libraries with their own
- * timeouts; called before each wait.  Returns ms to wait or -1. */
-typedef int64_t (*tn_loop_timeout_fn)(void *arg);
-void tn_loop_set_timeout_hook(struct tn_loop *loop, tn_loop_timeout_fn fn,
-                              void *arg);
-
 /* Run the posts queued so far.  Loop thread only. */
 void tn_loop_run_posts(struct tn_loop *loop);
 

@@ -519,8 +519,12 @@ int tn_http_req_peer_cn(const struct tn_http_req *r, char *out, size_t len)
 
 bool tn_http_req_is_connected(const struct tn_http_req *r)
 {
-    if (r->gone || r->conn == NULL || r->conn->evicted || r->conn->fd < 0)
-        return r->conn == NULL && !r->gone;
+    if (r->gone)
+        return false; /* MHD already closed it */
+    if (r->conn == NULL)
+        return true; /* untracked (out of memory): assume it is there */
+    if (r->conn->evicted || r->conn->fd < 0)
+        return false;
     char c;
     ssize_t n = recv(r->conn->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n == 0)

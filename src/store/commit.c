@@ -198,7 +198,6 @@ static void on_posted(void *arg)
 
 static void post_batch(struct tn_commit *c, struct tn_batch *b)
 {
-    (void)c;
     b->post.fn = on_posted;
     b->post.arg = b;
     tn_loop_post(c->cfg.loop, &b->post);
