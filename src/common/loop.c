@@ -30,6 +30,7 @@ struct tn_loop {
     pthread_mutex_t mu;                    /* guards posts */
     struct tn_loop_post *posts;            /* LIFO, reversed when run */
     struct tn_loop_timer *timers;          /* sorted by due_ms */
+    struct tn_loop_post *deferred;         /* LIFO, loop thread only */
     struct watcher watchers[MAX_WATCHERS]; /* fd callbacks */
 };
 
@@ -180,6 +181,32 @@ void tn_loop_run_posts(struct tn_loop *loop)
     }
 }
 
+void tn_loop_defer(struct tn_loop *loop, struct tn_loop_post *p)
+{
+    p->next = loop->deferred;
+    loop->deferred = p;
+}
+
+void tn_loop_cancel(struct tn_loop *loop, struct tn_loop_post *p)
+{
+    for (struct tn_loop_post **pp = &loop->deferred; *pp; pp = &(*pp)->next) {
+        if (*pp == p) {
+            *pp = p->next;
+            return;
+        }
+    }
+}
+
+/* Run the deferred calls, including those they defer in turn. */
+static void run_deferred(struct tn_loop *loop)
+{
+    while (loop->deferred != NULL) {
+        struct tn_loop_post *p = loop->deferred;
+        loop->deferred = p->next;
+        p->fn(p->arg);
+    }
+}
+
 static void run_timers(struct tn_loop *loop)
 {
     int64_t now = tn_clock_now_ms();
@@ -219,8 +246,10 @@ int tn_loop_run(struct tn_loop *loop)
                 w->fn(w->arg, evs[i].events);
         }
         run_timers(loop);
+        run_deferred(loop);
     }
     tn_loop_run_posts(loop);
+    run_deferred(loop);
     atomic_store(&loop->stopping, false);
     return TN_OK;
 }

@@ -47,6 +47,14 @@ void tn_loop_timer_disarm(struct tn_loop *loop, struct tn_loop_timer *t);
 /* Queue p->fn(p->arg) to run on the loop thread.  Thread-safe. */
 void tn_loop_post(struct tn_loop *loop, struct tn_loop_post *p);
 
+/* Queue p->fn(p->arg) to run once at the end of the current loop
+ * iteration, after every ready fd and due timer was handled and before the
+ * loop waits again: work that many callbacks of one iteration produce is
+ * then handed on once.  p must not be deferred again before it has run;
+ * tn_loop_cancel() takes it back.  Loop thread only. */
+void tn_loop_defer(struct tn_loop *loop, struct tn_loop_post *p);
+void tn_loop_cancel(struct tn_loop *loop, struct tn_loop_post *p);
+
 /* Run the posts queued so far.  Loop thread only. */
 void tn_loop_run_posts(struct tn_loop *loop);
 

@@ -36,6 +36,8 @@ struct tn_commit {
     int fail_rc;                        /* error of the failed write */
     bool stopping;                      /* tn_commit_stop was called */
     struct tn_loop_post recovered_post; /* runs cfg.recovered */
+    struct tn_loop_post kick_post;      /* wakes the committer */
+    bool kick_queued;                   /* kick_post is deferred (loop) */
 };
 
 static struct tn_batch *batch_new(struct tn_commit *c)
@@ -232,6 +234,10 @@ void tn_commit_stop(struct tn_commit *c)
 {
     if (c == NULL)
         return;
+    if (c->kick_queued) {
+        tn_loop_cancel(c->cfg.loop, &c->kick_post);
+        c->kick_queued = false;
+    }
     pthread_mutex_lock(&c->mu);
     c->stopping = true;
     pthread_cond_signal(&c->cv);
@@ -240,6 +246,8 @@ void tn_commit_stop(struct tn_commit *c)
     /* Batches posted before the join are still queued on the loop: run
      * them now, while c is alive, so every waiter is answered. */
     tn_loop_run_posts(c->cfg.loop);
+    if (c->kick_queued) /* a done callback added rows: nobody writes them */
+        tn_loop_cancel(c->cfg.loop, &c->kick_post);
     batch_free(c->open);
     while (c->free_list != NULL) {
         struct tn_batch *b = c->free_list;
@@ -249,6 +257,29 @@ void tn_commit_stop(struct tn_commit *c)
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
     tn_free(c);
+}
+
+/* Wake the committer once per loop iteration rather than once per row:
+ * it then takes everything the iteration produced as one batch, instead
+ * of committing the first row alone while the rest of the iteration's
+ * requests wait a whole commit behind it. */
+static void kick(void *arg)
+{
+    struct tn_commit *c = arg;
+    c->kick_queued = false;
+    pthread_mutex_lock(&c->mu);
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void kick_later(struct tn_commit *c)
+{
+    if (c->kick_queued)
+        return;
+    c->kick_queued = true;
+    c->kick_post.fn = kick;
+    c->kick_post.arg = c;
+    tn_loop_defer(c->cfg.loop, &c->kick_post);
 }
 
 static size_t add_string(struct tn_batch *b, const char *s)
@@ -291,8 +322,8 @@ void tn_commit_add_row(struct tn_commit *c, const struct tn_lease *l,
     r->held = l->held;
     b->last_seq = l->seq;
     b->last_token = last_token;
-    pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&c->mu);
+    kick_later(c);
 }
 
 void tn_commit_add_waiter(struct tn_commit *c, tn_store_done_fn done, void *arg,
@@ -304,8 +335,8 @@ void tn_commit_add_waiter(struct tn_commit *c, tn_store_done_fn done, void *arg,
                       sizeof(*b->waiters));
     b->waiters[b->n_waiters++] =
         (struct tn_waiter){.done = done, .arg = arg, .out = out};
-    pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&c->mu);
+    kick_later(c);
 }
 
 void tn_commit_fail_open(struct tn_commit *c, int rc)

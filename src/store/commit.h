@@ -3,7 +3,9 @@
  * batch; one committer thread takes the whole open batch, writes it in one
  * transaction through a writer callback, and hands the batch back to the
  * loop thread, which then answers its waiters.  The next batch forms while
- * the previous one commits.  Knows nothing of SQLite or HTTP. */
+ * the previous one commits, and the committer is woken once at the end of
+ * a loop iteration (tn_loop_defer), so that one iteration's requests share
+ * a commit.  Knows nothing of SQLite or HTTP. */
 #ifndef TN_STORE_COMMIT_H
 #define TN_STORE_COMMIT_H
 

@@ -13,6 +13,8 @@ struct tn_sqlite_db {
     sqlite3 *db;          /* the connection */
     sqlite3_stmt *upsert; /* INSERT OR REPLACE of one lease row */
     sqlite3_stmt *meta;   /* INSERT OR REPLACE into meta */
+    sqlite3_stmt *begin;  /* BEGIN IMMEDIATE */
+    sqlite3_stmt *commit; /* COMMIT */
     char boot_id[37];     /* this boot's id */
 };
 
@@ -60,8 +62,13 @@ static int prepare(struct tn_sqlite_db *d, struct tn_errmsg *em)
         " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
     static const char meta[] =
         "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)";
+    /* BEGIN and COMMIT too: each batch would otherwise parse them again. */
     if (sqlite3_prepare_v2(d->db, upsert, -1, &d->upsert, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(d->db, meta, -1, &d->meta, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(d->db, meta, -1, &d->meta, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(d->db, "BEGIN IMMEDIATE", -1, &d->begin, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v2(d->db, "COMMIT", -1, &d->commit, NULL) !=
+            SQLITE_OK) {
         tn_errmsg_set(em, "sqlite prepare: %s", sqlite3_errmsg(d->db));
         return TN_EIO;
     }
@@ -165,6 +172,8 @@ void tn_sqlite_db_close(struct tn_sqlite_db *d)
         return;
     sqlite3_finalize(d->upsert);
     sqlite3_finalize(d->meta);
+    sqlite3_finalize(d->begin);
+    sqlite3_finalize(d->commit);
     sqlite3_close(d->db);
     tn_free(d);
 }
@@ -306,9 +315,17 @@ static int write_row(struct tn_sqlite_db *d, const struct tn_batch *b,
     return map_rc(sqlite3_step(st));
 }
 
+/* Run a prepared statement that returns no rows. */
+static int step_once(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return map_rc(rc);
+}
+
 int tn_sqlite_db_write(struct tn_sqlite_db *d, const struct tn_batch *b)
 {
-    int rc = exec(d, "BEGIN IMMEDIATE", NULL);
+    int rc = step_once(d->begin);
     for (size_t i = 0; rc == 0 && i < b->n_rows; i++)
         rc = write_row(d, b, &b->rows[i]);
     if (rc == 0)
@@ -316,7 +333,7 @@ int tn_sqlite_db_write(struct tn_sqlite_db *d, const struct tn_batch *b)
     if (rc == 0)
         rc = set_meta_int(d, "alive_at_ms", tn_clock_now_ms());
     if (rc == 0)
-        rc = map_rc(sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL));
+        rc = step_once(d->commit);
     if (rc < 0) {
         tn_log(TN_LOG_ERROR, "store", "\"commit failed\" err=\"%s\"",
                sqlite3_errmsg(d->db));
