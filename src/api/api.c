@@ -14,12 +14,9 @@
 #include "errmap.h"
 #include "events.h"
 #include "reply.h"
+#include "route.h"
 
 #define REPLY_MAX_BYTES (4u << 20)
-
-static const char *const route_names[TN_ROUTE_COUNT] = {
-    "acquire", "list",   "get",     "renew",  "release", "check",
-    "history", "events", "healthz", "readyz", "metrics", "other"};
 
 struct tn_api *tn_api_new(const struct tn_api_config *cfg)
 {
@@ -133,7 +130,7 @@ static void print_metrics(struct tn_api *api, struct tn_buf *b)
             (void)tn_buf_printf(
                 b,
                 "tenure_http_requests_total{route=\"%s\",code=\"%s\"} %llu\n",
-                route_names[r], cls[k],
+                tn_route_name((enum tn_route)r), cls[k],
                 (unsigned long long)api->requests[r][k]);
         }
     }
@@ -147,7 +144,7 @@ static void print_metrics(struct tn_api *api, struct tn_buf *b)
                     b,
                     "tenure_http_request_seconds_bucket{route=\"%s\","
                     "le=\"%g\"} %llu\n",
-                    route_names[r], (double)(50u << i) / 1e6,
+                    tn_route_name((enum tn_route)r), (double)(50u << i) / 1e6,
                     (unsigned long long)cum);
         }
         (void)tn_buf_printf(
@@ -155,8 +152,9 @@ static void print_metrics(struct tn_api *api, struct tn_buf *b)
             "tenure_http_request_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
             "%llu\ntenure_http_request_seconds_sum{route=\"%s\"} %.6f\n"
             "tenure_http_request_seconds_count{route=\"%s\"} %llu\n",
-            route_names[r], (unsigned long long)cum, route_names[r],
-            api->lat_sum[r], route_names[r], (unsigned long long)cum);
+            tn_route_name((enum tn_route)r), (unsigned long long)cum,
+            tn_route_name((enum tn_route)r), api->lat_sum[r],
+            tn_route_name((enum tn_route)r), (unsigned long long)cum);
     }
     (void)tn_buf_printf(b,
                         "# TYPE tenure_grants_total counter\n"
@@ -170,12 +168,11 @@ static void print_metrics(struct tn_api *api, struct tn_buf *b)
                         (unsigned long long)api->releases);
 }
 
-static void handle_ops(struct tn_api_call *c)
+static void handle_ops(struct tn_api_call *c, struct tn_route_match *m)
 {
     struct tn_store *s = c->api->cfg.store;
-    if (tn_http_req_method(c->req) != TN_HTTP_GET &&
-        tn_http_req_method(c->req) != TN_HTTP_HEAD) {
-        tn_api_fail_method(c, "GET, HEAD");
+    if (tn_route_method(m, tn_http_req_method(c->req)) < 0) {
+        tn_api_fail_method(c, m->allow_header);
         return;
     }
     if (c->route == TN_ROUTE_HEALTHZ) {
@@ -198,22 +195,26 @@ static void handle_ops(struct tn_api_call *c)
     }
 }
 
+static const char *req_query(void *req, const char *key, size_t *len_out)
+{
+    return tn_http_req_query(req, key, len_out);
+}
+
 /* GET /v1/events?prefix=: a server-sent-events stream. */
-static void handle_events(struct tn_api_call *c)
+static void handle_events(struct tn_api_call *c, struct tn_route_match *m)
 {
     struct tn_events *hub = c->api->cfg.events;
-    if (tn_http_req_method(c->req) != TN_HTTP_GET) {
-        tn_api_fail_method(c, "GET");
+    if (tn_route_method(m, tn_http_req_method(c->req)) < 0) {
+        tn_api_fail_method(c, m->allow_header);
         return;
     }
     if (hub == NULL || !c->api->cfg.store->ops->has_events) {
         tn_api_fail(c, TN_ENOTFOUND, "this store has no event stream yet");
         return;
     }
-    size_t plen = 0;
-    const char *prefix = tn_http_req_query(c->req, "prefix", &plen);
-    if (prefix == NULL)
-        prefix = "";
+    (void)tn_route_query(m, req_query, c->req); /* events: cannot fail */
+    const char *prefix = m->prefix;
+    size_t plen = m->prefix_len;
     if (tn_api_authorize(c, TN_AUTH_READ, prefix, plen) < 0) {
         tn_api_fail(c, TN_EFORBIDDEN, "not permitted to read this prefix");
         return;
@@ -264,46 +265,6 @@ static int authenticate(struct tn_api_call *c)
     return TN_OK;
 }
 
-/* Which route a path names; the {name} segment is decoded into c. */
-static int route(struct tn_api_call *c, const char *path)
-{
-    static const char leases[] = "/v1/leases";
-    if (strcmp(path, "/healthz") == 0)
-        return c->route = TN_ROUTE_HEALTHZ, TN_OK;
-    if (strcmp(path, "/readyz") == 0)
-        return c->route = TN_ROUTE_READYZ, TN_OK;
-    if (strcmp(path, "/metrics") == 0)
-        return c->route = TN_ROUTE_METRICS, TN_OK;
-    if (strcmp(path, "/v1/events") == 0)
-        return c->route = TN_ROUTE_EVENTS, TN_OK;
-    c->route = TN_ROUTE_OTHER;
-    if (strncmp(path, leases, sizeof(leases) - 1) != 0)
-        return TN_ENOTFOUND;
-    const char *rest = path + sizeof(leases) - 1;
-    if (*rest == '\0' || strcmp(rest, "/") == 0)
-        return c->route = TN_ROUTE_ACQUIRE, TN_OK; /* or list: by method */
-    if (*rest != '/')
-        return TN_ENOTFOUND;
-    rest++;
-    const char *slash = strchr(rest, '/');
-    size_t seg = slash != NULL ? (size_t)(slash - rest) : strlen(rest);
-    if (slash != NULL && strcmp(slash, "/check") != 0 &&
-        strcmp(slash, "/history") != 0)
-        return TN_ENOTFOUND;
-    if (seg > 3 * TN_NAME_MAX_BYTES)
-        return TN_EINVAL;
-    char tmp[3 * TN_NAME_MAX_BYTES + 1];
-    long n = tn_http_pct_decode(rest, seg, false, tmp);
-    if (n < 0 || !tn_name_is_valid(tmp, (size_t)n, TN_NAME_MAX_BYTES))
-        return TN_EINVAL;
-    memcpy(c->name, tmp, (size_t)n + 1);
-    c->name_len = (size_t)n;
-    c->route = slash == NULL                  ? TN_ROUTE_GET
-               : strcmp(slash, "/check") == 0 ? TN_ROUTE_CHECK
-                                              : TN_ROUTE_HISTORY;
-    return TN_OK;
-}
-
 /* Bodies are JSON: application/json, none, or form-encoded (curl -d). */
 static bool media_ok(struct tn_http_req *req)
 {
@@ -336,7 +297,13 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
                                         : "request header fields too large");
         return;
     }
-    int rc = route(c, tn_http_req_path(req));
+    /* The path here; the method and the query of the lease routes are
+     * checked by tn_api_lease_dispatch, after authentication. */
+    struct tn_route_match m;
+    int rc = tn_route_path(tn_http_req_path(req), &m);
+    c->route = m.path_route;
+    memcpy(c->name, m.name, m.name_len + 1);
+    c->name_len = m.name_len;
     if (rc < 0) {
         tn_api_fail(c, rc,
                     rc == TN_EINVAL ? "lease name in path must be 1-256 bytes "
@@ -348,7 +315,7 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
         authenticate(c) < 0)
         return;
     if (c->route >= TN_ROUTE_HEALTHZ) {
-        handle_ops(c);
+        handle_ops(c, &m);
         return;
     }
     if (!media_ok(req)) {
@@ -360,7 +327,7 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
         return;
     }
     if (c->route == TN_ROUTE_EVENTS)
-        handle_events(c);
+        handle_events(c, &m);
     else
         tn_api_lease_dispatch(c);
 }

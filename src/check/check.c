@@ -2,8 +2,10 @@
 /* The rules of tenure-check.  Each rule is a sort plus one sweep, so the
  * whole check is O(N log N).  Unknown outcomes never create a violation:
  * an info acquire contributes no token, a release invoke of any outcome may
- * have ended its lease at its invoke, and a renew extends validity only
- * when it returned ok.  See docs/SAFETY.md for each rule and why. */
+ * have ended its lease at its invoke, and a renew (which replaces the
+ * lease's deadline, so may shorten it) is taken to have been applied last
+ * whenever it may have been, so the deadline used is the earliest one
+ * possible.  See docs/SAFETY.md for each rule and why. */
 #include "check.h"
 
 #include <stdio.h>
@@ -21,8 +23,17 @@ struct lease {
     int64_t complete_t;  /* ns */
     int64_t valid_until; /* ns: validity is certain before this */
     int64_t release_t;   /* ns: earliest release invoke, or NEVER */
+    int64_t applied_t;   /* ns: every ok renew was applied at or after
+                            this: the latest invoke of the grant and its
+                            ok renews */
+    int64_t min_ttl_ms;  /* smallest TTL the lease may have had */
     size_t op;           /* index of the acquire in h->ops */
     size_t bound_op;     /* op that set valid_until (acquire or renew) */
+    int64_t renew_until; /* ns: earliest deadline a renew may have set */
+    size_t applied_op;   /* op whose invoke is applied_t */
+    size_t renew_op;     /* renew that set renew_until */
+    size_t from_op;      /* op whose invoke renew_until counts from */
+    bool renewed;        /* an ok renew may have been applied last */
     uint32_t name;       /* interned lease name */
     uint32_t request_id; /* interned request_id or NO_ID */
 };
@@ -161,8 +172,15 @@ static int collect_leases(struct ctx *c)
                           .complete_t = op->complete_t,
                           .valid_until = op->invoke_t + op->ttl_ms * NS_PER_MS,
                           .release_t = TN_HISTORY_NEVER,
+                          .applied_t = op->invoke_t,
+                          .min_ttl_ms = op->ttl_ms,
                           .op = i,
                           .bound_op = i,
+                          .renew_until = TN_HISTORY_NEVER,
+                          .applied_op = i,
+                          .renew_op = i,
+                          .from_op = i,
+                          .renewed = false,
                           .name = op->name,
                           .request_id = op->request_id};
         c->by_token[c->n++] = l;
@@ -173,10 +191,33 @@ static int collect_leases(struct ctx *c)
     return TN_OK;
 }
 
-/* Renews that returned ok extend validity from their invoke; a release
- * invoke of any outcome may have ended the lease at that invoke.  Facts
- * land on the first lease of their (name, token), the one with the
- * earliest invoke. */
+/* The first lease of op's (name, token_in), or NULL. */
+static struct lease *lease_of(struct ctx *c, const struct tn_history_op *op)
+{
+    size_t k = find_lease(c, op->name, op->token_in, false);
+    if (k == c->n || c->by_name[k].name != op->name ||
+        c->by_name[k].token != op->token_in)
+        return NULL;
+    return &c->by_name[k];
+}
+
+/* Validity of each lease.  A renew replaces the deadline with (its
+ * arrival + its TTL, or the lease's current TTL when it names none), so
+ * the deadline is the one set by whichever of the grant and the applied
+ * renews the server applied last.  Ok renews were applied, each at or
+ * after its own invoke and after the grant; failed ones were not; info and
+ * unfinished ones may have been, at any time after their invoke.  The
+ * deadline is certainly no earlier than the minimum, over every operation
+ * that may have been applied last, of
+ *   - an ok renew r (possible last iff it completed no earlier than
+ *     applied_t, the latest invoke of the grant and the ok renews):
+ *     applied_t + ttl(r), since r was applied after all of them;
+ *   - an unknown renew u: max(i(u), applied_t) + ttl(u);
+ *   - the grant, when no ok renew can be last: i + ttl.
+ * A renew without ttl_ms counts with min_ttl_ms, the smallest TTL that the
+ * grant or any renew that may have been applied set.  A release invoke of
+ * any outcome may have ended the lease at that invoke.  Facts land on the
+ * first lease of their (name, token), the one with the earliest invoke. */
 static void apply_renews_releases(struct ctx *c)
 {
     const struct tn_history *h = c->h;
@@ -184,22 +225,61 @@ static void apply_renews_releases(struct ctx *c)
         const struct tn_history_op *op = &h->ops[i];
         if (op->kind == TN_HISTORY_ACQUIRE)
             continue;
-        size_t k = find_lease(c, op->name, op->token_in, false);
-        if (k == c->n || c->by_name[k].name != op->name ||
-            c->by_name[k].token != op->token_in)
+        struct lease *l = lease_of(c, op);
+        if (l == NULL)
             continue;
-        struct lease *l = &c->by_name[k];
         if (op->kind == TN_HISTORY_RELEASE) {
             if (op->invoke_t < l->release_t)
                 l->release_t = op->invoke_t;
             continue;
         }
-        if (op->outcome != TN_HISTORY_OK || op->ttl_ms == TN_HISTORY_NONE)
+        if (op->outcome == TN_HISTORY_FAIL)
             continue;
-        int64_t until = op->invoke_t + op->ttl_ms * NS_PER_MS;
-        if (until > l->valid_until) {
-            l->valid_until = until;
-            l->bound_op = i;
+        if (op->ttl_ms != TN_HISTORY_NONE && op->ttl_ms < l->min_ttl_ms)
+            l->min_ttl_ms = op->ttl_ms;
+        if (op->outcome == TN_HISTORY_OK && op->invoke_t > l->applied_t) {
+            l->applied_t = op->invoke_t;
+            l->applied_op = i;
+        }
+    }
+    for (size_t i = 0; i < h->n_ops; i++) {
+        const struct tn_history_op *op = &h->ops[i];
+        if (op->kind != TN_HISTORY_RENEW || op->outcome == TN_HISTORY_FAIL)
+            continue;
+        struct lease *l = lease_of(c, op);
+        if (l == NULL)
+            continue;
+        int64_t ttl =
+            op->ttl_ms != TN_HISTORY_NONE ? op->ttl_ms : l->min_ttl_ms;
+        int64_t from = l->applied_t;
+        size_t from_op = l->applied_op;
+        if (op->outcome == TN_HISTORY_OK) {
+            if (op->complete_t < l->applied_t)
+                continue; /* certainly applied before another ok renew */
+            l->renewed = true;
+        } else if (op->invoke_t > from) {
+            from = op->invoke_t;
+            from_op = i;
+        }
+        if (op->invoke_t == from)
+            from_op = i;
+        int64_t until = from + ttl * NS_PER_MS;
+        /* On a tie, prefer the renew that counts from its own invoke: the
+         * witness is one event shorter. */
+        if (until < l->renew_until ||
+            (until == l->renew_until && from_op == i &&
+             l->from_op != l->renew_op)) {
+            l->renew_until = until;
+            l->renew_op = i;
+            l->from_op = from_op;
+        }
+    }
+    /* The grant set the deadline last only if no ok renew can have. */
+    for (size_t k = 0; k < c->n; k++) {
+        struct lease *l = &c->by_name[k];
+        if (l->renewed || l->renew_until < l->valid_until) {
+            l->valid_until = l->renew_until;
+            l->bound_op = l->renew_op;
         }
     }
 }
@@ -292,9 +372,16 @@ static void overlap_in_name(struct ctx *c, size_t a, size_t b)
             const struct lease *l2 = &c->by_name[k];
             if (l2->complete_t >= lease_end(best))
                 continue;
-            struct tn_check_ref ev[3] = {op_ref(best->op), op_ref(l2->op),
-                                         op_ref(best->bound_op)};
-            unsigned n_ev = best->bound_op != best->op ? 3 : 2;
+            /* L1, L2, then the operation that set the deadline and the
+             * one that shows it was applied that late, when not L1. */
+            struct tn_check_ref ev[4] = {op_ref(best->op), op_ref(l2->op)};
+            unsigned n_ev = 2;
+            if (best->bound_op != best->op) {
+                ev[n_ev++] = op_ref(best->bound_op);
+                if (best->from_op != best->bound_op &&
+                    best->from_op != best->op)
+                    ev[n_ev++] = op_ref(best->from_op);
+            }
             report(c, TN_CHECK_OVERLAPPING_GRANT, ev, n_ev, lease_end(best));
         }
         if (best == NULL || lease_end(&c->by_name[g]) > lease_end(best))

@@ -35,7 +35,7 @@ struct tn_check_ref {
 
 /* The smallest set of events that shows one violation of a class. */
 struct tn_check_witness {
-    struct tn_check_ref ev[3]; /* the events, earliest-role first */
+    struct tn_check_ref ev[4]; /* the events, earliest-role first */
     unsigned n_ev;             /* used entries of ev, 0 = no witness */
     int64_t bound;             /* class-specific figure (see SAFETY.md) */
 };

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/* Request routing of the v1 API (src/api/route.c): a table of method,
+ * path and query cases with the route, decoded name, Allow set and query
+ * values each must give, plus the boundaries of names and tokens. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <tenure/err.h>
+
+#include "api/route.h"
+
+#include <cmocka.h>
+
+#define MAX_ARGS 8
+
+/* A query string "k=v&k=v", form-decoded like the HTTP layer does. */
+struct query {
+    char keys[MAX_ARGS][64];
+    char vals[MAX_ARGS][1024];
+    size_t lens[MAX_ARGS];
+    size_t n;
+};
+
+static void query_parse(struct query *q, const char *s)
+{
+    memset(q, 0, sizeof(*q));
+    while (s != NULL && *s != '\0' && q->n < MAX_ARGS) {
+        const char *amp = strchr(s, '&');
+        size_t len = amp != NULL ? (size_t)(amp - s) : strlen(s);
+        const char *eq = memchr(s, '=', len);
+        size_t klen = eq != NULL ? (size_t)(eq - s) : len;
+        assert_true(klen < sizeof(q->keys[0]));
+        memcpy(q->keys[q->n], s, klen);
+        const char *v = eq != NULL ? eq + 1 : s + len;
+        size_t vlen = (size_t)(s + len - v);
+        assert_true(vlen < sizeof(q->vals[0]));
+        long n = tn_http_pct_decode(v, vlen, true, q->vals[q->n]);
+        assert_true(n >= 0);
+        q->lens[q->n++] = (size_t)n;
+        s = amp != NULL ? amp + 1 : NULL;
+    }
+}
+
+static const char *query_get(void *arg, const char *key, size_t *len_out)
+{
+    struct query *q = arg;
+    for (size_t i = 0; i < q->n; i++) {
+        if (strcmp(q->keys[i], key) == 0) {
+            *len_out = q->lens[i];
+            return q->vals[i];
+        }
+    }
+    return NULL;
+}
+
+struct rcase {
+    enum tn_http_method method;
+    const char *path;
+    const char *query;
+    int rc;              /* of tn_route_match */
+    enum tn_route route; /* resolved route (OTHER on error) */
+    const char *name;    /* decoded name, or NULL for none */
+    const char *allow;   /* Allow header, NULL: do not compare */
+    const char *bad;     /* bad_query expected, NULL: none */
+};
+
+static const struct rcase cases[] = {
+    {TN_HTTP_GET, "/healthz", "", 0, TN_ROUTE_HEALTHZ, NULL, "GET, HEAD", NULL},
+    {TN_HTTP_HEAD, "/healthz", "", 0, TN_ROUTE_HEALTHZ, NULL, NULL, NULL},
+    {TN_HTTP_HEAD, "/readyz", "", 0, TN_ROUTE_READYZ, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/metrics", "", 0, TN_ROUTE_METRICS, NULL, NULL, NULL},
+    {TN_HTTP_POST, "/metrics", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
+     "GET, HEAD", NULL},
+    {TN_HTTP_OTHER, "/healthz", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
+     "GET, HEAD", NULL},
+    {TN_HTTP_GET, "/v1/events", "prefix=a", 0, TN_ROUTE_EVENTS, NULL, "GET",
+     NULL},
+    {TN_HTTP_HEAD, "/v1/events", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL, "GET",
+     NULL},
+    {TN_HTTP_POST, "/v1/leases", "", 0, TN_ROUTE_ACQUIRE, NULL, "GET, POST",
+     NULL},
+    {TN_HTTP_POST, "/v1/leases/", "", 0, TN_ROUTE_ACQUIRE, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases", "", 0, TN_ROUTE_LIST, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases", "limit=5&prefix=ab&after=x", 0, TN_ROUTE_LIST,
+     NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases", "limit=1000", 0, TN_ROUTE_LIST, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leases", "limit=0", TN_EINVAL, TN_ROUTE_LIST, NULL, NULL,
+     "limit"},
+    {TN_HTTP_GET, "/v1/leases", "limit=1001", TN_EINVAL, TN_ROUTE_LIST, NULL,
+     NULL, "limit"},
+    {TN_HTTP_GET, "/v1/leases", "limit=", TN_EINVAL, TN_ROUTE_LIST, NULL, NULL,
+     "limit"},
+    {TN_HTTP_GET, "/v1/leases", "limit=-1", TN_EINVAL, TN_ROUTE_LIST, NULL,
+     NULL, "limit"},
+    {TN_HTTP_GET, "/v1/leases", "limit=99999999999999999999999", TN_EINVAL,
+     TN_ROUTE_LIST, NULL, NULL, "limit"},
+    {TN_HTTP_DELETE, "/v1/leases", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
+     "GET, POST", NULL},
+    {TN_HTTP_HEAD, "/v1/leases", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
+     "GET, POST", NULL},
+    {TN_HTTP_GET, "/v1/leases/a", "", 0, TN_ROUTE_GET, "a",
+     "GET, PATCH, DELETE", NULL},
+    {TN_HTTP_PATCH, "/v1/leases/a", "", 0, TN_ROUTE_RENEW, "a", NULL, NULL},
+    {TN_HTTP_DELETE, "/v1/leases/a", "", 0, TN_ROUTE_RELEASE, "a", NULL, NULL},
+    {TN_HTTP_DELETE, "/v1/leases/a", "force=true", 0, TN_ROUTE_RELEASE, "a",
+     NULL, NULL},
+    {TN_HTTP_DELETE, "/v1/leases/a", "force=false", 0, TN_ROUTE_RELEASE, "a",
+     NULL, NULL},
+    {TN_HTTP_DELETE, "/v1/leases/a", "force=yes", TN_EINVAL, TN_ROUTE_RELEASE,
+     "a", NULL, "force"},
+    {TN_HTTP_DELETE, "/v1/leases/a", "force=true%00x", TN_EINVAL,
+     TN_ROUTE_RELEASE, "a", NULL, "force"},
+    {TN_HTTP_PUT, "/v1/leases/a", "", TN_EMETHOD, TN_ROUTE_OTHER, "a",
+     "GET, PATCH, DELETE", NULL},
+    {TN_HTTP_POST, "/v1/leases/a", "", TN_EMETHOD, TN_ROUTE_OTHER, "a",
+     "GET, PATCH, DELETE", NULL},
+    {TN_HTTP_GET, "/v1/leases/shard%3A8841", "", 0, TN_ROUTE_GET, "shard:8841",
+     NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/a%2Fb", "", 0, TN_ROUTE_GET, "a/b", NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/a%20b+c", "", 0, TN_ROUTE_GET, "a b+c", NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leases/%C3%A9t%C3%A9", "", 0, TN_ROUTE_GET,
+     "\xc3\xa9t\xc3\xa9", NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/%2e%2e", "", 0, TN_ROUTE_GET, "..", NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=7", 0, TN_ROUTE_CHECK, "a",
+     "GET", NULL},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=0", 0, TN_ROUTE_CHECK, "a", NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=9007199254740991", 0,
+     TN_ROUTE_CHECK, "a", NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=9007199254740992", TN_EINVAL,
+     TN_ROUTE_CHECK, "a", NULL, "token"},
+    {TN_HTTP_GET, "/v1/leases/a/check", "", TN_EINVAL, TN_ROUTE_CHECK, "a",
+     NULL, "token"},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=", TN_EINVAL, TN_ROUTE_CHECK,
+     "a", NULL, "token"},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=12a", TN_EINVAL, TN_ROUTE_CHECK,
+     "a", NULL, "token"},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=+1", TN_EINVAL, TN_ROUTE_CHECK,
+     "a", NULL, "token"},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=00000000000000001", TN_EINVAL,
+     TN_ROUTE_CHECK, "a", NULL, "token"},
+    {TN_HTTP_POST, "/v1/leases/a/check", "token=1", TN_EMETHOD, TN_ROUTE_OTHER,
+     "a", "GET", NULL},
+    {TN_HTTP_GET, "/v1/leases/a/history", "limit=3", 0, TN_ROUTE_HISTORY, "a",
+     "GET", NULL},
+    {TN_HTTP_GET, "/v1/leases/a/history", "limit=x", TN_EINVAL,
+     TN_ROUTE_HISTORY, "a", NULL, "limit"},
+    {TN_HTTP_DELETE, "/v1/leases/a/history", "", TN_EMETHOD, TN_ROUTE_OTHER,
+     "a", "GET", NULL},
+    {TN_HTTP_GET, "/v1/leases/a/other", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL,
+     NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/a/check/", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL,
+     NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/a//check", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL,
+     NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases//", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leasesx", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/lease", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL, NULL},
+    {TN_HTTP_GET, "", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/healthz/", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/HEALTHZ", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/events/", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leases//check", "", TN_EINVAL, TN_ROUTE_OTHER, NULL,
+     NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/%", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leases/%4", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leases/%zz", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leases/a%00", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leases/%7F", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leases/%C3", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leases/%C2%85", "", TN_EINVAL, TN_ROUTE_OTHER, NULL,
+     NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/%ED%A0%80", "", TN_EINVAL, TN_ROUTE_OTHER, NULL,
+     NULL, NULL},
+    {TN_HTTP_PUT, "/v1/leases/%zz", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
+     NULL},
+};
+
+static void check_case(const struct rcase *k)
+{
+    struct query q;
+    struct tn_route_match m;
+    query_parse(&q, k->query);
+    int rc = tn_route_match(k->method, k->path, query_get, &q, &m);
+    char what[160];
+    (void)snprintf(what, sizeof(what), "%s %s?%s",
+                   tn_route_method_name(k->method), k->path, k->query);
+    print_message("%s -> %d %s\n", what, rc, tn_route_name(m.route));
+    assert_int_equal(rc, k->rc);
+    assert_int_equal(m.route, k->route);
+    if (k->name != NULL) {
+        assert_int_equal(m.name_len, strlen(k->name));
+        assert_memory_equal(m.name, k->name, m.name_len + 1);
+    } else {
+        assert_int_equal(m.name_len, 0);
+    }
+    if (k->allow != NULL)
+        assert_string_equal(m.allow_header, k->allow);
+    if (k->bad != NULL)
+        assert_string_equal(m.bad_query, k->bad);
+    else
+        assert_null(m.bad_query);
+    if (rc == 0) {
+        /* A resolved route's method is in its Allow set. */
+        assert_true((m.allow & TN_ROUTE_BIT(k->method)) != 0);
+        assert_non_null(
+            strstr(m.allow_header, tn_route_method_name(k->method)));
+    }
+    if (rc == TN_EMETHOD)
+        assert_true((m.allow & TN_ROUTE_BIT(k->method)) == 0);
+}
+
+static void test_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        check_case(&cases[i]);
+}
+
+static void test_query_values(void **state)
+{
+    (void)state;
+    struct query q;
+    struct tn_route_match m;
+    query_parse(&q, "limit=5&prefix=a%2Bb+c&after=x%3Ay");
+    assert_int_equal(
+        tn_route_match(TN_HTTP_GET, "/v1/leases", query_get, &q, &m), 0);
+    assert_int_equal(m.limit, 5);
+    assert_int_equal(m.prefix_len, 5);
+    assert_memory_equal(m.prefix, "a+b c", 5);
+    assert_int_equal(m.after_len, 3);
+    assert_memory_equal(m.after, "x:y", 3);
+
+    query_parse(&q, "");
+    assert_int_equal(
+        tn_route_match(TN_HTTP_GET, "/v1/leases", query_get, &q, &m), 0);
+    assert_int_equal(m.limit, TN_ROUTE_LIMIT_DEFAULT);
+    assert_string_equal(m.prefix, "");
+    assert_int_equal(m.prefix_len, 0);
+    assert_null(m.after);
+    assert_int_equal(m.after_len, 0);
+
+    query_parse(&q, "token=9007199254740991");
+    assert_int_equal(
+        tn_route_match(TN_HTTP_GET, "/v1/leases/n/check", query_get, &q, &m),
+        0);
+    assert_true(m.token == TN_ROUTE_TOKEN_LIMIT - 1);
+
+    query_parse(&q, "force=true");
+    assert_int_equal(
+        tn_route_match(TN_HTTP_DELETE, "/v1/leases/n", query_get, &q, &m), 0);
+    assert_true(m.force);
+    query_parse(&q, "force=false");
+    assert_int_equal(
+        tn_route_match(TN_HTTP_DELETE, "/v1/leases/n", query_get, &q, &m), 0);
+    assert_false(m.force);
+    /* force is a release parameter only: a renew ignores it. */
+    query_parse(&q, "force=bogus");
+    assert_int_equal(
+        tn_route_match(TN_HTTP_PATCH, "/v1/leases/n", query_get, &q, &m), 0);
+
+    /* Events take any prefix; a list caps prefix and after at 256. */
+    char big[8 + 300];
+    memcpy(big, "prefix=", 7);
+    memset(big + 7, 'p', 300);
+    big[7 + 300] = '\0';
+    query_parse(&q, big);
+    assert_int_equal(
+        tn_route_match(TN_HTTP_GET, "/v1/events", query_get, &q, &m), 0);
+    assert_int_equal(m.prefix_len, 300);
+    assert_int_equal(
+        tn_route_match(TN_HTTP_GET, "/v1/leases", query_get, &q, &m),
+        TN_EINVAL);
+    assert_string_equal(m.bad_query, "prefix");
+    big[7 + 256] = '\0';
+    query_parse(&q, big);
+    assert_int_equal(
+        tn_route_match(TN_HTTP_GET, "/v1/leases", query_get, &q, &m), 0);
+    assert_int_equal(m.prefix_len, 256);
+    memcpy(big, "after=a", 7);
+    big[7 + 256] = 'p';
+    query_parse(&q, big);
+    assert_int_equal(
+        tn_route_match(TN_HTTP_GET, "/v1/leases", query_get, &q, &m),
+        TN_EINVAL);
+    assert_string_equal(m.bad_query, "after");
+}
+
+/* Names at the length bound: 256 bytes pass, 257 fail, plain or fully
+ * percent-encoded; an encoded segment over 768 bytes fails unread. */
+static void test_name_bounds(void **state)
+{
+    (void)state;
+    char path[32 + 3 * TN_NAME_MAX_BYTES + 8];
+    struct tn_route_match m;
+    size_t off = (size_t)snprintf(path, sizeof(path), "/v1/leases/");
+    memset(path + off, 'n', TN_NAME_MAX_BYTES);
+    path[off + TN_NAME_MAX_BYTES] = '\0';
+    assert_int_equal(tn_route_path(path, &m), 0);
+    assert_int_equal(m.name_len, TN_NAME_MAX_BYTES);
+    assert_int_equal(m.path_route, TN_ROUTE_GET);
+    path[off + TN_NAME_MAX_BYTES] = 'n';
+    path[off + TN_NAME_MAX_BYTES + 1] = '\0';
+    assert_int_equal(tn_route_path(path, &m), TN_EINVAL);
+    assert_int_equal(m.path_route, TN_ROUTE_OTHER);
+
+    for (size_t i = 0; i < TN_NAME_MAX_BYTES; i++)
+        memcpy(path + off + 3 * i, "%41", 3);
+    (void)snprintf(path + off + 3 * TN_NAME_MAX_BYTES, 8, "/check");
+    assert_int_equal(tn_route_path(path, &m), 0);
+    assert_int_equal(m.path_route, TN_ROUTE_CHECK);
+    assert_int_equal(m.name_len, TN_NAME_MAX_BYTES);
+    assert_int_equal(m.name[0], 'A');
+    assert_int_equal(m.name[TN_NAME_MAX_BYTES], '\0');
+    (void)snprintf(path + off + 3 * TN_NAME_MAX_BYTES, 8, "A");
+    assert_int_equal(tn_route_path(path, &m), TN_EINVAL);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    for (int r = 0; r < TN_ROUTE_COUNT; r++)
+        assert_string_not_equal(tn_route_name((enum tn_route)r), "");
+    assert_string_equal(tn_route_name(TN_ROUTE_ACQUIRE), "acquire");
+    assert_string_equal(tn_route_name(TN_ROUTE_OTHER), "other");
+    assert_string_equal(tn_route_name(TN_ROUTE_COUNT), "other");
+    assert_string_equal(tn_route_method_name(TN_HTTP_PATCH), "PATCH");
+    assert_string_equal(tn_route_method_name(TN_HTTP_OTHER), "OTHER");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_query_values),
+        cmocka_unit_test(test_name_bounds),
+        cmocka_unit_test(test_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
