@@ -314,6 +314,10 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
     if (c->route != TN_ROUTE_HEALTHZ && c->route != TN_ROUTE_READYZ &&
         authenticate(c) < 0)
         return;
+    if (!tn_http_req_query_valid(req)) {
+        tn_api_fail(c, TN_EINVAL, "query arguments must be percent-encoded");
+        return;
+    }
     if (c->route >= TN_ROUTE_HEALTHZ) {
         handle_ops(c, &m);
         return;

@@ -313,9 +313,10 @@ static bool force_requested(struct tn_api_call *c, int *rc, char *msg,
     const char *f = tn_http_req_query(c->req, "force", &len);
     if (f == NULL)
         return false;
-    if (strcmp(f, "true") == 0)
+    /* By length: a decoded value may hold a NUL ("true%00x"). */
+    if (len == 4 && memcmp(f, "true", 4) == 0)
         return true;
-    if (strcmp(f, "false") != 0) {
+    if (len != 5 || memcmp(f, "false", 5) != 0) {
         (void)snprintf(msg, msglen, "query \"force\" must be true or false");
         *rc = TN_EINVAL;
     }

@@ -680,6 +680,37 @@ long tn_http_pct_decode(const char *s, size_t len, bool form, char *out)
     return (long)o;
 }
 
+static bool pct_valid(const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (*s != '%')
+            continue;
+        if (tn_hex_digit(s[1]) < 0 || tn_hex_digit(s[2]) < 0)
+            return false; /* s[2] is read only when s[1] is a digit */
+        s += 2;
+    }
+    return true;
+}
+
+static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind,
+                                 const char *key, const char *value)
+{
+    bool *ok = cls;
+    (void)kind;
+    if (pct_valid(key) && (value == NULL || pct_valid(value)))
+        return MHD_YES;
+    *ok = false;
+    return MHD_NO;
+}
+
+bool tn_http_req_query_valid(struct tn_http_req *r)
+{
+    bool ok = true;
+    (void)MHD_get_connection_values(r->mc, MHD_GET_ARGUMENT_KIND, check_arg,
+                                    &ok);
+    return ok;
+}
+
 const char *tn_http_req_query(struct tn_http_req *r, const char *key,
                               size_t *len_out)
 {

@@ -64,6 +64,9 @@ void tn_http_stop(struct tn_http *h);
 enum tn_http_method tn_http_req_method(const struct tn_http_req *r);
 /* The raw (still percent-encoded) path, without the query. */
 const char *tn_http_req_path(const struct tn_http_req *r);
+/* True when every query argument is valid percent-encoding; check it
+ * first, since tn_http_req_query answers NULL for an undecodable value. */
+bool tn_http_req_query_valid(struct tn_http_req *r);
 /* Percent-decoded query argument, NULL if absent.  Borrowed until reply. */
 const char *tn_http_req_query(struct tn_http_req *r, const char *key,
                               size_t *len_out);

@@ -129,10 +129,20 @@ for q in "token=abc" "token=" "token=1.5" "token=1x"; do
     rj GET "/v1/leases/e%3Alive/check?$q"
     expect_error 400 bad_request "check ?$q"
 done
-for q in "limit=abc" "limit=-1" "limit=1.5"; do
+for q in "limit=abc" "limit=-1" "limit=1.5" "limit=%zz" "prefix=%zz" "after=a%2" \
+    "limit=5&x=%g0"; do
     rj GET "/v1/leases?$q"
     expect_error 400 bad_request "list ?$q"
 done
+rj GET "/v1/leases/e%3Alive/check?token=%31%zz"
+expect_error 400 bad_request "check with a token of bad percent-encoding"
+# a decoded NUL must not shorten "true%00x" to "true"
+for q in "force=true%00x" "force=%zz" "force=yes"; do
+    rj DELETE "/v1/leases/e%3Alive?$q" "{}"
+    expect_error 400 bad_request "release ?$q"
+done
+rj GET "/v1/leases/e%3Alive"
+expect_code 200 "e:live still held after the refused force releases"
 for path in "/v1/leases/e%zz" "/v1/leases/e%2" "/v1/leases/e%00x" "/v1/leases/e%01x" \
     "/v1/leases/e%FFx" "/v1/leases/e%zz/check?token=1"; do
     rj GET "$path"
