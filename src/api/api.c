@@ -195,7 +195,7 @@ static void handle_ops(struct tn_api_call *c, struct tn_route_match *m)
     }
 }
 
-static const char *req_query(void *req, const char *key, size_t *len_out)
+const char *tn_api_req_query(void *req, const char *key, size_t *len_out)
 {
     return tn_http_req_query(req, key, len_out);
 }
@@ -212,7 +212,7 @@ static void handle_events(struct tn_api_call *c, struct tn_route_match *m)
         tn_api_fail(c, TN_ENOTFOUND, "this store has no event stream yet");
         return;
     }
-    (void)tn_route_query(m, req_query, c->req); /* events: cannot fail */
+    (void)tn_route_query(m, tn_api_req_query, c->req); /* events: cannot fail */
     const char *prefix = m->prefix;
     size_t plen = m->prefix_len;
     if (tn_api_authorize(c, TN_AUTH_READ, prefix, plen) < 0) {
@@ -333,5 +333,5 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
     if (c->route == TN_ROUTE_EVENTS)
         handle_events(c, &m);
     else
-        tn_api_lease_dispatch(c);
+        tn_api_lease_dispatch(c, &m);
 }

@@ -7,23 +7,8 @@
 #include "api.h"
 #include "auth.h"
 #include "common/buf.h"
+#include "route.h"
 #include "store/store.h"
-
-enum tn_route {
-    TN_ROUTE_ACQUIRE,
-    TN_ROUTE_LIST,
-    TN_ROUTE_GET,
-    TN_ROUTE_RENEW,
-    TN_ROUTE_RELEASE,
-    TN_ROUTE_CHECK,
-    TN_ROUTE_HISTORY,
-    TN_ROUTE_EVENTS,
-    TN_ROUTE_HEALTHZ,
-    TN_ROUTE_READYZ,
-    TN_ROUTE_METRICS,
-    TN_ROUTE_OTHER,
-    TN_ROUTE_COUNT,
-};
 
 #define TN_API_LAT_BUCKETS 14 /* log2 buckets from 50 us */
 
@@ -68,6 +53,8 @@ void tn_api_call_free(struct tn_api_call *c);
 
 /* api_lease.c: the lease routes.  Each replies or hands the call to the
  * store, whose completion replies. */
-void tn_api_lease_dispatch(struct tn_api_call *c);
+void tn_api_lease_dispatch(struct tn_api_call *c, struct tn_route_match *m);
+/* tn_route_query_fn over a request's query arguments. */
+const char *tn_api_req_query(void *req, const char *key, size_t *len_out);
 
 #endif

@@ -18,7 +18,6 @@
 #define REPLY_MAX_BYTES (4u << 20)
 #define TOKEN_MAX ((int64_t)1 << 53)
 #define REQUEST_ID_MAX_BYTES 128
-#define LIST_DEFAULT 100
 
 static void body_begin(struct tn_buf *b)
 {
@@ -306,30 +305,13 @@ static int decode_token_req(struct tn_api_call *c, json_t *o, bool renew,
     return rc;
 }
 
-static bool force_requested(struct tn_api_call *c, int *rc, char *msg,
-                            size_t msglen)
-{
-    size_t len = 0;
-    const char *f = tn_http_req_query(c->req, "force", &len);
-    if (f == NULL)
-        return false;
-    /* By length: a decoded value may hold a NUL ("true%00x"). */
-    if (len == 4 && memcmp(f, "true", 4) == 0)
-        return true;
-    if (len != 5 || memcmp(f, "false", 5) != 0) {
-        (void)snprintf(msg, msglen, "query \"force\" must be true or false");
-        *rc = TN_EINVAL;
-    }
-    return false;
-}
-
-static void do_token_op(struct tn_api_call *c, bool renew)
+static void do_token_op(struct tn_api_call *c, bool renew, bool force)
 {
     char msg[200] = "bad request";
     struct tn_token_req r = {.name = c->name, .name_len = c->name_len};
     int rc = TN_OK;
-    r.force = !renew && force_requested(c, &rc, msg, sizeof(msg));
-    json_t *o = rc == 0 ? parse_body(c, r.force, msg, sizeof(msg)) : NULL;
+    r.force = !renew && force;
+    json_t *o = parse_body(c, r.force, msg, sizeof(msg));
     if (o == NULL)
         rc = TN_EINVAL;
     if (rc == 0 && !r.force)
@@ -419,58 +401,13 @@ static void listed(void *arg)
 }
 
 /* ?token=N for check: a decimal in 0..2^53-1. */
-static int query_token(struct tn_api_call *c, uint64_t *out)
+static void do_list(struct tn_api_call *c, const struct tn_route_match *m)
 {
-    size_t len = 0;
-    const char *t = tn_http_req_query(c->req, "token", &len);
-    if (t == NULL || len == 0 || len > 16)
-        return TN_EINVAL;
-    uint64_t v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (t[i] < '0' || t[i] > '9')
-            return TN_EINVAL;
-        v = v * 10 + (uint64_t)(t[i] - '0');
-    }
-    if (v >= (uint64_t)TOKEN_MAX)
-        return TN_EINVAL;
-    *out = v;
-    return TN_OK;
-}
-
-static int query_limit(struct tn_api_call *c, size_t *out)
-{
-    size_t len = 0;
-    const char *l = tn_http_req_query(c->req, "limit", &len);
-    *out = LIST_DEFAULT;
-    if (l == NULL)
-        return TN_OK;
-    size_t v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (l[i] < '0' || l[i] > '9' || v > TN_LIST_MAX)
-            return TN_EINVAL;
-        v = v * 10 + (size_t)(l[i] - '0');
-    }
-    if (len == 0 || v < 1 || v > TN_LIST_MAX)
-        return TN_EINVAL;
-    *out = v;
-    return TN_OK;
-}
-
-static void do_list(struct tn_api_call *c)
-{
-    struct tn_list_req r = {.prefix = "", .prefix_len = 0};
-    const char *p = tn_http_req_query(c->req, "prefix", &r.prefix_len);
-    if (p != NULL)
-        r.prefix = p;
-    r.after = tn_http_req_query(c->req, "after", &r.after_len);
-    if (query_limit(c, &r.limit) < 0) {
-        tn_api_fail(c, TN_EINVAL, "query \"limit\" must be 1-1000");
-        return;
-    }
-    if (r.prefix_len > TN_NAME_MAX_BYTES || r.after_len > TN_NAME_MAX_BYTES) {
-        tn_api_fail(c, TN_EINVAL, "prefix and after are at most 256 bytes");
-        return;
-    }
+    struct tn_list_req r = {.prefix = m->prefix,
+                            .prefix_len = m->prefix_len,
+                            .after = m->after,
+                            .after_len = m->after_len,
+                            .limit = m->limit};
     if (tn_api_authorize(c, TN_AUTH_READ, r.prefix, r.prefix_len) < 0) {
         tn_api_fail(c, TN_EFORBIDDEN, "not permitted to list this prefix");
         return;
@@ -517,64 +454,66 @@ static void historied(void *arg)
     send_body(c, 200, &b);
 }
 
-static void do_history(struct tn_api_call *c, enum tn_http_method m)
+/* The message of a 400 for a rejected query parameter. */
+static const char *query_message(const char *param)
 {
-    struct tn_store *s = c->api->cfg.store;
-    size_t limit = 0;
-    if (m != TN_HTTP_GET) {
-        tn_api_fail_method(c, "GET");
-    } else if (s->ops->history == NULL) {
-        tn_api_fail(c, TN_ENOTFOUND, "this store keeps no grant history");
-    } else if (query_limit(c, &limit) < 0) {
-        tn_api_fail(c, TN_EINVAL, "query \"limit\" must be 1-1000");
-    } else {
-        s->ops->history(s, c->name, c->name_len, limit, &c->result, historied,
-                        c);
-    }
+    if (strcmp(param, "limit") == 0)
+        return "query \"limit\" must be 1-1000";
+    if (strcmp(param, "token") == 0)
+        return "query \"token\" must be a decimal below 2^53";
+    if (strcmp(param, "force") == 0)
+        return "query \"force\" must be true or false";
+    return "prefix and after are at most 256 bytes";
 }
 
-void tn_api_lease_dispatch(struct tn_api_call *c)
+void tn_api_lease_dispatch(struct tn_api_call *c, struct tn_route_match *m)
 {
-    enum tn_http_method m = tn_http_req_method(c->req);
+    enum tn_http_method method = tn_http_req_method(c->req);
     struct tn_store *s = c->api->cfg.store;
-    uint64_t token = 0;
+    /* Read permission before the method: a reader without it learns
+     * nothing of the name, not even which methods it takes. */
     if ((c->route == TN_ROUTE_CHECK || c->route == TN_ROUTE_HISTORY ||
-         (c->route == TN_ROUTE_GET && m == TN_HTTP_GET)) &&
+         (c->route == TN_ROUTE_GET && method == TN_HTTP_GET)) &&
         tn_api_authorize(c, TN_AUTH_READ, c->name, c->name_len) < 0) {
         tn_api_fail(c, TN_EFORBIDDEN, "not permitted to read this name");
         return;
     }
+    if (tn_route_method(m, method) < 0) {
+        tn_api_fail_method(c, m->allow_header);
+        return;
+    }
+    c->route = m->route;
+    if (c->route == TN_ROUTE_HISTORY && s->ops->history == NULL) {
+        tn_api_fail(c, TN_ENOTFOUND, "this store keeps no grant history");
+        return;
+    }
+    if (tn_route_query(m, tn_api_req_query, c->req) < 0) {
+        tn_api_fail(c, TN_EINVAL, query_message(m->bad_query));
+        return;
+    }
     switch (c->route) {
-    case TN_ROUTE_ACQUIRE: /* the collection: POST acquires, GET lists */
-        if (m == TN_HTTP_POST)
-            do_acquire(c);
-        else if (m == TN_HTTP_GET)
-            c->route = TN_ROUTE_LIST, do_list(c);
-        else
-            tn_api_fail_method(c, "GET, POST");
+    case TN_ROUTE_ACQUIRE:
+        do_acquire(c);
+        return;
+    case TN_ROUTE_LIST:
+        do_list(c, m);
         return;
     case TN_ROUTE_GET:
-        if (m == TN_HTTP_GET)
-            s->ops->get(s, c->name, c->name_len, &c->result, got, c);
-        else if (m == TN_HTTP_PATCH)
-            c->route = TN_ROUTE_RENEW, do_token_op(c, true);
-        else if (m == TN_HTTP_DELETE)
-            c->route = TN_ROUTE_RELEASE, do_token_op(c, false);
-        else
-            tn_api_fail_method(c, "GET, PATCH, DELETE");
+        s->ops->get(s, c->name, c->name_len, &c->result, got, c);
+        return;
+    case TN_ROUTE_RENEW:
+        do_token_op(c, true, false);
+        return;
+    case TN_ROUTE_RELEASE:
+        do_token_op(c, false, m->force);
         return;
     case TN_ROUTE_CHECK:
-        if (m != TN_HTTP_GET)
-            tn_api_fail_method(c, "GET");
-        else if (query_token(c, &token) < 0)
-            tn_api_fail(c, TN_EINVAL,
-                        "query \"token\" must be a decimal below 2^53");
-        else
-            s->ops->check(s, c->name, c->name_len, token, &c->result, checked,
-                          c);
+        s->ops->check(s, c->name, c->name_len, m->token, &c->result, checked,
+                      c);
         return;
     case TN_ROUTE_HISTORY:
-        do_history(c, m);
+        s->ops->history(s, c->name, c->name_len, m->limit, &c->result,
+                        historied, c);
         return;
     default:
         tn_api_fail(c, TN_ENOTFOUND, "no such path");

@@ -11,9 +11,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api_int.h"
 #include "common/name.h"
 #include "http/http.h"
+#include "store/store.h" /* TN_LIST_MAX */
+
+/* The routes of the API (metrics are kept per route). */
+enum tn_route {
+    TN_ROUTE_ACQUIRE,
+    TN_ROUTE_LIST,
+    TN_ROUTE_GET,
+    TN_ROUTE_RENEW,
+    TN_ROUTE_RELEASE,
+    TN_ROUTE_CHECK,
+    TN_ROUTE_HISTORY,
+    TN_ROUTE_EVENTS,
+    TN_ROUTE_HEALTHZ,
+    TN_ROUTE_READYZ,
+    TN_ROUTE_METRICS,
+    TN_ROUTE_OTHER,
+    TN_ROUTE_COUNT,
+};
 
 /* Largest token accepted in a query (exclusive): 2^53. */
 #define TN_ROUTE_TOKEN_LIMIT ((uint64_t)1 << 53)

@@ -321,7 +321,8 @@ static void on_mhd_ready(void *arg, uint32_t events)
     run_mhd(arg);
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void
+mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char msg[256];
     (void)cls;
