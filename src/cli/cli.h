@@ -93,6 +93,21 @@ void tn_cli_print_json(json_t *v);
 /* A lease info as JSON (new reference). */
 json_t *tn_cli_info_json(const struct tn_lease_info *info);
 
+/* Results of tn_cli_next_opt other than an option of the command's own. */
+enum {
+    TN_CLI_OPTS_END = -1,  /* no more options (optind is the next argument) */
+    TN_CLI_OPTS_HELP = -2, /* --help was printed: exit 0 */
+    TN_CLI_OPTS_BAD = -3,  /* a common option was bad (already said) */
+};
+/* The next option of a command's own: getopt_long over opts ("hv" short),
+ * with the common options applied and --help printed from help on the way.
+ * Returns the option's value (> 0) or one of TN_CLI_OPTS_*. */
+int tn_cli_next_opt(struct tn_cli *cli, int argc, char **argv,
+                    const struct option *opts, const char *help);
+/* What a command's parse returns for a TN_CLI_OPTS_* result other than
+ * TN_CLI_OPTS_END: -1 (help printed) or TN_CLI_USAGE. */
+int tn_cli_opts_exit(int r);
+
 /* Usage error: print msg and the hint, return TN_CLI_USAGE. */
 int tn_cli_usage(const struct tn_cli *cli, const char *cmd, const char *msg);
 

@@ -39,13 +39,7 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         TN_CLI_COMMON_OPTS,
         {0}};
     int opt = 0;
-    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
-        int r = tn_cli_common_opt(cli, opt, optarg);
-        if (r != 0) {
-            if (r < 0)
-                return TN_CLI_USAGE;
-            continue;
-        }
+    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
         switch (opt) {
         case 'n':
             a->name = optarg;
@@ -69,13 +63,12 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         case 'r':
             a->request_id = optarg;
             break;
-        case 'h':
-            (void)fputs(help, stdout);
-            return -1;
         default:
             return tn_cli_usage(cli, "acquire", "unknown option");
         }
     }
+    if (opt != TN_CLI_OPTS_END)
+        return tn_cli_opts_exit(opt);
     if (a->name == NULL && optind < argc)
         a->name = argv[optind++];
     if (optind != argc)

@@ -30,16 +30,7 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         TN_CLI_COMMON_OPTS,
         {0}};
     int opt = 0;
-    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
-        int r = tn_cli_common_opt(cli, opt, optarg);
-        if (r < 0)
-            return TN_CLI_USAGE;
-        if (r == 1)
-            continue;
-        if (opt == 'h') {
-            (void)fputs(help, stdout);
-            return -1;
-        }
+    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
         if (opt == 'n')
             a->name = optarg;
         else if (opt == 'T' && tn_cli_parse_u64(optarg, &a->token) == 0)
@@ -47,6 +38,8 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         else
             return tn_cli_usage(cli, "check", "bad option");
     }
+    if (opt != TN_CLI_OPTS_END)
+        return tn_cli_opts_exit(opt);
     if (a->name == NULL && optind < argc)
         a->name = argv[optind++];
     if (optind != argc)

@@ -18,20 +18,13 @@ static int parse(struct tn_cli *cli, int argc, char **argv, const char **name)
     static const struct option opts[] = {
         {"name", required_argument, NULL, 'n'}, TN_CLI_COMMON_OPTS, {0}};
     int opt = 0;
-    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
-        int r = tn_cli_common_opt(cli, opt, optarg);
-        if (r < 0)
-            return TN_CLI_USAGE;
-        if (r == 1)
-            continue;
-        if (opt == 'h') {
-            (void)fputs(help, stdout);
-            return -1;
-        }
+    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
         if (opt != 'n')
             return tn_cli_usage(cli, "get", "unknown option");
         *name = optarg;
     }
+    if (opt != TN_CLI_OPTS_END)
+        return tn_cli_opts_exit(opt);
     if (*name == NULL && optind < argc)
         *name = argv[optind++];
     if (optind != argc)

@@ -26,16 +26,7 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         {0}};
     int opt = 0;
     uint64_t v = 0;
-    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
-        int r = tn_cli_common_opt(cli, opt, optarg);
-        if (r < 0)
-            return TN_CLI_USAGE;
-        if (r == 1)
-            continue;
-        if (opt == 'h') {
-            (void)fputs(help, stdout);
-            return -1;
-        }
+    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
         if (opt == 'p')
             a->prefix = optarg;
         else if (opt == 'a')
@@ -46,6 +37,8 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         else
             return tn_cli_usage(cli, "list", "bad option");
     }
+    if (opt != TN_CLI_OPTS_END)
+        return tn_cli_opts_exit(opt);
     if (optind != argc)
         return tn_cli_usage(cli, "list", "unexpected argument");
     return 0;

@@ -68,22 +68,15 @@ int tn_cli_parse_cred(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
         TN_CLI_COMMON_OPTS,
         {0}};
     int opt = 0;
-    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
-        int r = tn_cli_common_opt(cli, opt, optarg);
-        if (r < 0)
-            return TN_CLI_USAGE;
-        if (r == 1)
-            continue;
-        if (opt == 'h') {
-            (void)fputs(cmd->help, stdout);
-            return -1;
-        }
+    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, cmd->help)) > 0) {
         if (opt == 't' && !cmd->with_ttl)
             return tn_cli_usage(cli, cmd->name, "--ttl is for renew only");
         int ex = cred_opt(cli, cmd->name, opt, out);
         if (ex != 0)
             return ex;
     }
+    if (opt != TN_CLI_OPTS_END)
+        return tn_cli_opts_exit(opt);
     return finish_cred(cli, cmd->name, argc, argv, out);
 }
 

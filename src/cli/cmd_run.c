@@ -123,20 +123,13 @@ static int parse(struct tn_cli *cli, int argc, char **argv, struct run_args *r)
     int opt = 0;
     /* GNU getopt moves NAME (if given positionally) after the options,
      * up to the "--" that ends them; COMMAND follows. */
-    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
-        int x = tn_cli_common_opt(cli, opt, optarg);
-        if (x < 0)
-            return TN_CLI_USAGE;
-        if (x == 1)
-            continue;
-        if (opt == 'h') {
-            (void)fputs(help, stdout);
-            return -1;
-        }
+    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
         int ex = parse_opt(cli, opt, r);
         if (ex != 0)
             return ex;
     }
+    if (opt != TN_CLI_OPTS_END)
+        return tn_cli_opts_exit(opt);
     if (r->a.name == NULL && optind < argc)
         r->a.name = argv[optind++];
     if (r->a.name == NULL || r->a.ttl_ms <= 0 || optind >= argc)

@@ -96,6 +96,30 @@ int tn_cli_common_opt(struct tn_cli *cli, int opt, const char *arg)
     }
 }
 
+int tn_cli_next_opt(struct tn_cli *cli, int argc, char **argv,
+                    const struct option *opts, const char *help)
+{
+    int opt = 0;
+    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
+        int r = tn_cli_common_opt(cli, opt, optarg);
+        if (r < 0)
+            return TN_CLI_OPTS_BAD;
+        if (r == 1)
+            continue;
+        if (opt == 'h') {
+            (void)fputs(help, stdout);
+            return TN_CLI_OPTS_HELP;
+        }
+        return opt;
+    }
+    return TN_CLI_OPTS_END;
+}
+
+int tn_cli_opts_exit(int r)
+{
+    return r == TN_CLI_OPTS_HELP ? -1 : TN_CLI_USAGE;
+}
+
 struct unit {
     const char *suffix; /* as typed */
     int64_t ms;         /* milliseconds per unit */
