@@ -34,7 +34,8 @@ static int reserve(struct tn_buf *b, size_t need)
 {
     if (need <= b->cap && b->data != NULL)
         return TN_OK;
-    size_t cap = b->cap < 64 ? 64 : b->cap;
+    /* 256 first: replies and request bodies then need one allocation. */
+    size_t cap = b->cap < 256 ? 256 : b->cap;
     while (cap < need)
         cap *= 2;
     if (cap > b->max_bytes)
