@@ -17,8 +17,9 @@
 #    and restart time with one million leases, materializer records/s.
 #
 # Environment: RUNS (3), DURATION (wrk seconds, 5), LEASES (1000000),
-# MAT_RECORDS (100000: the librdkafka mock cluster drops the oldest records
-# of a partition beyond about that many), BENCH_ONLY (comma list of sections: tenured, redis,
+# MAT_PARTITIONS (8), MAT_RECORDS (90000 per partition: the librdkafka mock
+# cluster drops the oldest records of a partition beyond about 110000),
+# MAT_NAMES (64 lease names), BENCH_ONLY (comma list of sections: tenured, redis,
 # zk, etcd, pg, latency, memory, mat; default all), BENCH_BUILD, TENURED
 # (use this binary, build nothing), BENCH_OUT (also write the table here),
 # BENCH_RESULTS (keep the raw "key value" results in this file),
@@ -30,7 +31,9 @@ BUILD=${BENCH_BUILD:-$ROOT/build/bench}
 RUNS=${RUNS:-3}
 DUR=${DURATION:-5}
 LEASES=${LEASES:-1000000}
-MAT_RECORDS=${MAT_RECORDS:-100000}
+MAT_PARTITIONS=${MAT_PARTITIONS:-8}
+MAT_RECORDS=${MAT_RECORDS:-90000}
+MAT_NAMES=${MAT_NAMES:-64}
 ONLY=${BENCH_ONLY:-all}
 LUA=$ROOT/bench/tenured.lua
 
@@ -400,36 +403,62 @@ bench_memory() {
 }
 
 # ------------------------------------------------------------ materializer
+# log_ns FILE MSG: the ts= of the materializer's log line msg="MSG", in ns.
+log_ns() {
+    local ts
+    ts=$(sed -n "s/^ts=\([^ ]*\) .*msg=\"$2\".*/\1/p" "$1" | head -1)
+    if [ -n "$ts" ]; then date -d "$ts" +%s%N; fi
+}
+
+# One topic of MAT_PARTITIONS partitions, each filled with MAT_RECORDS
+# records (tn-produce --gen over MAT_NAMES names, name i in partition i mod
+# P, so that every partition gets the same share and stays under the mock
+# cluster's limit); then per --batch and run a fresh sink, and three
+# figures: records / wall time from exec to exit (start-up included),
+# records / time from the "started" log line (sink open, metadata, assign
+# done) to the "stopped" one (steady state), and CPU (user + system of the
+# materializer, all its threads) per record.
 bench_mat() {
-    local mpid bro run db out t0 t1 adm
+    local mpid bro run db out t0 t1 adm n s e cpu
     for tool in tn-kafka-mock tn-produce tenure-materializer; do
         [ -x "$BIN/$tool" ] || { log "   mat: $tool not built, skipped"; return 0; }
     done
-    "$BIN/tn-kafka-mock" bench:1 >"$WORK/mock.out" 2>"$WORK/mock.err" &
+    "$BIN/tn-kafka-mock" "bench:$MAT_PARTITIONS" >"$WORK/mock.out" 2>"$WORK/mock.err" &
     mpid=$!
     PIDS+=("$mpid")
     for _ in $(seq 1 100); do [ -s "$WORK/mock.out" ] && break; sleep 0.05; done
     bro=$(head -1 "$WORK/mock.out")
-    log "== materializer: $MAT_RECORDS records (tn-produce --gen) into topic bench at $bro"
-    "$BIN/tn-produce" --brokers "$bro" --topic bench --gen 8 --count "$MAT_RECORDS" >/dev/null
-    local batch key
+    n=$((MAT_RECORDS * MAT_PARTITIONS))
+    log "== materializer: $n records (tn-produce --gen, $MAT_NAMES names) into topic bench ($MAT_PARTITIONS partitions) at $bro"
+    "$BIN/tn-produce" --brokers "$bro" --topic bench --gen 8 --count "$n" \
+        --names "$MAT_NAMES" --partitions "$MAT_PARTITIONS" >/dev/null
+    local batch key TIMEFORMAT="%3U %3S"
     for batch in 500 5000; do
         key=mat.b$batch
         for run in $(seq 1 "$RUNS"); do
             db="$WORK/sink.$batch.$run.db"
             out="$WORK/mat.$batch.$run.prom"
             t0=$(date +%s%N)
-            if ! "$BIN/tenure-materializer" --brokers "$bro" --topic bench --sink "sqlite:$db" \
-                --exit-at-end --batch "$batch" --metrics-file "$out" >"$WORK/mat.$run.log" 2>&1; then
+            if ! { time "$BIN/tenure-materializer" --brokers "$bro" --topic bench \
+                --sink "sqlite:$db" --exit-at-end --batch "$batch" \
+                --metrics-file "$out" >"$WORK/mat.$run.log" 2>&1; } 2>"$WORK/mat.$run.time"; then
                 log "   WARNING mat: failed"
                 tail -3 "$WORK/mat.$run.log" >&2
                 continue
             fi
             t1=$(date +%s%N)
             adm=$(awk '$1 == "tenure_materializer_admitted_total" { print $2 }' "$out")
-            record "$key.records_per_s" "$(awk -v n="$MAT_RECORDS" -v d=$((t1 - t0)) 'BEGIN { printf "%.0f", n * 1e9 / d }')"
-            record "$key.admitted_per_s" "$(awk -v n="$adm" -v d=$((t1 - t0)) 'BEGIN { printf "%.0f", n * 1e9 / d }')"
-            log "   --batch $batch run $run: $MAT_RECORDS records, $adm admitted in $(((t1 - t0) / 1000000)) ms"
+            s=$(log_ns "$WORK/mat.$run.log" started)
+            e=$(log_ns "$WORK/mat.$run.log" stopped)
+            s=${s:-$t0}
+            e=${e:-$t1}
+            cpu=$(awk -v n="$n" '{ printf "%.2f", ($1 + $2) * 1e6 / n }' "$WORK/mat.$run.time")
+            record "$key.records_per_s" "$(awk -v n="$n" -v d=$((t1 - t0)) 'BEGIN { printf "%.0f", n * 1e9 / d }')"
+            record "$key.steady_per_s" "$(awk -v n="$n" -v d=$((e - s)) 'BEGIN { printf "%.0f", n * 1e9 / d }')"
+            record "$key.startup_ms" "$(((s - t0) / 1000000))"
+            record "$key.cpu_us" "$cpu"
+            record "$key.admitted_per_s" "$(awk -v n="$adm" -v d=$((e - s)) 'BEGIN { printf "%.0f", n * 1e9 / d }')"
+            log "   --batch $batch run $run: $n records, $adm admitted in $(((t1 - t0) / 1000000)) ms (start-up $(((s - t0) / 1000000)) ms, steady $(((e - s) / 1000000)) ms), $cpu µs CPU/record"
         done
     done
     kill "$mpid" 2>/dev/null || true
@@ -520,8 +549,8 @@ table() {
     k=$(median restart.ms)
     [ -n "$k" ] && row "restart (kill -9) to /readyz 200 with $(median mem.leases) leases" "$k ms" "" "" "" "$(count restart.ms)"
     for k in 500 5000; do
-        r=$(median "mat.b$k.records_per_s")
-        [ -n "$r" ] && row "materializer → SQLite sink, offsets committed, --batch $k ($MAT_RECORDS records)" "$(fmt "$r") records/s" "" "" "admitted $(fmt "$(median "mat.b$k.admitted_per_s")")/s" "$(count "mat.b$k.records_per_s")"
+        r=$(median "mat.b$k.steady_per_s")
+        [ -n "$r" ] && row "materializer → SQLite sink, offsets committed, --batch $k, steady state ($MAT_PARTITIONS × $MAT_RECORDS records)" "$(fmt "$r") records/s" "" "$(median "mat.b$k.cpu_us") µs/record" "admitted $(fmt "$(median "mat.b$k.admitted_per_s")")/s; exec to exit $(fmt "$(median "mat.b$k.records_per_s")")/s, start-up $(median "mat.b$k.startup_ms") ms" "$(count "mat.b$k.steady_per_s")"
     done
     echo
     echo "Whole suite: $((END - START)) s."

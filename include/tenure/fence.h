@@ -132,6 +132,20 @@ int tn_fence_sqlite_advance(struct sqlite3 *db, const char *resource,
 int tn_fence_sqlite_get(struct sqlite3 *db, const char *resource, size_t len,
                         uint64_t *hwm_out, struct tn_errmsg *em);
 
+/* SQLite, for callers that advance many marks on one connection: the
+ * fence's statements prepared once (tn_fence_sqlite_migrate must have
+ * run).  The handle borrows db and must be finalized before db is closed;
+ * it belongs to the thread that uses db.  0, TN_ENOMEM, TN_EIO. */
+struct tn_fence_sqlite;
+int tn_fence_sqlite_prepare(struct sqlite3 *db, struct tn_fence_sqlite **out,
+                            struct tn_errmsg *em);
+void tn_fence_sqlite_finalize(struct tn_fence_sqlite *f);
+/* As tn_fence_sqlite_advance, on f's connection. */
+int tn_fence_sqlite_advance_prepared(struct tn_fence_sqlite *f,
+                                     const char *resource, size_t len,
+                                     uint64_t token, uint64_t *hwm_before_out,
+                                     struct tn_errmsg *em);
+
 /* PostgreSQL: create tenure_fence(resource text primary key, hwm bigint not
  * null) and the SQL function tenure_fence_advance(resource text, token
  * bigint) returns boolean (true = admitted), so that any SQL client can
@@ -262,6 +276,67 @@ struct rd_kafka_s *tn_fence_txn_producer_new(const char *brokers,
  * TN_EINVAL for a bad write. */
 int tn_fence_txn_produce(struct rd_kafka_s *rk, const struct tn_fence_write *w,
                          int timeout_ms, struct tn_errmsg *em);
+
+/* ------------------------------------------------------------------ */
+/* Batch fence: one transaction's records decided in memory            */
+
+/* Decides the records of one sink transaction as one advance per record
+ * would, at a fraction of the cost: the first record of each resource goes
+ * through fn (which reads the stored mark, raises it when admitted, and so
+ * locks it for the rest of the transaction); later records of the same
+ * resource are compared with the mark held in memory; flush writes each
+ * mark that moved since once.  Up to max_resources resources are held per
+ * batch; beyond that every record of a new resource goes through fn.  The
+ * caller must be the only writer of the marks it touches for the length of
+ * the transaction (true inside a SQLite write transaction, and in
+ * PostgreSQL once fn has locked the row).  Not thread-safe.  NULL on out of
+ * memory. */
+struct tn_fence_batch;
+struct tn_fence_batch *tn_fence_batch_new(size_t max_resources);
+void tn_fence_batch_free(struct tn_fence_batch *b);
+/* Start a transaction's batch: forget every mark held (they may have moved
+ * since the last transaction).  fn(ctx, ...) is a check-and-advance with
+ * the contract of the SQL variants above, bound to the caller's open
+ * transaction through ctx (e.g. a wrapper around tn_fence_sqlite_advance);
+ * it is used until the next begin. */
+void tn_fence_batch_begin(struct tn_fence_batch *b,
+                          int (*fn)(void *ctx, const char *resource, size_t len,
+                                    uint64_t token, uint64_t *hwm_before_out,
+                                    struct tn_errmsg *em),
+                          void *ctx);
+/* As tn_fence_sqlite_advance, inside the transaction of begin.  resource
+ * is borrowed until the next begin (the batch keeps the pointer). */
+int tn_fence_batch_advance(struct tn_fence_batch *b, const char *resource,
+                           size_t len, uint64_t token, uint64_t *hwm_before_out,
+                           struct tn_errmsg *em);
+/* Write every mark raised in memory since its first record through fn;
+ * call it before committing.  0, TN_ECONFLICT (a mark moved under the
+ * transaction: another writer), or fn's error.  On error roll back. */
+int tn_fence_batch_flush(struct tn_fence_batch *b, struct tn_errmsg *em);
+
+/* ------------------------------------------------------------------ */
+/* Proof cache: verify each grant's proof once                         */
+
+/* Remembers up to about `entries` (name, token, proof) triples that
+ * verified under pk (direct-mapped: a colliding grant replaces another).
+ * A hit needs the very same proof bytes, so the answer is always that of
+ * tn_proof_verify.  Not thread-safe.  NULL on out of memory. */
+struct tn_proof_cache;
+struct tn_proof_cache *tn_proof_cache_new(const uint8_t pk[32], size_t entries);
+void tn_proof_cache_free(struct tn_proof_cache *c);
+/* As tn_proof_verify with the cache's key (same return codes). */
+int tn_proof_cache_verify(struct tn_proof_cache *c, const char *name,
+                          size_t name_len, uint64_t token,
+                          const char *proof_hex, size_t proof_len);
+/* Lookups answered from the cache, and signatures verified. */
+void tn_proof_cache_stats(const struct tn_proof_cache *c, uint64_t *hits_out,
+                          uint64_t *misses_out);
+/* tn_fence_record_check with the proof verified through proofs (NULL: no
+ * proof required). */
+enum tn_fence_reason
+tn_fence_record_check_cached(const struct tn_fence_record *r,
+                             struct tn_proof_cache *proofs, uint64_t *token_out,
+                             bool *is_claim_out);
 
 #ifdef __cplusplus
 }

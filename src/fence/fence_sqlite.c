@@ -7,6 +7,8 @@
 
 #include <tenure/fence.h>
 
+#include "common/alloc.h"
+
 static int map_sqlite(sqlite3 *db, int src, struct tn_errmsg *em,
                       const char *what)
 {
@@ -132,3 +134,93 @@ reopen:
     return rc;
 }
 #endif
+
+/* Prepared statements of the fence on one connection, for callers that
+ * advance many marks (a sink): the same SQL as above, parsed once. */
+struct tn_fence_sqlite {
+    sqlite3 *db;          /* borrowed */
+    sqlite3_stmt *get;    /* SELECT hwm */
+    sqlite3_stmt *upsert; /* the conditional upsert */
+};
+
+int tn_fence_sqlite_prepare(sqlite3 *db, struct tn_fence_sqlite **out,
+                            struct tn_errmsg *em)
+{
+    static const char get_sql[] =
+        "SELECT hwm FROM tenure_fence WHERE resource=?1";
+    static const char upsert_sql[] =
+        "INSERT INTO tenure_fence(resource, hwm) VALUES (?1, ?2)"
+        " ON CONFLICT(resource) DO UPDATE SET hwm = excluded.hwm"
+        " WHERE tenure_fence.hwm <= excluded.hwm";
+    struct tn_fence_sqlite *f = tn_calloc(1, sizeof(*f));
+    if (f == NULL)
+        return TN_ENOMEM;
+    f->db = db;
+    int src = sqlite3_prepare_v3(db, get_sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                 &f->get, NULL);
+    if (src == SQLITE_OK)
+        src = sqlite3_prepare_v3(db, upsert_sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                 &f->upsert, NULL);
+    if (src != SQLITE_OK) {
+        int rc = map_sqlite(db, src, em, "prepare fence");
+        tn_fence_sqlite_finalize(f);
+        return rc;
+    }
+    *out = f;
+    return TN_OK;
+}
+
+void tn_fence_sqlite_finalize(struct tn_fence_sqlite *f)
+{
+    if (f == NULL)
+        return;
+    sqlite3_finalize(f->get);
+    sqlite3_finalize(f->upsert);
+    tn_free(f);
+}
+
+static int prepared_get(struct tn_fence_sqlite *f, const char *resource,
+                        size_t len, uint64_t *hwm_out, struct tn_errmsg *em)
+{
+    int rc = TN_OK;
+    sqlite3_bind_text(f->get, 1, resource, (int)len, SQLITE_STATIC);
+    int src = sqlite3_step(f->get);
+    if (src == SQLITE_ROW)
+        *hwm_out = (uint64_t)sqlite3_column_int64(f->get, 0);
+    else if (src == SQLITE_DONE)
+        *hwm_out = 0;
+    else
+        rc = map_sqlite(f->db, src, em, "fence read");
+    sqlite3_reset(f->get);
+    sqlite3_clear_bindings(f->get);
+    return rc;
+}
+
+int tn_fence_sqlite_advance_prepared(struct tn_fence_sqlite *f,
+                                     const char *resource, size_t len,
+                                     uint64_t token, uint64_t *hwm_before_out,
+                                     struct tn_errmsg *em)
+{
+    if (sqlite3_get_autocommit(f->db)) {
+        tn_errmsg_set(em, "fence check outside a transaction");
+        return TN_EINVAL;
+    }
+    if (len == 0 || len > TN_FENCE_NAME_MAX || token > TN_FENCE_TOKEN_MAX)
+        return TN_EINVAL;
+    int rc = TN_OK;
+    if (hwm_before_out != NULL) {
+        rc = prepared_get(f, resource, len, hwm_before_out, em);
+        if (rc < 0)
+            return rc;
+    }
+    sqlite3_bind_text(f->upsert, 1, resource, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(f->upsert, 2, (sqlite3_int64)token);
+    int src = sqlite3_step(f->upsert);
+    if (src != SQLITE_DONE)
+        rc = map_sqlite(f->db, src, em, "fence advance");
+    else if (sqlite3_changes(f->db) == 0)
+        rc = TN_ESTALE;
+    sqlite3_reset(f->upsert);
+    sqlite3_clear_bindings(f->upsert);
+    return rc;
+}

@@ -52,26 +52,16 @@ int tn_fence_stamp_headers(rd_kafka_headers_t *hdrs, uint64_t token,
     return TN_OK;
 }
 
-/* First value and count of the headers called name. */
-static void header_scan(const rd_kafka_headers_t *hdrs, const char *name,
-                        const char **val, size_t *len, unsigned *count)
+/* Count a header of one of the names: keep the first value.  A header
+ * with a null value is present but empty. */
+static void header_take(const void *v, size_t sz, const char **val, size_t *len,
+                        unsigned *count)
 {
-    *val = NULL;
-    *len = 0;
-    *count = 0;
-    for (size_t idx = 0;; idx++) {
-        const void *v = NULL;
-        size_t sz = 0;
-        if (rd_kafka_header_get(hdrs, idx, name, &v, &sz) !=
-            RD_KAFKA_RESP_ERR_NO_ERROR)
-            break;
-        if (*count == 0) {
-            /* A header with a null value is present but empty. */
-            *val = v != NULL ? v : "";
-            *len = v != NULL ? sz : 0;
-        }
-        (*count)++;
+    if (*count == 0) {
+        *val = v != NULL ? v : "";
+        *len = v != NULL ? sz : 0;
     }
+    (*count)++;
 }
 
 void tn_fence_record_from_message(const rd_kafka_message_t *m,
@@ -83,12 +73,22 @@ void tn_fence_record_from_message(const rd_kafka_message_t *m,
     rd_kafka_headers_t *hdrs = NULL;
     if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR)
         return;
-    header_scan(hdrs, TN_FENCE_HDR_TOKEN, &r->token, &r->token_len,
-                &r->token_count);
-    header_scan(hdrs, TN_FENCE_HDR_PROOF, &r->proof, &r->proof_len,
-                &r->proof_count);
+    /* One pass over the headers (the record's own order), not one lookup
+     * per name. */
     unsigned claims = 0;
-    header_scan(hdrs, TN_FENCE_HDR_CLAIM, &r->claim, &r->claim_len, &claims);
+    const char *name = NULL;
+    const void *v = NULL;
+    size_t sz = 0;
+    for (size_t idx = 0; rd_kafka_header_get_all(hdrs, idx, &name, &v, &sz) ==
+                         RD_KAFKA_RESP_ERR_NO_ERROR;
+         idx++) {
+        if (strcmp(name, TN_FENCE_HDR_TOKEN) == 0)
+            header_take(v, sz, &r->token, &r->token_len, &r->token_count);
+        else if (strcmp(name, TN_FENCE_HDR_PROOF) == 0)
+            header_take(v, sz, &r->proof, &r->proof_len, &r->proof_count);
+        else if (strcmp(name, TN_FENCE_HDR_CLAIM) == 0)
+            header_take(v, sz, &r->claim, &r->claim_len, &claims);
+    }
     if (claims > 1) {
         /* Repeated claim flags are malformed: make the check say so. */
         r->claim_len = 0;

@@ -99,17 +99,26 @@ static int history_add(struct tn_mat *m, const char *name, size_t len,
     return rc;
 }
 
+/* The sink's check-and-advance, as the batch fence calls it. */
+static int sink_advance(void *ctx, const char *resource, size_t len,
+                        uint64_t token, uint64_t *hwm_before_out,
+                        struct tn_errmsg *em)
+{
+    struct tn_sink *sink = ctx;
+    return sink->ops->advance(sink, resource, len, token, hwm_before_out, em);
+}
+
 /* The fence decision for one record: TN_FENCE_OK or the reason. */
 static int decide(struct tn_mat *m, const struct tn_fence_record *r,
                   enum tn_fence_reason *why, bool *claim, struct tn_errmsg *em)
 {
     uint64_t token = 0;
-    *why = tn_fence_record_check(r, m->has_pk ? m->pk : NULL, &token, claim);
+    *why = tn_fence_record_check_cached(r, m->proofs, &token, claim);
     if (*why != TN_FENCE_OK)
         return TN_OK;
     uint64_t hwm = 0;
-    int rc = m->sink->ops->advance(m->sink, r->key, r->key_len, token,
-                                   m->history != NULL ? &hwm : NULL, em);
+    int rc =
+        tn_fence_batch_advance(m->marks, r->key, r->key_len, token, &hwm, em);
     if (rc == TN_ESTALE)
         *why = TN_FENCE_STALE;
     else if (rc < 0)
@@ -234,6 +243,7 @@ static int run_batch(struct tn_mat *m, rd_kafka_message_t **msgs, size_t n,
     for (size_t i = 0; i < n; i++)
         (void)take(m, msgs[i], new_next);
     int rc = m->sink->ops->begin(m->sink, em);
+    tn_fence_batch_begin(m->marks, sink_advance, m->sink);
     /* Offsets first: a second materializer on this sink fails here, before
      * it has written anything. */
     if (rc == 0)
@@ -243,6 +253,8 @@ static int run_batch(struct tn_mat *m, rd_kafka_message_t **msgs, size_t n,
         if (take(m, msgs[i], cur))
             rc = one_record(m, msgs[i], t, em);
     }
+    if (rc == 0)
+        rc = tn_fence_batch_flush(m->marks, em);
     if (rc == 0)
         rc = flush_republished(m, em);
     if (rc == 0)

@@ -47,9 +47,12 @@ struct tn_mat {
     const struct tn_mat_config *cfg;   /* borrowed */
     struct tn_sink *sink;              /* owned */
     rd_kafka_t *consumer;              /* owned */
+    rd_kafka_queue_t *queue;           /* owned, the consumer's queue */
     rd_kafka_t *producer;              /* owned, NULL without dlq/clean */
     bool has_pk;                       /* pk is valid */
     uint8_t pk[TN_PROOF_PK_BYTES];     /* verify key */
+    struct tn_proof_cache *proofs;     /* owned, NULL when !has_pk */
+    struct tn_fence_batch *marks;      /* owned, one batch's marks */
     int32_t nparts;                    /* partitions of the topic */
     int64_t *next;                     /* committed next offset, [nparts] */
     int64_t *eof_at;                   /* EOF offset seen, -1 none, [nparts] */

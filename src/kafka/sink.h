@@ -12,7 +12,9 @@
 
 #include <tenure/err.h>
 
-/* One decided record, borrowed from the consumed message. */
+/* One decided record, borrowed from the consumed message.  A sink may keep
+ * the row (and what it points to) until the batch's commit or rollback:
+ * the messages must live that long. */
 struct tn_sink_row {
     const char *topic;    /* NUL-terminated */
     int32_t partition;    /* source partition */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* SQLite sink: WAL, synchronous=FULL, one BEGIN IMMEDIATE transaction per
  * batch, statements prepared once.  The fence decision is the fence kit's
- * tn_fence_sqlite_advance inside that same transaction. */
+ * (tn_fence_sqlite_advance_prepared) inside that same transaction. */
 #include <sqlite3.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <tenure/fence.h>
@@ -10,12 +11,29 @@
 #include "common/alloc.h"
 #include "kafka/sink.h"
 
+/* Rows per multi-row INSERT: one statement execution (cursor seek,
+ * statement journal, halt) per ROWS_PER_INSERT rows instead of per row. */
+#define ROWS_PER_INSERT 32
+
+/* Rows decided but not yet inserted; they borrow the consumed messages,
+ * which live until the batch is committed or rolled back. */
+struct pending {
+    struct tn_sink_row rows[ROWS_PER_INSERT]; /* copies, pointers borrowed */
+    const char *reason[ROWS_PER_INSERT];      /* static reason names */
+    size_t n;                                 /* rows held */
+};
+
 struct sqlite_sink {
     struct tn_sink base;     /* must be first */
     sqlite3 *db;             /* owned */
     sqlite3_stmt *admit_st;  /* INSERT INTO tenure_admitted */
     sqlite3_stmt *reject_st; /* INSERT INTO tenure_rejected */
     sqlite3_stmt *cas_st;    /* UPDATE tenure_offsets ... WHERE next_offset=? */
+    struct tn_fence_sqlite *fence; /* the fence's statements on db */
+    sqlite3_stmt *admit_many;      /* ROWS_PER_INSERT rows of admit_st */
+    sqlite3_stmt *reject_many;     /* ROWS_PER_INSERT rows of reject_st */
+    struct pending admitted;       /* admitted rows not yet inserted */
+    struct pending rejected;       /* rejected rows not yet inserted */
 };
 
 static const char schema_sql[] =
@@ -57,7 +75,10 @@ static int step_done(struct sqlite_sink *s, sqlite3_stmt *st, const char *what,
 
 static int s_begin(struct tn_sink *b, struct tn_errmsg *em)
 {
-    return exec((struct sqlite_sink *)b, "BEGIN IMMEDIATE", em);
+    struct sqlite_sink *s = (struct sqlite_sink *)b;
+    s->admitted.n = 0;
+    s->rejected.n = 0;
+    return exec(s, "BEGIN IMMEDIATE", em);
 }
 
 static int s_advance(struct tn_sink *b, const char *resource, size_t len,
@@ -65,44 +86,94 @@ static int s_advance(struct tn_sink *b, const char *resource, size_t len,
                      struct tn_errmsg *em)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)b;
-    return tn_fence_sqlite_advance(s->db, resource, len, token, hwm_before_out,
-                                   em);
+    return tn_fence_sqlite_advance_prepared(s->fence, resource, len, token,
+                                            hwm_before_out, em);
 }
 
-static void bind_common(sqlite3_stmt *st, const struct tn_sink_row *r)
+/* Bind row r at parameter offset base (its first column is base + 1);
+ * absent values stay NULL (bindings are cleared after every step). */
+static void bind_common(sqlite3_stmt *st, int base, const struct tn_sink_row *r)
 {
-    sqlite3_bind_text(st, 1, r->topic, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, r->partition);
-    sqlite3_bind_int64(st, 3, r->offset);
+    sqlite3_bind_text(st, base + 1, r->topic, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, base + 2, r->partition);
+    sqlite3_bind_int64(st, base + 3, r->offset);
     if (r->resource != NULL)
-        sqlite3_bind_text(st, 4, r->resource, (int)r->resource_len,
+        sqlite3_bind_text(st, base + 4, r->resource, (int)r->resource_len,
                           SQLITE_STATIC);
     if (r->has_token)
-        sqlite3_bind_int64(st, 5, (sqlite3_int64)r->token);
+        sqlite3_bind_int64(st, base + 5, (sqlite3_int64)r->token);
+}
+
+static void bind_admitted(sqlite3_stmt *st, int base,
+                          const struct tn_sink_row *r)
+{
+    bind_common(st, base, r);
+    if (r->key != NULL)
+        sqlite3_bind_blob(st, base + 6, r->key, (int)r->key_len, SQLITE_STATIC);
+    if (r->value != NULL)
+        sqlite3_bind_blob(st, base + 7, r->value, (int)r->value_len,
+                          SQLITE_STATIC);
+    sqlite3_bind_int(st, base + 8, r->claim ? 1 : 0);
+}
+
+/* Insert the pending admitted rows: one multi-row statement when full,
+ * else one statement per row. */
+static int flush_admitted(struct sqlite_sink *s, struct tn_errmsg *em)
+{
+    struct pending *p = &s->admitted;
+    int rc = TN_OK;
+    if (p->n == ROWS_PER_INSERT) {
+        for (size_t i = 0; i < p->n; i++)
+            bind_admitted(s->admit_many, (int)i * 8, &p->rows[i]);
+        rc = step_done(s, s->admit_many, "insert admitted", em);
+    } else {
+        for (size_t i = 0; i < p->n && rc == 0; i++) {
+            bind_admitted(s->admit_st, 0, &p->rows[i]);
+            rc = step_done(s, s->admit_st, "insert admitted", em);
+        }
+    }
+    p->n = 0;
+    return rc;
+}
+
+static int flush_rejected(struct sqlite_sink *s, struct tn_errmsg *em)
+{
+    struct pending *p = &s->rejected;
+    int rc = TN_OK;
+    bool many = p->n == ROWS_PER_INSERT;
+    sqlite3_stmt *st = many ? s->reject_many : s->reject_st;
+    for (size_t i = 0; i < p->n && rc == 0; i++) {
+        int base = many ? (int)i * 6 : 0;
+        bind_common(st, base, &p->rows[i]);
+        sqlite3_bind_text(st, base + 6, p->reason[i], -1, SQLITE_STATIC);
+        if (!many)
+            rc = step_done(s, st, "insert rejected", em);
+    }
+    if (many)
+        rc = step_done(s, st, "insert rejected", em);
+    p->n = 0;
+    return rc;
 }
 
 static int s_admit(struct tn_sink *b, const struct tn_sink_row *r,
                    struct tn_errmsg *em)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)b;
-    sqlite3_stmt *st = s->admit_st;
-    bind_common(st, r);
-    if (r->key != NULL)
-        sqlite3_bind_blob(st, 6, r->key, (int)r->key_len, SQLITE_STATIC);
-    if (r->value != NULL)
-        sqlite3_bind_blob(st, 7, r->value, (int)r->value_len, SQLITE_STATIC);
-    sqlite3_bind_int(st, 8, r->claim ? 1 : 0);
-    return step_done(s, st, "insert admitted", em);
+    s->admitted.rows[s->admitted.n++] = *r;
+    if (s->admitted.n < ROWS_PER_INSERT)
+        return TN_OK;
+    return flush_admitted(s, em);
 }
 
 static int s_reject(struct tn_sink *b, const struct tn_sink_row *r,
                     const char *reason, struct tn_errmsg *em)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)b;
-    sqlite3_stmt *st = s->reject_st;
-    bind_common(st, r);
-    sqlite3_bind_text(st, 6, reason, -1, SQLITE_STATIC);
-    return step_done(s, st, "insert rejected", em);
+    s->rejected.rows[s->rejected.n] = *r;
+    s->rejected.reason[s->rejected.n++] = reason;
+    if (s->rejected.n < ROWS_PER_INSERT)
+        return TN_OK;
+    return flush_rejected(s, em);
 }
 
 static int s_cas(struct tn_sink *b, const char *topic, int32_t partition,
@@ -127,12 +198,20 @@ static int s_cas(struct tn_sink *b, const char *topic, int32_t partition,
 
 static int s_commit(struct tn_sink *b, struct tn_errmsg *em)
 {
-    return exec((struct sqlite_sink *)b, "COMMIT", em);
+    struct sqlite_sink *s = (struct sqlite_sink *)b;
+    int rc = flush_admitted(s, em);
+    if (rc == 0)
+        rc = flush_rejected(s, em);
+    if (rc == 0)
+        rc = exec(s, "COMMIT", em);
+    return rc;
 }
 
 static void s_rollback(struct tn_sink *b)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)b;
+    s->admitted.n = 0;
+    s->rejected.n = 0;
     if (!sqlite3_get_autocommit(s->db))
         (void)sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -195,6 +274,9 @@ static void s_close(struct tn_sink *b)
     sqlite3_finalize(s->admit_st);
     sqlite3_finalize(s->reject_st);
     sqlite3_finalize(s->cas_st);
+    sqlite3_finalize(s->admit_many);
+    sqlite3_finalize(s->reject_many);
+    tn_fence_sqlite_finalize(s->fence);
     sqlite3_close(s->db);
     tn_free(s);
 }
@@ -211,8 +293,36 @@ static const struct tn_sink_ops sqlite_ops = {
     .close = s_close,
 };
 
+/* "INSERT INTO table VALUES (?,...),(...)": ROWS_PER_INSERT rows of cols
+ * parameters each. */
+static int prepare_many(struct sqlite_sink *s, const char *table, int cols,
+                        sqlite3_stmt **out)
+{
+    char sql[4096];
+    size_t n =
+        (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s VALUES", table);
+    for (int r = 0; r < ROWS_PER_INSERT; r++) {
+        for (int c = 0; c < cols && n + 4 < sizeof(sql); c++) {
+            const char *sep = c == 0 ? (r == 0 ? " (" : ",(") : ",";
+            size_t len = strlen(sep);
+            memcpy(sql + n, sep, len);
+            n += len;
+            sql[n++] = '?';
+        }
+        if (n + 2 >= sizeof(sql))
+            return SQLITE_TOOBIG;
+        sql[n++] = ')';
+    }
+    sql[n] = '\0';
+    return sqlite3_prepare_v3(s->db, sql, (int)n + 1, SQLITE_PREPARE_PERSISTENT,
+                              out, NULL);
+}
+
 static int prepare_all(struct sqlite_sink *s, struct tn_errmsg *em)
 {
+    if (prepare_many(s, "tenure_admitted", 8, &s->admit_many) != SQLITE_OK ||
+        prepare_many(s, "tenure_rejected", 6, &s->reject_many) != SQLITE_OK)
+        return fail(s, SQLITE_ERROR, "prepare", em);
     if (sqlite3_prepare_v2(s->db,
                            "INSERT INTO tenure_admitted VALUES"
                            " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -238,8 +348,13 @@ int tn_sink_sqlite_open(const char *path, struct tn_sink **out,
         return TN_ENOMEM;
     s->base.ops = &sqlite_ops;
     int rc = TN_OK;
+    /* One thread uses the sink: no per-call mutex and no global memory
+     * statistics (each takes a lock per allocation).  The config call fails
+     * harmlessly once SQLite is initialised. */
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     if (sqlite3_open_v2(path, &s->db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                            SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK) {
         rc = fail(s, SQLITE_ERROR, "open", em);
         goto out_close;
@@ -252,6 +367,8 @@ int tn_sink_sqlite_open(const char *path, struct tn_sink **out,
         rc = tn_fence_sqlite_migrate(s->db, em);
     if (rc == 0)
         rc = prepare_all(s, em);
+    if (rc == 0)
+        rc = tn_fence_sqlite_prepare(s->db, &s->fence, em);
     if (rc < 0)
         goto out_close;
     *out = &s->base;

@@ -2,7 +2,9 @@
 /* tn-produce: writes raw records, honest or forged, for the fence tests.
  * One record from flags, or --gen SEED --count N: a deterministic mix of
  * honest writes, claims, stale, malformed, unsigned and keyless records
- * over a few lease names (the same seed always gives the same records).
+ * over a few lease names (the same seed always gives the same records;
+ * --names K spreads them over K names and --partitions P puts name i in
+ * partition i mod P, for benchmarks over evenly filled partitions).
  * Prints "partition offset" for each record written. */
 #include <getopt.h>
 #include <librdkafka/rdkafka.h>
@@ -23,6 +25,8 @@ struct opts {
     bool claim;              /* add lease-claim: 1 */
     unsigned long long seed; /* --gen seed */
     long count;              /* --gen count, 0 = single record */
+    long names;              /* --gen over this many names, 0 = the 5 */
+    long partitions;         /* --gen: name index mod this, 0 = hashed */
 };
 
 struct rec {
@@ -31,6 +35,7 @@ struct rec {
     const char *proof; /* NULL: none */
     bool claim;        /* claim header */
     const char *value; /* payload */
+    int32_t partition; /* RD_KAFKA_PARTITION_UA: the partitioner's */
 };
 
 static int produce(rd_kafka_t *rk, const char *topic, const struct rec *r)
@@ -49,10 +54,13 @@ static int produce(rd_kafka_t *rk, const char *topic, const struct rec *r)
     rd_kafka_resp_err_t err = rd_kafka_producev(
         rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, key_len),
         RD_KAFKA_V_VALUE((void *)(uintptr_t)value, value_len),
+        RD_KAFKA_V_PARTITION(r->partition),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(h),
         RD_KAFKA_V_END);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         rd_kafka_headers_destroy(h);
+        if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+            return 1;
         (void)fprintf(stderr, "tn-produce: %s\n", rd_kafka_err2str(err));
         return -1;
     }
@@ -82,16 +90,31 @@ static uint64_t next_rand(uint64_t *s)
     return *s * 2685821657736338717ull;
 }
 
+/* The lease names of --gen: five fixed ones, or with --names N the names
+ * "bench:0".."bench:N-1" (so that keyed records spread over partitions). */
+struct names {
+    long n;        /* names */
+    long parts;    /* > 0: name i goes to partition i mod parts */
+    char (*s)[32]; /* generated names, NULL for the fixed five */
+};
+
+static const char *name_at(const struct names *nm, unsigned long i)
+{
+    static const char *const fixed[] = {"shard:1", "shard:2", "shard:8841",
+                                        "orders:eu", "orders:us"};
+    return nm->s != NULL ? nm->s[i] : fixed[i];
+}
+
 /* One generated record into r (strings in bufs). */
 static void gen_one(uint64_t *s, long i, uint64_t *tokens, const uint8_t *sk,
-                    struct rec *r, char *tok, char *proof, char *val)
+                    const struct names *nm, struct rec *r, char *tok,
+                    char *proof, char *val)
 {
-    static const char *const names[] = {"shard:1", "shard:2", "shard:8841",
-                                        "orders:eu", "orders:us"};
     memset(r, 0, sizeof(*r));
-    unsigned which = (unsigned)(next_rand(s) % 5);
+    r->partition = RD_KAFKA_PARTITION_UA;
+    unsigned long which = (unsigned long)(next_rand(s) % (uint64_t)nm->n);
     unsigned kind = (unsigned)(next_rand(s) % 100);
-    r->key = names[which];
+    r->key = name_at(nm, which);
     uint64_t t = tokens[which];
     if (kind < 10) {
         tokens[which] = t + 1 + next_rand(s) % 3; /* a new holder claims */
@@ -116,28 +139,60 @@ static void gen_one(uint64_t *s, long i, uint64_t *tokens, const uint8_t *sk,
         r->proof = proof;
     (void)snprintf(val, 64, "record %ld", i);
     r->value = val;
+    /* Every record of a name in one partition, as the hash would do. */
+    if (nm->parts > 0)
+        r->partition =
+            (int32_t)(r->key == NULL
+                          ? (unsigned long)i % (unsigned long)nm->parts
+                          : which % (unsigned long)nm->parts);
 }
 
 static int run_gen(rd_kafka_t *rk, const struct opts *o, const uint8_t *sk)
 {
     uint64_t s = o->seed * 2654435761u + 1;
-    uint64_t tokens[5] = {10, 20, 400, 7, 1};
-    for (long i = 0; i < o->count; i++) {
+    static const uint64_t fixed_tokens[5] = {10, 20, 400, 7, 1};
+    struct names nm = {.n = o->names > 0 ? o->names : 5,
+                       .parts = o->partitions};
+    uint64_t *tokens = calloc((size_t)nm.n, sizeof(uint64_t));
+    if (tokens == NULL)
+        return -1;
+    if (o->names > 0) {
+        nm.s = calloc((size_t)nm.n, sizeof(*nm.s));
+        if (nm.s == NULL) {
+            free(tokens);
+            return -1;
+        }
+        for (long k = 0; k < nm.n; k++) {
+            (void)snprintf(nm.s[k], sizeof(nm.s[k]), "bench:%ld", k);
+            tokens[k] = 10 + (uint64_t)k % 400;
+        }
+    } else {
+        memcpy(tokens, fixed_tokens, sizeof(fixed_tokens));
+    }
+    int rc = 0;
+    for (long i = 0; i < o->count && rc == 0; i++) {
         struct rec r;
         char tok[24];
         char proof[TN_PROOF_HEX_LEN + 1];
         char val[64];
-        gen_one(&s, i, tokens, sk, &r, tok, proof, val);
-        if (produce(rk, o->topic, &r) < 0)
-            return -1;
+        gen_one(&s, i, tokens, sk, &nm, &r, tok, proof, val);
+        rc = produce(rk, o->topic, &r);
+        /* A full local queue: serve deliveries and try again. */
+        while (rc == 1) {
+            rd_kafka_poll(rk, 10);
+            rc = produce(rk, o->topic, &r);
+        }
         rd_kafka_poll(rk, 0);
     }
-    return 0;
+    free(nm.s);
+    free(tokens);
+    return rc;
 }
 
 static int run_one(rd_kafka_t *rk, const struct opts *o, const uint8_t *sk)
 {
-    struct rec r = {.key = o->key,
+    struct rec r = {.partition = RD_KAFKA_PARTITION_UA,
+                    .key = o->key,
                     .token = o->token,
                     .proof = o->proof,
                     .claim = o->claim,
@@ -164,6 +219,8 @@ static int parse(int argc, char **argv, struct opts *o)
         {"claim", no_argument, NULL, 'c'},
         {"gen", required_argument, NULL, 'g'},
         {"count", required_argument, NULL, 'n'},
+        {"names", required_argument, NULL, 'N'},
+        {"partitions", required_argument, NULL, 'P'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -200,6 +257,16 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'n':
             o->count = strtol(optarg, NULL, 10);
             break;
+        case 'N':
+            o->names = strtol(optarg, NULL, 10);
+            if (o->names < 1 || o->names > 1000000)
+                return -1;
+            break;
+        case 'P':
+            o->partitions = strtol(optarg, NULL, 10);
+            if (o->partitions < 1 || o->partitions > 100000)
+                return -1;
+            break;
         default:
             return -1;
         }
@@ -216,7 +283,7 @@ int main(int argc, char **argv)
             "usage: tn-produce --brokers B --topic T [--key K] [--token S]"
             " [--proof HEX | --sign-with FILE] [--claim] [--value V]\n"
             "       tn-produce --brokers B --topic T --gen SEED --count N"
-            " [--sign-with FILE]\n");
+            " [--names K [--partitions P]] [--sign-with FILE]\n");
         return 2;
     }
     uint8_t sk[TN_PROOF_SK_BYTES];
