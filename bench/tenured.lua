@@ -47,8 +47,9 @@ function init(args)
    if quota > 0 then ttl = 3600000 end
    -- wrk builds a table of the headers for every answer when a response
    -- function exists: only the modes that read answers define one (the
-   -- acquire mode counts non-2xx answers through wrk's own summary)
-   if mode ~= "acquire" then response = on_response end
+   -- acquire mode counts non-2xx answers through wrk's own summary, but
+   -- the memory fill counts its grants)
+   if mode ~= "acquire" or quota > 0 then response = on_response end
    if delay_ms > 0 then
       -- defined only for the latency runs: wrk checks after init whether
       -- a delay function exists, and a zero delay still costs a timer

@@ -2,6 +2,8 @@
 /* Lease table (chained hash, entries never removed) and the decisions. */
 #include "lease.h"
 
+#include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +12,22 @@
 #include "common/alloc.h"
 #include "common/assert.h"
 #include "common/rand.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#    include <sanitizer/asan_interface.h>
+/* The unused rest of a slab stays poisoned: a write past the newest entry
+ * is caught like one past a malloc'd block. */
+#    define TN_LEASE_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#    define TN_LEASE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#    define TN_LEASE_POISON(p, n) ((void)(p), (void)(n))
+#    define TN_LEASE_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* Issue #8: the fixed part stays compact (no padding, no hash copy); the
+ * name starts right after it. */
+static_assert(sizeof(void *) != 8 || offsetof(struct tn_lease, str) == 116,
+              "struct tn_lease grew");
 
 static uint32_t hash_name(const char *s, size_t len)
 {
@@ -34,13 +52,65 @@ int tn_lease_table_init(struct tn_lease_table *t, size_t expected)
     return TN_OK;
 }
 
+/* Where the grant strings go when they fit: right after the name. */
+static char *inline_strings(struct tn_lease *l)
+{
+    return l->str + l->name_len + 1;
+}
+
+/* The grant strings live in a block of their own (they did not fit). */
+static bool strings_outside(struct tn_lease *l)
+{
+    return l->owner_id != NULL && l->owner_id != inline_strings(l);
+}
+
+/* The entry itself goes with its slab. */
 static void lease_free(struct tn_lease *l)
 {
-    tn_free(l->name);
-    tn_free(l->owner_id);
-    tn_free(l->request_id);
-    tn_free(l->principal);
-    tn_free(l);
+    if (strings_outside(l))
+        tn_free(l->owner_id);
+}
+
+/* Entries are cut from slabs: one malloc header per slab instead of one
+ * per entry, and long-lived entries are not interleaved with the server's
+ * short-lived allocations (whose freed holes would stay resident). */
+struct slab {
+    struct slab *next;  /* older slab */
+    max_align_t data[]; /* entries */
+};
+
+#define TN_LEASE_SLAB_MIN ((size_t)16 * 1024)
+#define TN_LEASE_SLAB_MAX ((size_t)4 * 1024 * 1024)
+#define TN_LEASE_ALIGN ((size_t)8)
+
+static size_t entry_round(size_t n)
+{
+    return (n + TN_LEASE_ALIGN - 1) & ~(TN_LEASE_ALIGN - 1);
+}
+
+/* n bytes (a multiple of TN_LEASE_ALIGN) for an entry, or NULL. */
+static void *slab_alloc(struct tn_lease_table *t, size_t n)
+{
+    if (n > t->slab_left) {
+        size_t size = TN_LEASE_SLAB_MIN;
+        while (size < TN_LEASE_SLAB_MAX && size < t->count * n / 2)
+            size *= 2;
+        while (size < n + sizeof(struct slab))
+            size *= 2;
+        struct slab *s = tn_malloc(size);
+        if (s == NULL)
+            return NULL;
+        s->next = t->slabs;
+        t->slabs = s;
+        t->slab_free = (char *)s->data;
+        t->slab_left = size - offsetof(struct slab, data);
+        TN_LEASE_POISON(t->slab_free, t->slab_left);
+    }
+    void *p = t->slab_free;
+    TN_LEASE_UNPOISON(p, n);
+    t->slab_free += n;
+    t->slab_left -= n;
+    return p;
 }
 
 void tn_lease_table_release(struct tn_lease_table *t)
@@ -48,14 +118,16 @@ void tn_lease_table_release(struct tn_lease_table *t)
     if (t->buckets == NULL)
         return;
     for (size_t i = 0; i <= t->mask; i++) {
-        struct tn_lease *l = t->buckets[i];
-        while (l != NULL) {
-            struct tn_lease *next = l->next;
+        for (struct tn_lease *l = t->buckets[i]; l != NULL; l = l->next)
             lease_free(l);
-            l = next;
-        }
     }
     tn_free(t->buckets);
+    struct slab *s = t->slabs;
+    while (s != NULL) {
+        struct slab *next = s->next;
+        tn_free(s);
+        s = next;
+    }
     memset(t, 0, sizeof(*t));
 }
 
@@ -64,8 +136,7 @@ struct tn_lease *tn_lease_find(const struct tn_lease_table *t, const char *name,
 {
     uint32_t h = hash_name(name, name_len);
     for (struct tn_lease *l = t->buckets[h & t->mask]; l; l = l->next) {
-        if (l->hash == h && l->name_len == name_len &&
-            memcmp(l->name, name, name_len) == 0)
+        if (l->name_len == name_len && memcmp(l->str, name, name_len) == 0)
             return l;
     }
     return NULL;
@@ -84,8 +155,9 @@ static void maybe_grow(struct tn_lease_table *t)
         struct tn_lease *l = t->buckets[i];
         while (l != NULL) {
             struct tn_lease *next = l->next;
-            l->next = b[l->hash & (n - 1)];
-            b[l->hash & (n - 1)] = l;
+            size_t i2 = hash_name(l->str, l->name_len) & (n - 1);
+            l->next = b[i2];
+            b[i2] = l;
             l = next;
         }
     }
@@ -94,21 +166,74 @@ static void maybe_grow(struct tn_lease_table *t)
     t->mask = n - 1;
 }
 
-static struct tn_lease *insert_new(struct tn_lease_table *t, const char *name,
-                                   size_t name_len)
+/* Bytes the grant strings take in one block; an owner is always stored
+ * (as "" when the grant has none but has other strings). */
+static size_t strings_size(const char *owner, const char *rid, const char *who)
 {
-    struct tn_lease *l = tn_calloc(1, sizeof(*l));
+    if (owner == NULL && rid == NULL && who == NULL)
+        return 0;
+    return (owner != NULL ? strlen(owner) : 0) + 1 +
+           (rid != NULL ? strlen(rid) + 1 : 0) +
+           (who != NULL ? strlen(who) + 1 : 0);
+}
+
+/* Replace the grant strings of l (the sources must not point into l);
+ * on failure nothing changes. */
+static int set_strings(struct tn_lease *l, const char *owner, const char *rid,
+                       const char *who)
+{
+    size_t need = strings_size(owner, rid, who);
+    char *dst = inline_strings(l);
+    if (need > l->str_room && (dst = tn_malloc(need)) == NULL)
+        return TN_ENOMEM;
+    if (strings_outside(l))
+        tn_free(l->owner_id);
+    l->owner_id = l->request_id = l->principal = NULL;
+    if (need == 0)
+        return TN_OK;
+    size_t n = owner != NULL ? strlen(owner) : 0;
+    memcpy(dst, owner != NULL ? owner : "", n + 1);
+    l->owner_id = dst;
+    dst += n + 1;
+    if (rid != NULL) {
+        n = strlen(rid);
+        memcpy(dst, rid, n + 1);
+        l->request_id = dst;
+        dst += n + 1;
+    }
+    if (who != NULL) {
+        memcpy(dst, who, strlen(who) + 1);
+        l->principal = dst;
+    }
+    return TN_OK;
+}
+
+/* Grant strings longer than this live in a block of their own. */
+#define TN_LEASE_MAX_ROOM ((size_t)512)
+
+/* A new entry with room for `room` bytes of grant strings inline. */
+static struct tn_lease *insert_new(struct tn_lease_table *t, const char *name,
+                                   size_t name_len, size_t room)
+{
+    size_t base = offsetof(struct tn_lease, str) + name_len + 1;
+    if (room > TN_LEASE_MAX_ROOM)
+        room = 0; /* rare: such strings get a block of their own */
+    size_t size = entry_round(base + room);
+    if (size < sizeof(struct tn_lease))
+        size = sizeof(struct tn_lease);
+    room = size - base; /* the alignment slack can hold a longer owner */
+    struct tn_lease *l = slab_alloc(t, size);
     if (l == NULL)
         return NULL;
-    l->name = tn_strndup(name, name_len);
-    if (l->name == NULL) {
-        tn_free(l);
-        return NULL;
-    }
+    memset(l, 0, offsetof(struct tn_lease, str));
+    memcpy(l->str, name, name_len);
+    l->str[name_len] = '\0';
+    l->name = l->str;
     l->name_len = (uint32_t)name_len;
-    l->hash = hash_name(name, name_len);
-    l->next = t->buckets[l->hash & t->mask];
-    t->buckets[l->hash & t->mask] = l;
+    l->str_room = (uint16_t)room;
+    size_t b = hash_name(name, name_len) & t->mask;
+    l->next = t->buckets[b];
+    t->buckets[b] = l;
     t->count++;
     maybe_grow(t);
     return l;
@@ -134,17 +259,6 @@ static bool same_request(const struct tn_lease *l,
            same_str(l->principal, r->principal);
 }
 
-/* Replace a string field; on failure the old value stays. */
-static int set_str(char **field, const char *s)
-{
-    char *copy = NULL;
-    if (s != NULL && (copy = tn_strdup(s)) == NULL)
-        return TN_ENOMEM;
-    tn_free(*field);
-    *field = copy;
-    return TN_OK;
-}
-
 /* now_ms is the server clock truncated to the millisecond, so the request
  * may have arrived up to 1 ms later than now_ms says; its sender counts the
  * TTL from before it sent.  Expiring at now_ms + ttl could then end the
@@ -159,22 +273,8 @@ static int64_t expiry(int64_t now_ms, int64_t ttl_ms)
 static int grant(struct tn_lease_table *t, struct tn_lease *l,
                  const struct tn_acquire_req *r, int64_t now_ms)
 {
-    char *owner = tn_strdup(r->owner_id);
-    char *rid = r->request_id != NULL ? tn_strdup(r->request_id) : NULL;
-    char *who = r->principal != NULL ? tn_strdup(r->principal) : NULL;
-    if (owner == NULL || (r->request_id != NULL && rid == NULL) ||
-        (r->principal != NULL && who == NULL)) {
-        tn_free(owner);
-        tn_free(rid);
-        tn_free(who);
+    if (set_strings(l, r->owner_id, r->request_id, r->principal) < 0)
         return TN_ENOMEM;
-    }
-    tn_free(l->owner_id);
-    tn_free(l->request_id);
-    tn_free(l->principal);
-    l->owner_id = owner;
-    l->request_id = rid;
-    l->principal = who;
     TN_ASSERT(t->last_token >= l->token);
     l->token = ++t->last_token;
     memcpy(l->secret, r->secret, TN_SECRET_BYTES);
@@ -205,7 +305,9 @@ int tn_lease_acquire(struct tn_lease_table *t, const struct tn_acquire_req *r,
         *retry_ms_out = l->expires_at_ms + l->lock_delay_ms - now_ms;
         return TN_ELOCKDELAY;
     }
-    if (l == NULL && (l = insert_new(t, r->name, r->name_len)) == NULL)
+    if (l == NULL && (l = insert_new(t, r->name, r->name_len,
+                                     strings_size(r->owner_id, r->request_id,
+                                                  r->principal))) == NULL)
         return TN_ENOMEM;
     *out = l;
     return grant(t, l, r, now_ms);
@@ -256,7 +358,7 @@ int tn_lease_release(struct tn_lease_table *t, const struct tn_token_req *r,
     struct tn_lease *l = *out;
     l->held = false;
     l->expires_at_ms = now_ms;
-    (void)set_str(&l->request_id, NULL);
+    l->request_id = NULL; /* its bytes stay in the grant's block */
     l->seq = ++t->seq;
     return TN_OK;
 }
@@ -265,11 +367,12 @@ int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease *img,
                      struct tn_lease **out)
 {
     struct tn_lease *l = tn_lease_find(t, img->name, img->name_len);
-    if (l == NULL && (l = insert_new(t, img->name, img->name_len)) == NULL)
+    if (l == NULL &&
+        (l = insert_new(t, img->name, img->name_len,
+                        strings_size(img->owner_id, img->request_id,
+                                     img->principal))) == NULL)
         return TN_ENOMEM;
-    if (set_str(&l->owner_id, img->owner_id) < 0 ||
-        set_str(&l->request_id, img->request_id) < 0 ||
-        set_str(&l->principal, img->principal) < 0)
+    if (set_strings(l, img->owner_id, img->request_id, img->principal) < 0)
         return TN_ENOMEM;
     l->token = img->token;
     memcpy(l->secret, img->secret, TN_SECRET_BYTES);

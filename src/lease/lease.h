@@ -15,24 +15,36 @@
 
 #define TN_SECRET_BYTES 16
 
+/* One piece of memory per entry, cut from the table's slabs (entries are
+ * never removed, so they need no malloc header of their own): the fixed
+ * part, then the name and, when they fit in the room reserved at creation,
+ * the strings of the current grant (owner_id, request_id, principal, each
+ * NUL-terminated, in that order) inline in str[].  A grant whose strings
+ * do not fit keeps them in one malloc'd block instead.  The string
+ * pointers point into either place.  Entries never move, so other
+ * structures may keep pointers to them until the table is released.
+ * Fields are ordered to leave no padding (str[] at 116 bytes on LP64). */
 struct tn_lease {
-    char *name;       /* NUL-terminated, 1..256 bytes, owned */
-    char *owner_id;   /* NUL-terminated, owned; NULL if never held */
-    char *request_id; /* of the grant, owned; NULL if none */
-    char *principal;  /* who acquired it (auth on), owned, or NULL */
-    uint64_t token;   /* last token granted: the name's floor */
-    uint8_t secret[TN_SECRET_BYTES]; /* credential of the current grant */
-    int64_t ttl_ms;                  /* of the current grant (last renew) */
-    int64_t expires_at_ms;           /* server clock; meaningful while held */
-    int64_t lock_delay_ms;           /* after expiry, no grant for this long */
-    bool held;             /* granted and not released (may be expired) */
-    uint64_t seq;          /* change number of the last mutation */
-    uint32_t hash;         /* of name */
-    uint32_t name_len;     /* bytes of name */
-    uint32_t hist_slot;    /* store: ledger slot of the current grant */
     struct tn_lease *next; /* hash chain */
-    void *waiters;         /* the store's queue of waiters; opaque here */
-    bool expiry_noted;     /* store: the expiry of this grant was announced */
+    char *name;            /* NUL-terminated, 1..256 bytes, in str[] */
+    char *owner_id;   /* NUL-terminated; NULL if never held; starts the grant
+                         strings (inline or the separate block) */
+    char *request_id; /* of the grant, or NULL; after owner_id */
+    char *principal;  /* who acquired it (auth on), or NULL */
+    void *waiters;    /* the store's queue of waiters; opaque here */
+    uint64_t token;   /* last token granted: the name's floor */
+    uint64_t seq;     /* change number of the last mutation */
+    int64_t expires_at_ms;           /* server clock; meaningful while held */
+    int64_t ttl_ms;                  /* of the current grant (last renew) */
+    int64_t lock_delay_ms;           /* after expiry, no grant for this long */
+    uint8_t secret[TN_SECRET_BYTES]; /* credential of the current grant */
+    uint32_t name_len;               /* bytes of name */
+    uint32_t hist_slot; /* store: ledger slot of the current grant */
+    uint16_t str_room;  /* bytes reserved in str[] after the name */
+    bool held;          /* granted and not released (may be expired) */
+    bool expiry_noted;  /* store: the expiry of this grant was announced */
+    char str[];         /* name, NUL, then str_room bytes (table entries
+                           only; an image passed to restore has none) */
 };
 
 struct tn_lease_table {
@@ -41,6 +53,9 @@ struct tn_lease_table {
     size_t count;              /* entries (held or not) */
     uint64_t last_token;       /* highest token ever granted */
     uint64_t seq;              /* last change number handed out */
+    void *slabs;               /* list of the entries' slabs, newest first */
+    char *slab_free;           /* unused bytes of the newest slab */
+    size_t slab_left;          /* how many */
 };
 
 struct tn_acquire_req {

@@ -13,10 +13,14 @@
 #include "common/clock.h"
 #include "embedded.h"
 
+/* 16 bytes: one per grant or renew still ahead.  An entry whose at_ms is
+ * no longer its lease's expiry is stale (renewed, released or granted
+ * again) and is skipped; one that matches is checked again by
+ * tn_embedded_note_expiry, which acts only on a held grant whose own
+ * expiry has passed, so no token is needed to tell grants apart. */
 struct tn_expiry {
     int64_t at_ms;      /* the grant's expiry when tracked */
     struct tn_lease *l; /* entries are never freed while the table lives */
-    uint64_t token;     /* the grant it belongs to */
 };
 
 struct pending_event {
@@ -110,7 +114,11 @@ void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l)
     if (e->on_event == NULL)
         return;
     if (e->n_expiries == e->cap_expiries) {
-        size_t n = e->cap_expiries < 64 ? 64 : e->cap_expiries * 2;
+        /* First sized like the table (the expected live leases): growing by
+         * doubling would leave the outgrown arrays as holes in the heap. */
+        size_t n = e->cap_expiries * 2;
+        if (n < 64)
+            n = e->table.mask + 1 > 64 ? e->table.mask + 1 : 64;
         struct tn_expiry *h = tn_reallocarray(e->expiries, n, sizeof(*h));
         if (h == NULL)
             return; /* the expiry will be announced lazily instead */
@@ -120,8 +128,7 @@ void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l)
     struct tn_expiry *h = e->expiries;
     size_t i = e->n_expiries++;
     h[i] = (struct tn_expiry){.at_ms = l->expires_at_ms,
-                              .l = (struct tn_lease *)(uintptr_t)l,
-                              .token = l->token};
+                              .l = (struct tn_lease *)(uintptr_t)l};
     while (i > 0 && earlier(&h[i], &h[(i - 1) / 2])) {
         swap(h, i, (i - 1) / 2);
         i = (i - 1) / 2;
@@ -155,7 +162,7 @@ static void on_expiry_timer(void *arg)
         pop(e);
         /* Only the entry of the grant's current expiry counts; renews
          * left older entries behind. */
-        if (x.l->token == x.token && x.l->expires_at_ms == x.at_ms)
+        if (x.l->expires_at_ms == x.at_ms)
             tn_embedded_note_expiry(e, x.l, now);
     }
     arm(e);

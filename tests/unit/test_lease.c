@@ -197,6 +197,169 @@ static void test_lease__request_id_retry_returns_same_grant(void **state)
     assert_true(l->token > token);
 }
 
+/* Is p inside the entry l (the room after the name)? */
+static bool in_entry(const struct tn_lease *l, const char *p)
+{
+    const char *room = l->str + l->name_len + 1;
+    return p >= room && p < room + l->str_room;
+}
+
+static void test_lease__grant_strings_follow_each_grant(void **state)
+{
+    struct fixture *f = *state;
+    struct tn_acquire_req r = acq("shard:1", "o1", 100, secret_a);
+    r.request_id = "r1";
+    r.principal = "p1";
+    struct tn_lease *l, *first;
+    bool replayed;
+    int64_t retry;
+    assert_int_equal(tn_lease_acquire(&f->t, &r, 0, &first, &replayed, &retry),
+                     TN_OK);
+    assert_string_equal(first->name, "shard:1");
+    assert_string_equal(first->owner_id, "o1");
+    assert_string_equal(first->request_id, "r1");
+    assert_string_equal(first->principal, "p1");
+    assert_true(in_entry(first, first->owner_id));
+
+    struct tn_token_req rel = tok("shard:1", first->token, secret_a);
+    assert_int_equal(tn_lease_release(&f->t, &rel, 1, &l), TN_OK);
+    assert_null(l->request_id); /* the grant's request id ends with it */
+    assert_string_equal(l->owner_id, "o1");
+
+    /* Strings longer than the room the entry was made with. */
+    char owner[129], rid[129], who[200];
+    memset(owner, 'o', sizeof(owner) - 1);
+    owner[sizeof(owner) - 1] = '\0';
+    memset(rid, 'r', sizeof(rid) - 1);
+    rid[sizeof(rid) - 1] = '\0';
+    memset(who, 'p', sizeof(who) - 1);
+    who[sizeof(who) - 1] = '\0';
+    r = acq("shard:1", owner, 100, secret_b);
+    r.request_id = rid;
+    r.principal = who;
+    assert_int_equal(tn_lease_acquire(&f->t, &r, 2, &l, &replayed, &retry),
+                     TN_OK);
+    assert_ptr_equal(l, first); /* entries never move */
+    assert_string_equal(l->name, "shard:1");
+    assert_string_equal(l->owner_id, owner);
+    assert_string_equal(l->request_id, rid);
+    assert_string_equal(l->principal, who);
+    assert_false(in_entry(l, l->owner_id));
+    assert_int_equal(tn_lease_acquire(&f->t, &r, 3, &l, &replayed, &retry),
+                     TN_OK);
+    assert_true(replayed); /* the long request id still matches */
+
+    /* Back to short strings: inline again (the block is freed; a leak
+     * would fail the sanitizer build). */
+    struct tn_token_req force = {.name = "shard:1", .name_len = 7};
+    force.force = true;
+    assert_int_equal(tn_lease_release(&f->t, &force, 4, &l), TN_OK);
+    r = acq("shard:1", "o2", 100, secret_a);
+    assert_int_equal(tn_lease_acquire(&f->t, &r, 5, &l, &replayed, &retry),
+                     TN_OK);
+    assert_ptr_equal(l, first);
+    assert_string_equal(l->owner_id, "o2");
+    assert_null(l->request_id);
+    assert_null(l->principal);
+    assert_true(in_entry(l, l->owner_id));
+}
+
+static void test_lease__restore_copies_strings(void **state)
+{
+    struct fixture *f = *state;
+    char name[] = "restored", owner[] = "owner-a", rid[] = "rid-a";
+    struct tn_lease img;
+    memset(&img, 0, sizeof(img));
+    img.name = name;
+    img.name_len = (uint32_t)strlen(name);
+    img.owner_id = owner;
+    img.request_id = rid;
+    img.token = 41;
+    img.ttl_ms = 1000;
+    img.expires_at_ms = 5000;
+    img.held = true;
+    struct tn_lease *l;
+    assert_int_equal(tn_lease_restore(&f->t, &img, &l), TN_OK);
+    memset(name, 'x', strlen(name)); /* the table must hold copies */
+    memset(owner, 'x', strlen(owner));
+    memset(rid, 'x', strlen(rid));
+    l = tn_lease_find(&f->t, "restored", 8);
+    assert_non_null(l);
+    assert_string_equal(l->name, "restored");
+    assert_string_equal(l->owner_id, "owner-a");
+    assert_string_equal(l->request_id, "rid-a");
+    assert_null(l->principal);
+    assert_int_equal(l->token, 41);
+    assert_int_equal(f->t.last_token, 41);
+    assert_true(tn_lease_is_live(l, 4999));
+
+    /* A row without owner but with a request id; then one whose strings
+     * do not fit the room. */
+    char big[700];
+    memset(big, 'b', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    char name2[] = "other", rid2[] = "only-rid";
+    struct tn_lease img2;
+    memset(&img2, 0, sizeof(img2));
+    img2.name = name2;
+    img2.name_len = 5;
+    img2.request_id = rid2;
+    img2.token = 7;
+    assert_int_equal(tn_lease_restore(&f->t, &img2, &l), TN_OK);
+    assert_string_equal(l->owner_id, "");
+    assert_string_equal(l->request_id, "only-rid");
+    img2.owner_id = big;
+    img2.principal = big;
+    struct tn_lease *again;
+    assert_int_equal(tn_lease_restore(&f->t, &img2, &again), TN_OK);
+    assert_ptr_equal(again, l);
+    assert_string_equal(l->owner_id, big);
+    assert_string_equal(l->principal, big);
+    assert_string_equal(l->request_id, "only-rid");
+    assert_int_equal(f->t.last_token, 41);
+    assert_int_equal(f->t.count, 2);
+}
+
+/* Thousands of entries of every name length: several slabs and several
+ * doublings of the bucket array; every entry keeps its address, name and
+ * owner. */
+static void test_lease__many_entries_survive_growth(void **state)
+{
+    struct fixture *f = *state;
+    enum { N = 6000 };
+    static struct tn_lease *seen[N];
+    char name[300], owner[40];
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(name, sizeof(name), "%d-", i);
+        size_t len = (size_t)n + (size_t)(i % 240);
+        memset(name + n, 'a' + i % 26, len - (size_t)n);
+        name[len] = '\0';
+        (void)snprintf(owner, sizeof(owner), "owner-%d", i % 1000);
+        struct tn_acquire_req r = acq(name, owner, 100, secret_a);
+        bool replayed;
+        int64_t retry;
+        assert_int_equal(
+            tn_lease_acquire(&f->t, &r, 0, &seen[i], &replayed, &retry), TN_OK);
+        assert_int_equal((uintptr_t)seen[i] % sizeof(void *), 0);
+    }
+    assert_int_equal(f->t.count, N);
+    assert_true(f->t.mask + 1 >= N);
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(name, sizeof(name), "%d-", i);
+        size_t len = (size_t)n + (size_t)(i % 240);
+        memset(name + n, 'a' + i % 26, len - (size_t)n);
+        name[len] = '\0';
+        (void)snprintf(owner, sizeof(owner), "owner-%d", i % 1000);
+        struct tn_lease *l = tn_lease_find(&f->t, name, len);
+        assert_ptr_equal(l, seen[i]);
+        assert_int_equal(l->name_len, len);
+        assert_string_equal(l->name, name);
+        assert_string_equal(l->owner_id, owner);
+        assert_int_equal(l->token, (uint64_t)i + 1);
+    }
+    assert_int_equal(tn_lease_count_live(&f->t, 99), N);
+}
+
 static void test_lease__force_release_ends_live_grant(void **state)
 {
     static const struct step steps[] = {
@@ -257,7 +420,17 @@ static void test_lease__list_in_name_order_with_paging(void **state)
 #define WALK_NAMES 4
 #define WALK_STEPS 200000
 
+/* Owners of different lengths, so that a name's grants move between the
+ * room inside its entry and a block of their own. */
+static const char *const walk_owners[] = {
+    "w", "worker-7",
+    "a-long-owner-id-that-does-not-fit-in-the-room-of-a-short-one-"
+    "0123456789012345678901234567890123456789012345678901234567890"};
+static const char *const walk_rids[] = {NULL, "r", "request-id-0123456789"};
+
 struct shadow {
+    const char *owner;  /* of the last grant, NULL = none ever */
+    const char *rid;    /* its request id; NULL after a release */
     uint64_t token;     /* live grant's token, 0 = none ever */
     uint64_t floor;     /* highest token granted */
     int64_t expires_at; /* of the live grant */
@@ -280,6 +453,11 @@ static bool shadow_live(const struct shadow *s, int64_t now)
     return s->held && now < s->expires_at;
 }
 
+static bool same_or_null(const char *a, const char *b)
+{
+    return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
 static void walk_step(struct tn_lease_table *t, struct shadow *sh, int64_t now,
                       uint64_t *last_token, uint64_t seed)
 {
@@ -292,13 +470,20 @@ static void walk_step(struct tn_lease_table *t, struct shadow *sh, int64_t now,
         secret[i] = (uint8_t)rnd();
     unsigned op = (unsigned)(rnd() % 4);
     if (op == 0) {
+        const char *owner = walk_owners[rnd() % 3];
+        const char *rid = walk_rids[rnd() % 3];
         struct tn_acquire_req r =
-            acq(names[k], "w", (int64_t)(1 + rnd() % 50), secret);
+            acq(names[k], owner, (int64_t)(1 + rnd() % 50), secret);
+        r.request_id = rid;
         bool rp;
         int64_t retry;
         int rc = tn_lease_acquire(t, &r, now, &l, &rp, &retry);
         if (shadow_live(s, now)) {
-            if (rc != TN_ECONFLICT)
+            /* the same owner's retry of the live grant gets it back */
+            bool retry_of_live = rid != NULL && same_or_null(rid, s->rid) &&
+                                 strcmp(owner, s->owner) == 0;
+            if (retry_of_live ? rc != TN_OK || !rp || l->token != s->token
+                              : rc != TN_ECONFLICT)
                 fail_msg("seed %llu: grant while live",
                          (unsigned long long)seed);
             return;
@@ -307,7 +492,9 @@ static void walk_step(struct tn_lease_table *t, struct shadow *sh, int64_t now,
             fail_msg("seed %llu: token did not increase (rc %d)",
                      (unsigned long long)seed, rc);
         *last_token = l->token;
-        *s = (struct shadow){.token = l->token,
+        *s = (struct shadow){.owner = owner,
+                             .rid = rid,
+                             .token = l->token,
                              .floor = l->token,
                              .expires_at = now + r.ttl_ms + 1,
                              .held = true};
@@ -330,8 +517,10 @@ static void walk_step(struct tn_lease_table *t, struct shadow *sh, int64_t now,
         fail_msg("seed %llu: token changed", (unsigned long long)seed);
     if (rc == TN_OK && op == 1)
         s->expires_at = now + l->ttl_ms + 1;
-    if (rc == TN_OK && op != 1)
+    if (rc == TN_OK && op != 1) {
         s->held = false;
+        s->rid = NULL;
+    }
 }
 
 static void check_invariants(const struct tn_lease_table *t,
@@ -353,6 +542,12 @@ static void check_invariants(const struct tn_lease_table *t,
         if (l != NULL && l->token > t->last_token)
             fail_msg("seed %llu: token above the counter",
                      (unsigned long long)seed);
+        if (l != NULL &&
+            (!same_or_null(sh[k].owner, l->owner_id) ||
+             !same_or_null(sh[k].rid, l->request_id) || l->principal != NULL ||
+             strcmp(l->name, names[k]) != 0))
+            fail_msg("seed %llu: strings of %s differ from the model",
+                     (unsigned long long)seed, names[k]);
     }
 }
 
@@ -392,6 +587,12 @@ int main(void)
             test_lease__lock_delay_after_expiry_not_release, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_lease__request_id_retry_returns_same_grant, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_lease__grant_strings_follow_each_grant, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lease__restore_copies_strings,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lease__many_entries_survive_growth,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_lease__force_release_ends_live_grant, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lease__floor_survives_release,
