@@ -6,6 +6,10 @@
 #ifndef TN_CHAOS_H
 #define TN_CHAOS_H
 
+/* Busy timeout of the shared sink: a loaded CI host can hold its locks
+ * for seconds. */
+#define CHAOS_SINK_BUSY_MS 30000
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

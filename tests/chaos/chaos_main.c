@@ -55,7 +55,7 @@ static int chaos_sql(const char *path, const char *sql)
     int rc = 1;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
         goto out;
-    sqlite3_busy_timeout(db, 3000);
+    sqlite3_busy_timeout(db, CHAOS_SINK_BUSY_MS);
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &err) != SQLITE_OK)
         goto out;
     if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {

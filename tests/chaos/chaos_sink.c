@@ -30,7 +30,7 @@ int chaos_sink_open(const char *path, sqlite3 **out)
     sqlite3 *db = NULL;
     if (sqlite3_open(path, &db) != SQLITE_OK)
         goto fail;
-    sqlite3_busy_timeout(db, 3000);
+    sqlite3_busy_timeout(db, CHAOS_SINK_BUSY_MS);
     if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) !=
         SQLITE_OK)
         goto fail;
@@ -112,7 +112,7 @@ int chaos_sink_dump(const char *path)
     int rc = -1;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         goto out;
-    sqlite3_busy_timeout(db, 3000);
+    sqlite3_busy_timeout(db, CHAOS_SINK_BUSY_MS);
     if (sqlite3_prepare_v2(db,
                            "SELECT t, resource, token, decision, hwm_before"
                            " FROM chaos_decisions ORDER BY seq",
@@ -150,7 +150,7 @@ int chaos_sink_last_writer(const char *path)
     int rc = -1;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         goto out;
-    sqlite3_busy_timeout(db, 3000);
+    sqlite3_busy_timeout(db, CHAOS_SINK_BUSY_MS);
     if (sqlite3_prepare_v2(db,
                            "SELECT proc FROM chaos_data"
                            " ORDER BY rowid DESC LIMIT 1",
