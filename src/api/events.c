@@ -11,6 +11,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/loop.h"
+#include "common/rand.h"
 #include "reply.h"
 
 struct entry {
@@ -33,7 +34,8 @@ struct tn_events {
     struct tn_events_config cfg; /* copy */
     struct tn_loop *loop;        /* for the heartbeat */
     struct entry *ring;          /* cfg.backlog entries */
-    uint64_t next_id;            /* id of the next event (first is 1) */
+    uint64_t first_id;           /* id of this process's first event */
+    uint64_t next_id;            /* id of the next event */
     struct sub *subs;            /* live subscribers */
     size_t n_subs;               /* count */
     uint64_t published;          /* events published */
@@ -65,7 +67,14 @@ struct tn_events *tn_events_new(struct tn_loop *loop,
         return NULL;
     hub->cfg = *cfg;
     hub->loop = loop;
-    hub->next_id = 1;
+    /* Ids start at a random point below 2^52, so that an id another
+     * instance or an earlier run of this one handed out is (but for a
+     * chance of about 2^-32) outside this hub's range, and answered with
+     * a reset rather than replayed from the wrong place. */
+    uint32_t r = 0;
+    (void)tn_rand_bytes(&r, sizeof(r));
+    hub->first_id = ((uint64_t)r << 20) + 1;
+    hub->next_id = hub->first_id;
     hub->ring = tn_calloc(cfg->backlog, sizeof(*hub->ring));
     if (hub->ring == NULL) {
         tn_free(hub);
@@ -162,8 +171,9 @@ static void replay(struct tn_events *hub, struct sub *s, const char *last_id)
 {
     char *end = NULL;
     unsigned long long after = strtoull(last_id, &end, 10);
-    uint64_t oldest =
-        hub->next_id > hub->cfg.backlog ? hub->next_id - hub->cfg.backlog : 1;
+    uint64_t oldest = hub->next_id - hub->first_id > hub->cfg.backlog
+                          ? hub->next_id - hub->cfg.backlog
+                          : hub->first_id;
     if (end == last_id || *end != '\0' || after + 1 < oldest ||
         after >= hub->next_id) {
         char msg[160];

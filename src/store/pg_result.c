@@ -65,6 +65,7 @@ static void parse_acquire(struct tn_pg_op *op, const PGresult *r)
     }
     case 'h':
         out->rc = TN_ECONFLICT;
+        out->retry_after_ms = get_i64(r, 0, 6); /* when it frees up */
         return;
     default:
         out->rc = TN_ELOCKDELAY;
@@ -132,6 +133,59 @@ static void parse_list(struct tn_pg_op *op, const PGresult *r)
     out->rc = TN_OK;
 }
 
+static enum tn_grant_end end_of(const char *s)
+{
+    if (strcmp(s, "released") == 0)
+        return TN_GRANT_RELEASED;
+    if (strcmp(s, "expired") == 0)
+        return TN_GRANT_EXPIRED;
+    if (strcmp(s, "revoked") == 0)
+        return TN_GRANT_REVOKED;
+    return TN_GRANT_SUPERSEDED;
+}
+
+/* Columns: token, owner_id, granted ms ago, end or NULL, ended ms ago. */
+static void parse_history(struct tn_pg_op *op, const PGresult *r)
+{
+    struct tn_store_result *out = op->out;
+    size_t n = (size_t)PQntuples(r);
+    if (n > op->limit)
+        n = op->limit;
+    out->history =
+        tn_calloc(op->limit > 0 ? op->limit : 1, sizeof(*out->history));
+    if (out->history == NULL) {
+        out->rc = TN_ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct tn_grant_record *g = &out->history[i];
+        int row = (int)i;
+        g->token = (uint64_t)get_i64(r, row, 0);
+        get_str(r, row, 1, g->owner_id, sizeof(g->owner_id));
+        g->granted_ms_ago = get_i64(r, row, 2);
+        g->end = TN_GRANT_LIVE;
+        g->ended_ms_ago = -1;
+        if (!PQgetisnull(r, row, 3)) {
+            g->end = end_of(PQgetvalue(r, row, 3));
+            g->ended_ms_ago = get_i64(r, row, 4);
+        }
+    }
+    out->n_history = n;
+    out->rc = TN_OK;
+}
+
+/* The sweep: one row per expiry it announced.  The prune: one row, the
+ * count of ledger rows it deleted.  Both report in n_items. */
+static void parse_count(struct tn_pg_op *op, const PGresult *r)
+{
+    struct tn_store_result *out = op->out;
+    out->rc = TN_OK;
+    if (op->stmt == TN_PG_SWEEP)
+        out->n_items = (size_t)PQntuples(r);
+    else
+        out->n_items = PQntuples(r) > 0 ? (size_t)get_i64(r, 0, 0) : 0;
+}
+
 static void parse_rows(struct tn_pg_op *op, const PGresult *r)
 {
     switch (op->stmt) {
@@ -147,6 +201,13 @@ static void parse_rows(struct tn_pg_op *op, const PGresult *r)
         return;
     case TN_PG_CHECK:
         parse_check(op, r);
+        return;
+    case TN_PG_HISTORY:
+        parse_history(op, r);
+        return;
+    case TN_PG_SWEEP:
+    case TN_PG_PRUNE:
+        parse_count(op, r);
         return;
     default:
         parse_list(op, r);
@@ -186,13 +247,13 @@ static void classify_error(struct tn_pg_batch *b, const PGresult *r)
 void tn_pg_take_result(struct tn_pg_batch *b, PGresult *r)
 {
     ExecStatusType st = PQresultStatus(r);
+    b->got = true;
     if (b->idx >= b->n)
-        return;
+        return; /* the trailer (NOTIFY_SQL): events only */
     if (st == PGRES_TUPLES_OK && b->err_rc == 0)
         parse_rows(b->ops[b->idx], r);
     else if (st == PGRES_FATAL_ERROR && b->err_rc == 0)
         classify_error(b, r);
     else if (st != PGRES_TUPLES_OK && b->err_rc == 0)
         b->err_rc = TN_EUNAVAIL; /* aborted or unexpected */
-    b->got = true;
 }

@@ -4,7 +4,9 @@
  * holds the row lock: nextval() in the ON CONFLICT DO UPDATE SET list runs
  * after the conflicting row is locked and its compare-and-set (released, or
  * expired past the lock delay) holds, so a slow acquirer can never install a
- * token below the row's current one (see docs/OPERATIONS.md). */
+ * token below the row's current one (see docs/OPERATIONS.md).  Every
+ * change of hands also writes its event to the session's outbox in the
+ * same statement; NOTIFY_SQL sends it once the transaction committed. */
 #include "pg_sql.h"
 
 #define OID_BOOL 16u
@@ -19,9 +21,24 @@
     "greatest(0, floor(extract(epoch FROM (" row ".expires_at - now()))"       \
     " * 1000))::bigint"
 
+/* The outbox columns: insertion order, one or more event lines. */
+#define OUTBOX_COLUMNS                                                         \
+    " (seq bigint GENERATED ALWAYS AS IDENTITY, line text NOT NULL)"
+
 const char tn_pg_sql_session[] =
     "SET synchronous_commit TO on; SET application_name TO 'tenured';"
-    " SET lock_timeout TO 0; SELECT pg_advisory_lock(" LOCK_KEY ")";
+    " SET lock_timeout TO 0;"
+    " CREATE TEMPORARY TABLE IF NOT EXISTS tn_outbox" OUTBOX_COLUMNS ";"
+    " SELECT pg_advisory_lock(" LOCK_KEY ")";
+
+const char tn_pg_sql_outbox_table[] =
+    "CREATE UNLOGGED TABLE IF NOT EXISTS tn_outbox" OUTBOX_COLUMNS;
+
+/* DO runs LISTEN with the channel name computed by the server, the same
+ * expression the statements notify on. */
+const char tn_pg_sql_listen[] =
+    "DO $$ BEGIN EXECUTE format('LISTEN %I', '" TN_PG_CHANNEL_PREFIX "'"
+    " || current_schema()); END $$";
 
 const char tn_pg_sql_version[] =
     "CREATE TABLE IF NOT EXISTS tenure_schema_version ("
@@ -69,19 +86,52 @@ const struct tn_pg_migration tn_pg_migrations[] = {
         " owner_id text NOT NULL,"
         " ttl_ms bigint NOT NULL,"
         " granted_at timestamptz NOT NULL)"},
+    /* Events, history and auth: the acquiring principal; whether the
+     * expiry of the current grant was announced (exactly once, by the
+     * sweep or by the acquire that takes the name over); the previous
+     * grant as the acquire that replaced it saw it (RETURNING only shows
+     * new values); how and when each ledger grant ended; the ledger index
+     * for history.  Grants that had already ended count as announced. */
+    {3, "ALTER TABLE leases ADD COLUMN IF NOT EXISTS principal text,"
+        " ADD COLUMN IF NOT EXISTS expiry_noted boolean NOT NULL DEFAULT false,"
+        " ADD COLUMN IF NOT EXISTS prev_token bigint,"
+        " ADD COLUMN IF NOT EXISTS prev_owner_id text,"
+        " ADD COLUMN IF NOT EXISTS prev_expired_at timestamptz;"
+        " UPDATE leases SET expiry_noted = true"
+        " WHERE released OR expires_at <= now();"
+        " ALTER TABLE lease_grants ADD COLUMN IF NOT EXISTS ended_at"
+        " timestamptz, ADD COLUMN IF NOT EXISTS end_reason text;"
+        " CREATE INDEX IF NOT EXISTS lease_grants_name_token"
+        " ON lease_grants (name, token DESC)"},
 };
 const size_t tn_pg_n_migrations =
     sizeof(tn_pg_migrations) / sizeof(tn_pg_migrations[0]);
 
+/* The channel this schema's events go to (see pg_sql.h). */
+#define CHANNEL "'" TN_PG_CHANNEL_PREFIX "' || current_schema()"
+
+/* One event line (pg_sql.h); every argument is an SQL expression. */
+#define EV_LINE(type, token, floor, owner, name)                               \
+    "(" type ") || ' ' || (" token ")::text || ' ' || (" floor ")::text"       \
+    " || ' ' || octet_length(" owner ")::text || ' ' || " owner " || " name
+
+/* Milliseconds since t on the database clock, never negative. */
+#define MS_SINCE(t)                                                            \
+    "greatest(0, floor(extract(epoch FROM (now() - " t ")) * 1000))::bigint"
+
 /* $1 name, $2 owner_id, $3 ttl_ms, $4 lock_delay_ms, $5 request_id or NULL,
- * $6 secret.  g: the grant, made only when the CAS on the locked row holds
- * (a new name inserts; its VALUES nextval() is safe because no token of that
- * name exists and rows are never deleted; on conflict that value is simply
- * skipped).  cur: when nothing was granted, the row as locked by g (FOR
- * UPDATE reads the newest version), classified as replay (same owner and
- * request_id, still live), held, or lock delay.  No row at all means the
- * row was inserted by a transaction our snapshot cannot see: the caller
- * runs the statement again. */
+ * $6 secret, $7 principal or NULL.  g: the grant, made only when the CAS on
+ * the locked row holds (a new name inserts; its VALUES nextval() is safe
+ * because no token of that name exists and rows are never deleted; on
+ * conflict that value is simply skipped).  The SET list also keeps the
+ * replaced grant (prev_*): when it ran out and nobody announced it yet,
+ * this statement ends it in the ledger and announces "expired" before
+ * "acquired" (two lines of one outbox row).  cur: when nothing was granted, the
+ * row as locked by g (FOR UPDATE reads the newest version), classified as
+ * replay (same owner, request_id and principal, still live), held, or lock
+ * delay; its last column is when the name frees up.  No row at all means the
+ * row was inserted by a transaction our snapshot cannot see: the caller runs
+ * the statement again. */
 #ifndef TN_PLANT_BUG_TOKEN_BEFORE_LOCK
 #    define ACQUIRE_SET_TOKEN " fencing_token = nextval('lease_token_seq'),"
 #else
@@ -90,24 +140,44 @@ const size_t tn_pg_n_migrations =
 #    define ACQUIRE_SET_TOKEN " fencing_token = excluded.fencing_token,"
 #endif
 
+/* The event lines of a grant: "expired" for the grant it replaced when
+ * nobody announced that yet, then "acquired". */
+#define ACQUIRE_EV_EXPIRED                                                     \
+    EV_LINE("'e'", "g.prev_token", "g.prev_token", "g.prev_owner_id", "$1")
+#define ACQUIRE_EV_ACQUIRED                                                    \
+    EV_LINE("'a'", "g.fencing_token", "g.fencing_token", "g.owner_id", "$1")
+#define CUR_EXPIRES_IN EXPIRES_IN("c")
+
 #define ACQUIRE_SQL                                                            \
     "WITH g AS ("                                                              \
     " INSERT INTO leases AS l (name, owner_id, expires_at, fencing_token,"     \
-    " secret, ttl_ms, lock_delay_ms, request_id, released)"                    \
+    " secret, ttl_ms, lock_delay_ms, request_id, released, principal)"         \
     " VALUES ($1, $2, now() + $3 * interval '1 millisecond',"                  \
-    " nextval('lease_token_seq'), $6, $3, $4, $5, false)"                      \
+    " nextval('lease_token_seq'), $6, $3, $4, $5, false, $7)"                  \
     " ON CONFLICT (name) DO UPDATE SET owner_id = excluded.owner_id,"          \
     " expires_at = excluded.expires_at," ACQUIRE_SET_TOKEN                     \
     " secret = excluded.secret, ttl_ms = excluded.ttl_ms,"                     \
     " lock_delay_ms = excluded.lock_delay_ms,"                                 \
-    " request_id = excluded.request_id, released = false"                      \
+    " request_id = excluded.request_id, released = false,"                     \
+    " principal = excluded.principal, expiry_noted = false,"                   \
+    " prev_token = l.fencing_token, prev_owner_id = l.owner_id,"               \
+    " prev_expired_at = CASE WHEN l.released OR l.expiry_noted THEN NULL"      \
+    " ELSE l.expires_at END"                                                   \
     " WHERE l.released OR"                                                     \
     " l.expires_at + l.lock_delay_ms * interval '1 millisecond' <= now()"      \
-    " RETURNING l.fencing_token, l.owner_id),"                                 \
+    " RETURNING l.fencing_token, l.owner_id, l.prev_token, l.prev_owner_id,"   \
+    " l.prev_expired_at),"                                                     \
     " led AS (INSERT INTO lease_grants (token, name, owner_id, ttl_ms,"        \
     " granted_at) SELECT g.fencing_token, $1, $2, $3, now() FROM g),"          \
+    " ended AS (UPDATE lease_grants e SET ended_at = g.prev_expired_at,"       \
+    " end_reason = 'expired' FROM g WHERE g.prev_expired_at IS NOT NULL"       \
+    " AND e.token = g.prev_token AND e.ended_at IS NULL),"                     \
+    " ev AS (INSERT INTO tn_outbox (line) SELECT"                              \
+    " CASE WHEN g.prev_expired_at IS NULL THEN '' ELSE"                        \
+    " " ACQUIRE_EV_EXPIRED " || E'\\n' END || " ACQUIRE_EV_ACQUIRED            \
+    " FROM g),"                                                                \
     " cur AS (SELECT c.owner_id, c.fencing_token, c.secret, c.ttl_ms,"         \
-    " c.request_id, c.expires_at, c.lock_delay_ms, c.released"                 \
+    " c.request_id, c.expires_at, c.lock_delay_ms, c.released, c.principal"    \
     " FROM leases c WHERE c.name = $1 AND NOT EXISTS (SELECT 1 FROM g)"        \
     " FOR UPDATE)"                                                             \
     " SELECT 'g'::text, g.fencing_token, g.owner_id, NULL::bytea, $3::bigint," \
@@ -115,18 +185,18 @@ const size_t tn_pg_n_migrations =
     " UNION ALL"                                                               \
     " SELECT CASE WHEN NOT c.released AND c.expires_at > now() THEN"           \
     " CASE WHEN $5::text IS NOT NULL AND c.request_id = $5"                    \
-    " AND c.owner_id = $2 THEN 'r' ELSE 'h' END ELSE 'd' END,"                 \
-    " c.fencing_token, c.owner_id, c.secret, c.ttl_ms, " EXPIRES_IN(           \
-        "c") ","                                                               \
-             " greatest(1, ceil(extract(epoch FROM (c.expires_at"              \
-             " + c.lock_delay_ms * interval '1 millisecond' - now())) * "      \
-             "1000))::bigint"                                                  \
-             " FROM cur c"
+    " AND c.owner_id = $2 AND c.principal IS NOT DISTINCT FROM $7"             \
+    " THEN 'r' ELSE 'h' END ELSE 'd' END,"                                     \
+    " c.fencing_token, c.owner_id, c.secret, c.ttl_ms, " CUR_EXPIRES_IN ","    \
+    " greatest(1, ceil(extract(epoch FROM (c.expires_at"                       \
+    " + c.lock_delay_ms * interval '1 millisecond' - now())) * 1000))::bigint" \
+    " FROM cur c"
 
-/* $1 name, $2 token, $3 secret, $4 ttl_ms (0 keeps the grant's).  The
- * UPDATE re-checks its WHERE on the newest row version after locking it,
- * so it never touches a newer grant.  On no update, c tells lost from
- * forbidden. */
+/* $1 name, $2 token, $3 secret, $4 ttl_ms (0 keeps the grant's),
+ * $5 principal or NULL (auth off, or an admin).  The UPDATE re-checks its
+ * WHERE on the newest row version after locking it, so it never touches a
+ * newer grant.  On no update, c tells lost from forbidden (wrong secret,
+ * or another principal than the one that acquired). */
 #define RENEW_SQL                                                              \
     "WITH u AS (UPDATE leases l SET"                                           \
     " ttl_ms = CASE WHEN $4 > 0 THEN $4 ELSE l.ttl_ms END,"                    \
@@ -134,31 +204,44 @@ const size_t tn_pg_n_migrations =
     " * interval '1 millisecond'"                                              \
     " WHERE l.name = $1 AND NOT l.released AND l.expires_at > now()"           \
     " AND l.fencing_token = $2 AND l.secret = $3"                              \
-    " RETURNING l.owner_id, l.fencing_token, l.ttl_ms),"                       \
-    " c AS (SELECT c.fencing_token, c.secret, c.released, c.expires_at"        \
-    " FROM leases c WHERE c.name = $1 AND NOT EXISTS (SELECT 1 FROM u))"       \
+    " AND ($5::text IS NULL OR l.principal = $5)"                              \
+    " RETURNING l.owner_id, l.fencing_token, l.ttl_ms)," FORBIDDEN_CTE         \
     " SELECT 'ok'::text, u.owner_id, u.fencing_token, u.ttl_ms FROM u"         \
-    " UNION ALL"                                                               \
-    " SELECT CASE WHEN NOT c.released AND c.expires_at > now()"                \
-    " AND c.fencing_token = $2 AND c.secret <> $3 THEN 'forbidden'"            \
-    " ELSE 'lost' END, NULL, NULL, NULL FROM c"
+    " UNION ALL" FORBIDDEN_ROW " FROM c"
 
-/* $1 name, $2 token, $3 secret, $4 force.  The row stays (its token is the
- * name's floor); expires_at = now() and released = true free it at once,
- * without lock delay. */
+#define FORBIDDEN_CTE                                                          \
+    " c AS (SELECT c.fencing_token, c.secret, c.released, c.expires_at,"       \
+    " c.principal FROM leases c WHERE c.name = $1"                             \
+    " AND NOT EXISTS (SELECT 1 FROM u))"
+
+#define FORBIDDEN_ROW                                                          \
+    " SELECT CASE WHEN NOT c.released AND c.expires_at > now()"                \
+    " AND c.fencing_token = $2 AND (c.secret <> $3 OR ($5::text IS NOT NULL"   \
+    " AND c.principal IS DISTINCT FROM $5)) THEN 'forbidden'"                  \
+    " ELSE 'lost' END, NULL, NULL, NULL"
+
+/* $1 name, $2 token, $3 secret, $4 force, $5 principal or NULL.  The row
+ * stays (its token is the name's floor); expires_at = now() and released
+ * = true free it at once, without lock delay.  The ledger records the end
+ * and the event goes to the outbox. */
+#define RELEASE_EV                                                             \
+    EV_LINE("CASE WHEN $4 THEN 'v' ELSE 'r' END", "u.fencing_token",           \
+            "u.fencing_token", "u.owner_id", "$1")
+
 #define RELEASE_SQL                                                            \
     "WITH u AS (UPDATE leases l SET released = true, expires_at = now(),"      \
     " request_id = NULL"                                                       \
     " WHERE l.name = $1 AND NOT l.released AND l.expires_at > now()"           \
-    " AND ($4 OR (l.fencing_token = $2 AND l.secret = $3))"                    \
+    " AND ($4 OR (l.fencing_token = $2 AND l.secret = $3"                      \
+    " AND ($5::text IS NULL OR l.principal = $5)))"                            \
     " RETURNING l.owner_id, l.fencing_token, l.ttl_ms),"                       \
-    " c AS (SELECT c.fencing_token, c.secret, c.released, c.expires_at"        \
-    " FROM leases c WHERE c.name = $1 AND NOT EXISTS (SELECT 1 FROM u))"       \
+    " led AS (UPDATE lease_grants e SET ended_at = now(), end_reason ="        \
+    " CASE WHEN $4 THEN 'revoked' ELSE 'released' END"                         \
+    " FROM u WHERE e.token = u.fencing_token),"                                \
+    " ev AS (INSERT INTO tn_outbox (line) SELECT " RELEASE_EV                  \
+    " FROM u)," FORBIDDEN_CTE                                                  \
     " SELECT 'ok'::text, u.owner_id, u.fencing_token, u.ttl_ms FROM u"         \
-    " UNION ALL"                                                               \
-    " SELECT CASE WHEN NOT c.released AND c.expires_at > now()"                \
-    " AND c.fencing_token = $2 AND c.secret <> $3 THEN 'forbidden'"            \
-    " ELSE 'lost' END, NULL, NULL, NULL FROM c"
+    " UNION ALL" FORBIDDEN_ROW " FROM c"
 
 #define GET_SQL                                                                \
     "SELECT owner_id, fencing_token, ttl_ms, " EXPIRES_IN(                     \
@@ -178,21 +261,97 @@ const size_t tn_pg_n_migrations =
              "$2)"                                                             \
              " ORDER BY l.name LIMIT $3"
 
+/* $1 name, $2 limit.  Newest first: token, owner_id, granted ms ago, end
+ * (NULL while live), ended ms ago (NULL while live).  The current grant's
+ * end is read from the lease row when the ledger has none yet (ran out,
+ * not yet swept); an older grant without an end (written before the
+ * ledger kept ends) was superseded when the next one was granted. */
+#define HIST_GRANTED_AGO MS_SINCE("g.granted_at")
+#define HIST_ENDED_AGO MS_SINCE("g.ended_at")
+#define HIST_EXPIRED_AGO MS_SINCE("l.expires_at")
+#define HIST_SUPERSEDED_AGO MS_SINCE("coalesce(g.next_at, now())")
+
+#define HISTORY_SQL                                                            \
+    "SELECT g.token, g.owner_id, " HIST_GRANTED_AGO ","                        \
+    " CASE WHEN g.ended_at IS NOT NULL THEN g.end_reason"                      \
+    " WHEN l.fencing_token = g.token THEN CASE WHEN l.released"                \
+    " THEN 'released' WHEN l.expires_at <= now() THEN 'expired' END"           \
+    " ELSE 'superseded' END,"                                                  \
+    " CASE WHEN g.ended_at IS NOT NULL THEN " HIST_ENDED_AGO                   \
+    " WHEN l.fencing_token = g.token THEN CASE WHEN l.released"                \
+    " OR l.expires_at <= now() THEN " HIST_EXPIRED_AGO " END"                  \
+    " ELSE " HIST_SUPERSEDED_AGO " END"                                        \
+    " FROM (SELECT token, owner_id, granted_at, ended_at, end_reason,"         \
+    " lag(granted_at) OVER (ORDER BY token DESC) AS next_at"                   \
+    " FROM lease_grants WHERE name = $1 ORDER BY token DESC LIMIT $2) g"       \
+    " LEFT JOIN leases l ON l.name = $1 ORDER BY g.token DESC"
+
+/* $1 most rows.  Grants that ran out and were not announced yet: mark
+ * them, end them in the ledger, announce them.  FOR UPDATE SKIP LOCKED
+ * and the re-checked WHERE make sure each expiry is announced exactly
+ * once, by one instance, whichever comes first (this sweep, another
+ * instance's, or the acquire that takes the name over).  One row per
+ * announced expiry. */
+#define SWEEP_EV                                                               \
+    EV_LINE("'e'", "x.fencing_token", "x.fencing_token", "x.owner_id", "x.name")
+
+#define SWEEP_SQL                                                              \
+    "WITH x AS (UPDATE leases l SET expiry_noted = true"                       \
+    " WHERE l.name IN (SELECT s.name FROM leases s WHERE NOT s.released"       \
+    " AND NOT s.expiry_noted AND s.expires_at <= now() LIMIT $1"               \
+    " FOR UPDATE SKIP LOCKED)"                                                 \
+    " AND NOT l.released AND NOT l.expiry_noted AND l.expires_at <= now()"     \
+    " RETURNING l.name, l.owner_id, l.fencing_token, l.expires_at),"           \
+    " led AS (UPDATE lease_grants e SET ended_at = x.expires_at,"              \
+    " end_reason = 'expired' FROM x"                                           \
+    " WHERE e.token = x.fencing_token AND e.ended_at IS NULL),"                \
+    " ev AS (INSERT INTO tn_outbox (line) SELECT " SWEEP_EV                    \
+    " FROM x ORDER BY x.fencing_token)"                                        \
+    " SELECT x.fencing_token FROM x"
+
+/* $1 grants kept per name.  Deletes at most 10000 older ledger rows per
+ * run; the newest grant of every name stays, so the highest token ever
+ * issued stays too (the sequence floor rule on start reads it). */
+#define PRUNE_SQL                                                              \
+    "WITH d AS (DELETE FROM lease_grants e WHERE e.token IN"                   \
+    " (SELECT r.token FROM (SELECT token, row_number() OVER"                   \
+    " (PARTITION BY name ORDER BY token DESC) AS n FROM lease_grants) r"       \
+    " WHERE r.n > $1 LIMIT 10000) RETURNING 1) SELECT count(*) FROM d"
+
+/* Pipelined after the Sync of every batch that may have written events:
+ * sends the session's outbox, oldest first, in payloads below the 8000
+ * byte limit, and empties it.  Its own transaction commits without
+ * waiting for the WAL flush: it changes no data (the changes it announces
+ * are already durable), and a notifying commit holds a cluster-wide lock
+ * until it ends, so a flush inside it would serialize every commit that
+ * notifies.  An empty outbox sends nothing and writes nothing. */
+#define NOTIFY_SQL                                                             \
+    "WITH d AS (DELETE FROM tn_outbox RETURNING seq, line),"                   \
+    " c AS (SELECT seq, line, (sum(octet_length(line) + 1)"                    \
+    " OVER (ORDER BY seq)) / 7000 AS chunk FROM d)"                            \
+    " SELECT set_config('synchronous_commit', 'off', true),"                   \
+    " pg_notify(" CHANNEL ", string_agg(line, E'\\n' ORDER BY seq))::text"     \
+    " FROM c GROUP BY chunk ORDER BY chunk"
+
 const struct tn_pg_stmt_def tn_pg_stmts[TN_PG_N_STMTS] = {
     [TN_PG_ACQUIRE] = {"tn_acquire",
                        ACQUIRE_SQL,
-                       6,
+                       7,
                        {OID_TEXT, OID_TEXT, OID_INT8, OID_INT8, OID_TEXT,
-                        OID_BYTEA}},
+                        OID_BYTEA, OID_TEXT}},
     [TN_PG_RENEW] = {"tn_renew",
                      RENEW_SQL,
-                     4,
-                     {OID_TEXT, OID_INT8, OID_BYTEA, OID_INT8}},
+                     5,
+                     {OID_TEXT, OID_INT8, OID_BYTEA, OID_INT8, OID_TEXT}},
     [TN_PG_RELEASE] = {"tn_release",
                        RELEASE_SQL,
-                       4,
-                       {OID_TEXT, OID_INT8, OID_BYTEA, OID_BOOL}},
+                       5,
+                       {OID_TEXT, OID_INT8, OID_BYTEA, OID_BOOL, OID_TEXT}},
     [TN_PG_GET] = {"tn_get", GET_SQL, 1, {OID_TEXT}},
     [TN_PG_CHECK] = {"tn_check", CHECK_SQL, 1, {OID_TEXT}},
     [TN_PG_LIST] = {"tn_list", LIST_SQL, 3, {OID_TEXT, OID_TEXT, OID_INT8}},
+    [TN_PG_HISTORY] = {"tn_history", HISTORY_SQL, 2, {OID_TEXT, OID_INT8}},
+    [TN_PG_SWEEP] = {"tn_sweep", SWEEP_SQL, 1, {OID_INT8}},
+    [TN_PG_PRUNE] = {"tn_prune", PRUNE_SQL, 1, {OID_INT8}},
+    [TN_PG_NOTIFY] = {"tn_notify", NOTIFY_SQL, 0, {0}},
 };

@@ -17,10 +17,28 @@ enum tn_pg_stmt {
     TN_PG_GET,
     TN_PG_CHECK,
     TN_PG_LIST,
+    TN_PG_HISTORY,
+    TN_PG_SWEEP,
+    TN_PG_PRUNE,
+    TN_PG_NOTIFY,
     TN_PG_N_STMTS
 };
 
-#define TN_PG_MAX_PARAMS 6
+#define TN_PG_MAX_PARAMS 7
+
+/* Grants kept per name in the ledger after a prune pass (history). */
+#define TN_PG_LEDGER_KEEP 100
+
+/* Events travel as NOTIFY on the channel "tenure:" || current_schema()
+ * (one channel per schema, so schemas sharing a database never hear each
+ * other).  A payload holds one or more lines, in order, each
+ * "<type> <token> <floor> <owner bytes> <owner_id><name>" with type a
+ * (acquired), r (released), e (expired) or v (revoked).  The statements
+ * that change hands write their lines to the session's outbox (a temporary
+ * table) in their own transaction; the NOTIFY statement, pipelined right
+ * after that transaction's Sync, sends them (docs/OPERATIONS.md says why
+ * not in the same transaction). */
+#define TN_PG_CHANNEL_PREFIX "tenure:"
 
 struct tn_pg_stmt_def {
     const char *name;                     /* prepared statement name */
@@ -48,5 +66,11 @@ extern const char tn_pg_sql_session[];
 extern const char tn_pg_sql_version[];
 /* Lifts lease_token_seq above every stored token, then drops the lock. */
 extern const char tn_pg_sql_sequence[];
+/* LISTEN on this schema's event channel (the listener connection). */
+extern const char tn_pg_sql_listen[];
+/* The outbox as an unlogged table, for running the statements outside
+ * tenured (pgbench); tenured's sessions shadow it with their temporary
+ * one. */
+extern const char tn_pg_sql_outbox_table[];
 
 #endif

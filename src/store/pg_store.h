@@ -2,9 +2,10 @@
 /* Internals shared by the PostgreSQL store's parts: pg_conn.c (each libpq
  * connection on the loop thread: connect, migrate, prepare, reconnect with
  * backoff), store_pg.c (operations, batched into pipelined transactions
- * spread over the connections) and pg_result.c (rows and SQLSTATEs into
- * results).  Loop thread only; no other thread ever touches a struct
- * tn_pg. */
+ * spread over the connections), pg_result.c (rows and SQLSTATEs into
+ * results), pg_events.c (the LISTEN connection, the expiry sweep and the
+ * ledger prune) and pg_wait.c (blocking acquire).  Loop thread only; no
+ * other thread ever touches a struct tn_pg. */
 #ifndef TN_STORE_PG_STORE_H
 #define TN_STORE_PG_STORE_H
 
@@ -32,6 +33,20 @@ enum tn_pg_state {
 struct tn_pg;
 struct tn_pg_op;
 struct tn_pg_batch;
+struct tn_pg_waitq;
+
+/* Buckets of the table of names with waiters (pg_wait.c). */
+#define TN_PG_WAIT_BUCKETS 1024
+
+/* The dedicated LISTEN connection (pg_events.c). */
+struct tn_pg_listen {
+    PGconn *conn;                     /* NULL while down */
+    int fd;                           /* watched socket, -1 if none */
+    uint32_t fd_events;               /* events it is watched for */
+    enum tn_pg_state state;           /* READY once LISTEN is done */
+    int64_t backoff_ms;               /* next reconnect delay */
+    struct tn_loop_timer retry_timer; /* reconnect */
+};
 
 struct tn_pg_conn {
     struct tn_pg *store;               /* owner */
@@ -67,6 +82,27 @@ struct tn_pg {
     uint64_t n_failures;                  /* batches that failed */
     uint64_t n_connects;                  /* successful setups */
     uint64_t n_unavailable;               /* ops answered TN_EUNAVAIL */
+    tn_store_event_fn on_event;           /* events, or NULL */
+    void *event_ctx;                      /* its argument */
+    struct tn_pg_listen listen;           /* LISTEN connection */
+    struct tn_loop_timer sweep_timer;     /* next expiry sweep */
+    struct tn_loop_timer prune_timer;     /* next ledger prune */
+    bool sweeping;                        /* a sweep is in flight */
+    bool pruning;                         /* a prune is in flight */
+    bool closing;                         /* pg_close is running */
+    struct tn_store_result sweep_res;     /* the sweep's result */
+    struct tn_store_result prune_res;     /* the prune's result */
+    uint64_t n_events;                    /* events heard on LISTEN */
+    uint64_t n_expiries;                  /* expiries this instance swept */
+    uint64_t n_listen_connects;           /* LISTEN (re)connections */
+    struct tn_pg_waitq **wait_buckets;    /* TN_PG_WAIT_BUCKETS chains */
+    size_t n_waiters;                     /* blocked acquires, all names */
+    size_t max_waiters;                   /* cap on n_waiters */
+    size_t max_waiters_per_name;          /* cap per name */
+    int64_t max_wait_ms;                  /* wait_ms is capped to this */
+    uint64_t waits_granted;               /* waiters that got the lease */
+    uint64_t waits_timed_out;             /* answered at their deadline */
+    uint64_t waits_dropped;               /* gone before their turn */
 };
 
 struct tn_pg_op {
@@ -77,7 +113,11 @@ struct tn_pg_op {
     void *arg;                                /* for done */
     char *name;                               /* owned: name or list prefix */
     char *s2;                                 /* owned: owner_id (acquire) */
-    char *s3;                                 /* owned: request_id/after */
+    char *s3;                                 /* owned: request_id/after,
+                                                 or principal (renew,
+                                                 release) */
+    char *s4;                                 /* owned: principal
+                                                 (acquire) */
     char secret_hex[3 + 2 * TN_SECRET_BYTES]; /* "\x..." bytea text */
     char n1[24];                              /* decimal parameter */
     char n2[24];                              /* decimal parameter */
@@ -100,6 +140,8 @@ struct tn_pg_batch {
     size_t err_idx;           /* statement that failed */
     bool retry_all;           /* serialization failure: send all again */
     bool drop;                /* the connection is unusable */
+    bool trailer;             /* NOTIFY_SQL follows the Sync */
+    bool settled;             /* ops answered; only the trailer is left */
     int64_t sent_ms;          /* server clock */
 };
 
@@ -123,6 +165,53 @@ void tn_pg_on_io(struct tn_pg_conn *c, uint32_t events);
 /* Answer every op in flight on c with TN_EUNAVAIL; and the pending ones
  * too when no connection is ready any more. */
 void tn_pg_fail_conn(struct tn_pg_conn *c);
+
+/* Build the op of an acquire / renew or release / other statement (name
+ * is the name, list prefix, or "" for the sweep and prune); NULL when out
+ * of memory. */
+struct tn_pg_op *tn_pg_op_acquire(const struct tn_acquire_req *r,
+                                  struct tn_store_result *out);
+struct tn_pg_op *tn_pg_op_token(enum tn_pg_stmt stmt,
+                                const struct tn_token_req *r,
+                                struct tn_store_result *out);
+struct tn_pg_op *tn_pg_op_new(enum tn_pg_stmt stmt, const char *name,
+                              size_t name_len, struct tn_store_result *out);
+/* Queue op (NULL: answer TN_ENOMEM) for the next batch; done(arg) runs
+ * exactly once, possibly before this returns (store not ready). */
+void tn_pg_submit(struct tn_pg *p, struct tn_pg_op *op,
+                  struct tn_store_result *out, tn_store_done_fn done,
+                  void *arg);
+/* True when at least one connection is ready. */
+bool tn_pg_is_up(const struct tn_pg *p);
+
+/* pg_events.c */
+/* Start the LISTEN connection, the sweep and the prune timers. */
+void tn_pg_events_start(struct tn_pg *p);
+/* Stop them and close the LISTEN connection. */
+void tn_pg_events_stop(struct tn_pg *p);
+/* Parse one NOTIFY payload (pg_sql.h) and deliver its events in order:
+ * to on_event, and released/expired/revoked wake the name's waiters.
+ * Malformed lines are skipped. */
+void tn_pg_events_deliver(struct tn_pg *p, const char *payload);
+void tn_pg_events_metrics(struct tn_pg *p, struct tn_buf *out);
+
+/* pg_wait.c: blocking acquire, FIFO per name within this instance. */
+int tn_pg_wait_init(struct tn_pg *p, const struct tn_store_config *cfg);
+/* Take r if waiting is involved: r waits (wait_ms > 0), or the name has
+ * local waiters and r must not jump them.  Returns true when taken (done
+ * runs later, or already ran), false when r is a plain acquire. */
+bool tn_pg_wait_acquire(struct tn_pg *p, const struct tn_acquire_req *r,
+                        struct tn_store_result *out, tn_store_done_fn done,
+                        void *arg);
+/* The name may have become free (an event said so): try its first
+ * waiter. */
+void tn_pg_wait_wake(struct tn_pg *p, const char *name);
+/* Try the first waiter of every name (events may have been missed). */
+void tn_pg_wait_wake_all(struct tn_pg *p);
+/* Answer every waiter with rc (shutdown), then free the table. */
+void tn_pg_wait_fail_all(struct tn_pg *p, int rc);
+void tn_pg_wait_free(struct tn_pg *p);
+void tn_pg_wait_metrics(struct tn_pg *p, struct tn_buf *out);
 
 /* pg_result.c */
 /* The next result of batch b (for b->ops[b->idx]): parse its rows into the

@@ -9,7 +9,8 @@
  * statements are sent again (serialization failures) or answered with an
  * error; a lost connection answers everything in flight TN_EUNAVAIL, the
  * outcome being unknown.  TN_PG_CONNS connections (PostgreSQL backends)
- * share the work; all of them live on the loop thread. */
+ * share the work; all of them live on the loop thread.  Events, the
+ * expiry sweep and blocking acquire live in pg_events.c and pg_wait.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,12 @@
 #define OP_TIMEOUT_MS 5000
 
 static void schedule_flush(struct tn_pg *p);
+static bool any_ready(const struct tn_pg *p);
+
+bool tn_pg_is_up(const struct tn_pg *p)
+{
+    return any_ready(p);
+}
 
 static bool any_ready(const struct tn_pg *p)
 {
@@ -46,6 +53,7 @@ static void op_free(struct tn_pg_op *op)
     tn_free(op->name);
     tn_free(op->s2);
     tn_free(op->s3);
+    tn_free(op->s4);
     tn_free(op);
 }
 
@@ -67,8 +75,8 @@ static void op_answer(struct tn_pg *p, struct tn_pg_op *op, int rc)
     done(arg);
 }
 
-static struct tn_pg_op *op_new(enum tn_pg_stmt stmt, const char *name,
-                               size_t name_len, struct tn_store_result *out)
+struct tn_pg_op *tn_pg_op_new(enum tn_pg_stmt stmt, const char *name,
+                              size_t name_len, struct tn_store_result *out)
 {
     struct tn_pg_op *op = tn_calloc(1, sizeof(*op));
     if (op == NULL)
@@ -92,9 +100,8 @@ static void set_secret(struct tn_pg_op *op, const uint8_t *secret)
 }
 
 /* Queue op, or answer it now when the store is not ready. */
-static void submit(struct tn_pg *p, struct tn_pg_op *op,
-                   struct tn_store_result *out, tn_store_done_fn done,
-                   void *arg)
+void tn_pg_submit(struct tn_pg *p, struct tn_pg_op *op,
+                  struct tn_store_result *out, tn_store_done_fn done, void *arg)
 {
     if (op == NULL) {
         out->rc = TN_ENOMEM;
@@ -118,16 +125,28 @@ static void submit(struct tn_pg *p, struct tn_pg_op *op,
     schedule_flush(p);
 }
 
-static void pg_acquire(struct tn_store *s, const struct tn_acquire_req *r,
-                       struct tn_store_result *out, tn_store_done_fn done,
-                       void *arg)
+/* A copy of s, or NULL for NULL; *ok turns false when out of memory. */
+static char *dup_opt(const char *s, bool *ok)
 {
-    struct tn_pg_op *op = op_new(TN_PG_ACQUIRE, r->name, r->name_len, out);
+    if (s == NULL)
+        return NULL;
+    char *d = tn_strdup(s);
+    if (d == NULL)
+        *ok = false;
+    return d;
+}
+
+struct tn_pg_op *tn_pg_op_acquire(const struct tn_acquire_req *r,
+                                  struct tn_store_result *out)
+{
+    struct tn_pg_op *op =
+        tn_pg_op_new(TN_PG_ACQUIRE, r->name, r->name_len, out);
     if (op != NULL) {
-        op->s2 = tn_strdup(r->owner_id);
-        if (r->request_id != NULL)
-            op->s3 = tn_strdup(r->request_id);
-        if (op->s2 == NULL || (r->request_id != NULL && op->s3 == NULL)) {
+        bool ok = true;
+        op->s2 = dup_opt(r->owner_id, &ok);
+        op->s3 = dup_opt(r->request_id, &ok);
+        op->s4 = dup_opt(r->principal, &ok);
+        if (!ok || op->s2 == NULL) {
             op_free(op);
             op = NULL;
         }
@@ -138,18 +157,35 @@ static void pg_acquire(struct tn_store *s, const struct tn_acquire_req *r,
         (void)snprintf(op->n1, sizeof(op->n1), "%lld", (long long)r->ttl_ms);
         (void)snprintf(op->n2, sizeof(op->n2), "%lld",
                        (long long)r->lock_delay_ms);
-        const char *v[] = {op->name, op->s2, op->n1,
-                           op->n2,   op->s3, op->secret_hex};
+        const char *v[] = {op->name, op->s2,         op->n1, op->n2,
+                           op->s3,   op->secret_hex, op->s4};
         memcpy(op->values, v, sizeof(v));
     }
-    submit((struct tn_pg *)s, op, out, done, arg);
+    return op;
 }
 
-static void token_op(struct tn_store *s, enum tn_pg_stmt stmt,
-                     const struct tn_token_req *r, struct tn_store_result *out,
-                     tn_store_done_fn done, void *arg)
+static void pg_acquire(struct tn_store *s, const struct tn_acquire_req *r,
+                       struct tn_store_result *out, tn_store_done_fn done,
+                       void *arg)
 {
-    struct tn_pg_op *op = op_new(stmt, r->name, r->name_len, out);
+    struct tn_pg *p = (struct tn_pg *)s;
+    if (tn_pg_wait_acquire(p, r, out, done, arg))
+        return;
+    tn_pg_submit(p, tn_pg_op_acquire(r, out), out, done, arg);
+}
+
+struct tn_pg_op *tn_pg_op_token(enum tn_pg_stmt stmt,
+                                const struct tn_token_req *r,
+                                struct tn_store_result *out)
+{
+    struct tn_pg_op *op = tn_pg_op_new(stmt, r->name, r->name_len, out);
+    bool ok = true;
+    if (op != NULL)
+        op->s3 = dup_opt(r->principal, &ok);
+    if (!ok) {
+        op_free(op);
+        op = NULL;
+    }
     if (op != NULL) {
         op->token = r->token;
         set_secret(op, r->secret);
@@ -161,10 +197,18 @@ static void token_op(struct tn_store *s, enum tn_pg_stmt stmt,
         else
             (void)snprintf(op->n2, sizeof(op->n2), "%s",
                            r->force ? "true" : "false");
-        const char *v[] = {op->name, op->n1, op->secret_hex, op->n2};
+        const char *v[] = {op->name, op->n1, op->secret_hex, op->n2, op->s3};
         memcpy(op->values, v, sizeof(v));
     }
-    submit((struct tn_pg *)s, op, out, done, arg);
+    return op;
+}
+
+static void token_op(struct tn_store *s, enum tn_pg_stmt stmt,
+                     const struct tn_token_req *r, struct tn_store_result *out,
+                     tn_store_done_fn done, void *arg)
+{
+    tn_pg_submit((struct tn_pg *)s, tn_pg_op_token(stmt, r, out), out, done,
+                 arg);
 }
 
 static void pg_renew(struct tn_store *s, const struct tn_token_req *r,
@@ -185,25 +229,26 @@ static void pg_get(struct tn_store *s, const char *name, size_t name_len,
                    struct tn_store_result *out, tn_store_done_fn done,
                    void *arg)
 {
-    submit((struct tn_pg *)s, op_new(TN_PG_GET, name, name_len, out), out, done,
-           arg);
+    tn_pg_submit((struct tn_pg *)s,
+                 tn_pg_op_new(TN_PG_GET, name, name_len, out), out, done, arg);
 }
 
 static void pg_check(struct tn_store *s, const char *name, size_t name_len,
                      uint64_t token, struct tn_store_result *out,
                      tn_store_done_fn done, void *arg)
 {
-    struct tn_pg_op *op = op_new(TN_PG_CHECK, name, name_len, out);
+    struct tn_pg_op *op = tn_pg_op_new(TN_PG_CHECK, name, name_len, out);
     if (op != NULL)
         op->token = token;
-    submit((struct tn_pg *)s, op, out, done, arg);
+    tn_pg_submit((struct tn_pg *)s, op, out, done, arg);
 }
 
 static void pg_list(struct tn_store *s, const struct tn_list_req *r,
                     struct tn_store_result *out, tn_store_done_fn done,
                     void *arg)
 {
-    struct tn_pg_op *op = op_new(TN_PG_LIST, r->prefix, r->prefix_len, out);
+    struct tn_pg_op *op =
+        tn_pg_op_new(TN_PG_LIST, r->prefix, r->prefix_len, out);
     if (op != NULL && r->after != NULL) {
         op->s3 = tn_strndup(r->after, r->after_len);
         if (op->s3 == NULL) {
@@ -217,7 +262,21 @@ static void pg_list(struct tn_store *s, const struct tn_list_req *r,
         const char *v[] = {op->name, op->s3, op->n1};
         memcpy(op->values, v, sizeof(v));
     }
-    submit((struct tn_pg *)s, op, out, done, arg);
+    tn_pg_submit((struct tn_pg *)s, op, out, done, arg);
+}
+
+/* The ledger, newest first (HISTORY_SQL in pg_sql.c). */
+static void pg_history(struct tn_store *s, const char *name, size_t name_len,
+                       size_t limit, struct tn_store_result *out,
+                       tn_store_done_fn done, void *arg)
+{
+    struct tn_pg_op *op = tn_pg_op_new(TN_PG_HISTORY, name, name_len, out);
+    if (op != NULL) {
+        op->limit = limit;
+        (void)snprintf(op->n1, sizeof(op->n1), "%zu", limit);
+        op->values[1] = op->n1;
+    }
+    tn_pg_submit((struct tn_pg *)s, op, out, done, arg);
 }
 
 /* ---- batches ---- */
@@ -271,10 +330,25 @@ static void settle(struct tn_pg *p, struct tn_pg_batch *b, bool committed)
     tn_free(again);
 }
 
+/* The trailer's Sync came back: the batch leaves the connection. */
+static void trailer_done(struct tn_pg_conn *c, struct tn_pg_batch *b)
+{
+    unlink_oldest(c, b);
+    tn_free(b);
+    watchdog_rearm(c);
+    schedule_flush(c->store);
+}
+
+/* Answer what the batch's transaction decided.  With a trailer and the
+ * connection still usable, the batch stays in flight, emptied, until the
+ * trailer's Sync. */
 static void batch_done(struct tn_pg_conn *c, struct tn_pg_batch *b)
 {
     struct tn_pg *p = c->store;
-    unlink_oldest(c, b);
+    if (b->settled) {
+        trailer_done(c, b);
+        return;
+    }
     bool committed = b->err_rc == 0;
     if (!committed)
         p->n_failures++;
@@ -285,8 +359,20 @@ static void batch_done(struct tn_pg_conn *c, struct tn_pg_batch *b)
         b->err_idx = b->n;
         b->err_rc = TN_EUNAVAIL;
     }
+    bool stays = b->trailer && !drop;
+    if (!stays)
+        unlink_oldest(c, b);
     settle(p, b, committed);
     tn_free(b->ops);
+    b->ops = NULL;
+    b->n = 0;
+    if (stays) {
+        b->settled = true;
+        b->idx = 0;
+        b->got = false;
+        schedule_flush(p);
+        return;
+    }
     tn_free(b);
     watchdog_rearm(c);
     if (drop)
@@ -337,6 +423,13 @@ static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n)
     return b;
 }
 
+/* Statements that may write events to the outbox. */
+static bool writes_events(enum tn_pg_stmt stmt)
+{
+    return stmt == TN_PG_ACQUIRE || stmt == TN_PG_RELEASE ||
+           stmt == TN_PG_SWEEP;
+}
+
 static int send_batch(struct tn_pg_conn *c, size_t n)
 {
     struct tn_pg_batch *b = take_batch(c, n);
@@ -344,12 +437,20 @@ static int send_batch(struct tn_pg_conn *c, size_t n)
         return TN_ENOMEM;
     for (size_t i = 0; i < b->n; i++) {
         const struct tn_pg_stmt_def *d = &tn_pg_stmts[b->ops[i]->stmt];
+        b->trailer |= writes_events(b->ops[i]->stmt);
         if (PQsendQueryPrepared(c->conn, d->name, d->n_params,
                                 b->ops[i]->values, NULL, NULL, 0) != 1)
             return TN_EIO;
     }
     c->store->n_statements += b->n;
     if (PQpipelineSync(c->conn) != 1)
+        return TN_EIO;
+    /* The events of this transaction go out in the next one, queued
+     * behind its Sync, so they follow its commit at once. */
+    if (b->trailer &&
+        (PQsendQueryPrepared(c->conn, tn_pg_stmts[TN_PG_NOTIFY].name, 0, NULL,
+                             NULL, NULL, 0) != 1 ||
+         PQpipelineSync(c->conn) != 1))
         return TN_EIO;
     int f = PQflush(c->conn);
     if (f < 0)
@@ -560,11 +661,21 @@ static void pg_metrics(struct tn_store *s, struct tn_buf *out)
         (unsigned long long)p->n_statements, (unsigned long long)p->n_retries,
         (unsigned long long)p->n_failures, (unsigned long long)p->n_connects,
         (unsigned long long)p->n_unavailable, inflight);
+    tn_pg_events_metrics(p, out);
+    tn_pg_wait_metrics(p, out);
+}
+
+static void pg_drain(struct tn_store *s)
+{
+    tn_pg_wait_fail_all((struct tn_pg *)s, TN_EUNAVAIL);
 }
 
 static void pg_close(struct tn_store *s)
 {
     struct tn_pg *p = (struct tn_pg *)s;
+    p->closing = true;
+    tn_pg_wait_fail_all(p, TN_EUNAVAIL);
+    tn_pg_events_stop(p);
     tn_loop_timer_disarm(p->loop, &p->flush_timer);
     for (int i = 0; i < TN_PG_CONNS; i++) {
         struct tn_pg_conn *c = &p->conns[i];
@@ -579,6 +690,9 @@ static void pg_close(struct tn_store *s)
     for (int i = 0; i < TN_PG_CONNS; i++)
         fail_inflight(&p->conns[i]);
     fail_pending(p);
+    tn_pg_wait_free(p);
+    tn_store_result_release(&p->sweep_res);
+    tn_store_result_release(&p->prune_res);
     tn_free(p->conninfo);
     tn_free(p);
 }
@@ -586,14 +700,19 @@ static void pg_close(struct tn_store *s)
 static const struct tn_store_ops pg_ops = {
     .version = TN_STORE_OPS_VERSION,
     .name = "postgresql",
+    .can_wait = true,
+    .has_events = true,
+    .binds_principal = true,
     .acquire = pg_acquire,
     .renew = pg_renew,
     .release = pg_release,
     .get = pg_get,
     .check = pg_check,
     .list = pg_list,
+    .history = pg_history,
     .is_ready = pg_is_ready,
     .metrics = pg_metrics,
+    .drain = pg_drain,
     .close = pg_close,
 };
 
@@ -620,6 +739,13 @@ int tn_store_pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
     }
     p->base.ops = &pg_ops;
     p->loop = loop;
+    p->on_event = cfg->on_event;
+    p->event_ctx = cfg->event_ctx;
+    if (tn_pg_wait_init(p, cfg) < 0) {
+        tn_free(p->conninfo);
+        tn_free(p);
+        return TN_ENOMEM;
+    }
     for (int i = 0; i < TN_PG_CONNS; i++) {
         struct tn_pg_conn *c = &p->conns[i];
         c->store = p;
@@ -627,6 +753,7 @@ int tn_store_pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
         c->backoff_ms = 100;
         tn_pg_conn_start(c);
     }
+    tn_pg_events_start(p);
     *out = &p->base;
     return TN_OK;
 }

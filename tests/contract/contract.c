@@ -4,9 +4,10 @@
  * PostgreSQL (TENURE_TEST_PG_URL).  Usage: tn-store-contract embedded |
  * pg.  Exit 0 pass, 1 fail, 77 skip (pg only, and only when the URL is
  * unset).  Names carry a per-run prefix, so runs share a database safely.
- * PostgreSQL-only cases follow the shared ones: sequence lifted above a
- * stored token on start, concurrent migrations, down and broken
- * connections. */
+ * The shared cases include history, events, blocking acquire and the
+ * principal binding.  PostgreSQL-only cases follow the shared ones:
+ * sequence lifted above a stored token on start, concurrent migrations,
+ * down and broken connections. */
 #include <libpq-fe.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "common/clock.h"
 #include "common/loop.h"
 #include "common/rand.h"
+#include "store/pg_sql.h"
 #include "store/store.h"
 
 struct env {
@@ -207,6 +209,86 @@ static int list(const char *prefix, const char *after, size_t limit,
     return c->res.rc;
 }
 
+/* ---- events and waiting ---- */
+
+#define MAX_EVENTS 64
+
+/* Events of the names that start with filter, as the store announced
+ * them (other cases' leases expire meanwhile). */
+static struct {
+    struct tn_event ev[MAX_EVENTS]; /* in order */
+    size_t n;                       /* used */
+    char filter[200];               /* name prefix; "" records nothing */
+} EV;
+
+static void collect(void *ctx, const struct tn_event *ev)
+{
+    (void)ctx;
+    if (EV.filter[0] != '\0' &&
+        strncmp(ev->name, EV.filter, strlen(EV.filter)) == 0 &&
+        EV.n < MAX_EVENTS)
+        EV.ev[EV.n++] = *ev;
+}
+
+/* The config every store of the suite opens with. */
+static struct tn_store_config base_config(void)
+{
+    struct tn_store_config cfg = {.batch_max = 512,
+                                  .expected_leases = 64,
+                                  .max_waiters = 16,
+                                  .max_waiters_per_name = 3,
+                                  .max_wait_ms = 60000,
+                                  .on_event = collect};
+    return cfg;
+}
+
+/* Events announced so far for name, copied to out (at most cap). */
+static size_t events_of(const char *name, struct tn_event *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < EV.n && n < cap; i++) {
+        if (strcmp(EV.ev[i].name, name) == 0)
+            out[n++] = EV.ev[i];
+    }
+    return n;
+}
+
+/* Run the loop until name has n events, or ms pass. */
+static size_t await_events(const char *name, size_t n, int64_t ms,
+                           struct tn_event *out)
+{
+    int64_t until = tn_clock_now_ms() + ms;
+    size_t got = events_of(name, out, n);
+    while (got < n && tn_clock_now_ms() < until) {
+        run_for(10);
+        got = events_of(name, out, n);
+    }
+    return got;
+}
+
+static bool client_gone(void *ctx)
+{
+    (void)ctx;
+    return false;
+}
+
+/* A blocking acquire; gone: its client has already left. */
+static void start_wait(struct call *c, const char *name, const char *owner,
+                       int64_t wait_ms, bool gone)
+{
+    memset(c, 0, sizeof(*c));
+    uint8_t sec[TN_SECRET_BYTES];
+    (void)tn_rand_bytes(sec, sizeof(sec));
+    struct tn_acquire_req r = {.name = name,
+                               .name_len = strlen(name),
+                               .owner_id = owner,
+                               .ttl_ms = 5000,
+                               .secret = sec,
+                               .wait_ms = wait_ms,
+                               .wanted = gone ? client_gone : NULL};
+    E.s->ops->acquire(E.s, &r, &c->res, on_done, c);
+}
+
 /* ---- shared cases ---- */
 
 static void case_grant_fields(void)
@@ -257,7 +339,7 @@ static void case_renew(void)
 {
     struct call a;
     struct call c;
-    CHECK_RC(acquire(&a, nm("renew"), "o1", 1000, NULL, 0), TN_OK);
+    CHECK_RC(acquire(&a, nm("renew"), "o1", 5000, NULL, 0), TN_OK);
     CHECK_RC(renew(&a, 8000, &c), TN_OK);
     CHECK(c.res.lease.token == a.res.lease.token);
     CHECK(c.res.lease.ttl_ms == 8000);
@@ -443,6 +525,146 @@ static void case_concurrent(void)
     CHECK(winners0 == 1);
 }
 
+/* Past grants, newest first, with how each ended. */
+static void case_history(void)
+{
+    struct call a;
+    struct call b;
+    struct call c;
+    CHECK(E.s->ops->history != NULL);
+    CHECK_RC(acquire(&a, nm("hist"), "o1", 60, NULL, 0), TN_OK);
+    run_for(120);
+    CHECK_RC(acquire(&b, nm("hist"), "o2", 5000, NULL, 0), TN_OK);
+    CHECK_RC(release(&b, &c), TN_OK);
+    CHECK_RC(acquire(&b, nm("hist"), "o3", 5000, NULL, 0), TN_OK);
+    memset(&c, 0, sizeof(c));
+    E.s->ops->history(E.s, nm("hist"), strlen(nm("hist")), 10, &c.res, on_done,
+                      &c);
+    wait_calls(&c, 1);
+    CHECK_RC(c.res.rc, TN_OK);
+    const struct tn_grant_record *g = c.res.history;
+    bool ok = c.res.n_history == 3 && g[0].token == b.res.lease.token &&
+              g[0].end == TN_GRANT_LIVE && g[0].ended_ms_ago == -1 &&
+              strcmp(g[1].owner_id, "o2") == 0 &&
+              g[1].end == TN_GRANT_RELEASED &&
+              g[2].token == a.res.lease.token && g[2].end == TN_GRANT_EXPIRED &&
+              g[2].granted_ms_ago >= 100 && g[2].ended_ms_ago >= 0 &&
+              g[2].ended_ms_ago < g[2].granted_ms_ago;
+    tn_store_result_release(&c.res);
+    CHECK(ok);
+}
+
+/* acquired, expired, acquired, released: in order, with floors.  On
+ * PostgreSQL they come back through LISTEN, so first make sure it hears. */
+static void case_events(void)
+{
+    struct call a;
+    struct call b;
+    struct call c;
+    struct tn_event ev[4];
+    CHECK(E.s->ops->has_events);
+    (void)snprintf(EV.filter, sizeof(EV.filter), "%s", nm("ev"));
+    EV.n = 0;
+    for (int i = 0; i < 50 && events_of(nm("ev-probe"), ev, 1) == 0; i++) {
+        CHECK_RC(acquire(&a, nm("ev-probe"), "p", 5000, NULL, 0), TN_OK);
+        CHECK_RC(release(&a, &c), TN_OK);
+        run_for(100);
+    }
+    CHECK(events_of(nm("ev-probe"), ev, 1) == 1);
+    CHECK_RC(acquire(&a, nm("ev"), "o1", 60, NULL, 0), TN_OK);
+    run_for(400); /* expires; announced by the store */
+    CHECK_RC(acquire(&b, nm("ev"), "o2", 5000, NULL, 0), TN_OK);
+    CHECK_RC(release(&b, &c), TN_OK);
+    CHECK(await_events(nm("ev"), 4, 3000, ev) == 4);
+    uint64_t t1 = a.res.lease.token;
+    uint64_t t2 = b.res.lease.token;
+    CHECK(ev[0].type == TN_EVENT_ACQUIRED && ev[0].token == t1 &&
+          ev[0].floor == t1 && strcmp(ev[0].owner_id, "o1") == 0);
+    CHECK(ev[1].type == TN_EVENT_EXPIRED && ev[1].token == t1 &&
+          ev[1].floor == t1);
+    CHECK(ev[2].type == TN_EVENT_ACQUIRED && ev[2].token == t2 &&
+          ev[2].floor == t2 && strcmp(ev[2].owner_id, "o2") == 0);
+    CHECK(ev[3].type == TN_EVENT_RELEASED && ev[3].token == t2 &&
+          ev[3].floor == t2);
+    run_for(300);
+    CHECK(events_of(nm("ev"), ev, 4) == 4); /* each change once */
+}
+
+/* Waiters are granted in arrival order; one whose client left never gets
+ * the lease; the queue is bounded; nobody jumps it. */
+static void case_wait_fifo(void)
+{
+    struct call h;
+    struct call w[4];
+    struct call c;
+    CHECK(E.s->ops->can_wait);
+    CHECK_RC(acquire(&h, nm("wait"), "holder", 5000, NULL, 0), TN_OK);
+    start_wait(&w[0], nm("wait"), "w1", 8000, false);
+    start_wait(&w[1], nm("wait"), "gone", 8000, true);
+    start_wait(&w[2], nm("wait"), "w2", 8000, false);
+    run_for(50);
+    start_wait(&w[3], nm("wait"), "extra", 8000, false);
+    wait_calls(&w[3], 1);
+    CHECK_RC(w[3].res.rc, TN_ETOOMANY);
+    CHECK_RC(acquire(&c, nm("wait"), "rude", 5000, NULL, 0), TN_ECONFLICT);
+    CHECK(!w[0].done && !w[2].done);
+    CHECK_RC(release(&h, &c), TN_OK);
+    wait_calls(&w[0], 1);
+    CHECK_RC(w[0].res.rc, TN_OK);
+    CHECK(strcmp(w[0].res.lease.owner_id, "w1") == 0);
+    CHECK(w[0].res.lease.token > h.res.lease.token);
+    CHECK_RC(release(&w[0], &c), TN_OK);
+    wait_calls(&w[2], 1);
+    wait_calls(&w[1], 1);
+    CHECK_RC(w[2].res.rc, TN_OK);
+    CHECK(w[2].res.lease.token > w[0].res.lease.token);
+    CHECK(w[1].res.rc != TN_OK && w[1].n_done == 1);
+    CHECK_RC(get(nm("wait"), &c), TN_OK);
+    CHECK(strcmp(c.res.lease.owner_id, "w2") == 0);
+}
+
+static int principal_op(bool renew, const struct call *g, const char *who,
+                        struct call *c)
+{
+    memset(c, 0, sizeof(*c));
+    struct tn_token_req r = {.name = g->res.lease.name,
+                             .name_len = strlen(g->res.lease.name),
+                             .token = g->res.lease.token,
+                             .principal = who};
+    memcpy(r.secret, g->res.lease.secret, TN_SECRET_BYTES);
+    if (renew)
+        E.s->ops->renew(E.s, &r, &c->res, on_done, c);
+    else
+        E.s->ops->release(E.s, &r, &c->res, on_done, c);
+    wait_calls(c, 1);
+    return c->res.rc;
+}
+
+/* With auth on, renew and release are bound to the acquiring principal. */
+static void case_principal(void)
+{
+    struct call a;
+    struct call c;
+    CHECK(E.s->ops->binds_principal);
+    memset(&a, 0, sizeof(a));
+    uint8_t sec[TN_SECRET_BYTES];
+    (void)tn_rand_bytes(sec, sizeof(sec));
+    struct tn_acquire_req r = {.name = nm("who"),
+                               .name_len = strlen(nm("who")),
+                               .owner_id = "o1",
+                               .principal = "alice",
+                               .ttl_ms = 5000,
+                               .secret = sec};
+    E.s->ops->acquire(E.s, &r, &a.res, on_done, &a);
+    wait_calls(&a, 1);
+    CHECK_RC(a.res.rc, TN_OK);
+    CHECK_RC(principal_op(true, &a, "bob", &c), TN_EFORBIDDEN);
+    CHECK_RC(principal_op(false, &a, "bob", &c), TN_EFORBIDDEN);
+    CHECK_RC(principal_op(true, &a, "alice", &c), TN_OK);
+    CHECK_RC(principal_op(true, &a, NULL, &c), TN_OK); /* admin / auth off */
+    CHECK_RC(principal_op(false, &a, "alice", &c), TN_OK);
+}
+
 /* ---- PostgreSQL-only cases ---- */
 
 static void quiet(void *arg, const char *message)
@@ -476,7 +698,8 @@ static bool exec_ok(PGconn *c, const char *sql)
 
 static int open_pg(const char *url, struct tn_store **out)
 {
-    struct tn_store_config cfg = {.pg_url = url, .batch_max = 512};
+    struct tn_store_config cfg = base_config();
+    cfg.pg_url = url;
     struct tn_errmsg em = {{0}};
     int rc = tn_store_open_url(E.loop, &cfg, out, &em);
     if (rc < 0)
@@ -549,8 +772,9 @@ static void case_pg_concurrent_migrations(void)
     (void)snprintf(sql, sizeof(sql),
                    "SELECT count(*) FROM %s.tenure_schema_version", schema);
     r = PQexec(db, sql);
-    bool versions = PQresultStatus(r) == PGRES_TUPLES_OK &&
-                    strcmp(PQgetvalue(r, 0, 0), "2") == 0;
+    bool versions =
+        PQresultStatus(r) == PGRES_TUPLES_OK &&
+        strtoul(PQgetvalue(r, 0, 0), NULL, 10) == tn_pg_n_migrations;
     PQclear(r);
     for (int i = 0; i < 3; i++) {
         if (s[i] != NULL)
@@ -678,6 +902,10 @@ static const struct tcase cases[] = {
     {"list", case_list, false},
     {"tokens_increase", case_tokens_increase, false},
     {"concurrent", case_concurrent, false},
+    {"history", case_history, false},
+    {"events", case_events, false},
+    {"wait_fifo", case_wait_fifo, false},
+    {"principal", case_principal, false},
     {"pg_slow_acquirer", case_pg_slow_acquirer, true},
     {"pg_sequence_lifted", case_pg_sequence_lifted, true},
     {"pg_concurrent_migrations", case_pg_concurrent_migrations, true},
@@ -700,8 +928,8 @@ static int open_store(void)
     (void)snprintf(E.dir, sizeof(E.dir), "/tmp/tn-contract.XXXXXX");
     if (mkdtemp(E.dir) == NULL)
         return 1;
-    struct tn_store_config cfg = {
-        .data_dir = E.dir, .batch_max = 512, .expected_leases = 64};
+    struct tn_store_config cfg = base_config();
+    cfg.data_dir = E.dir;
     struct tn_errmsg em = {{0}};
     if (tn_store_embedded_open(E.loop, &cfg, &E.s, &em) < 0) {
         fprintf(stderr, "embedded open: %s\n", em.text);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* tn-pg-sql: print the PostgreSQL store's SQL, so that benchmarks and
  * manual checks run exactly the statements tenured prepares.
- *   tn-pg-sql schema           the migrations, in order
+ *   tn-pg-sql schema           the migrations, in order, then the outbox
+ *                              as a table (tenured's sessions use a
+ *                              temporary one)
  *   tn-pg-sql stmt NAME        one statement (acquire, renew, ...) as is
  *   tn-pg-sql pgbench NAME     the same with $N written as a typed :pN */
 #include <stdio.h>
@@ -9,8 +11,13 @@
 
 #include "store/pg_sql.h"
 
-static const char *const names[TN_PG_N_STMTS] = {"acquire", "renew", "release",
-                                                 "get",     "check", "list"};
+static const char *const names[TN_PG_N_STMTS] = {
+    "acquire", "renew",   "release", "get",   "check",
+    "list",    "history", "sweep",   "prune", "notify"};
+
+/* Parameters the benchmark scripts set (p1..p6); the later ones (the
+ * principal, auth off) are sent as NULL. */
+#define BENCH_PARAMS 6
 
 static int find(const char *name)
 {
@@ -41,7 +48,11 @@ static void print_pgbench(const struct tn_pg_stmt_def *d)
 {
     for (const char *p = d->sql; *p != '\0'; p++) {
         if (*p == '$' && p[1] >= '1' && p[1] <= '9') {
-            printf("CAST(:p%c AS %s)", p[1], type_name(d->types[p[1] - '1']));
+            int i = p[1] - '1';
+            if (i < BENCH_PARAMS)
+                printf("CAST(:p%c AS %s)", p[1], type_name(d->types[i]));
+            else
+                printf("CAST(NULL AS %s)", type_name(d->types[i]));
             p++;
         } else {
             putchar(*p);
@@ -55,6 +66,7 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "schema") == 0) {
         for (size_t i = 0; i < tn_pg_n_migrations; i++)
             printf("%s;\n", tn_pg_migrations[i].sql);
+        printf("%s;\n", tn_pg_sql_outbox_table);
         return 0;
     }
     int i = argc == 3 ? find(argv[2]) : -1;

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: MIT */
+/* Events of the PostgreSQL store.  Every statement that changes hands
+ * calls pg_notify (pg_sql.c), so PostgreSQL delivers each event on commit,
+ * in commit order, to every instance listening, this one included.  Here:
+ * the dedicated LISTEN connection (reconnecting with backoff; events sent
+ * while it is down are lost, which is allowed: events carry no safety),
+ * the payload parser feeding on_event and waking waiters, the periodic
+ * expiry sweep (nobody writes when a lease runs out, so each instance asks
+ * every SWEEP_MS; one of them announces each expiry) and the periodic
+ * prune that bounds the grants ledger.  Loop thread only. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include <tenure/err.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "pg_sql.h"
+#include "pg_store.h"
+
+#define SWEEP_MS 200
+#define SWEEP_ROWS 200
+#define PRUNE_MS 30000
+#define PRUNE_AGAIN_MS 1000
+#define PRUNE_ROWS 10000 /* PRUNE_SQL's LIMIT */
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 2000
+
+static void listen_start(struct tn_pg *p);
+static void listen_io(void *arg, uint32_t events);
+
+/* ---- payloads ---- */
+
+static bool type_of(char c, enum tn_event_type *out)
+{
+    switch (c) {
+    case 'a':
+        *out = TN_EVENT_ACQUIRED;
+        return true;
+    case 'r':
+        *out = TN_EVENT_RELEASED;
+        return true;
+    case 'e':
+        *out = TN_EVENT_EXPIRED;
+        return true;
+    case 'v':
+        *out = TN_EVENT_REVOKED;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A decimal number followed by one space; advances *s.  False if not. */
+static bool number(const char **s, const char *end, uint64_t *out)
+{
+    char *stop = NULL;
+    if (*s >= end || **s < '0' || **s > '9')
+        return false;
+    unsigned long long v = strtoull(*s, &stop, 10);
+    if (stop >= end || *stop != ' ')
+        return false;
+    *out = (uint64_t)v;
+    *s = stop + 1;
+    return true;
+}
+
+/* One line "<t> <token> <floor> <owner bytes> <owner_id><name>". */
+static bool parse_line(const char *s, const char *end, struct tn_event *ev)
+{
+    uint64_t owner_len = 0;
+    memset(ev, 0, sizeof(*ev));
+    if (end - s < 2 || !type_of(s[0], &ev->type) || s[1] != ' ')
+        return false;
+    s += 2;
+    if (!number(&s, end, &ev->token) || !number(&s, end, &ev->floor) ||
+        !number(&s, end, &owner_len))
+        return false;
+    size_t left = (size_t)(end - s);
+    if (owner_len > TN_OWNER_MAX_BYTES || owner_len >= left ||
+        left - owner_len > TN_NAME_MAX_BYTES)
+        return false;
+    memcpy(ev->owner_id, s, (size_t)owner_len);
+    memcpy(ev->name, s + owner_len, left - (size_t)owner_len);
+    return true;
+}
+
+void tn_pg_events_deliver(struct tn_pg *p, const char *payload)
+{
+    const char *s = payload;
+    while (*s != '\0') {
+        const char *nl = strchr(s, '\n');
+        const char *end = nl != NULL ? nl : s + strlen(s);
+        struct tn_event ev;
+        if (parse_line(s, end, &ev)) {
+            p->n_events++;
+            if (p->on_event != NULL)
+                p->on_event(p->event_ctx, &ev);
+            if (ev.type != TN_EVENT_ACQUIRED)
+                tn_pg_wait_wake(p, ev.name);
+        }
+        s = nl != NULL ? nl + 1 : end;
+    }
+}
+
+/* ---- the LISTEN connection ---- */
+
+static void listen_unwatch(struct tn_pg *p)
+{
+    struct tn_pg_listen *l = &p->listen;
+    if (l->fd >= 0)
+        tn_loop_del_fd(p->loop, l->fd);
+    l->fd = -1;
+    l->fd_events = 0;
+}
+
+static void listen_watch(struct tn_pg *p, uint32_t events)
+{
+    struct tn_pg_listen *l = &p->listen;
+    int fd = l->conn != NULL ? PQsocket(l->conn) : -1;
+    if (fd != l->fd)
+        listen_unwatch(p);
+    if (fd < 0)
+        return;
+    if (l->fd < 0) {
+        if (tn_loop_add_fd(p->loop, fd, events, listen_io, p) == 0) {
+            l->fd = fd;
+            l->fd_events = events;
+        }
+        return;
+    }
+    if (events != l->fd_events && tn_loop_mod_fd(p->loop, fd, events) == 0)
+        l->fd_events = events;
+}
+
+static void listen_close(struct tn_pg *p)
+{
+    struct tn_pg_listen *l = &p->listen;
+    listen_unwatch(p);
+    if (l->conn != NULL)
+        PQfinish(l->conn);
+    l->conn = NULL;
+    l->state = TN_PG_DOWN;
+}
+
+static void listen_retry(void *arg)
+{
+    listen_start(arg);
+}
+
+static void listen_drop(struct tn_pg *p, const char *why)
+{
+    struct tn_pg_listen *l = &p->listen;
+    if (l->state == TN_PG_READY)
+        tn_log(TN_LOG_WARN, "store",
+               "\"postgresql event connection lost, reconnecting\" why=\"%s\"",
+               why);
+    listen_close(p);
+    tn_loop_timer_arm(p->loop, &l->retry_timer,
+                      tn_clock_now_ms() + l->backoff_ms, listen_retry, p);
+    l->backoff_ms *= 2;
+    if (l->backoff_ms > BACKOFF_MAX_MS)
+        l->backoff_ms = BACKOFF_MAX_MS;
+}
+
+static void notice_ignore(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+static void listen_start(struct tn_pg *p)
+{
+    struct tn_pg_listen *l = &p->listen;
+    l->conn = PQconnectStart(p->conninfo);
+    if (l->conn == NULL || PQstatus(l->conn) == CONNECTION_BAD) {
+        listen_drop(p, "cannot connect");
+        return;
+    }
+    PQsetNoticeProcessor(l->conn, notice_ignore, NULL);
+    l->state = TN_PG_CONNECTING;
+    listen_watch(p, EPOLLOUT);
+}
+
+static void listen_connect(struct tn_pg *p)
+{
+    struct tn_pg_listen *l = &p->listen;
+    listen_unwatch(p); /* PQconnectPoll may switch sockets (next host) */
+    switch (PQconnectPoll(l->conn)) {
+    case PGRES_POLLING_READING:
+        listen_watch(p, EPOLLIN);
+        return;
+    case PGRES_POLLING_WRITING:
+        listen_watch(p, EPOLLOUT);
+        return;
+    case PGRES_POLLING_OK:
+        if (PQsetnonblocking(l->conn, 1) != 0 ||
+            PQsendQuery(l->conn, tn_pg_sql_listen) != 1 ||
+            PQflush(l->conn) < 0) {
+            listen_drop(p, "cannot send LISTEN");
+            return;
+        }
+        l->state = TN_PG_SETUP;
+        listen_watch(p, EPOLLIN);
+        return;
+    default:
+        listen_drop(p, "cannot connect");
+        return;
+    }
+}
+
+/* The results of LISTEN: ready once all are in and none failed. */
+static void listen_setup(struct tn_pg *p)
+{
+    struct tn_pg_listen *l = &p->listen;
+    bool failed = false;
+    while (!PQisBusy(l->conn)) {
+        PGresult *r = PQgetResult(l->conn);
+        if (r == NULL) {
+            if (failed) {
+                listen_drop(p, "LISTEN failed");
+                return;
+            }
+            l->state = TN_PG_READY;
+            l->backoff_ms = BACKOFF_MIN_MS;
+            p->n_listen_connects++;
+            /* Events sent while nobody listened are gone: waiters must
+             * not sleep on a release they never heard of. */
+            tn_pg_wait_wake_all(p);
+            return;
+        }
+        failed |= PQresultStatus(r) != PGRES_COMMAND_OK;
+        PQclear(r);
+    }
+}
+
+static void listen_io(void *arg, uint32_t events)
+{
+    struct tn_pg *p = arg;
+    struct tn_pg_listen *l = &p->listen;
+    (void)events;
+    if (l->state == TN_PG_CONNECTING) {
+        listen_connect(p);
+        return;
+    }
+    if (PQconsumeInput(l->conn) != 1) {
+        listen_drop(p, "connection broken");
+        return;
+    }
+    if (l->state == TN_PG_SETUP)
+        listen_setup(p);
+    if (l->state != TN_PG_READY)
+        return;
+    PGnotify *n;
+    while ((n = PQnotifies(l->conn)) != NULL) {
+        tn_pg_events_deliver(p, n->extra);
+        PQfreemem(n);
+        if (p->listen.conn == NULL)
+            return; /* dropped meanwhile */
+    }
+    if (PQstatus(l->conn) == CONNECTION_BAD)
+        listen_drop(p, "connection broken");
+}
+
+/* ---- the sweep and the prune ---- */
+
+static void sweep_fire(void *arg);
+static void prune_fire(void *arg);
+
+static void sweep_done(void *arg)
+{
+    struct tn_pg *p = arg;
+    p->sweeping = false;
+    if (p->closing)
+        return;
+    size_t n = p->sweep_res.rc == TN_OK ? p->sweep_res.n_items : 0;
+    p->n_expiries += n;
+    /* A full sweep leaves more behind: go on at once. */
+    int64_t next = n >= SWEEP_ROWS ? 0 : SWEEP_MS;
+    tn_loop_timer_arm(p->loop, &p->sweep_timer, tn_clock_now_ms() + next,
+                      sweep_fire, p);
+}
+
+/* Submit stmt (sweep or prune) with one numeric parameter. */
+static void submit_job(struct tn_pg *p, enum tn_pg_stmt stmt, size_t param,
+                       struct tn_store_result *res, tn_store_done_fn done)
+{
+    tn_store_result_release(res);
+    memset(res, 0, sizeof(*res));
+    struct tn_pg_op *op = tn_pg_op_new(stmt, "", 0, res);
+    if (op != NULL) {
+        (void)snprintf(op->n1, sizeof(op->n1), "%zu", param);
+        op->values[0] = op->n1;
+    }
+    tn_pg_submit(p, op, res, done, p);
+}
+
+static void sweep_fire(void *arg)
+{
+    struct tn_pg *p = arg;
+    if (!tn_pg_is_up(p)) {
+        tn_loop_timer_arm(p->loop, &p->sweep_timer,
+                          tn_clock_now_ms() + SWEEP_MS, sweep_fire, p);
+        return;
+    }
+    p->sweeping = true;
+    submit_job(p, TN_PG_SWEEP, SWEEP_ROWS, &p->sweep_res, sweep_done);
+}
+
+static void prune_done(void *arg)
+{
+    struct tn_pg *p = arg;
+    p->pruning = false;
+    if (p->closing)
+        return;
+    size_t n = p->prune_res.rc == TN_OK ? p->prune_res.n_items : 0;
+    int64_t next = n >= PRUNE_ROWS ? PRUNE_AGAIN_MS : PRUNE_MS;
+    tn_loop_timer_arm(p->loop, &p->prune_timer, tn_clock_now_ms() + next,
+                      prune_fire, p);
+}
+
+static void prune_fire(void *arg)
+{
+    struct tn_pg *p = arg;
+    if (!tn_pg_is_up(p)) {
+        tn_loop_timer_arm(p->loop, &p->prune_timer,
+                          tn_clock_now_ms() + PRUNE_MS, prune_fire, p);
+        return;
+    }
+    p->pruning = true;
+    submit_job(p, TN_PG_PRUNE, TN_PG_LEDGER_KEEP, &p->prune_res, prune_done);
+}
+
+void tn_pg_events_start(struct tn_pg *p)
+{
+    p->listen.fd = -1;
+    p->listen.backoff_ms = BACKOFF_MIN_MS;
+    listen_start(p);
+    int64_t now = tn_clock_now_ms();
+    tn_loop_timer_arm(p->loop, &p->sweep_timer, now + SWEEP_MS, sweep_fire, p);
+    tn_loop_timer_arm(p->loop, &p->prune_timer, now + PRUNE_MS, prune_fire, p);
+}
+
+void tn_pg_events_stop(struct tn_pg *p)
+{
+    tn_loop_timer_disarm(p->loop, &p->sweep_timer);
+    tn_loop_timer_disarm(p->loop, &p->prune_timer);
+    tn_loop_timer_disarm(p->loop, &p->listen.retry_timer);
+    listen_close(p);
+}
+
+void tn_pg_events_metrics(struct tn_pg *p, struct tn_buf *out)
+{
+    (void)tn_buf_printf(
+        out,
+        "# TYPE tenure_pg_listen_ready gauge\ntenure_pg_listen_ready %d\n"
+        "# TYPE tenure_pg_listen_connects_total counter\n"
+        "tenure_pg_listen_connects_total %llu\n"
+        "# TYPE tenure_pg_events_heard_total counter\n"
+        "tenure_pg_events_heard_total %llu\n"
+        "# TYPE tenure_expiries_total counter\ntenure_expiries_total %llu\n",
+        p->listen.state == TN_PG_READY,
+        (unsigned long long)p->n_listen_connects,
+        (unsigned long long)p->n_events, (unsigned long long)p->n_expiries);
+}
