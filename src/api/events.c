@@ -149,6 +149,12 @@ void tn_events_publish(void *arg, const struct tn_event *ev)
         send_to(s, e);
 }
 
+bool tn_events_watched(void *arg)
+{
+    const struct tn_events *hub = arg;
+    return hub != NULL && hub->n_subs > 0;
+}
+
 static void on_close(void *ctx)
 {
     struct sub *s = ctx;

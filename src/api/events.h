@@ -8,6 +8,7 @@
 #ifndef TN_API_EVENTS_H
 #define TN_API_EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,8 @@ void tn_events_free(struct tn_events *ev);
 
 /* The store's tn_store_event_fn. */
 void tn_events_publish(void *hub, const struct tn_event *ev);
+/* True while the hub has subscribers (tn_store_watched_fn). */
+bool tn_events_watched(void *hub);
 
 /* Answer req with a stream of the events whose names start with prefix.
  * last_id (or NULL): the Last-Event-ID header; events after it are

@@ -168,6 +168,7 @@ static int open_store(struct server *s)
         .max_wait_ms = s->cfg->max_wait_ms,
         .on_event = tn_events_publish,
         .event_ctx = s->events,
+        .watched = tn_events_watched,
     };
     struct tn_errmsg em = {{0}};
     int rc;

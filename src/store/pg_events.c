@@ -300,7 +300,12 @@ static void submit_job(struct tn_pg *p, enum tn_pg_stmt stmt, size_t param,
 static void sweep_fire(void *arg)
 {
     struct tn_pg *p = arg;
-    if (!tn_pg_is_up(p)) {
+    /* Only an instance with event subscribers sweeps: expiries matter to
+     * nobody else (waiters have their own timer at the holder's expiry),
+     * and the sweep costs a row update per grant that runs out.  An
+     * acquire that takes over an unannounced expiry still announces it. */
+    bool watched = p->watched == NULL || p->watched(p->event_ctx);
+    if (!tn_pg_is_up(p) || !watched) {
         tn_loop_timer_arm(p->loop, &p->sweep_timer,
                           tn_clock_now_ms() + SWEEP_MS, sweep_fire, p);
         return;

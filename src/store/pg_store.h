@@ -84,6 +84,7 @@ struct tn_pg {
     uint64_t n_unavailable;               /* ops answered TN_EUNAVAIL */
     tn_store_event_fn on_event;           /* events, or NULL */
     void *event_ctx;                      /* its argument */
+    tn_store_watched_fn watched;          /* or NULL */
     struct tn_pg_listen listen;           /* LISTEN connection */
     struct tn_loop_timer sweep_timer;     /* next expiry sweep */
     struct tn_loop_timer prune_timer;     /* next ledger prune */

@@ -97,6 +97,9 @@ struct tn_event {
 /* Receives events on the loop thread.  Events carry no safety: they only
  * let holders and sinks learn of changes sooner. */
 typedef void (*tn_store_event_fn)(void *ctx, const struct tn_event *ev);
+/* Whether anyone is watching the events now (event_ctx); work done only
+ * for watchers (the PostgreSQL store's expiry sweep) is skipped when not. */
+typedef bool (*tn_store_watched_fn)(void *ctx);
 
 struct tn_store;
 
@@ -154,6 +157,7 @@ struct tn_store_config {
     int64_t max_wait_ms;         /* cap of wait_ms */
     tn_store_event_fn on_event;  /* may be NULL */
     void *event_ctx;             /* its argument */
+    tn_store_watched_fn watched; /* may be NULL: always watched */
 };
 
 /* Open the embedded store: load the table (restart rules of DESIGN §4.5)

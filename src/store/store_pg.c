@@ -741,6 +741,7 @@ int tn_store_pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
     p->loop = loop;
     p->on_event = cfg->on_event;
     p->event_ctx = cfg->event_ctx;
+    p->watched = cfg->watched;
     if (tn_pg_wait_init(p, cfg) < 0) {
         tn_free(p->conninfo);
         tn_free(p);
