@@ -3,9 +3,12 @@
 # as soon as an admin force-releases it, long before its renew timer (a
 # third of a 30 s TTL) would have found out; without the stream the same
 # loss is found only by the renew.  Safety never rests on the stream: the
-# keepalive tests (t301, t302) run without it.
+# keepalive tests (t301, t302) run without it.  On the embedded store,
+# and on the PostgreSQL store when TENURE_TEST_PG_URL is set (the event
+# then travels through NOTIFY and the instance's LISTEN connection).
 . "$(dirname "$0")/lib.sh"
-tn_start_server
+. "$(dirname "$0")/lib-server.sh"
+. "$(dirname "$0")/lib-pg.sh"
 TTL=30000
 
 # start NAME WATCH: run the probe in the background, output in $T/NAME.
@@ -20,22 +23,37 @@ start() {
     fail "tn-ev-loss did not acquire: $(cat "$T/$1")"
 }
 
-start ev:with 1
-sleep 0.3
-curl -s -o /dev/null -X DELETE "$URL/v1/leases/ev:with?force=true"
-wait "$PROBE" || fail "tn-ev-loss failed: $(cat "$T/ev:with")"
-set -- $(sed -n 2p "$T/ev:with")
-[ "$1" = lost ] || fail "with events: $(cat "$T/ev:with")"
-[ "$2" -lt 3000 ] || fail "with events the loss took $2 ms"
-pass "with the event stream, the revoked lease was reported lost after $2 ms"
+# one_store: the two cases against the server at $URL.
+one_store() {
+    start ev:with:$STORE 1
+    sleep 0.3
+    curl -s -o /dev/null -X DELETE "$URL/v1/leases/ev:with:$STORE?force=true"
+    wait "$PROBE" || fail "tn-ev-loss failed: $(cat "$T/ev:with:$STORE")"
+    set -- $(sed -n 2p "$T/ev:with:$STORE")
+    [ "$1" = lost ] || fail "with events: $(cat "$T/ev:with:$STORE")"
+    [ "$2" -lt 3000 ] || fail "with events the loss took $2 ms"
+    pass "$STORE: with the event stream, the revoked lease was reported lost after $2 ms"
 
-# Without the stream the client learns it at its next renew (~TTL/3), so
-# 3 s later it still believes it holds the lease (its safe time is left).
-start ev:without 0
-sleep 0.3
-curl -s -o /dev/null -X DELETE "$URL/v1/leases/ev:without?force=true"
-sleep 3
-[ "$(sed -n 2p "$T/ev:without")" = "" ] ||
-    fail "without events the loss was reported within 3 s: $(cat "$T/ev:without")"
-kill "$PROBE" 2>/dev/null || true
-pass "without the stream, the same loss waits for the renew timer"
+    # Without the stream the client learns it at its next renew (~TTL/3), so
+    # 3 s later it still believes it holds the lease (its safe time is left).
+    start ev:without:$STORE 0
+    sleep 0.3
+    curl -s -o /dev/null -X DELETE "$URL/v1/leases/ev:without:$STORE?force=true"
+    sleep 3
+    [ "$(sed -n 2p "$T/ev:without:$STORE")" = "" ] ||
+        fail "without events the loss was reported within 3 s: $(cat "$T/ev:without:$STORE")"
+    kill "$PROBE" 2>/dev/null || true
+    pass "$STORE: without the stream, the same loss waits for the renew timer"
+}
+
+STORE=embedded
+tn_start_server
+one_store
+if [ -n "${TENURE_TEST_PG_URL:-}" ]; then
+    pg_need
+    tn_kill_server
+    pg_fresh_schema t310
+    STORE=postgresql
+    tn_start_server --store "$PG_URL"
+    one_store
+fi
