@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* What the parts of the store contract suite share: the environment, the
+ * checks, and the helpers that drive a store through its vtable on a real
+ * tn_loop (contract.c); the shared cases are in contract_cases.c, the
+ * PostgreSQL-only ones in contract_pg.c. */
+#ifndef TN_CONTRACT_H
+#define TN_CONTRACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <tenure/err.h>
+
+#include "common/loop.h"
+#include "store/store.h"
+
+struct env {
+    struct tn_loop *loop; /* the loop all stores run on */
+    struct tn_store *s;   /* store under test */
+    bool pg;              /* backend */
+    const char *pg_url;   /* TENURE_TEST_PG_URL */
+    char dir[64];         /* embedded data dir */
+    char prefix[40];      /* per-run name prefix */
+    int failures;         /* failed checks */
+};
+
+extern struct env E;
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,   \
+                    #cond);                                                    \
+            E.failures++;                                                      \
+            return;                                                            \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_RC(got, want)                                                    \
+    do {                                                                       \
+        int got_ = (got);                                                      \
+        if (got_ != (want)) {                                                  \
+            fprintf(stderr, "%s:%d: rc %s, want %s\n", __FILE__, __LINE__,     \
+                    tn_errname(got_), tn_errname(want));                       \
+            E.failures++;                                                      \
+            return;                                                            \
+        }                                                                      \
+    } while (0)
+
+/* One store call: its result and how often done ran. */
+struct call {
+    struct tn_store_result res; /* filled by the store */
+    bool done;                  /* done ran */
+    int n_done;                 /* times done ran (must be 1) */
+};
+
+/* The done of every call: marks c (a struct call) done. */
+void on_done(void *arg);
+
+/* Run the loop until the n calls at c are done. */
+void wait_calls(struct call *c, size_t n);
+
+/* Run the loop for ms milliseconds (lets time pass on the loop). */
+void run_for(int64_t ms);
+
+/* Run the loop until s is ready (true), or ms pass (false). */
+bool wait_ready(struct tn_store *s, int64_t ms);
+
+/* suffix behind this run's name prefix; one of 8 rotating buffers. */
+char *nm(const char *suffix);
+
+/* Start an acquire on s (done by wait_calls); the blocking variants below
+ * run the loop until the store answers and return its rc. */
+void start_acquire(struct tn_store *s, struct call *c, const char *name,
+                   const char *owner, int64_t ttl_ms, const char *rid,
+                   int64_t delay_ms, uint8_t secret[TN_SECRET_BYTES]);
+
+int acquire(struct call *c, const char *name, const char *owner, int64_t ttl_ms,
+            const char *rid, int64_t delay_ms);
+
+/* Renew or release by name and token (force: an admin's release). */
+int token_op(bool renew, const char *name, uint64_t token,
+             const uint8_t *secret, int64_t ttl_ms, bool force, struct call *c);
+
+/* Renew or release the grant g made. */
+int renew(const struct call *g, int64_t ttl_ms, struct call *c);
+
+int release(const struct call *g, struct call *c);
+
+/* Reads. */
+int get(const char *name, struct call *c);
+
+int check(const char *name, uint64_t token, struct call *c);
+
+int list(const char *prefix, const char *after, size_t limit, struct call *c);
+
+/* The config every store of the suite opens with. */
+struct tn_store_config base_config(void);
+
+/* Events announced so far for name, copied to out (at most cap). */
+size_t events_of(const char *name, struct tn_event *out, size_t cap);
+
+/* Run the loop until name has n events, or ms pass. */
+size_t await_events(const char *name, size_t n, int64_t ms,
+                    struct tn_event *out);
+
+/* A blocking acquire; gone: its client has already left. */
+void start_wait(struct call *c, const char *name, const char *owner,
+                int64_t wait_ms, bool gone);
+
+/* Record from now on the events of the names that start with filter. */
+void events_watch(const char *filter);
+
+/* Open the PostgreSQL store at url with the suite's config (contract_pg.c). */
+int open_pg(const char *url, struct tn_store **out);
+
+/* The cases (contract_cases.c; case_pg_* in contract_pg.c). */
+void case_grant_fields(void);
+void case_held(void);
+void case_replay(void);
+void case_renew(void);
+void case_release(void);
+void case_check_floor(void);
+void case_expiry(void);
+void case_lock_delay(void);
+void case_get(void);
+void case_list(void);
+void case_tokens_increase(void);
+void case_concurrent(void);
+void case_history(void);
+void case_events(void);
+void case_wait_fifo(void);
+void case_principal(void);
+void case_pg_sequence_lifted(void);
+void case_pg_concurrent_migrations(void);
+void case_pg_down(void);
+void case_pg_broken_in_flight(void);
+void case_pg_slow_acquirer(void);
+
+#endif

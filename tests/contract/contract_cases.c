@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/* The store contract's shared cases: run against every backend. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/clock.h"
+#include "common/rand.h"
+#include "contract.h"
+
+void case_grant_fields(void)
+{
+    struct call a;
+    CHECK_RC(acquire(&a, nm("grant"), "o1", 5000, NULL, 0), TN_OK);
+    CHECK(!a.res.replayed);
+    CHECK(a.res.lease.token > 0);
+    CHECK(strcmp(a.res.lease.owner_id, "o1") == 0);
+    CHECK(strcmp(a.res.lease.name, nm("grant")) == 0);
+    CHECK(a.res.lease.ttl_ms == 5000);
+    CHECK(a.res.lease.expires_in_ms > 4000 &&
+          a.res.lease.expires_in_ms <= 5000);
+}
+
+void case_held(void)
+{
+    struct call a;
+    struct call b;
+    CHECK_RC(acquire(&a, nm("held"), "o1", 5000, NULL, 0), TN_OK);
+    CHECK_RC(acquire(&b, nm("held"), "o2", 5000, NULL, 0), TN_ECONFLICT);
+    CHECK(strcmp(b.res.lease.owner_id, "o1") == 0);
+    CHECK(b.res.lease.token == a.res.lease.token);
+    CHECK(b.res.lease.expires_in_ms > 0 && b.res.lease.expires_in_ms <= 5000);
+    /* the same owner without a request id is not a replay */
+    CHECK_RC(acquire(&b, nm("held"), "o1", 5000, NULL, 0), TN_ECONFLICT);
+}
+
+void case_replay(void)
+{
+    struct call a;
+    struct call b;
+    CHECK_RC(acquire(&a, nm("replay"), "o1", 5000, "rq-1", 0), TN_OK);
+    CHECK_RC(acquire(&b, nm("replay"), "o1", 5000, "rq-1", 0), TN_OK);
+    CHECK(b.res.replayed);
+    CHECK(b.res.lease.token == a.res.lease.token);
+    CHECK(memcmp(b.res.lease.secret, a.res.lease.secret, TN_SECRET_BYTES) == 0);
+    CHECK_RC(acquire(&b, nm("replay"), "o2", 5000, "rq-1", 0), TN_ECONFLICT);
+    CHECK_RC(acquire(&b, nm("replay"), "o1", 5000, "rq-2", 0), TN_ECONFLICT);
+    /* after the grant ended, the same request id is a new acquire */
+    CHECK_RC(release(&a, &b), TN_OK);
+    CHECK_RC(acquire(&b, nm("replay"), "o1", 5000, "rq-1", 0), TN_OK);
+    CHECK(!b.res.replayed);
+    CHECK(b.res.lease.token > a.res.lease.token);
+}
+
+void case_renew(void)
+{
+    struct call a;
+    struct call c;
+    CHECK_RC(acquire(&a, nm("renew"), "o1", 5000, NULL, 0), TN_OK);
+    CHECK_RC(renew(&a, 8000, &c), TN_OK);
+    CHECK(c.res.lease.token == a.res.lease.token);
+    CHECK(c.res.lease.ttl_ms == 8000);
+    CHECK(c.res.lease.expires_in_ms > 7000);
+    CHECK_RC(renew(&a, 0, &c), TN_OK); /* keeps the ttl */
+    CHECK(c.res.lease.ttl_ms == 8000);
+    struct call bad = a;
+    bad.res.lease.secret[0] ^= 1;
+    CHECK_RC(renew(&bad, 0, &c), TN_EFORBIDDEN);
+    bad = a;
+    bad.res.lease.token += 1000;
+    CHECK_RC(renew(&bad, 0, &c), TN_ELOST);
+    CHECK_RC(
+        token_op(true, nm("renew-none"), 1, a.res.lease.secret, 0, false, &c),
+        TN_ELOST);
+}
+
+void case_release(void)
+{
+    struct call a;
+    struct call c;
+    CHECK_RC(acquire(&a, nm("rel"), "o1", 5000, NULL, 0), TN_OK);
+    struct call bad = a;
+    bad.res.lease.secret[3] ^= 0x40;
+    CHECK_RC(release(&bad, &c), TN_EFORBIDDEN);
+    CHECK_RC(get(nm("rel"), &c), TN_OK); /* untouched */
+    CHECK_RC(release(&a, &c), TN_OK);
+    CHECK_RC(release(&a, &c), TN_ELOST);
+    CHECK_RC(renew(&a, 0, &c), TN_ELOST);
+    CHECK_RC(get(nm("rel"), &c), TN_ENOTFOUND);
+    /* a late release never touches the newer grant */
+    struct call b;
+    CHECK_RC(acquire(&b, nm("rel"), "o2", 5000, NULL, 0), TN_OK);
+    CHECK(b.res.lease.token > a.res.lease.token);
+    CHECK_RC(release(&a, &c), TN_ELOST);
+    CHECK_RC(get(nm("rel"), &c), TN_OK);
+    CHECK(c.res.lease.token == b.res.lease.token);
+    /* force releases whatever is live */
+    CHECK_RC(token_op(false, nm("rel"), 0, a.res.lease.secret, 0, true, &c),
+             TN_OK);
+    CHECK_RC(get(nm("rel"), &c), TN_ENOTFOUND);
+}
+
+void case_check_floor(void)
+{
+    struct call a;
+    struct call c;
+    CHECK_RC(check(nm("floor"), 1, &c), TN_OK);
+    CHECK(c.res.floor == 0 && !c.res.has_live && !c.res.current);
+    CHECK_RC(acquire(&a, nm("floor"), "o1", 5000, NULL, 0), TN_OK);
+    uint64_t t1 = a.res.lease.token;
+    CHECK_RC(check(nm("floor"), t1, &c), TN_OK);
+    CHECK(c.res.floor == t1 && c.res.has_live && c.res.current);
+    CHECK(c.res.lease.token == t1);
+    CHECK_RC(check(nm("floor"), t1 - 1, &c), TN_OK);
+    CHECK(!c.res.current && c.res.has_live);
+    CHECK_RC(release(&a, &c), TN_OK);
+    CHECK_RC(check(nm("floor"), t1, &c), TN_OK);
+    CHECK(c.res.floor == t1 && !c.res.has_live && !c.res.current);
+    CHECK_RC(acquire(&a, nm("floor"), "o2", 5000, NULL, 0), TN_OK);
+    CHECK_RC(check(nm("floor"), t1, &c), TN_OK);
+    CHECK(c.res.floor == a.res.lease.token && c.res.floor > t1);
+    CHECK(!c.res.current);
+}
+
+void case_expiry(void)
+{
+    struct call a;
+    struct call b;
+    struct call c;
+    CHECK_RC(acquire(&a, nm("exp"), "o1", 60, NULL, 0), TN_OK);
+    CHECK_RC(acquire(&b, nm("exp"), "o2", 60, NULL, 0), TN_ECONFLICT);
+    run_for(120);
+    CHECK_RC(get(nm("exp"), &c), TN_ENOTFOUND);
+    CHECK_RC(renew(&a, 0, &c), TN_ELOST); /* never revived */
+    CHECK_RC(check(nm("exp"), a.res.lease.token, &c), TN_OK);
+    CHECK(c.res.floor == a.res.lease.token && !c.res.has_live);
+    CHECK_RC(acquire(&b, nm("exp"), "o2", 5000, NULL, 0), TN_OK);
+    CHECK(b.res.lease.token > a.res.lease.token);
+    CHECK_RC(renew(&a, 0, &c), TN_ELOST);
+}
+
+void case_lock_delay(void)
+{
+    struct call a;
+    struct call b;
+    struct call c;
+    CHECK_RC(acquire(&a, nm("delay"), "o1", 50, NULL, 400), TN_OK);
+    run_for(100);
+    CHECK_RC(acquire(&b, nm("delay"), "o2", 5000, NULL, 0), TN_ELOCKDELAY);
+    CHECK(b.res.retry_after_ms > 0 && b.res.retry_after_ms <= 400);
+    run_for(b.res.retry_after_ms + 20);
+    CHECK_RC(acquire(&b, nm("delay"), "o2", 5000, NULL, 400), TN_OK);
+    /* after a release (not an expiry) there is no delay */
+    CHECK_RC(release(&b, &c), TN_OK);
+    CHECK_RC(acquire(&a, nm("delay"), "o3", 5000, NULL, 0), TN_OK);
+}
+
+void case_get(void)
+{
+    struct call a;
+    struct call c;
+    CHECK_RC(get(nm("get-none"), &c), TN_ENOTFOUND);
+    CHECK_RC(acquire(&a, nm("get"), "o1", 5000, NULL, 0), TN_OK);
+    CHECK_RC(get(nm("get"), &c), TN_OK);
+    CHECK(strcmp(c.res.lease.owner_id, "o1") == 0);
+    CHECK(c.res.lease.token == a.res.lease.token);
+    CHECK(c.res.lease.expires_in_ms > 0 && c.res.lease.expires_in_ms <= 5000);
+}
+
+void case_list(void)
+{
+    static const char *const sub[] = {"l/d", "l/b", "l/a", "l/c", "lx", "l/e"};
+    struct call a;
+    struct call c;
+    for (size_t i = 0; i < 6; i++)
+        CHECK_RC(acquire(&a, nm(sub[i]), "o1", 5000, NULL, 0), TN_OK);
+    CHECK_RC(release(&a, &c), TN_OK); /* l/e: released is not listed */
+    CHECK_RC(list(nm("l/"), NULL, 2, &c), TN_OK);
+    CHECK(c.res.n_items == 2 && c.res.more);
+    CHECK(strcmp(c.res.items[0].name, nm("l/a")) == 0);
+    CHECK(strcmp(c.res.items[1].name, nm("l/b")) == 0);
+    CHECK(c.res.items[0].expires_in_ms > 0);
+    tn_store_result_release(&c.res);
+    CHECK_RC(list(nm("l/"), nm("l/b"), 10, &c), TN_OK);
+    CHECK(c.res.n_items == 2 && !c.res.more);
+    CHECK(strcmp(c.res.items[0].name, nm("l/c")) == 0);
+    CHECK(strcmp(c.res.items[1].name, nm("l/d")) == 0);
+    tn_store_result_release(&c.res);
+    CHECK_RC(list(nm("l"), NULL, 10, &c), TN_OK);
+    CHECK(c.res.n_items == 5 && !c.res.more);
+    CHECK(strcmp(c.res.items[4].name, nm("lx")) == 0);
+    tn_store_result_release(&c.res);
+}
+
+void case_tokens_increase(void)
+{
+    uint64_t last = 0;
+    for (int i = 0; i < 20; i++) {
+        struct call a;
+        char name[32];
+        (void)snprintf(name, sizeof(name), "inc/%d", i % 3);
+        CHECK_RC(acquire(&a, nm(name), "o", 5000, NULL, 0), TN_OK);
+        CHECK(a.res.lease.token > last);
+        last = a.res.lease.token;
+        struct call c;
+        CHECK_RC(release(&a, &c), TN_OK);
+    }
+}
+
+/* Many requests in flight at once: one winner per name, distinct tokens. */
+void case_concurrent(void)
+{
+    enum { N = 64 };
+    struct call *c = tn_calloc(N, sizeof(*c));
+    CHECK(c != NULL);
+    char names[N][64];
+    for (int i = 0; i < N; i++) {
+        (void)snprintf(names[i], sizeof(names[i]), "%sconc/%d", E.prefix,
+                       i < N / 2 ? 0 : i);
+        start_acquire(E.s, &c[i], names[i], i % 2 ? "odd" : "even", 5000, NULL,
+                      0, NULL);
+    }
+    wait_calls(c, N);
+    int winners0 = 0;
+    int ok = 0;
+    for (int i = 0; i < N; i++) {
+        if (c[i].n_done != 1 ||
+            (c[i].res.rc != TN_OK && c[i].res.rc != TN_ECONFLICT))
+            ok = -1;
+        if (i < N / 2 && c[i].res.rc == TN_OK)
+            winners0++;
+        if (i >= N / 2 && c[i].res.rc != TN_OK)
+            ok = -1;
+        for (int j = 0; j < i; j++) {
+            if (c[i].res.rc == TN_OK && c[j].res.rc == TN_OK &&
+                c[i].res.lease.token == c[j].res.lease.token)
+                ok = -1;
+        }
+    }
+    tn_free(c);
+    CHECK(ok == 0);
+    CHECK(winners0 == 1);
+}
+
+/* Past grants, newest first, with how each ended. */
+void case_history(void)
+{
+    struct call a;
+    struct call b;
+    struct call c;
+    CHECK(E.s->ops->history != NULL);
+    CHECK_RC(acquire(&a, nm("hist"), "o1", 60, NULL, 0), TN_OK);
+    run_for(120);
+    CHECK_RC(acquire(&b, nm("hist"), "o2", 5000, NULL, 0), TN_OK);
+    CHECK_RC(release(&b, &c), TN_OK);
+    CHECK_RC(acquire(&b, nm("hist"), "o3", 5000, NULL, 0), TN_OK);
+    memset(&c, 0, sizeof(c));
+    E.s->ops->history(E.s, nm("hist"), strlen(nm("hist")), 10, &c.res, on_done,
+                      &c);
+    wait_calls(&c, 1);
+    CHECK_RC(c.res.rc, TN_OK);
+    const struct tn_grant_record *g = c.res.history;
+    bool ok = c.res.n_history == 3 && g[0].token == b.res.lease.token &&
+              g[0].end == TN_GRANT_LIVE && g[0].ended_ms_ago == -1 &&
+              strcmp(g[1].owner_id, "o2") == 0 &&
+              g[1].end == TN_GRANT_RELEASED &&
+              g[2].token == a.res.lease.token && g[2].end == TN_GRANT_EXPIRED &&
+              g[2].granted_ms_ago >= 100 && g[2].ended_ms_ago >= 0 &&
+              g[2].ended_ms_ago < g[2].granted_ms_ago;
+    tn_store_result_release(&c.res);
+    CHECK(ok);
+}
+
+/* acquired, expired, acquired, released: in order, with floors.  On
+ * PostgreSQL they come back through LISTEN, so first make sure it hears. */
+void case_events(void)
+{
+    struct call a;
+    struct call b;
+    struct call c;
+    struct tn_event ev[4];
+    CHECK(E.s->ops->has_events);
+    events_watch(nm("ev"));
+    for (int i = 0; i < 50 && events_of(nm("ev-probe"), ev, 1) == 0; i++) {
+        CHECK_RC(acquire(&a, nm("ev-probe"), "p", 5000, NULL, 0), TN_OK);
+        CHECK_RC(release(&a, &c), TN_OK);
+        run_for(100);
+    }
+    CHECK(events_of(nm("ev-probe"), ev, 1) == 1);
+    CHECK_RC(acquire(&a, nm("ev"), "o1", 60, NULL, 0), TN_OK);
+    run_for(400); /* expires; announced by the store */
+    CHECK_RC(acquire(&b, nm("ev"), "o2", 5000, NULL, 0), TN_OK);
+    CHECK_RC(release(&b, &c), TN_OK);
+    CHECK(await_events(nm("ev"), 4, 3000, ev) == 4);
+    uint64_t t1 = a.res.lease.token;
+    uint64_t t2 = b.res.lease.token;
+    CHECK(ev[0].type == TN_EVENT_ACQUIRED && ev[0].token == t1 &&
+          ev[0].floor == t1 && strcmp(ev[0].owner_id, "o1") == 0);
+    CHECK(ev[1].type == TN_EVENT_EXPIRED && ev[1].token == t1 &&
+          ev[1].floor == t1);
+    CHECK(ev[2].type == TN_EVENT_ACQUIRED && ev[2].token == t2 &&
+          ev[2].floor == t2 && strcmp(ev[2].owner_id, "o2") == 0);
+    CHECK(ev[3].type == TN_EVENT_RELEASED && ev[3].token == t2 &&
+          ev[3].floor == t2);
+    run_for(300);
+    CHECK(events_of(nm("ev"), ev, 4) == 4); /* each change once */
+}
+
+/* Waiters are granted in arrival order; one whose client left never gets
+ * the lease; the queue is bounded; nobody jumps it. */
+void case_wait_fifo(void)
+{
+    struct call h;
+    struct call w[4];
+    struct call c;
+    CHECK(E.s->ops->can_wait);
+    CHECK_RC(acquire(&h, nm("wait"), "holder", 5000, NULL, 0), TN_OK);
+    start_wait(&w[0], nm("wait"), "w1", 8000, false);
+    start_wait(&w[1], nm("wait"), "gone", 8000, true);
+    start_wait(&w[2], nm("wait"), "w2", 8000, false);
+    run_for(50);
+    start_wait(&w[3], nm("wait"), "extra", 8000, false);
+    wait_calls(&w[3], 1);
+    CHECK_RC(w[3].res.rc, TN_ETOOMANY);
+    CHECK_RC(acquire(&c, nm("wait"), "rude", 5000, NULL, 0), TN_ECONFLICT);
+    CHECK(!w[0].done && !w[2].done);
+    CHECK_RC(release(&h, &c), TN_OK);
+    wait_calls(&w[0], 1);
+    CHECK_RC(w[0].res.rc, TN_OK);
+    CHECK(strcmp(w[0].res.lease.owner_id, "w1") == 0);
+    CHECK(w[0].res.lease.token > h.res.lease.token);
+    CHECK_RC(release(&w[0], &c), TN_OK);
+    wait_calls(&w[2], 1);
+    wait_calls(&w[1], 1);
+    CHECK_RC(w[2].res.rc, TN_OK);
+    CHECK(w[2].res.lease.token > w[0].res.lease.token);
+    CHECK(w[1].res.rc != TN_OK && w[1].n_done == 1);
+    CHECK_RC(get(nm("wait"), &c), TN_OK);
+    CHECK(strcmp(c.res.lease.owner_id, "w2") == 0);
+}
+
+static int principal_op(bool renew, const struct call *g, const char *who,
+                        struct call *c)
+{
+    memset(c, 0, sizeof(*c));
+    struct tn_token_req r = {.name = g->res.lease.name,
+                             .name_len = strlen(g->res.lease.name),
+                             .token = g->res.lease.token,
+                             .principal = who};
+    memcpy(r.secret, g->res.lease.secret, TN_SECRET_BYTES);
+    if (renew)
+        E.s->ops->renew(E.s, &r, &c->res, on_done, c);
+    else
+        E.s->ops->release(E.s, &r, &c->res, on_done, c);
+    wait_calls(c, 1);
+    return c->res.rc;
+}
+
+/* With auth on, renew and release are bound to the acquiring principal. */
+void case_principal(void)
+{
+    struct call a;
+    struct call c;
+    CHECK(E.s->ops->binds_principal);
+    memset(&a, 0, sizeof(a));
+    uint8_t sec[TN_SECRET_BYTES];
+    (void)tn_rand_bytes(sec, sizeof(sec));
+    struct tn_acquire_req r = {.name = nm("who"),
+                               .name_len = strlen(nm("who")),
+                               .owner_id = "o1",
+                               .principal = "alice",
+                               .ttl_ms = 5000,
+                               .secret = sec};
+    E.s->ops->acquire(E.s, &r, &a.res, on_done, &a);
+    wait_calls(&a, 1);
+    CHECK_RC(a.res.rc, TN_OK);
+    CHECK_RC(principal_op(true, &a, "bob", &c), TN_EFORBIDDEN);
+    CHECK_RC(principal_op(false, &a, "bob", &c), TN_EFORBIDDEN);
+    CHECK_RC(principal_op(true, &a, "alice", &c), TN_OK);
+    CHECK_RC(principal_op(true, &a, NULL, &c), TN_OK); /* admin / auth off */
+    CHECK_RC(principal_op(false, &a, "alice", &c), TN_OK);
+}
+
+/* ---- PostgreSQL-only cases ---- */
