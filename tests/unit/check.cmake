@@ -4,6 +4,9 @@
 tn_add_unit_test(test_check
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check.c
     LIBS tn_check)
+tn_add_unit_test(test_check_random
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check_random.c
+    LIBS tn_check)
 tn_add_unit_test(test_check_history
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check_history.c
     LIBS tn_check)
