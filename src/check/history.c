@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/hash.h"
 #include "common/json.h"
 
 #define READ_CHUNK_BYTES ((size_t)64 * 1024)
@@ -51,16 +52,11 @@ const char *tn_history_outcome_name(unsigned outcome)
     return outcome < 4 ? names[outcome] : "?";
 }
 
-/* ---- string interning (open addressing, FNV-1a) ---- */
+/* ---- string interning (open addressing, keyed hash) ---- */
 
 static uint64_t hash_str(const char *s, size_t len)
 {
-    uint64_t x = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        x ^= (unsigned char)s[i];
-        x *= 1099511628211ull;
-    }
-    return x;
+    return tn_hash(s, len);
 }
 
 static int rehash(struct tn_history *h)

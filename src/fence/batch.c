@@ -12,6 +12,7 @@
 #include <tenure/fence.h>
 
 #include "common/alloc.h"
+#include "common/hash.h"
 
 struct slot {
     const char *name; /* borrowed, valid while gen == the batch's gen */
@@ -35,12 +36,7 @@ struct tn_fence_batch {
 
 static uint64_t hash(const char *s, size_t len)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
+    return tn_hash(s, len); /* keyed: resource names come from records */
 }
 
 struct tn_fence_batch *tn_fence_batch_new(size_t max_resources)

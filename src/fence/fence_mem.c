@@ -7,6 +7,7 @@
 #include <tenure/fence.h>
 
 #include "common/alloc.h"
+#include "common/hash.h"
 
 struct slot {
     char *name;   /* owned copy, NULL when the slot is empty */
@@ -23,12 +24,7 @@ struct tn_fence_mem {
 
 static uint64_t hash(const char *s, size_t len)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
+    return tn_hash(s, len); /* keyed: resource names come from records */
 }
 
 struct tn_fence_mem *tn_fence_mem_new(size_t max_resources)

@@ -10,6 +10,7 @@
 #include <tenure/fence.h>
 
 #include "common/alloc.h"
+#include "common/hash.h"
 
 struct entry {
     bool used;                    /* holds a verified proof */
@@ -56,11 +57,7 @@ void tn_proof_cache_free(struct tn_proof_cache *c)
 static size_t slot_of(const struct tn_proof_cache *c, const char *name,
                       size_t len, uint64_t token)
 {
-    uint64_t h = 1469598103934665603ull ^ token;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)name[i];
-        h *= 1099511628211ull;
-    }
+    uint64_t h = tn_hash(name, len) ^ (token * 0x9e3779b97f4a7c15ull);
     return (size_t)(h ^ (h >> 29)) & c->mask;
 }
 

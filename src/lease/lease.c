@@ -11,6 +11,7 @@
 
 #include "common/alloc.h"
 #include "common/assert.h"
+#include "common/hash.h"
 #include "common/rand.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -31,12 +32,7 @@ static_assert(sizeof(void *) != 8 || offsetof(struct tn_lease, str) == 116,
 
 static uint32_t hash_name(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (uint8_t)s[i];
-        h *= 16777619u;
-    }
-    return h;
+    return (uint32_t)tn_hash(s, len); /* keyed: names come from clients */
 }
 
 int tn_lease_table_init(struct tn_lease_table *t, size_t expected)

@@ -17,6 +17,7 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/hash.h"
 #include "pg_store.h"
 
 struct pg_waiter {
@@ -67,10 +68,7 @@ static void attempt(struct tn_pg_waitq *q);
 
 static uint32_t hash_of(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s != '\0'; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
+    return (uint32_t)tn_hash(s, strlen(s));
 }
 
 int tn_pg_wait_init(struct tn_pg *p, const struct tn_store_config *cfg)
