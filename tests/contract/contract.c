@@ -113,22 +113,27 @@ int acquire(struct call *c, const char *name, const char *owner, int64_t ttl_ms,
     return c->n_done == 1 ? c->res.rc : TN_EINTERNAL;
 }
 
+int token_req(bool renew, const struct tn_token_req *r, struct call *c)
+{
+    memset(c, 0, sizeof(*c));
+    if (renew)
+        E.s->ops->renew(E.s, r, &c->res, on_done, c);
+    else
+        E.s->ops->release(E.s, r, &c->res, on_done, c);
+    wait_calls(c, 1);
+    return c->res.rc;
+}
+
 int token_op(bool renew, const char *name, uint64_t token,
              const uint8_t *secret, int64_t ttl_ms, bool force, struct call *c)
 {
-    memset(c, 0, sizeof(*c));
     struct tn_token_req r = {.name = name,
                              .name_len = strlen(name),
                              .token = token,
                              .ttl_ms = ttl_ms,
                              .force = force};
     memcpy(r.secret, secret, TN_SECRET_BYTES);
-    if (renew)
-        E.s->ops->renew(E.s, &r, &c->res, on_done, c);
-    else
-        E.s->ops->release(E.s, &r, &c->res, on_done, c);
-    wait_calls(c, 1);
-    return c->res.rc;
+    return token_req(renew, &r, c);
 }
 
 int renew(const struct call *g, int64_t ttl_ms, struct call *c)

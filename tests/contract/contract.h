@@ -80,6 +80,9 @@ void start_acquire(struct tn_store *s, struct call *c, const char *name,
 int acquire(struct call *c, const char *name, const char *owner, int64_t ttl_ms,
             const char *rid, int64_t delay_ms);
 
+/* Renew (renew true) or release r, and wait for the answer. */
+int token_req(bool renew, const struct tn_token_req *r, struct call *c);
+
 /* Renew or release by name and token (force: an admin's release). */
 int token_op(bool renew, const char *name, uint64_t token,
              const uint8_t *secret, int64_t ttl_ms, bool force, struct call *c);

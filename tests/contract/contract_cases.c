@@ -343,18 +343,12 @@ void case_wait_fifo(void)
 static int principal_op(bool renew, const struct call *g, const char *who,
                         struct call *c)
 {
-    memset(c, 0, sizeof(*c));
     struct tn_token_req r = {.name = g->res.lease.name,
                              .name_len = strlen(g->res.lease.name),
                              .token = g->res.lease.token,
                              .principal = who};
     memcpy(r.secret, g->res.lease.secret, TN_SECRET_BYTES);
-    if (renew)
-        E.s->ops->renew(E.s, &r, &c->res, on_done, c);
-    else
-        E.s->ops->release(E.s, &r, &c->res, on_done, c);
-    wait_calls(c, 1);
-    return c->res.rc;
+    return token_req(renew, &r, c);
 }
 
 /* With auth on, renew and release are bound to the acquiring principal. */
