@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <tenure/fence.h>
 
@@ -25,32 +26,54 @@ static const char schema[] =
     " resource TEXT NOT NULL, token INTEGER NOT NULL, proc TEXT NOT NULL,"
     " t INTEGER NOT NULL);";
 
-int chaos_sink_open(const char *path, sqlite3 **out)
+/* One attempt at opening and preparing the sink; 0, or the SQLite code. */
+static int open_once(const char *path, sqlite3 **out)
 {
     sqlite3 *db = NULL;
-    if (sqlite3_open(path, &db) != SQLITE_OK)
-        goto fail;
-    sqlite3_busy_timeout(db, CHAOS_SINK_BUSY_MS);
-    if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) !=
-        SQLITE_OK)
-        goto fail;
-    if (sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, NULL) !=
-        SQLITE_OK)
-        goto fail;
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        goto fail;
-    if (tn_fence_sqlite_migrate(db, NULL) < 0 ||
-        sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        (void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        goto fail;
+    int rc = sqlite3_open(path, &db);
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(db, CHAOS_SINK_BUSY_MS);
+        rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
     }
-    *out = db;
-    return 0;
-fail:
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+        if (tn_fence_sqlite_migrate(db, NULL) < 0)
+            rc = sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db)
+                                                  : SQLITE_ERROR;
+        else
+            rc = sqlite3_exec(db, schema, NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK)
+            (void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    if (rc == SQLITE_OK) {
+        *out = db;
+        return 0;
+    }
     (void)fprintf(stderr, "tn-chaos: sink %s: %s\n", path,
                   db != NULL ? sqlite3_errmsg(db) : "cannot open");
     sqlite3_close(db);
+    return rc;
+}
+
+int chaos_sink_open(const char *path, sqlite3 **out)
+{
+    /* Clients open the same new sink at once: switching it to WAL needs
+     * an exclusive lock, and SQLite answers SQLITE_BUSY without waiting
+     * when waiting could deadlock.  Such a refusal is retried. */
+    for (int attempt = 0; attempt < 50; attempt++) {
+        int rc = open_once(path, out);
+        if (rc == 0)
+            return 0;
+        if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+            return -1;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
+        (void)nanosleep(&ts, NULL);
+    }
     return -1;
 }
 

@@ -77,7 +77,7 @@ chaos_finish() {
         kill -CONT "$p" 2>/dev/null || true
     done
     for p in "${CHAOS_CLIENT_PIDS[@]}"; do
-        wait "$p" || fail "client $p exited with $?: $(tail -3 "$T/clients.log")"
+        wait "$p" || fail "client $p exited with $?: $(tail -8 "$T/clients.log")"
     done
     chaos_note "end"
 }
