@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <tenure/fence.h>
 
@@ -378,10 +379,28 @@ out_close:
     return rc;
 }
 
+/* Materializers that open the same new sink at once race to switch it to
+ * WAL, which needs an exclusive lock; SQLite then answers SQLITE_BUSY at
+ * once, busy timeout or not, where waiting could deadlock.  Such an open is
+ * retried for up to 5 s. */
+static int sqlite_open_retrying(const char *path, struct tn_sink **out,
+                                struct tn_errmsg *em)
+{
+    int rc = TN_EBUSY;
+    for (int attempt = 0; attempt < 50 && rc == TN_EBUSY; attempt++) {
+        if (attempt > 0) {
+            struct timespec ts = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
+            (void)nanosleep(&ts, NULL);
+        }
+        rc = tn_sink_sqlite_open(path, out, em);
+    }
+    return rc;
+}
+
 int tn_sink_open(const char *spec, struct tn_sink **out, struct tn_errmsg *em)
 {
     if (strncmp(spec, "sqlite:", 7) == 0 && spec[7] != '\0')
-        return tn_sink_sqlite_open(spec + 7, out, em);
+        return sqlite_open_retrying(spec + 7, out, em);
     if (strncmp(spec, "postgresql://", 13) == 0 ||
         strncmp(spec, "postgres://", 11) == 0)
         return tn_sink_pg_open(spec, out, em);

@@ -8,3 +8,8 @@ tn_add_unit_test(test_fence_pg
 set_tests_properties(unit/test_fence_pg PROPERTIES SKIP_RETURN_CODE 77)
 tn_add_unit_test(test_fence_kafka
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fence_kafka.c LIBS tenure_static)
+tn_add_unit_test(test_sink
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sink.c
+        ${PROJECT_SOURCE_DIR}/src/kafka/sink_sqlite.c
+        ${PROJECT_SOURCE_DIR}/src/kafka/sink_pg.c
+    LIBS tenure_static)
