@@ -29,23 +29,83 @@ int tn_fence_sqlite_migrate(sqlite3 *db, struct tn_errmsg *em)
     return TN_OK;
 }
 
-int tn_fence_sqlite_get(sqlite3 *db, const char *resource, size_t len,
-                        uint64_t *hwm_out, struct tn_errmsg *em)
+static const char get_sql[] = "SELECT hwm FROM tenure_fence WHERE resource=?1";
+static const char upsert_sql[] =
+    "INSERT INTO tenure_fence(resource, hwm) VALUES (?1, ?2)"
+    " ON CONFLICT(resource) DO UPDATE SET hwm = excluded.hwm"
+    " WHERE tenure_fence.hwm <= excluded.hwm";
+
+/* Run the read of get_sql on st (prepared on db), then reset st. */
+static int read_hwm(sqlite3 *db, sqlite3_stmt *st, const char *resource,
+                    size_t len, uint64_t *hwm_out, struct tn_errmsg *em)
 {
-    static const char sql[] = "SELECT hwm FROM tenure_fence WHERE resource=?1";
-    sqlite3_stmt *st = NULL;
-    int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (src != SQLITE_OK)
-        return map_sqlite(db, src, em, "prepare fence read");
     int rc = TN_OK;
     sqlite3_bind_text(st, 1, resource, (int)len, SQLITE_STATIC);
-    src = sqlite3_step(st);
+    int src = sqlite3_step(st);
     if (src == SQLITE_ROW)
         *hwm_out = (uint64_t)sqlite3_column_int64(st, 0);
     else if (src == SQLITE_DONE)
         *hwm_out = 0;
     else
         rc = map_sqlite(db, src, em, "fence read");
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* Run the conditional upsert of upsert_sql on st, then reset st: 0 when
+ * the mark was raised or equal, TN_ESTALE when it is above token. */
+static int raise_hwm(sqlite3 *db, sqlite3_stmt *st, const char *resource,
+                     size_t len, uint64_t token, struct tn_errmsg *em)
+{
+    int rc = TN_OK;
+    sqlite3_bind_text(st, 1, resource, (int)len, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)token);
+    int src = sqlite3_step(st);
+    if (src != SQLITE_DONE)
+        rc = map_sqlite(db, src, em, "fence advance");
+    else if (sqlite3_changes(db) == 0)
+        rc = TN_ESTALE;
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}
+
+/* What every advance checks first: inside a transaction, arguments in
+ * range. */
+static int advance_allowed(sqlite3 *db, size_t len, uint64_t token,
+                           struct tn_errmsg *em)
+{
+    if (sqlite3_get_autocommit(db)) {
+        tn_errmsg_set(em, "fence check outside a transaction");
+        return TN_EINVAL;
+    }
+    if (len == 0 || len > TN_FENCE_NAME_MAX || token > TN_FENCE_TOKEN_MAX)
+        return TN_EINVAL;
+    return TN_OK;
+}
+
+/* The upsert on a statement prepared for this call only. */
+static int raise_once(sqlite3 *db, const char *resource, size_t len,
+                      uint64_t token, struct tn_errmsg *em)
+{
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_prepare_v2(db, upsert_sql, -1, &st, NULL);
+    if (src != SQLITE_OK)
+        return map_sqlite(db, src, em, "prepare fence advance");
+    int rc = raise_hwm(db, st, resource, len, token, em);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int tn_fence_sqlite_get(sqlite3 *db, const char *resource, size_t len,
+                        uint64_t *hwm_out, struct tn_errmsg *em)
+{
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_prepare_v2(db, get_sql, -1, &st, NULL);
+    if (src != SQLITE_OK)
+        return map_sqlite(db, src, em, "prepare fence read");
+    int rc = read_hwm(db, st, resource, len, hwm_out, em);
     sqlite3_finalize(st);
     return rc;
 }
@@ -55,34 +115,11 @@ int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
                             uint64_t token, uint64_t *hwm_before_out,
                             struct tn_errmsg *em)
 {
-    static const char sql[] =
-        "INSERT INTO tenure_fence(resource, hwm) VALUES (?1, ?2)"
-        " ON CONFLICT(resource) DO UPDATE SET hwm = excluded.hwm"
-        " WHERE tenure_fence.hwm <= excluded.hwm";
-    if (sqlite3_get_autocommit(db)) {
-        tn_errmsg_set(em, "fence check outside a transaction");
-        return TN_EINVAL;
-    }
-    if (len == 0 || len > TN_FENCE_NAME_MAX || token > TN_FENCE_TOKEN_MAX)
-        return TN_EINVAL;
-    int rc = TN_OK;
-    if (hwm_before_out != NULL) {
+    int rc = advance_allowed(db, len, token, em);
+    if (rc == 0 && hwm_before_out != NULL)
         rc = tn_fence_sqlite_get(db, resource, len, hwm_before_out, em);
-        if (rc < 0)
-            return rc;
-    }
-    sqlite3_stmt *st = NULL;
-    int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (src != SQLITE_OK)
-        return map_sqlite(db, src, em, "prepare fence advance");
-    sqlite3_bind_text(st, 1, resource, (int)len, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)token);
-    src = sqlite3_step(st);
-    if (src != SQLITE_DONE)
-        rc = map_sqlite(db, src, em, "fence advance");
-    else if (sqlite3_changes(db) == 0)
-        rc = TN_ESTALE;
-    sqlite3_finalize(st);
+    if (rc == 0)
+        rc = raise_once(db, resource, len, token, em);
     return rc;
 }
 #else
@@ -94,40 +131,15 @@ int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
                             uint64_t token, uint64_t *hwm_before_out,
                             struct tn_errmsg *em)
 {
-    static const char sql[] =
-        "INSERT INTO tenure_fence(resource, hwm) VALUES (?1, ?2)"
-        " ON CONFLICT(resource) DO UPDATE SET hwm = excluded.hwm"
-        " WHERE tenure_fence.hwm <= excluded.hwm";
-    if (sqlite3_get_autocommit(db)) {
-        tn_errmsg_set(em, "fence check outside a transaction");
-        return TN_EINVAL;
-    }
-    if (len == 0 || len > TN_FENCE_NAME_MAX || token > TN_FENCE_TOKEN_MAX)
-        return TN_EINVAL;
-    int rc = TN_OK;
-    if (hwm_before_out != NULL) {
+    int rc = advance_allowed(db, len, token, em);
+    if (rc == 0 && hwm_before_out != NULL)
         rc = tn_fence_sqlite_get(db, resource, len, hwm_before_out, em);
-        if (rc < 0)
-            return rc;
-    }
+    if (rc < 0)
+        return rc;
     int src = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     if (src != SQLITE_OK)
         return map_sqlite(db, src, em, "commit before the mark");
-    sqlite3_stmt *st = NULL;
-    src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (src != SQLITE_OK) {
-        rc = map_sqlite(db, src, em, "prepare fence advance");
-        goto reopen;
-    }
-    sqlite3_bind_text(st, 1, resource, (int)len, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)token);
-    src = sqlite3_step(st);
-    if (src != SQLITE_DONE)
-        rc = map_sqlite(db, src, em, "fence advance");
-    else if (sqlite3_changes(db) == 0)
-        rc = TN_ESTALE;
-    sqlite3_finalize(st);
-reopen:
+    rc = raise_once(db, resource, len, token, em);
     src = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (src != SQLITE_OK && rc >= 0)
         rc = map_sqlite(db, src, em, "begin after the mark");
@@ -136,7 +148,7 @@ reopen:
 #endif
 
 /* Prepared statements of the fence on one connection, for callers that
- * advance many marks (a sink): the same SQL as above, parsed once. */
+ * advance many marks (a sink): the same SQL, parsed once. */
 struct tn_fence_sqlite {
     sqlite3 *db;          /* borrowed */
     sqlite3_stmt *get;    /* SELECT hwm */
@@ -146,12 +158,6 @@ struct tn_fence_sqlite {
 int tn_fence_sqlite_prepare(sqlite3 *db, struct tn_fence_sqlite **out,
                             struct tn_errmsg *em)
 {
-    static const char get_sql[] =
-        "SELECT hwm FROM tenure_fence WHERE resource=?1";
-    static const char upsert_sql[] =
-        "INSERT INTO tenure_fence(resource, hwm) VALUES (?1, ?2)"
-        " ON CONFLICT(resource) DO UPDATE SET hwm = excluded.hwm"
-        " WHERE tenure_fence.hwm <= excluded.hwm";
     struct tn_fence_sqlite *f = tn_calloc(1, sizeof(*f));
     if (f == NULL)
         return TN_ENOMEM;
@@ -179,48 +185,15 @@ void tn_fence_sqlite_finalize(struct tn_fence_sqlite *f)
     tn_free(f);
 }
 
-static int prepared_get(struct tn_fence_sqlite *f, const char *resource,
-                        size_t len, uint64_t *hwm_out, struct tn_errmsg *em)
-{
-    int rc = TN_OK;
-    sqlite3_bind_text(f->get, 1, resource, (int)len, SQLITE_STATIC);
-    int src = sqlite3_step(f->get);
-    if (src == SQLITE_ROW)
-        *hwm_out = (uint64_t)sqlite3_column_int64(f->get, 0);
-    else if (src == SQLITE_DONE)
-        *hwm_out = 0;
-    else
-        rc = map_sqlite(f->db, src, em, "fence read");
-    sqlite3_reset(f->get);
-    sqlite3_clear_bindings(f->get);
-    return rc;
-}
-
 int tn_fence_sqlite_advance_prepared(struct tn_fence_sqlite *f,
                                      const char *resource, size_t len,
                                      uint64_t token, uint64_t *hwm_before_out,
                                      struct tn_errmsg *em)
 {
-    if (sqlite3_get_autocommit(f->db)) {
-        tn_errmsg_set(em, "fence check outside a transaction");
-        return TN_EINVAL;
-    }
-    if (len == 0 || len > TN_FENCE_NAME_MAX || token > TN_FENCE_TOKEN_MAX)
-        return TN_EINVAL;
-    int rc = TN_OK;
-    if (hwm_before_out != NULL) {
-        rc = prepared_get(f, resource, len, hwm_before_out, em);
-        if (rc < 0)
-            return rc;
-    }
-    sqlite3_bind_text(f->upsert, 1, resource, (int)len, SQLITE_STATIC);
-    sqlite3_bind_int64(f->upsert, 2, (sqlite3_int64)token);
-    int src = sqlite3_step(f->upsert);
-    if (src != SQLITE_DONE)
-        rc = map_sqlite(f->db, src, em, "fence advance");
-    else if (sqlite3_changes(f->db) == 0)
-        rc = TN_ESTALE;
-    sqlite3_reset(f->upsert);
-    sqlite3_clear_bindings(f->upsert);
+    int rc = advance_allowed(f->db, len, token, em);
+    if (rc == 0 && hwm_before_out != NULL)
+        rc = read_hwm(f->db, f->get, resource, len, hwm_before_out, em);
+    if (rc == 0)
+        rc = raise_hwm(f->db, f->upsert, resource, len, token, em);
     return rc;
 }
