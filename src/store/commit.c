@@ -234,10 +234,6 @@ void tn_commit_stop(struct tn_commit *c)
 {
     if (c == NULL)
         return;
-    if (c->kick_queued) {
-        tn_loop_cancel(c->cfg.loop, &c->kick_post);
-        c->kick_queued = false;
-    }
     pthread_mutex_lock(&c->mu);
     c->stopping = true;
     pthread_cond_signal(&c->cv);
@@ -246,7 +242,10 @@ void tn_commit_stop(struct tn_commit *c)
     /* Batches posted before the join are still queued on the loop: run
      * them now, while c is alive, so every waiter is answered. */
     tn_loop_run_posts(c->cfg.loop);
-    if (c->kick_queued) /* a done callback added rows: nobody writes them */
+    /* A kick deferred before the stop, or by a done callback just now,
+     * must not run on the freed committer (rows added after the stop are
+     * never written, as before). */
+    if (c->kick_queued)
         tn_loop_cancel(c->cfg.loop, &c->kick_post);
     batch_free(c->open);
     while (c->free_list != NULL) {
