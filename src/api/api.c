@@ -136,6 +136,7 @@ static void print_metrics(struct tn_api *api, struct tn_buf *b)
     }
     (void)tn_buf_printf(b, "# TYPE tenure_http_request_seconds histogram\n");
     for (int r = 0; r < TN_ROUTE_COUNT; r++) {
+        const char *rn = tn_route_name((enum tn_route)r);
         uint64_t cum = 0;
         for (int i = 0; i <= TN_API_LAT_BUCKETS; i++) {
             cum += api->lat[r][i];
@@ -144,17 +145,15 @@ static void print_metrics(struct tn_api *api, struct tn_buf *b)
                     b,
                     "tenure_http_request_seconds_bucket{route=\"%s\","
                     "le=\"%g\"} %llu\n",
-                    tn_route_name((enum tn_route)r), (double)(50u << i) / 1e6,
-                    (unsigned long long)cum);
+                    rn, (double)(50u << i) / 1e6, (unsigned long long)cum);
         }
         (void)tn_buf_printf(
             b,
             "tenure_http_request_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
             "%llu\ntenure_http_request_seconds_sum{route=\"%s\"} %.6f\n"
             "tenure_http_request_seconds_count{route=\"%s\"} %llu\n",
-            tn_route_name((enum tn_route)r), (unsigned long long)cum,
-            tn_route_name((enum tn_route)r), api->lat_sum[r],
-            tn_route_name((enum tn_route)r), (unsigned long long)cum);
+            rn, (unsigned long long)cum, rn, api->lat_sum[r], rn,
+            (unsigned long long)cum);
     }
     (void)tn_buf_printf(b,
                         "# TYPE tenure_grants_total counter\n"
