@@ -119,10 +119,10 @@ chaos_stop_client() {
         [[ $w =~ ^c[0-9]+$ ]] && i=$((${w#c} - 1))
     fi
     local p=${CHAOS_CLIENT_PIDS[$i]}
-    kill -0 "$p" 2>/dev/null || return 0
+    # A client that has already finished its run is not stopped (no fault).
+    kill -STOP "$p" 2>/dev/null || return 0
     CHAOS_FAULTS=$((CHAOS_FAULTS + 1))
     chaos_note "SIGSTOP client c$((i + 1)) for $1 ms"
-    kill -STOP "$p"
     chaos_sleep_ms "$1"
     kill -CONT "$p"
     chaos_note "SIGCONT client c$((i + 1))"
