@@ -10,6 +10,52 @@
 
 #include "cli/cli.h"
 
+static const char help[] =
+    "Usage: tenure migrate --data-dir DIR --to postgresql://...\n"
+    "\n"
+    "Move the embedded store in DIR into the PostgreSQL database at the\n"
+    "URL: every name keeps its floor, live leases keep their holder, secret\n"
+    "and remaining TTL, and new tokens continue above every token the\n"
+    "embedded store issued.  tenured must be stopped; a database that\n"
+    "already holds leases is refused.  Runs tenure-migrate (next to tenure,\n"
+    "else from the PATH).\n"
+    "\n"
+    "  --data-dir DIR  the stopped embedded store (tenured --data-dir)\n"
+    "  --to URL        the target database (a libpq connection string)\n"
+    "\n"
+    "Exit: 0 migrated, 1 error, 2 usage.\n";
+
+struct migrate_args {
+    char *data_dir; /* --data-dir */
+    char *to;       /* --to */
+};
+
+static int parse(struct tn_cli *cli, int argc, char **argv,
+                 struct migrate_args *a)
+{
+    static const struct option opts[] = {
+        {"data-dir", required_argument, NULL, 'd'},
+        {"to", required_argument, NULL, 't'},
+        TN_CLI_COMMON_OPTS,
+        {0}};
+    int opt = 0;
+    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
+        if (opt == 'd')
+            a->data_dir = optarg;
+        else if (opt == 't')
+            a->to = optarg;
+        else
+            return tn_cli_usage(cli, "migrate", "unknown option");
+    }
+    if (opt != TN_CLI_OPTS_END)
+        return tn_cli_opts_exit(opt);
+    if (optind != argc)
+        return tn_cli_usage(cli, "migrate", "unexpected argument");
+    if (a->data_dir == NULL || a->to == NULL)
+        return tn_cli_usage(cli, "migrate", "--data-dir and --to are required");
+    return 0;
+}
+
 /* The directory of the running tenure binary, with a trailing '/'. */
 static int self_dir(char *out, size_t len)
 {
@@ -26,15 +72,15 @@ static int self_dir(char *out, size_t len)
 
 int tn_cmd_migrate(struct tn_cli *cli, int argc, char **argv)
 {
-    char path[PATH_MAX];
+    struct migrate_args a = {0};
+    int ex = parse(cli, argc, argv, &a);
+    if (ex != 0)
+        return ex < 0 ? TN_CLI_OK : ex;
     static char prog[] = "tenure-migrate";
-    char *args[64];
-    if (argc > 62)
-        return tn_cli_usage(cli, "migrate", "too many arguments");
-    args[0] = prog;
-    for (int i = 1; i < argc; i++)
-        args[i] = argv[i];
-    args[argc] = NULL;
+    static char opt_dir[] = "--data-dir";
+    static char opt_to[] = "--to";
+    char *args[] = {prog, opt_dir, a.data_dir, opt_to, a.to, NULL};
+    char path[PATH_MAX];
     if (self_dir(path, sizeof(path) - 16) == 0) {
         strncat(path, "tenure-migrate", sizeof(path) - strlen(path) - 1);
         (void)execv(path, args);

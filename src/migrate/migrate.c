@@ -9,6 +9,7 @@
  * and lifts lease_token_seq above every token the embedded store issued.
  * Refuses a target that already holds leases.  Exit 0 done, 1 failed, 2
  * bad usage. */
+#include <errno.h>
 #include <fcntl.h>
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -149,11 +150,14 @@ static int lock_dir(const char *dir)
     char path[4096];
     (void)snprintf(path, sizeof(path), "%s/LOCK", dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    if (fd < 0) {
+        fprintf(stderr, "tenure-migrate: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
         fprintf(stderr, "tenure-migrate: %s is in use (stop tenured first)\n",
                 dir);
-        if (fd >= 0)
-            (void)close(fd);
+        (void)close(fd);
         return -1;
     }
     return fd;

@@ -9,7 +9,7 @@ tn_start_server
 export TENURE_SERVER=$URL
 
 # --help on every command, usage errors are 2.
-for c in "" acquire renew release get list check run; do
+for c in "" acquire renew release get list check run watch migrate; do
     "$TENURE" $c --help >"$T/help" || fail "tenure $c --help failed"
     grep -q 'Usage: tenure' "$T/help" || fail "tenure $c --help: no usage"
 done
