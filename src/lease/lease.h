@@ -23,7 +23,7 @@
  * do not fit keeps them in one malloc'd block instead.  The string
  * pointers point into either place.  Entries never move, so other
  * structures may keep pointers to them until the table is released.
- * Fields are ordered to leave no padding (str[] at 116 bytes on LP64). */
+ * Fields are ordered to leave no padding (str[] at 120 bytes on LP64). */
 struct tn_lease {
     struct tn_lease *next; /* hash chain */
     char *name;            /* NUL-terminated, 1..256 bytes, in str[] */
@@ -40,6 +40,7 @@ struct tn_lease {
     uint8_t secret[TN_SECRET_BYTES]; /* credential of the current grant */
     uint32_t name_len;               /* bytes of name */
     uint32_t hist_slot; /* store: ledger slot of the current grant */
+    uint32_t row_id;    /* store: its row in the store's file, 0 = none */
     uint16_t str_room;  /* bytes reserved in str[] after the name */
     bool held;          /* granted and not released (may be expired) */
     bool expiry_noted;  /* store: the expiry of this grant was announced */
@@ -53,6 +54,7 @@ struct tn_lease_table {
     size_t count;              /* entries (held or not) */
     uint64_t last_token;       /* highest token ever granted */
     uint64_t seq;              /* last change number handed out */
+    uint32_t last_row_id;      /* store: highest row id in use */
     void *slabs;               /* list of the entries' slabs, newest first */
     char *slab_free;           /* unused bytes of the newest slab */
     size_t slab_left;          /* how many */

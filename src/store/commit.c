@@ -132,6 +132,7 @@ static void write_batch(struct tn_commit *c, struct tn_batch *b)
         return;
     }
     int64_t t0 = tn_clock_mono_ns();
+    b->sync_us = 0;
     b->rc = b->n_rows > 0 ? c->cfg.write(c->cfg.ctx, b) : TN_OK;
     b->write_us = elapsed_us(t0);
     if (b->rc < 0) {
@@ -309,6 +310,7 @@ void tn_commit_add_row(struct tn_commit *c, const struct tn_lease *l,
     struct tn_batch *b = c->open;
     b->rows = grow(b->rows, &b->cap_rows, b->n_rows + 1, sizeof(*b->rows));
     struct tn_row *r = &b->rows[b->n_rows++];
+    r->row_id = l->row_id;
     r->name_off = add_string(b, l->name);
     r->owner_off = add_string(b, l->owner_id != NULL ? l->owner_id : "");
     r->rid_off = add_string(b, l->request_id);

@@ -22,6 +22,7 @@ struct tn_commit;
 
 /* One lease row as it must become durable; strings live in batch->strings. */
 struct tn_row {
+    uint32_t row_id;      /* the lease's row in the file */
     size_t name_off;      /* offset into strings */
     size_t owner_off;     /* offset into strings */
     size_t rid_off;       /* offset into strings, SIZE_MAX when NULL */
@@ -52,6 +53,7 @@ struct tn_batch {
     uint64_t last_token;      /* token counter when the batch was cut */
     int rc;                   /* result of the write */
     int64_t write_us;         /* time the write took */
+    int64_t sync_us;          /* of which making it durable (COMMIT) */
     struct tn_loop_post post; /* hand-back to the loop */
     struct tn_commit *owner;  /* the committer it belongs to */
     struct tn_batch *next;    /* free list */
@@ -59,7 +61,7 @@ struct tn_batch {
 
 /* Committer thread side: write b in one transaction; 0 or TN_E*.  Runs on
  * the committer thread only. */
-typedef int (*tn_commit_write_fn)(void *ctx, const struct tn_batch *b);
+typedef int (*tn_commit_write_fn)(void *ctx, struct tn_batch *b);
 /* Loop side: b has been written (b->rc); the callee answers the waiters
  * and returns b with tn_commit_recycle(). */
 typedef void (*tn_commit_done_fn)(void *ctx, struct tn_batch *b);

@@ -31,12 +31,14 @@ struct embedded {
     uint64_t batch_hist[N_BATCH_BUCKETS + 1]; /* rows per batch, log2 */
     uint64_t lat_hist[N_LAT_BUCKETS + 1];     /* write us, log2 from 64us */
     double write_seconds;                     /* sum */
-    struct tn_waitq *queues;                  /* every name with waiters */
-    size_t n_waiters;                         /* blocked acquires, all names */
-    size_t max_waiters;                       /* cap on n_waiters */
-    size_t max_waiters_per_name;              /* cap per name */
-    int64_t max_wait_ms;                      /* wait_ms is capped to this */
-    uint64_t waits_granted;                   /* waiters that got the lease */
+    uint64_t sync_hist[N_LAT_BUCKETS + 1]; /* COMMIT (WAL write + fsync) us */
+    double sync_seconds;                   /* sum */
+    struct tn_waitq *queues;               /* every name with waiters */
+    size_t n_waiters;                      /* blocked acquires, all names */
+    size_t max_waiters;                    /* cap on n_waiters */
+    size_t max_waiters_per_name;           /* cap per name */
+    int64_t max_wait_ms;                   /* wait_ms is capped to this */
+    uint64_t waits_granted;                /* waiters that got the lease */
     uint64_t waits_timed_out;          /* waiters answered at their deadline */
     uint64_t waits_dropped;            /* waiters gone before their turn */
     tn_store_event_fn on_event;        /* events, or NULL */
@@ -52,7 +54,7 @@ struct embedded {
 };
 
 /* Persist l and answer done(arg) after its commit. */
-void tn_embedded_commit_change(struct embedded *e, const struct tn_lease *l,
+void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
                                struct tn_store_result *out,
                                tn_store_done_fn done, void *arg);
 /* Answer done(arg) once the state seen at change seq is durable. */

@@ -6,12 +6,13 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/assert.h"
 #include "common/clock.h"
 #include "common/log.h"
 
 struct tn_sqlite_db {
     sqlite3 *db;          /* the connection */
-    sqlite3_stmt *upsert; /* INSERT OR REPLACE of one lease row */
+    sqlite3_stmt *upsert; /* INSERT OR REPLACE of one lease row, by id */
     sqlite3_stmt *meta;   /* INSERT OR REPLACE into meta */
     sqlite3_stmt *begin;  /* BEGIN IMMEDIATE */
     sqlite3_stmt *commit; /* COMMIT */
@@ -58,8 +59,8 @@ static int prepare(struct tn_sqlite_db *d, struct tn_errmsg *em)
 {
     static const char upsert[] =
         "INSERT OR REPLACE INTO leases(name, owner_id, request_id, token,"
-        " secret, ttl_ms, held, expires_at_ms, lock_delay_ms, principal)"
-        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+        " secret, ttl_ms, held, expires_at_ms, lock_delay_ms, principal, id)"
+        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
     static const char meta[] =
         "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)";
     /* BEGIN and COMMIT too: each batch would otherwise parse them again. */
@@ -104,15 +105,47 @@ static int64_t schema_version(struct tn_sqlite_db *d)
     return v;
 }
 
+/* Version 3 keys each lease row by an integer id that the server gives a
+ * name once, instead of by the name: a new name's row is appended at the
+ * end of the table's B-tree, where a batch of new names fills one or two
+ * pages, instead of landing on one random leaf page per name (every
+ * touched page is written to the WAL and synced).  There is no index on
+ * name: names are unique in memory, and a load that meets two rows of one
+ * name keeps the one with the higher token. */
+static const char *const upgrade_v3 =
+    "CREATE TABLE leases_v3("
+    " id INTEGER PRIMARY KEY, name TEXT NOT NULL, owner_id TEXT NOT NULL,"
+    " request_id TEXT, token INTEGER NOT NULL, secret BLOB NOT NULL,"
+    " ttl_ms INTEGER NOT NULL, held INTEGER NOT NULL,"
+    " expires_at_ms INTEGER NOT NULL, lock_delay_ms INTEGER NOT NULL,"
+    " principal TEXT);"
+    "INSERT INTO leases_v3(name, owner_id, request_id, token, secret, ttl_ms,"
+    " held, expires_at_ms, lock_delay_ms, principal)"
+    " SELECT name, owner_id, request_id, token, secret, ttl_ms, held,"
+    " expires_at_ms, lock_delay_ms, principal FROM leases ORDER BY token;"
+    "DROP TABLE leases;"
+    "ALTER TABLE leases_v3 RENAME TO leases;";
+
 /* Versioned upgrades, inside the caller's transaction, from the version
  * recorded in meta (0 for a new file, which schema_v1 just created).
- * Version 2 binds a grant to the principal that acquired it. */
+ * Version 2 binds a grant to the principal that acquired it; version 3
+ * keys rows by id.  A file from a newer server is refused: this one would
+ * write rows the newer one does not expect. */
 static int upgrade(struct tn_sqlite_db *d, struct tn_errmsg *em)
 {
     int64_t v = schema_version(d);
     int rc = TN_OK;
+    if (v > TN_SQLITE_SCHEMA_VERSION) {
+        tn_errmsg_set(em,
+                      "the data file has schema version %lld; this tenured "
+                      "knows versions up to %d: run a newer tenured",
+                      (long long)v, TN_SQLITE_SCHEMA_VERSION);
+        return TN_EINVAL;
+    }
     if (v < 2)
         rc = exec(d, "ALTER TABLE leases ADD COLUMN principal TEXT", em);
+    if (rc == 0 && v < 3)
+        rc = exec(d, upgrade_v3, em);
     return rc;
 }
 
@@ -241,6 +274,22 @@ static void row_to_image(sqlite3_stmt *st, struct tn_lease *img)
     img->principal = (char *)sqlite3_column_text(st, 9);
 }
 
+/* A second row of a name already loaded (only a bug or an older server
+ * writing a newer file could make one): the higher token is the later
+ * state, since every grant of a name has a higher token than the last. */
+static bool superseded(struct tn_lease_table *t, const struct tn_lease *img)
+{
+    const struct tn_lease *old = tn_lease_find(t, img->name, img->name_len);
+    if (old == NULL)
+        return false;
+    tn_log(TN_LOG_WARN, "store",
+           "\"two rows of one lease, keeping the higher token\" ids=%u,%u "
+           "tokens=%llu,%llu",
+           old->row_id, img->row_id, (unsigned long long)old->token,
+           (unsigned long long)img->token);
+    return old->token >= img->token;
+}
+
 static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
                      int64_t now_ms, const struct meta *m, bool exact)
 {
@@ -248,7 +297,7 @@ static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
     if (sqlite3_prepare_v2(d->db,
                            "SELECT name, owner_id, request_id, token, secret,"
                            " ttl_ms, held, expires_at_ms, lock_delay_ms,"
-                           " principal FROM leases",
+                           " principal, id FROM leases",
                            -1, &st, NULL) != SQLITE_OK)
         return TN_EIO;
     int rc;
@@ -256,11 +305,22 @@ static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
         struct tn_lease img;
         struct tn_lease *l;
         row_to_image(st, &img);
+        sqlite3_int64 id = sqlite3_column_int64(st, 10);
+        if (id <= 0 || id > UINT32_MAX) {
+            sqlite3_finalize(st);
+            return TN_EIO; /* not a row this server wrote */
+        }
+        img.row_id = (uint32_t)id;
+        if (superseded(t, &img))
+            continue;
         restart_expiry(&img, now_ms, m, exact);
         if (tn_lease_restore(t, &img, &l) < 0) {
             sqlite3_finalize(st);
             return TN_ENOMEM;
         }
+        l->row_id = img.row_id;
+        if (img.row_id > t->last_row_id)
+            t->last_row_id = img.row_id;
     }
     sqlite3_finalize(st);
     return map_rc(rc);
@@ -295,6 +355,7 @@ static int write_row(struct tn_sqlite_db *d, const struct tn_batch *b,
     sqlite3_stmt *st = d->upsert;
     const char *rid = tn_batch_str(b, r->rid_off);
     sqlite3_reset(st);
+    TN_ASSERT(r->row_id != 0);
     sqlite3_bind_text(st, 1, tn_batch_str(b, r->name_off), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, tn_batch_str(b, r->owner_off), -1, SQLITE_STATIC);
     if (rid != NULL)
@@ -312,6 +373,7 @@ static int write_row(struct tn_sqlite_db *d, const struct tn_batch *b,
         sqlite3_bind_text(st, 10, who, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 10);
+    sqlite3_bind_int64(st, 11, r->row_id);
     return map_rc(sqlite3_step(st));
 }
 
@@ -323,7 +385,7 @@ static int step_once(sqlite3_stmt *st)
     return map_rc(rc);
 }
 
-int tn_sqlite_db_write(struct tn_sqlite_db *d, const struct tn_batch *b)
+int tn_sqlite_db_write(struct tn_sqlite_db *d, struct tn_batch *b)
 {
     int rc = step_once(d->begin);
     for (size_t i = 0; rc == 0 && i < b->n_rows; i++)
@@ -332,8 +394,11 @@ int tn_sqlite_db_write(struct tn_sqlite_db *d, const struct tn_batch *b)
         rc = set_meta_int(d, "last_token", (int64_t)b->last_token);
     if (rc == 0)
         rc = set_meta_int(d, "alive_at_ms", tn_clock_now_ms());
-    if (rc == 0)
+    if (rc == 0) {
+        int64_t t0 = tn_clock_mono_ns();
         rc = step_once(d->commit);
+        b->sync_us = (tn_clock_mono_ns() - t0) / 1000;
+    }
     if (rc < 0) {
         tn_log(TN_LOG_ERROR, "store", "\"commit failed\" err=\"%s\"",
                sqlite3_errmsg(d->db));

@@ -12,7 +12,7 @@
 #include "commit.h"
 #include "lease/lease.h"
 
-#define TN_SQLITE_SCHEMA_VERSION 2
+#define TN_SQLITE_SCHEMA_VERSION 3
 
 struct tn_sqlite_db;
 
@@ -28,13 +28,15 @@ void tn_sqlite_db_close(struct tn_sqlite_db *db);
  * if the file was written in this same boot, a row whose stored expiry is
  * not after alive_at_ms expired while the server was still running, so it
  * certainly was not live at the crash.  With exact, stored expiries are
- * kept as they are (reload inside one process).  Records the boot id. */
+ * kept as they are (reload inside one process).  Sets each entry's
+ * row_id and t->last_row_id.  Records the boot id. */
 int tn_sqlite_db_load(struct tn_sqlite_db *db, struct tn_lease_table *t,
                       int64_t now_ms, bool exact, struct tn_errmsg *em);
 
-/* Write b in one transaction.  0, TN_ENOSPC (disk full), TN_EIO, TN_EBUSY
- * or TN_ENOMEM. */
-int tn_sqlite_db_write(struct tn_sqlite_db *db, const struct tn_batch *b);
+/* Write b in one transaction, each row by its row id (never 0); set
+ * b->sync_us to the time of the COMMIT (WAL frames written and synced).
+ * 0, TN_ENOSPC (disk full), TN_EIO, TN_EBUSY or TN_ENOMEM. */
+int tn_sqlite_db_write(struct tn_sqlite_db *db, struct tn_batch *b);
 
 /* Record that the server is alive now (meta alive_at_ms), in its own
  * transaction.  Also proves that the file takes writes again. */

@@ -14,6 +14,7 @@
 
 #include "commit.h"
 #include "common/alloc.h"
+#include "common/assert.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "embedded.h"
@@ -61,22 +62,35 @@ void tn_embedded_finish(struct embedded *e, uint64_t seq,
         tn_commit_add_waiter(e->commit, done, arg, out);
 }
 
+/* A name's first write gives it the next row id; ids are never reused
+ * while their row may be on disk (the table's highest id comes from the
+ * file at load). */
+static void assign_row(struct embedded *e, struct tn_lease *l)
+{
+    if (l->row_id != 0)
+        return;
+    TN_ASSERT(e->table.last_row_id < UINT32_MAX);
+    l->row_id = ++e->table.last_row_id;
+}
+
 /* A mutation: persist l and answer after its commit. */
 #ifndef TN_PLANT_BUG_REPLY_BEFORE_COMMIT
-void tn_embedded_commit_change(struct embedded *e, const struct tn_lease *l,
+void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
                                struct tn_store_result *out,
                                tn_store_done_fn done, void *arg)
 {
+    assign_row(e, l);
     tn_commit_add_row(e->commit, l, e->table.last_token);
     tn_commit_add_waiter(e->commit, done, arg, out);
 }
 #else
 /* Negative control (docs/SAFETY.md): answer before the commit. */
-void tn_embedded_commit_change(struct embedded *e, const struct tn_lease *l,
+void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
                                struct tn_store_result *out,
                                tn_store_done_fn done, void *arg)
 {
     (void)out;
+    assign_row(e, l);
     tn_commit_add_row(e->commit, l, e->table.last_token);
     done(arg);
 }
@@ -337,6 +351,11 @@ static void e_metrics(struct tn_store *s, struct tn_buf *out)
                1e-6);
     (void)tn_buf_printf(out, "tenure_commit_seconds_sum %.6f\n",
                         e->write_seconds);
+    (void)tn_buf_printf(out, "# TYPE tenure_store_sync_seconds histogram\n");
+    print_hist(out, "tenure_store_sync_seconds", e->sync_hist, N_LAT_BUCKETS,
+               64, 1e-6);
+    (void)tn_buf_printf(out, "tenure_store_sync_seconds_sum %.6f\n",
+                        e->sync_seconds);
 }
 
 /* Loop thread: a batch came back from the committer. */
@@ -353,6 +372,8 @@ static void on_batch(void *ctx, struct tn_batch *b)
             hist_add(e->batch_hist, N_BATCH_BUCKETS, b->n_rows, 1);
             hist_add(e->lat_hist, N_LAT_BUCKETS, (uint64_t)b->write_us, 64);
             e->write_seconds += (double)b->write_us / 1e6;
+            hist_add(e->sync_hist, N_LAT_BUCKETS, (uint64_t)b->sync_us, 64);
+            e->sync_seconds += (double)b->sync_us / 1e6;
         }
     } else {
         client_rc = b->rc == TN_ENOSPC ? TN_ENOSPC : TN_EUNAVAIL;
@@ -379,7 +400,7 @@ static void on_batch(void *ctx, struct tn_batch *b)
     tn_commit_recycle(e->commit, b);
 }
 
-static int c_write(void *ctx, const struct tn_batch *b)
+static int c_write(void *ctx, struct tn_batch *b)
 {
     struct embedded *e = ctx;
     return tn_sqlite_db_write(e->db, b);
