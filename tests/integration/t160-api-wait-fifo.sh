@@ -7,6 +7,19 @@
 need_tools
 tn_start_server --max-waiters-per-name 4 --max-waiters 6
 
+# Wait (bounded) until the server has queued N waiters: arrival order is
+# what the test is about, so each waiter must be queued before the next
+# one starts, however slow the machine is.
+wait_waiters() {
+    local i
+    for i in $(seq 1 500); do
+        [ "$(curl -s "$URL/metrics" | awk '$1 == "tenure_waiters" {print $2}')" = "$1" ] &&
+            return 0
+        sleep 0.02
+    done
+    fail "the server never had $1 waiters queued"
+}
+
 acquire "q:1" holder 60000
 expect_code 201 "first holder"
 tok=$(jget token)
@@ -15,7 +28,7 @@ sec=$(jget lease_secret)
 # Four waiters in a known order, then one whose client gives up early.
 for w in w1 w2 gone w3; do
     if [ "$w" = gone ]; then
-        curl -s --max-time 0.5 -o /dev/null \
+        curl -s --max-time 1 -o /dev/null \
             -d "{\"name\":\"q:1\",\"owner_id\":\"$w\",\"ttl_ms\":300,\"wait_ms\":20000}" \
             "$URL/v1/leases" &
     else
@@ -24,7 +37,8 @@ for w in w1 w2 gone w3; do
             "$URL/v1/leases" >"$T/$w.code" &
     fi
     eval "pid_$w=\$!"
-    sleep 0.15
+    n=$((${n:-0} + 1))
+    wait_waiters "$n"
 done
 # The queue holds 4: a fifth waiter is refused with 429 at once.
 acquire "q:1" extra 300 '"wait_ms":20000'
@@ -57,7 +71,7 @@ curl -s --max-time 10 -o "$T/drain.body" -w '%{http_code}' \
     -d '{"name":"q:2","owner_id":"late","ttl_ms":300,"wait_ms":60000}' \
     "$URL/v1/leases" >"$T/drain.code" &
 dpid=$!
-sleep 0.3
+wait_waiters 1
 kill -TERM "$SERVER_PID"
 wait "$dpid" || fail "draining waiter: curl failed"
 [ "$(cat "$T/drain.code")" = 503 ] || fail "waiter during drain got $(cat "$T/drain.code")"
