@@ -18,11 +18,14 @@ bindir=${TENURE_TEST_PG_BINDIR:-/usr/lib/postgresql/15/bin}
 [ -x "$bindir/initdb" ] || { echo "pg-cluster: PostgreSQL 15 is not installed" >&2; exit 1; }
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
+# Below the kernel's range for outgoing connections (32768 and up here),
+# where a client socket cannot be holding it, and not in use in any state.
 free_port() {
     local p
     for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 20000))
-        ss -ltnH "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+        p=$((20000 + RANDOM % 12000))
+        ss -tanH "( sport = :$p or dport = :$p )" 2>/dev/null | grep -q . ||
+            { echo "$p"; return; }
     done
     return 1
 }

@@ -15,15 +15,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-    local p
-    for _ in $(seq 1 100); do
-        p=$((20000 + RANDOM % 20000))
-        ss -ltnH "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
-    done
-    return 1
-}
-port=$(free_port)
+port=$("$(dirname "$0")/pg-cluster.sh" port)
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 as_pg "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 >/dev/null
 as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 60 \
