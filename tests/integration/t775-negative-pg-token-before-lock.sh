@@ -21,7 +21,7 @@ pass "TOKEN_BEFORE_LOCK caught: $(grep '^FAIL' "$T/plant.out" | tr '\n' ' ')"
 
 pg_fresh_schema t775b
 TENURE_TEST_PG_URL=$PG_URL "$TN_BIN/tn-store-contract" pg >"$T/clean.out" 2>&1 ||
-    fail "the build under test fails the contract: $(grep FAIL "$T/clean.out")"
+    fail "the build under test fails the contract: $(grep -E 'FAIL|check failed|: rc ' "$T/clean.out")"
 grep -q "^ok   pg/pg_slow_acquirer" "$T/clean.out" ||
     fail "pg_slow_acquirer did not run: $(cat "$T/clean.out")"
 pass "the build under test passes pg_slow_acquirer"
