@@ -274,20 +274,28 @@ static void row_to_image(sqlite3_stmt *st, struct tn_lease *img)
     img->principal = (char *)sqlite3_column_text(st, 9);
 }
 
-/* A second row of a name already loaded (only a bug or an older server
- * writing a newer file could make one): the higher token is the later
- * state, since every grant of a name has a higher token than the last. */
+/* A second row of a name already loaded (only a bug, or an older server
+ * writing a newer file, docs/ARCHITECTURE.md, could make one).  The higher
+ * token is the later state: every grant of a name has a higher token than
+ * the last.  Rows of one token differ only in what became of that grant;
+ * keep the one that holds it longest (held over released, then the later
+ * expiry, both after the restart rule): a hold kept too long only delays
+ * the next grant, one cut short could let two holders overlap. */
 static bool superseded(struct tn_lease_table *t, const struct tn_lease *img)
 {
     const struct tn_lease *old = tn_lease_find(t, img->name, img->name_len);
     if (old == NULL)
         return false;
     tn_log(TN_LOG_WARN, "store",
-           "\"two rows of one lease, keeping the higher token\" ids=%u,%u "
+           "\"two rows of one lease, keeping the later grant\" ids=%u,%u "
            "tokens=%llu,%llu",
            old->row_id, img->row_id, (unsigned long long)old->token,
            (unsigned long long)img->token);
-    return old->token >= img->token;
+    if (old->token != img->token)
+        return old->token > img->token;
+    if (old->held != img->held)
+        return old->held;
+    return old->expires_at_ms >= img->expires_at_ms;
 }
 
 static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
@@ -311,9 +319,9 @@ static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
             return TN_EIO; /* not a row this server wrote */
         }
         img.row_id = (uint32_t)id;
+        restart_expiry(&img, now_ms, m, exact);
         if (superseded(t, &img))
             continue;
-        restart_expiry(&img, now_ms, m, exact);
         if (tn_lease_restore(t, &img, &l) < 0) {
             sqlite3_finalize(st);
             return TN_ENOMEM;

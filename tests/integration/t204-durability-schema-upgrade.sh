@@ -79,14 +79,26 @@ sqlite3 "$DB" "INSERT INTO leases(id, name, owner_id, token, secret, ttl_ms,
   held, expires_at_ms, lock_delay_ms) VALUES(1001, 'up:a', 'newer', 45,
   X'$SECRET', 60000, 1, 9000000000000, 0);
   UPDATE meta SET value = 45 WHERE key = 'last_token'"
+# Two rows of one token: the one that holds the grant wins, in either order.
+sqlite3 "$DB" "INSERT INTO leases(id, name, owner_id, token, secret, ttl_ms,
+  held, expires_at_ms, lock_delay_ms) VALUES(1002, 'up:d', 'new', 44,
+  X'$SECRET', 60000, 0, 1, 0);
+  UPDATE leases SET held = 0 WHERE name = 'up:b';
+  INSERT INTO leases(id, name, owner_id, token, secret, ttl_ms,
+  held, expires_at_ms, lock_delay_ms) VALUES(1003, 'up:b', 'new', 42,
+  X'$SECRET', 60000, 1, 9000000000000, 0)"
 tn_start_server
 get_lease "up:c"
 expect_field token 43 "a lower second row does not win"
 get_lease "up:a"
 expect_field token 45 "a higher second row wins"
 expect_field owner_id newer "the higher row's owner"
+check_token "up:d" 44
+expect_field current true "up:d: a released twin of the held row does not end the grant"
+check_token "up:b" 42
+expect_field current true "up:b: a held twin after a released row keeps the grant"
 grep -q "two rows of one lease" "$T/tenured.log" || fail "no warning about the duplicate rows"
-pass "two rows of one name resolve to the higher token, with a warning"
+pass "two rows of one name resolve to the later grant, and to the held row of one grant, with a warning"
 
 # A file from a newer server is refused, with a message that says so.
 stop_server
