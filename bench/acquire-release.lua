@@ -21,8 +21,18 @@ mode = "cycle" -- global, so that done() can read it from a thread
 local nonce = "0"
 local counter = 0
 local pending = {}
-local headers = { ["Content-Type"] = "application/json" }
 ok, held, other, acquires, releases = 0, 0, 0, 0, 0
+-- A JSON request built by one concatenation: wrk.format builds a table
+-- of header lines and formats each one, which costs the load generator,
+-- on the same two cores as the server, about 1-2 us per request.
+local json_head -- " HTTP/1.1\r\nHost: ...\r\n...Content-Length: "
+local function json_req(method, path, body)
+   if json_head == nil then
+      json_head = " HTTP/1.1\r\nHost: " .. wrk.headers["Host"] ..
+         "\r\nContent-Type: application/json\r\nContent-Length: "
+   end
+   return method .. " " .. path .. json_head .. #body .. "\r\n\r\n" .. body
+end
 
 function init(args)
    if args[1] ~= nil then mode = args[1] end
@@ -35,13 +45,13 @@ function request()
       local p = pending[n]
       pending[n] = nil
       releases = releases + 1
-      return wrk.format("DELETE", "/v1/leases/" .. p[1], headers,
+      return json_req("DELETE", "/v1/leases/" .. p[1],
          '{"token":' .. p[2] .. ',"lease_secret":"' .. p[3] .. '"}')
    end
    counter = counter + 1
    acquires = acquires + 1
    local name = "b" .. nonce .. "-" .. id .. "-" .. counter
-   return wrk.format("POST", "/v1/leases", headers,
+   return json_req("POST", "/v1/leases",
       '{"name":"' .. name .. '","owner_id":"bench","ttl_ms":10000}')
 end
 

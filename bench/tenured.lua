@@ -34,8 +34,18 @@ local pool = {}
 local pool_target = 64
 local pool_asked = 0
 local rr = 0
-local headers = { ["Content-Type"] = "application/json" }
 local on_response -- defined below, installed as response() by init()
+-- A JSON request built by one concatenation: wrk.format builds a table
+-- of header lines and formats each one, which costs the load generator,
+-- on the same two cores as the server, about 1-2 us per request.
+local json_head -- " HTTP/1.1\r\nHost: ...\r\n...Content-Length: "
+local function json_req(method, path, body)
+   if json_head == nil then
+      json_head = " HTTP/1.1\r\nHost: " .. wrk.headers["Host"] ..
+         "\r\nContent-Type: application/json\r\nContent-Length: "
+   end
+   return method .. " " .. path .. json_head .. #body .. "\r\n\r\n" .. body
+end
 ok, held, other, acquires, releases, renews, strbytes, created = 0, 0, 0, 0, 0, 0, 0, 0
 
 function init(args)
@@ -62,7 +72,7 @@ local function acquire()
    acquires = acquires + 1
    local name = "b" .. nonce .. "-" .. id .. "-" .. counter
    strbytes = strbytes + #name + 5
-   return wrk.format("POST", "/v1/leases", headers,
+   return json_req("POST", "/v1/leases",
       '{"name":"' .. name .. '","owner_id":"bench","ttl_ms":' .. ttl .. '}')
 end
 
@@ -73,7 +83,7 @@ local function one()
          local p = pending[n]
          pending[n] = nil
          releases = releases + 1
-         return wrk.format("DELETE", "/v1/leases/" .. p[1], headers,
+         return json_req("DELETE", "/v1/leases/" .. p[1],
             '{"token":' .. p[2] .. ',"lease_secret":"' .. p[3] .. '"}')
       end
       return acquire()
@@ -85,7 +95,7 @@ local function one()
       rr = rr % #pool + 1
       local p = pool[rr]
       renews = renews + 1
-      return wrk.format("PATCH", "/v1/leases/" .. p[1], headers,
+      return json_req("PATCH", "/v1/leases/" .. p[1],
          '{"token":' .. p[2] .. ',"lease_secret":"' .. p[3] .. '"}')
    end
    if quota > 0 and counter >= quota then
