@@ -109,15 +109,20 @@ static void *slab_alloc(struct tn_lease_table *t, size_t n)
     return p;
 }
 
+static bool free_one(const struct tn_lease *l, void *ctx)
+{
+    (void)ctx;
+    lease_free((struct tn_lease *)(uintptr_t)l); /* the table's own */
+    return true;
+}
+
 void tn_lease_table_release(struct tn_lease_table *t)
 {
     if (t->buckets == NULL)
         return;
-    for (size_t i = 0; i <= t->mask; i++) {
-        for (struct tn_lease *l = t->buckets[i]; l != NULL; l = l->next)
-            lease_free(l);
-    }
+    tn_lease_each(t, free_one, NULL);
     tn_free(t->buckets);
+    tn_free(t->old);
     struct slab *s = t->slabs;
     while (s != NULL) {
         struct slab *next = s->next;
@@ -127,39 +132,88 @@ void tn_lease_table_release(struct tn_lease_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-struct tn_lease *tn_lease_find(const struct tn_lease_table *t, const char *name,
-                               size_t name_len)
+static struct tn_lease *chain_find(struct tn_lease *l, const char *name,
+                                   size_t name_len)
 {
-    uint32_t h = hash_name(name, name_len);
-    for (struct tn_lease *l = t->buckets[h & t->mask]; l; l = l->next) {
+    for (; l != NULL; l = l->next) {
         if (l->name_len == name_len && memcmp(l->str, name, name_len) == 0)
             return l;
     }
     return NULL;
 }
 
-/* Doubling resize.  TODO(#8): rehash incrementally past a million. */
+struct tn_lease *tn_lease_find(const struct tn_lease_table *t, const char *name,
+                               size_t name_len)
+{
+    uint32_t h = hash_name(name, name_len);
+    struct tn_lease *l = chain_find(t->buckets[h & t->mask], name, name_len);
+    if (l == NULL && t->old != NULL)
+        l = chain_find(t->old[h & t->old_mask], name, name_len);
+    return l;
+}
+
+/* Old buckets moved per insert.  Growth starts at count = n + 1 (n old
+ * buckets) and the next one at 2n + 1, so n inserts come between: two
+ * buckets each empty the old table after n / 2 of them. */
+#define REHASH_STEP 2
+
+static void rehash_step(struct tn_lease_table *t, size_t buckets)
+{
+    while (t->old != NULL && buckets-- > 0) {
+        struct tn_lease *l = t->old[t->old_next];
+        t->old[t->old_next] = NULL;
+        while (l != NULL) {
+            struct tn_lease *next = l->next;
+            size_t i = hash_name(l->str, l->name_len) & t->mask;
+            l->next = t->buckets[i];
+            t->buckets[i] = l;
+            l = next;
+        }
+        if (t->old_next++ == t->old_mask) {
+            tn_free(t->old);
+            t->old = NULL;
+        }
+    }
+}
+
+/* Start doubling once entries outnumber buckets; the chains move over
+ * later, REHASH_STEP buckets per insert. */
 static void maybe_grow(struct tn_lease_table *t)
 {
+    rehash_step(t, REHASH_STEP);
     if (t->count <= t->mask + 1)
         return;
+    rehash_step(t, SIZE_MAX); /* only if inserts outran the steps */
     size_t n = (t->mask + 1) * 2;
     struct tn_lease **b = tn_calloc(n, sizeof(*b));
     if (b == NULL)
         return; /* keep the longer chains; still correct */
+    t->old = t->buckets;
+    t->old_mask = t->mask;
+    t->old_next = 0;
+    t->buckets = b;
+    t->mask = n - 1;
+}
+
+void tn_lease_each(const struct tn_lease_table *t,
+                   bool (*fn)(const struct tn_lease *l, void *ctx), void *ctx)
+{
     for (size_t i = 0; i <= t->mask; i++) {
-        struct tn_lease *l = t->buckets[i];
-        while (l != NULL) {
-            struct tn_lease *next = l->next;
-            size_t i2 = hash_name(l->str, l->name_len) & (n - 1);
-            l->next = b[i2];
-            b[i2] = l;
+        for (const struct tn_lease *l = t->buckets[i]; l != NULL;) {
+            const struct tn_lease *next = l->next; /* fn may free l */
+            if (!fn(l, ctx))
+                return;
             l = next;
         }
     }
-    tn_free(t->buckets);
-    t->buckets = b;
-    t->mask = n - 1;
+    for (size_t i = t->old_next; t->old != NULL && i <= t->old_mask; i++) {
+        for (const struct tn_lease *l = t->old[i]; l != NULL;) {
+            const struct tn_lease *next = l->next;
+            if (!fn(l, ctx))
+                return;
+            l = next;
+        }
+    }
 }
 
 /* Bytes the grant strings take in one block; an owner is always stored
@@ -452,36 +506,64 @@ static int qsort_cmp(const void *a, const void *b)
                      *(const struct tn_lease *const *)b);
 }
 
+struct list_walk {
+    struct heap h;      /* the smallest names so far */
+    const char *prefix; /* of the names wanted */
+    size_t prefix_len;
+    const char *after; /* names after this one, or NULL */
+    size_t after_len;
+    int64_t now_ms;
+    size_t limit;
+    bool more; /* a match did not fit */
+};
+
+static bool list_one(const struct tn_lease *l, void *ctx)
+{
+    struct list_walk *w = ctx;
+    if (!tn_lease_is_live(l, w->now_ms) || l->name_len < w->prefix_len ||
+        memcmp(l->name, w->prefix, w->prefix_len) != 0)
+        return true;
+    if (w->after != NULL &&
+        name_cmp(l->name, l->name_len, w->after, w->after_len) <= 0)
+        return true;
+    if (w->limit == 0 || heap_offer(&w->h, l))
+        w->more = true;
+    return true;
+}
+
 size_t tn_lease_list(const struct tn_lease_table *t, const char *prefix,
                      size_t prefix_len, const char *after, size_t after_len,
                      int64_t now_ms, const struct tn_lease **out, size_t limit,
                      bool *more_out)
 {
-    struct heap h = {.v = out, .n = 0, .cap = limit};
-    bool more = false;
-    for (size_t i = 0; i <= t->mask; i++) {
-        for (const struct tn_lease *l = t->buckets[i]; l; l = l->next) {
-            if (!tn_lease_is_live(l, now_ms) || l->name_len < prefix_len ||
-                memcmp(l->name, prefix, prefix_len) != 0)
-                continue;
-            if (after != NULL &&
-                name_cmp(l->name, l->name_len, after, after_len) <= 0)
-                continue;
-            if (limit == 0 || heap_offer(&h, l))
-                more = true;
-        }
-    }
-    qsort(out, h.n, sizeof(*out), qsort_cmp);
-    *more_out = more;
-    return h.n;
+    struct list_walk w = {.h = {.v = out, .n = 0, .cap = limit},
+                          .prefix = prefix,
+                          .prefix_len = prefix_len,
+                          .after = after,
+                          .after_len = after_len,
+                          .now_ms = now_ms,
+                          .limit = limit};
+    tn_lease_each(t, list_one, &w);
+    qsort(out, w.h.n, sizeof(*out), qsort_cmp);
+    *more_out = w.more;
+    return w.h.n;
+}
+
+struct live_count {
+    int64_t now_ms;
+    size_t n;
+};
+
+static bool count_one(const struct tn_lease *l, void *ctx)
+{
+    struct live_count *c = ctx;
+    c->n += tn_lease_is_live(l, c->now_ms);
+    return true;
 }
 
 size_t tn_lease_count_live(const struct tn_lease_table *t, int64_t now_ms)
 {
-    size_t n = 0;
-    for (size_t i = 0; i <= t->mask; i++) {
-        for (const struct tn_lease *l = t->buckets[i]; l; l = l->next)
-            n += tn_lease_is_live(l, now_ms);
-    }
-    return n;
+    struct live_count c = {.now_ms = now_ms, .n = 0};
+    tn_lease_each(t, count_one, &c);
+    return c.n;
 }

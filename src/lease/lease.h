@@ -48,9 +48,16 @@ struct tn_lease {
                            only; an image passed to restore has none) */
 };
 
+/* The chains are rehashed into a table twice the size a few buckets per
+ * insert, never all at once: a full rehash of a million entries stalled
+ * every request for tens of milliseconds.  While `old` is set, an entry
+ * is in buckets or, if its old bucket is at or after old_next, in old. */
 struct tn_lease_table {
     struct tn_lease **buckets; /* power-of-two array of chains */
     size_t mask;               /* bucket count - 1 */
+    struct tn_lease **old;     /* the table being emptied, or NULL */
+    size_t old_mask;           /* its bucket count - 1 */
+    size_t old_next;           /* its first bucket not yet moved */
     size_t count;              /* entries (held or not) */
     uint64_t last_token;       /* highest token ever granted */
     uint64_t seq;              /* last change number handed out */
@@ -132,5 +139,10 @@ size_t tn_lease_list(const struct tn_lease_table *t, const char *prefix,
 
 /* Number of live leases at now_ms (O(n); for metrics). */
 size_t tn_lease_count_live(const struct tn_lease_table *t, int64_t now_ms);
+
+/* Call fn on every entry, held or not, in no order, until it returns
+ * false.  The table must not change meanwhile. */
+void tn_lease_each(const struct tn_lease_table *t,
+                   bool (*fn)(const struct tn_lease *l, void *ctx), void *ctx);
 
 #endif

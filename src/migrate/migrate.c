@@ -115,6 +115,22 @@ static bool copy_one(PGconn *db, const struct tn_lease *l, int64_t now_ms)
 }
 
 /* Every lease, then the sequence, in the caller's transaction. */
+struct copy_walk {
+    PGconn *db;
+    int64_t now_ms;
+    size_t live; /* live leases copied */
+    bool ok;     /* every copy succeeded */
+};
+
+static bool copy_each(const struct tn_lease *l, void *ctx)
+{
+    struct copy_walk *w = ctx;
+    if (!copy_one(w->db, l, w->now_ms))
+        return w->ok = false;
+    w->live += tn_lease_is_live(l, w->now_ms);
+    return true;
+}
+
 static bool copy_table(PGconn *db, const struct tn_lease_table *t,
                        int64_t now_ms, size_t *live_out)
 {
@@ -127,13 +143,11 @@ static bool copy_table(PGconn *db, const struct tn_lease_table *t,
         fprintf(stderr, "tenure-migrate: the target already holds leases\n");
         return false;
     }
-    for (size_t b = 0; b <= t->mask; b++) {
-        for (const struct tn_lease *l = t->buckets[b]; l != NULL; l = l->next) {
-            if (!copy_one(db, l, now_ms))
-                return false;
-            *live_out += tn_lease_is_live(l, now_ms);
-        }
-    }
+    struct copy_walk w = {.db = db, .now_ms = now_ms, .ok = true};
+    tn_lease_each(t, copy_each, &w);
+    if (!w.ok)
+        return false;
+    *live_out += w.live;
     if (t->last_token == 0)
         return true;
     char sql[256];

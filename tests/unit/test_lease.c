@@ -329,6 +329,7 @@ static void test_lease__many_entries_survive_growth(void **state)
     enum { N = 6000 };
     static struct tn_lease *seen[N];
     char name[300], owner[40];
+    int rehashing_seen = 0;
     for (int i = 0; i < N; i++) {
         int n = snprintf(name, sizeof(name), "%d-", i);
         size_t len = (size_t)n + (size_t)(i % 240);
@@ -341,7 +342,23 @@ static void test_lease__many_entries_survive_growth(void **state)
         assert_int_equal(
             tn_lease_acquire(&f->t, &r, 0, &seen[i], &replayed, &retry), TN_OK);
         assert_int_equal((uintptr_t)seen[i] % sizeof(void *), 0);
+        /* Mid-rehash, entries in either bucket array are found, counted
+         * and listed. */
+        const struct tn_lease *half = seen[i / 2];
+        assert_ptr_equal(tn_lease_find(&f->t, half->name, half->name_len),
+                         half);
+        if (f->t.old != NULL)
+            rehashing_seen++;
+        if (i % 97 == 0) {
+            static const struct tn_lease *out[N];
+            bool more;
+            assert_int_equal(tn_lease_count_live(&f->t, 99), (size_t)i + 1);
+            assert_int_equal(
+                tn_lease_list(&f->t, "", 0, NULL, 0, 99, out, N, &more),
+                (size_t)i + 1);
+        }
     }
+    assert_true(rehashing_seen > 0); /* the checks above ran mid-rehash */
     assert_int_equal(f->t.count, N);
     assert_true(f->t.mask + 1 >= N);
     for (int i = 0; i < N; i++) {
