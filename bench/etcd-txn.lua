@@ -9,17 +9,9 @@ local next_id = 0
 local nonce = "0"
 local counter = 0
 succeeded, failed = 0, 0
--- A JSON request built by one concatenation: wrk.format builds a table
--- of header lines and formats each one, which costs the load generator,
--- on the same two cores as the server, about 1-2 us per request.
-local json_head -- " HTTP/1.1\r\nHost: ...\r\n...Content-Length: "
-local function json_req(method, path, body)
-   if json_head == nil then
-      json_head = " HTTP/1.1\r\nHost: " .. wrk.headers["Host"] ..
-         "\r\nContent-Type: application/json\r\nContent-Length: "
-   end
-   return method .. " " .. path .. json_head .. #body .. "\r\n\r\n" .. body
-end
+-- Requests are built by bench/json_req.lua, found from this script's path.
+local json_req = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./")
+   .. "json_req.lua")
 
 function setup(thread)
    next_id = next_id + 1
