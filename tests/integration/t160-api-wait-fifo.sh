@@ -60,7 +60,8 @@ done
     fail "waiters not granted in FIFO order: $tok_w1 $tok_w2 $tok_w3"
 [ $((tok_w3 - tok_w1)) -eq 2 ] ||
     fail "a token was granted between w1 and w3 (to the departed waiter?): $tok_w1 .. $tok_w3"
-curl -s "$URL/metrics" | grep -q 'tenure_waits_total{outcome="dropped"} 1' ||
+metrics=$(curl -s "$URL/metrics")
+grep -q 'tenure_waits_total{outcome="dropped"} 1' <<<"$metrics" ||
     fail "the departed waiter was not counted as dropped: $(curl -s "$URL/metrics" | grep waits)"
 pass "waiters granted in arrival order; a departed waiter was skipped and never held the lease"
 

@@ -61,7 +61,8 @@ done
 rj GET "/v1/leases/q:1/history"
 owners=$(for i in 0 1 2 3; do printf '%s' "$BODY" | "$TN_BIN/tn-json-get" "grants.$i.owner_id"; printf ' '; done)
 [ "$owners" = "w3 w2 w1 holder " ] || fail "grants of q:1 (newest first): $owners: $BODY"
-curl -s "$URL/metrics" | grep -q 'tenure_waits_total{outcome="dropped"} 1' ||
+metrics=$(curl -s "$URL/metrics")
+grep -q 'tenure_waits_total{outcome="dropped"} 1' <<<"$metrics" ||
     fail "the departed waiter was not counted as dropped: $(curl -s "$URL/metrics" | grep waits)"
 pass "waiters granted in arrival order, woken by another instance's release; a departed waiter never held the lease"
 
