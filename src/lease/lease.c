@@ -195,25 +195,26 @@ static void maybe_grow(struct tn_lease_table *t)
     t->mask = n - 1;
 }
 
+/* fn on every entry of buckets [from, last]; false if fn stopped. */
+static bool each_in(struct tn_lease *const *b, size_t from, size_t last,
+                    bool (*fn)(const struct tn_lease *l, void *ctx), void *ctx)
+{
+    for (size_t i = from; i <= last; i++) {
+        for (const struct tn_lease *l = b[i]; l != NULL;) {
+            const struct tn_lease *next = l->next; /* fn may free l */
+            if (!fn(l, ctx))
+                return false;
+            l = next;
+        }
+    }
+    return true;
+}
+
 void tn_lease_each(const struct tn_lease_table *t,
                    bool (*fn)(const struct tn_lease *l, void *ctx), void *ctx)
 {
-    for (size_t i = 0; i <= t->mask; i++) {
-        for (const struct tn_lease *l = t->buckets[i]; l != NULL;) {
-            const struct tn_lease *next = l->next; /* fn may free l */
-            if (!fn(l, ctx))
-                return;
-            l = next;
-        }
-    }
-    for (size_t i = t->old_next; t->old != NULL && i <= t->old_mask; i++) {
-        for (const struct tn_lease *l = t->old[i]; l != NULL;) {
-            const struct tn_lease *next = l->next;
-            if (!fn(l, ctx))
-                return;
-            l = next;
-        }
-    }
+    if (each_in(t->buckets, 0, t->mask, fn, ctx) && t->old != NULL)
+        (void)each_in(t->old, t->old_next, t->old_mask, fn, ctx);
 }
 
 /* Bytes the grant strings take in one block; an owner is always stored
