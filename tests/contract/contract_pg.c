@@ -42,6 +42,24 @@ static bool exec_ok(PGconn *c, const char *sql)
     return ok;
 }
 
+/* An admin connection whose open transaction holds the row of name
+ * locked (FOR UPDATE), or NULL. */
+static PGconn *hold_row(const char *name)
+{
+    PGconn *db = admin();
+    if (db == NULL)
+        return NULL;
+    char sql[512];
+    (void)snprintf(sql, sizeof(sql),
+                   "BEGIN; SELECT 1 FROM leases WHERE name = '%s' FOR UPDATE",
+                   name);
+    if (!exec_ok(db, sql)) {
+        PQfinish(db);
+        return NULL;
+    }
+    return db;
+}
+
 int open_pg(const char *url, struct tn_store **out)
 {
     struct tn_store_config cfg = base_config();
@@ -161,20 +179,16 @@ void case_pg_broken_in_flight(void)
 {
     struct call a;
     CHECK_RC(acquire(&a, nm("brk"), "o1", 100, NULL, 0), TN_OK);
-    PGconn *db = admin();
+    PGconn *db = hold_row(nm("brk"));
     CHECK(db != NULL);
-    char sql[512];
-    (void)snprintf(sql, sizeof(sql),
-                   "BEGIN; SELECT 1 FROM leases WHERE name = '%s' FOR UPDATE",
-                   nm("brk"));
-    bool ok = exec_ok(db, sql);
     struct call b;
     start_acquire(E.s, &b, nm("brk"), "o2", 5000, NULL, 0, NULL);
     run_for(100); /* the statement now waits for the row lock */
-    ok = ok && !b.done &&
-         exec_ok(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                     " WHERE application_name = 'tenured'"
-                     " AND wait_event_type = 'Lock'");
+    bool ok =
+        !b.done &&
+        exec_ok(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE application_name = 'tenured'"
+                    " AND wait_event_type = 'Lock'");
     wait_calls(&b, 1);
     (void)exec_ok(db, "ROLLBACK");
     PQfinish(db);
@@ -194,19 +208,15 @@ void case_pg_slow_acquirer(void)
     struct call a;
     CHECK_RC(acquire(&a, nm("slow"), "o1", 1, NULL, 0), TN_OK);
     run_for(5);
-    PGconn *db = admin();
+    PGconn *db = hold_row(nm("slow"));
     CHECK(db != NULL);
-    char sql[512];
-    (void)snprintf(sql, sizeof(sql),
-                   "BEGIN; SELECT 1 FROM leases WHERE name = '%s' FOR UPDATE",
-                   nm("slow"));
-    bool ok = exec_ok(db, sql);
     struct call b;
     start_acquire(E.s, &b, nm("slow"), "o2", 5000, NULL, 0, NULL);
     run_for(100); /* b now waits for the row lock */
-    PGresult *r = NULL;
     uint64_t newer = 0;
-    if (ok && !b.done) {
+    bool ok = !b.done;
+    if (ok) {
+        char sql[512];
         (void)snprintf(sql, sizeof(sql),
                        "UPDATE leases SET fencing_token ="
                        " nextval('lease_token_seq'),"
@@ -214,7 +224,7 @@ void case_pg_slow_acquirer(void)
                        " released = false WHERE name = '%s'"
                        " RETURNING fencing_token",
                        nm("slow"));
-        r = PQexec(db, sql);
+        PGresult *r = PQexec(db, sql);
         if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
             newer = strtoull(PQgetvalue(r, 0, 0), NULL, 10);
         PQclear(r);
