@@ -25,9 +25,9 @@
 #    define TN_LEASE_UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-/* Issue #8: the fixed part stays compact (no padding, no hash copy); the
- * name starts right after it. */
-static_assert(sizeof(void *) != 8 || offsetof(struct tn_lease, str) == 120,
+/* Issue #8: the fixed part stays compact (no padding); the name starts
+ * right after it. */
+static_assert(sizeof(void *) != 8 || offsetof(struct tn_lease, str) == 124,
               "struct tn_lease grew");
 
 static uint32_t hash_name(const char *s, size_t len)
@@ -132,24 +132,30 @@ void tn_lease_table_release(struct tn_lease_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-static struct tn_lease *chain_find(struct tn_lease *l, const char *name,
-                                   size_t name_len)
+static struct tn_lease *chain_find(struct tn_lease *l, uint32_t h,
+                                   const char *name, size_t name_len)
 {
     for (; l != NULL; l = l->next) {
-        if (l->name_len == name_len && memcmp(l->str, name, name_len) == 0)
+        if (l->hash == h && l->name_len == name_len &&
+            memcmp(l->str, name, name_len) == 0)
             return l;
     }
     return NULL;
 }
 
+static struct tn_lease *find_h(const struct tn_lease_table *t, uint32_t h,
+                               const char *name, size_t name_len)
+{
+    struct tn_lease *l = chain_find(t->buckets[h & t->mask], h, name, name_len);
+    if (l == NULL && t->old != NULL)
+        l = chain_find(t->old[h & t->old_mask], h, name, name_len);
+    return l;
+}
+
 struct tn_lease *tn_lease_find(const struct tn_lease_table *t, const char *name,
                                size_t name_len)
 {
-    uint32_t h = hash_name(name, name_len);
-    struct tn_lease *l = chain_find(t->buckets[h & t->mask], name, name_len);
-    if (l == NULL && t->old != NULL)
-        l = chain_find(t->old[h & t->old_mask], name, name_len);
-    return l;
+    return find_h(t, hash_name(name, name_len), name, name_len);
 }
 
 /* Old buckets moved per insert.  Growth starts at count = n + 1 (n old
@@ -164,7 +170,7 @@ static void rehash_step(struct tn_lease_table *t, size_t buckets)
         t->old[t->old_next] = NULL;
         while (l != NULL) {
             struct tn_lease *next = l->next;
-            size_t i = hash_name(l->str, l->name_len) & t->mask;
+            size_t i = l->hash & t->mask;
             l->next = t->buckets[i];
             t->buckets[i] = l;
             l = next;
@@ -263,8 +269,9 @@ static int set_strings(struct tn_lease *l, const char *owner, const char *rid,
 #define TN_LEASE_MAX_ROOM ((size_t)512)
 
 /* A new entry with room for `room` bytes of grant strings inline. */
-static struct tn_lease *insert_new(struct tn_lease_table *t, const char *name,
-                                   size_t name_len, size_t room)
+static struct tn_lease *insert_new(struct tn_lease_table *t, uint32_t h,
+                                   const char *name, size_t name_len,
+                                   size_t room)
 {
     size_t base = offsetof(struct tn_lease, str) + name_len + 1;
     if (room > TN_LEASE_MAX_ROOM)
@@ -282,7 +289,8 @@ static struct tn_lease *insert_new(struct tn_lease_table *t, const char *name,
     l->name = l->str;
     l->name_len = (uint32_t)name_len;
     l->str_room = (uint16_t)room;
-    size_t b = hash_name(name, name_len) & t->mask;
+    l->hash = h;
+    size_t b = l->hash & t->mask;
     l->next = t->buckets[b];
     t->buckets[b] = l;
     t->count++;
@@ -343,7 +351,8 @@ int tn_lease_acquire(struct tn_lease_table *t, const struct tn_acquire_req *r,
                      int64_t *retry_ms_out)
 {
     *replayed_out = false;
-    struct tn_lease *l = tn_lease_find(t, r->name, r->name_len);
+    uint32_t h = hash_name(r->name, r->name_len);
+    struct tn_lease *l = find_h(t, h, r->name, r->name_len);
     *out = l;
     if (tn_lease_is_live(l, now_ms)) {
         if (!same_request(l, r))
@@ -356,7 +365,7 @@ int tn_lease_acquire(struct tn_lease_table *t, const struct tn_acquire_req *r,
         *retry_ms_out = l->expires_at_ms + l->lock_delay_ms - now_ms;
         return TN_ELOCKDELAY;
     }
-    if (l == NULL && (l = insert_new(t, r->name, r->name_len,
+    if (l == NULL && (l = insert_new(t, h, r->name, r->name_len,
                                      strings_size(r->owner_id, r->request_id,
                                                   r->principal))) == NULL)
         return TN_ENOMEM;
@@ -368,7 +377,8 @@ int tn_lease_acquire(struct tn_lease_table *t, const struct tn_acquire_req *r,
 static int match(struct tn_lease_table *t, const struct tn_token_req *r,
                  int64_t now_ms, struct tn_lease **out)
 {
-    struct tn_lease *l = tn_lease_find(t, r->name, r->name_len);
+    uint32_t h = hash_name(r->name, r->name_len);
+    struct tn_lease *l = find_h(t, h, r->name, r->name_len);
     *out = l;
     if (!tn_lease_is_live(l, now_ms))
         return TN_ELOST;
@@ -417,9 +427,10 @@ int tn_lease_release(struct tn_lease_table *t, const struct tn_token_req *r,
 int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease *img,
                      struct tn_lease **out)
 {
-    struct tn_lease *l = tn_lease_find(t, img->name, img->name_len);
+    uint32_t h = hash_name(img->name, img->name_len);
+    struct tn_lease *l = find_h(t, h, img->name, img->name_len);
     if (l == NULL &&
-        (l = insert_new(t, img->name, img->name_len,
+        (l = insert_new(t, h, img->name, img->name_len,
                         strings_size(img->owner_id, img->request_id,
                                      img->principal))) == NULL)
         return TN_ENOMEM;

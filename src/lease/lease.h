@@ -23,22 +23,25 @@
  * do not fit keeps them in one malloc'd block instead.  The string
  * pointers point into either place.  Entries never move, so other
  * structures may keep pointers to them until the table is released.
- * Fields are ordered to leave no padding (str[] at 120 bytes on LP64). */
+ * Fields are ordered to leave no padding (str[] at 124 bytes on LP64), and
+ * a lookup that misses reads only the first cache line of each entry in
+ * the chain: next, hash and name_len. */
 struct tn_lease {
     struct tn_lease *next; /* hash chain */
     char *name;            /* NUL-terminated, 1..256 bytes, in str[] */
-    char *owner_id;   /* NUL-terminated; NULL if never held; starts the grant
-                         strings (inline or the separate block) */
-    char *request_id; /* of the grant, or NULL; after owner_id */
-    char *principal;  /* who acquired it (auth on), or NULL */
-    void *waiters;    /* the store's queue of waiters; opaque here */
-    uint64_t token;   /* last token granted: the name's floor */
-    uint64_t seq;     /* change number of the last mutation */
+    char *owner_id;    /* NUL-terminated; NULL if never held; starts the grant
+                          strings (inline or the separate block) */
+    char *request_id;  /* of the grant, or NULL; after owner_id */
+    char *principal;   /* who acquired it (auth on), or NULL */
+    uint64_t token;    /* last token granted: the name's floor */
+    uint64_t seq;      /* change number of the last mutation */
+    uint32_t hash;     /* of the name: chains and rehash read only this line */
+    uint32_t name_len; /* bytes of name */
+    void *waiters;     /* the store's queue of waiters; opaque here */
     int64_t expires_at_ms;           /* server clock; meaningful while held */
     int64_t ttl_ms;                  /* of the current grant (last renew) */
     int64_t lock_delay_ms;           /* after expiry, no grant for this long */
     uint8_t secret[TN_SECRET_BYTES]; /* credential of the current grant */
-    uint32_t name_len;               /* bytes of name */
     uint32_t hist_slot; /* store: ledger slot of the current grant */
     uint32_t row_id;    /* store: its row in the store's file, 0 = none */
     uint16_t str_room;  /* bytes reserved in str[] after the name */
