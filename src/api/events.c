@@ -14,11 +14,19 @@
 #include "common/rand.h"
 #include "reply.h"
 
+/* A slot of the backlog.  Events are kept as data and formatted only when
+ * a subscriber wants them, once per slot use; the slot's buffers are
+ * reused when the ring wraps, so a server nobody watches neither formats
+ * nor allocates per event once the ring is full. */
 struct entry {
-    uint64_t id; /* event id, increasing */
-    char *name;  /* lease name, owned */
-    char *text;  /* formatted SSE frame, owned */
-    size_t len;  /* bytes of text */
+    uint64_t id;             /* event id, increasing */
+    enum tn_event_type type; /* what happened */
+    uint64_t token;          /* the grant's token */
+    uint64_t floor;          /* the name's floor after it */
+    struct tn_buf strs;      /* name, NUL, owner_id, NUL */
+    size_t name_len;         /* bytes of the name in strs */
+    struct tn_buf text;      /* the SSE frame, once formatted */
+    bool formatted;          /* text is this use's frame */
 };
 
 struct sub {
@@ -80,6 +88,7 @@ struct tn_events *tn_events_new(struct tn_loop *loop,
         tn_free(hub);
         return NULL;
     }
+
     tn_loop_timer_arm(loop, &hub->hb, tn_clock_now_ms() + cfg->heartbeat_ms,
                       heartbeat, hub);
     return hub;
@@ -91,8 +100,8 @@ void tn_events_free(struct tn_events *hub)
         return;
     tn_loop_timer_disarm(hub->loop, &hub->hb);
     for (size_t i = 0; i < hub->cfg.backlog; i++) {
-        tn_free(hub->ring[i].name);
-        tn_free(hub->ring[i].text);
+        tn_buf_release(&hub->ring[i].strs);
+        tn_buf_release(&hub->ring[i].text);
     }
     /* Streams still open close with the HTTP daemon; detach them. */
     for (struct sub *s = hub->subs; s != NULL; s = s->next)
@@ -106,28 +115,34 @@ static bool matches(const struct sub *s, const char *name)
     return strncmp(name, s->prefix, s->prefix_len) == 0;
 }
 
-static void send_to(struct sub *s, const struct entry *e)
+/* The slot's SSE frame; false if memory ran out (the event is then lost
+ * to that subscriber, which events may be). */
+static bool format(struct entry *e)
 {
-    if (s->s != NULL && matches(s, e->name) &&
-        tn_http_stream_write(s->s, e->text, e->len) < 0) {
+    if (e->formatted)
+        return true;
+    struct tn_buf *b = &e->text;
+    const char *name = e->strs.data;
+    tn_buf_reset(b);
+    (void)tn_buf_printf(b, "id: %llu\ndata: {", (unsigned long long)e->id);
+    tn_reply_kv_str(b, "type", type_names[e->type], true);
+    tn_reply_kv_str(b, "name", name, false);
+    tn_reply_kv_str(b, "owner_id", name + e->name_len + 1, false);
+    tn_reply_kv_uint(b, "token", e->token, false);
+    tn_reply_kv_uint(b, "floor", e->floor, false);
+    e->formatted = tn_buf_append(b, "}\n\n", 3) == 0;
+    return e->formatted;
+}
+
+static void send_to(struct sub *s, struct entry *e)
+{
+    if (s->s == NULL || e->strs.len == 0 || !matches(s, e->strs.data) ||
+        !format(e))
+        return;
+    if (tn_http_stream_write(s->s, e->text.data, e->text.len) < 0) {
         s->hub->cut++;
         s->s = NULL; /* being cut; on_close unlinks it */
     }
-}
-
-static char *format(uint64_t id, const struct tn_event *ev, size_t *len_out)
-{
-    struct tn_buf b;
-    tn_buf_init(&b, 4096);
-    (void)tn_buf_printf(&b, "id: %llu\ndata: {", (unsigned long long)id);
-    tn_reply_kv_str(&b, "type", type_names[ev->type], true);
-    tn_reply_kv_str(&b, "name", ev->name, false);
-    tn_reply_kv_str(&b, "owner_id", ev->owner_id, false);
-    tn_reply_kv_uint(&b, "token", ev->token, false);
-    tn_reply_kv_uint(&b, "floor", ev->floor, false);
-    (void)tn_buf_append(&b, "}\n\n", 3);
-    *len_out = b.len;
-    return b.data; /* owned by the caller now */
 }
 
 void tn_events_publish(void *arg, const struct tn_event *ev)
@@ -135,16 +150,21 @@ void tn_events_publish(void *arg, const struct tn_event *ev)
     struct tn_events *hub = arg;
     uint64_t id = hub->next_id++;
     struct entry *e = &hub->ring[id % hub->cfg.backlog];
-    tn_free(e->name);
-    tn_free(e->text);
     e->id = id;
-    e->name = tn_strdup(ev->name);
-    e->text = format(id, ev, &e->len);
-    hub->published++;
-    if (e->name == NULL || e->text == NULL) {
-        e->len = 0; /* out of memory: the event is lost to everyone */
-        return;
+    e->type = ev->type;
+    e->token = ev->token;
+    e->floor = ev->floor;
+    e->formatted = false;
+    e->name_len = strlen(ev->name);
+    if (e->strs.max_bytes == 0) { /* the slot's first use */
+        tn_buf_init(&e->strs, TN_NAME_MAX_BYTES + TN_OWNER_MAX_BYTES + 2);
+        tn_buf_init(&e->text, 4096);
     }
+    tn_buf_reset(&e->strs);
+    if (tn_buf_append(&e->strs, ev->name, e->name_len + 1) < 0 ||
+        tn_buf_append(&e->strs, ev->owner_id, strlen(ev->owner_id) + 1) < 0)
+        tn_buf_reset(&e->strs); /* out of memory: lost to everyone */
+    hub->published++;
     for (struct sub *s = hub->subs; s != NULL; s = s->next)
         send_to(s, e);
 }

@@ -5,6 +5,70 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "assert.h"
+
+/* Every block carries a header naming the arena it came from, or NULL for
+ * the heap, so the free hook needs no other lookup.  16 bytes keep the
+ * payload aligned for any type jansson stores. */
+#define ARENA_HDR 16u
+
+static _Thread_local struct tn_json_arena *tls_arena; /* inside a scope */
+static _Thread_local struct tn_json_arena *tls_home;  /* last entered */
+
+static void *arena_malloc(size_t n)
+{
+    struct tn_json_arena *a = tls_arena;
+    unsigned char *p;
+    if (a != NULL && n <= TN_JSON_ARENA_BYTES &&
+        ARENA_HDR + ((n + 15u) & ~(size_t)15u) <=
+            TN_JSON_ARENA_BYTES - a->used) {
+        p = a->mem + a->used;
+        a->used += ARENA_HDR + ((n + 15u) & ~(size_t)15u);
+        a->live++;
+    } else {
+        if (n > (size_t)-1 - ARENA_HDR)
+            return NULL;
+        p = tn_malloc(n + ARENA_HDR);
+        if (p == NULL)
+            return NULL;
+        a = NULL;
+    }
+    memcpy(p, &a, sizeof(a));
+    return p + ARENA_HDR;
+}
+
+static void arena_free(void *ptr)
+{
+    if (ptr == NULL)
+        return;
+    unsigned char *p = (unsigned char *)ptr - ARENA_HDR;
+    struct tn_json_arena *a;
+    memcpy(&a, p, sizeof(a));
+    if (a == NULL) {
+        tn_free(p);
+        return;
+    }
+    TN_ASSERT(a == tls_home && a->live > 0);
+    if (--a->live == 0)
+        a->used = 0;
+}
+
+void tn_json_use_arenas(void)
+{
+    json_set_alloc_funcs(arena_malloc, arena_free);
+}
+
+void tn_json_arena_enter(struct tn_json_arena *a)
+{
+    TN_ASSERT(tls_arena == NULL);
+    tls_arena = a;
+    tls_home = a;
+}
+
+void tn_json_arena_leave(void)
+{
+    tls_arena = NULL;
+}
 
 int tn_json_parse_object(const char *buf, size_t len, bool allow_empty,
                          json_t **out, struct tn_errmsg *em)

@@ -41,20 +41,21 @@ struct conn {
 };
 
 struct tn_http_req {
-    struct tn_http *h;          /* owner */
-    struct MHD_Connection *mc;  /* MHD's connection */
-    struct conn *conn;          /* tracking record */
-    enum tn_http_method method; /* parsed method */
-    const char *path;           /* MHD's url, valid until completion */
-    struct tn_buf body;         /* capped body */
-    struct tn_buf scratch;      /* decoded query values */
-    int error;                  /* TN_ETOOBIG / TN_EHDRTOOBIG or 0 */
-    bool dispatched;            /* handler called */
-    bool suspended;             /* MHD_suspend_connection called */
-    bool gone;                  /* MHD completed it before our reply */
-    struct MHD_Response *resp;  /* reply ready to queue */
-    unsigned status;            /* of resp */
-    const char *allow;          /* Allow header of a 405, or NULL */
+    struct tn_http *h;              /* owner */
+    struct MHD_Connection *mc;      /* MHD's connection */
+    struct conn *conn;              /* tracking record */
+    enum tn_http_method method;     /* parsed method */
+    const char *path;               /* MHD's url, valid until completion */
+    struct tn_buf body;             /* capped body */
+    struct tn_buf scratch;          /* decoded query values */
+    int error;                      /* TN_ETOOBIG / TN_EHDRTOOBIG or 0 */
+    bool dispatched;                /* handler called */
+    bool suspended;                 /* MHD_suspend_connection called */
+    bool gone;                      /* MHD completed it before our reply */
+    struct MHD_Response *resp;      /* reply ready to queue */
+    unsigned status;                /* of resp */
+    const char *allow;              /* Allow header of a 405, or NULL */
+    struct tn_http_req *next_spare; /* in tn_http.spare */
 };
 
 struct tn_http {
@@ -68,7 +69,15 @@ struct tn_http {
     size_t n_active;            /* open and not evicted */
     struct tn_loop_timer sweep; /* whole-request timeout */
     struct tn_loop_timer kick;  /* run MHD after resumes */
+    struct tn_http_req *spare;  /* finished requests kept for reuse */
+    size_t n_spare;             /* how many */
 };
+
+/* Finished requests kept, with their body buffers, so that a request in
+ * the steady state allocates nothing here.  Enough for every connection
+ * of a busy server's working set; the rest are freed. */
+#define SPARE_REQS 256
+#define SPARE_BUF_BYTES 8192 /* a spare keeps buffers up to this big */
 
 static enum tn_http_method parse_method(const char *m)
 {
@@ -104,9 +113,20 @@ static struct conn *conn_of(struct MHD_Connection *mc)
 static struct tn_http_req *req_new(struct tn_http *h, struct MHD_Connection *mc,
                                    const char *url, const char *method)
 {
-    struct tn_http_req *r = tn_calloc(1, sizeof(*r));
-    if (r == NULL)
-        return NULL;
+    struct tn_http_req *r = h->spare;
+    if (r != NULL) {
+        h->spare = r->next_spare;
+        h->n_spare--;
+        struct tn_buf body = r->body, scratch = r->scratch;
+        memset(r, 0, sizeof(*r));
+        r->body = body; /* emptied by req_free, storage kept */
+        r->scratch = scratch;
+    } else {
+        if ((r = tn_calloc(1, sizeof(*r))) == NULL)
+            return NULL;
+        tn_buf_init(&r->body, h->cfg.max_body_bytes);
+        tn_buf_init(&r->scratch, QUERY_SCRATCH_BYTES);
+    }
     r->h = h;
     r->mc = mc;
     r->conn = conn_of(mc);
@@ -114,8 +134,6 @@ static struct tn_http_req *req_new(struct tn_http *h, struct MHD_Connection *mc,
         r->conn->in_request = true;
     r->method = parse_method(method);
     r->path = url;
-    tn_buf_init(&r->body, h->cfg.max_body_bytes);
-    tn_buf_init(&r->scratch, QUERY_SCRATCH_BYTES);
     size_t hdr = strlen(url) + strlen(method) + 12;
     (void)MHD_get_connection_values(mc, MHD_HEADER_KIND, count_header, &hdr);
     if (hdr > h->cfg.max_header_bytes)
@@ -123,13 +141,29 @@ static struct tn_http_req *req_new(struct tn_http *h, struct MHD_Connection *mc,
     return r;
 }
 
-static void req_free(struct tn_http_req *r)
+static void req_destroy(struct tn_http_req *r)
 {
-    if (r->resp != NULL)
-        MHD_destroy_response(r->resp);
     tn_buf_release(&r->body);
     tn_buf_release(&r->scratch);
     tn_free(r);
+}
+
+static void req_free(struct tn_http_req *r)
+{
+    struct tn_http *h = r->h;
+    if (r->resp != NULL)
+        MHD_destroy_response(r->resp);
+    r->resp = NULL;
+    if (h->n_spare >= SPARE_REQS || r->body.cap > SPARE_BUF_BYTES ||
+        r->scratch.cap > SPARE_BUF_BYTES) {
+        req_destroy(r);
+        return;
+    }
+    tn_buf_reset(&r->body);
+    tn_buf_reset(&r->scratch);
+    r->next_spare = h->spare;
+    h->spare = r;
+    h->n_spare++;
 }
 
 static enum MHD_Result queue(struct tn_http_req *r)
@@ -475,6 +509,11 @@ void tn_http_stop(struct tn_http *h)
     tn_loop_timer_disarm(h->loop, &h->kick);
     tn_loop_del_fd(h->loop, h->epfd);
     MHD_stop_daemon(h->d);
+    while (h->spare != NULL) {
+        struct tn_http_req *r = h->spare;
+        h->spare = r->next_spare;
+        req_destroy(r);
+    }
     tn_free(h);
 }
 

@@ -16,6 +16,8 @@ struct tn_sqlite_db;
 #define N_BATCH_BUCKETS 12
 #define N_LAT_BUCKETS 12
 
+struct pending_event;
+
 struct embedded {
     struct tn_store base;           /* vtable; first */
     struct tn_loop *loop;           /* the loop thread's loop */
@@ -39,18 +41,20 @@ struct embedded {
     size_t max_waiters_per_name;           /* cap per name */
     int64_t max_wait_ms;                   /* wait_ms is capped to this */
     uint64_t waits_granted;                /* waiters that got the lease */
-    uint64_t waits_timed_out;          /* waiters answered at their deadline */
-    uint64_t waits_dropped;            /* waiters gone before their turn */
-    tn_store_event_fn on_event;        /* events, or NULL */
-    void *event_ctx;                   /* its argument */
-    struct tn_expiry *expiries;        /* min-heap of grant expiries */
-    size_t n_expiries;                 /* used */
-    size_t cap_expiries;               /* allocated */
-    struct tn_loop_timer expiry_timer; /* at the heap's minimum */
-    struct tn_ledger_rec *ledger;      /* ring of recent grants */
-    size_t ledger_cap;                 /* its size */
-    size_t ledger_next;                /* grants recorded so far */
-    uint64_t expiries_total;           /* grants that ran out */
+    uint64_t waits_timed_out;           /* waiters answered at their deadline */
+    uint64_t waits_dropped;             /* waiters gone before their turn */
+    tn_store_event_fn on_event;         /* events, or NULL */
+    void *event_ctx;                    /* its argument */
+    struct tn_expiry *expiries;         /* min-heap of grant expiries */
+    size_t n_expiries;                  /* used */
+    size_t cap_expiries;                /* allocated */
+    struct tn_loop_timer expiry_timer;  /* at the heap's minimum */
+    struct tn_ledger_rec *ledger;       /* ring of recent grants */
+    size_t ledger_cap;                  /* its size */
+    size_t ledger_next;                 /* grants recorded so far */
+    uint64_t expiries_total;            /* grants that ran out */
+    struct pending_event *spare_events; /* announced, kept for reuse */
+    size_t n_spare_events;              /* how many */
 };
 
 /* Persist l and answer done(arg) after its commit. */
@@ -79,6 +83,8 @@ void tn_embedded_wake(struct embedded *e, struct tn_lease *l);
 void tn_embedded_fail_waiters(struct embedded *e, int rc);
 
 /* embedded_events.c: durable events. */
+/* Free the announced events kept for reuse (at close). */
+void tn_embedded_free_events(struct embedded *e);
 /* Announce ev about l after the open batch commits. */
 void tn_embedded_emit(struct embedded *e, enum tn_event_type type,
                       const struct tn_lease *l);

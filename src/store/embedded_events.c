@@ -23,23 +23,32 @@ struct tn_expiry {
     struct tn_lease *l; /* entries are never freed while the table lives */
 };
 
+/* About 1.2 KiB, past what malloc keeps per thread for quick reuse: the
+ * ones announced wait on e->spare_events for the next change. */
 struct pending_event {
     struct embedded *e;            /* owner */
+    struct pending_event *next;    /* in e->spare_events */
     struct tn_event ev;            /* what to announce */
     struct tn_store_result result; /* rc set if the batch fails */
 };
 
+#define SPARE_EVENTS 256
+
+/* The strings are NUL-terminated; the bytes after them are not read. */
 static void fill(struct tn_event *ev, enum tn_event_type type,
                  const struct tn_lease *l)
 {
-    memset(ev, 0, sizeof(*ev));
     ev->type = type;
     memcpy(ev->name, l->name, l->name_len);
+    ev->name[l->name_len] = '\0';
+    size_t n = 0;
     if (l->owner_id != NULL) {
-        size_t n = strlen(l->owner_id);
-        memcpy(ev->owner_id, l->owner_id,
-               n < TN_OWNER_MAX_BYTES ? n : TN_OWNER_MAX_BYTES);
+        n = strlen(l->owner_id);
+        if (n > TN_OWNER_MAX_BYTES)
+            n = TN_OWNER_MAX_BYTES;
+        memcpy(ev->owner_id, l->owner_id, n);
     }
+    ev->owner_id[n] = '\0';
     ev->token = l->token;
     ev->floor = l->token;
 }
@@ -47,9 +56,26 @@ static void fill(struct tn_event *ev, enum tn_event_type type,
 static void publish(void *arg)
 {
     struct pending_event *pe = arg;
-    if (pe->result.rc == TN_OK && pe->e->on_event != NULL)
-        pe->e->on_event(pe->e->event_ctx, &pe->ev);
-    tn_free(pe);
+    struct embedded *e = pe->e;
+    if (pe->result.rc == TN_OK && e->on_event != NULL)
+        e->on_event(e->event_ctx, &pe->ev);
+    if (e->n_spare_events >= SPARE_EVENTS) {
+        tn_free(pe);
+        return;
+    }
+    pe->next = e->spare_events;
+    e->spare_events = pe;
+    e->n_spare_events++;
+}
+
+void tn_embedded_free_events(struct embedded *e)
+{
+    while (e->spare_events != NULL) {
+        struct pending_event *pe = e->spare_events;
+        e->spare_events = pe->next;
+        tn_free(pe);
+    }
+    e->n_spare_events = 0;
 }
 
 void tn_embedded_emit(struct embedded *e, enum tn_event_type type,
@@ -57,9 +83,14 @@ void tn_embedded_emit(struct embedded *e, enum tn_event_type type,
 {
     if (e->on_event == NULL)
         return;
-    struct pending_event *pe = tn_calloc(1, sizeof(*pe));
-    if (pe == NULL)
+    struct pending_event *pe = e->spare_events;
+    if (pe != NULL) {
+        e->spare_events = pe->next;
+        e->n_spare_events--;
+        memset(&pe->result, 0, sizeof(pe->result));
+    } else if ((pe = tn_calloc(1, sizeof(*pe))) == NULL) {
         return; /* events carry no safety; dropping one is allowed */
+    }
     pe->e = e;
     fill(&pe->ev, type, l);
     tn_commit_add_waiter(e->commit, publish, pe, &pe->result);

@@ -462,6 +462,7 @@ static void e_close(struct tn_store *s)
     tn_embedded_clear_expiries(e);
     tn_free(e->expiries);
     tn_embedded_ledger_free(e);
+    tn_embedded_free_events(e);
     tn_free(e);
 }
 

@@ -1,0 +1,5 @@
+# SPDX-License-Identifier: MIT
+# The strict JSON glue and the request arena for jansson's allocations.
+tn_add_unit_test(test_json
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_json.c
+    LIBS tn_common_static)
