@@ -8,8 +8,9 @@
 #  - per run: tenured acquire / renew / acquire->release at 50 and 200
 #    connections, without and with HTTP pipelining (wrk, bench/tenured.lua,
 #    server CPU per request from /proc/PID/stat); Redis default and with
-#    appendfsync always (redis-benchmark SET NX PX, and an EVAL of
-#    SET NX PX + DEL for the cycle); ZooKeeper ephemeral create and
+#    appendfsync always (redis-benchmark SET NX PX; for the cycle, SET NX
+#    PX then DEL as two commands (bench/redis-cycle.c), and an EVAL of
+#    both); ZooKeeper ephemeral create and
 #    create+delete (bench/zk-load.c); etcd lock transactions (wrk,
 #    bench/etcd-txn.lua, through etcd's HTTP/JSON gateway)
 #  - then: tenured over PostgreSQL against pgbench (scripts/pg-bench.sh
@@ -98,6 +99,11 @@ else
         tenure-materializer >/dev/null
     BIN=$BUILD/bin
     TENURED=$BIN/tenured
+fi
+REDISCYCLE=
+if [ -z "${BENCH_TABLE:-}" ]; then
+    REDISCYCLE=$WORK/redis-cycle
+    cc -O2 -o "$REDISCYCLE" "$ROOT/bench/redis-cycle.c"
 fi
 ZKLOAD=
 if [ -z "${BENCH_TABLE:-}" ] && [ -f /usr/include/zookeeper/zookeeper.h ]; then
@@ -193,7 +199,9 @@ bench_tenured() { # RUN
 }
 
 # ------------------------------------------------------------------- Redis
-# redis_one RUN FLAVOUR(default|always) KIND(set|cycle) CONNS
+# redis_one RUN FLAVOUR(default|always) KIND(set|cycle|cycle2) CONNS
+# cycle: SET NX PX and DEL in one EVAL (one round trip, one fsync);
+# cycle2: SET NX PX, then DEL, two commands (bench/redis-cycle.c).
 redis_one() {
     local run=$1 flavour=$2 kind=$3 conns=$4 port dir rpid out n c0 c1 rps key
     key="redis.$flavour.$kind.c$conns"
@@ -216,6 +224,21 @@ redis_one() {
         sleep 0.05
     done
     c0=$(cpu_ticks "$rpid")
+    if [ "$kind" = cycle2 ]; then
+        out=$(timeout $((DUR + 30)) "$REDISCYCLE" 127.0.0.1 "$port" "$conns" "$DUR" 2>&1)
+        c1=$(cpu_ticks "$rpid")
+        kill -9 "$rpid" 2>/dev/null || true
+        wait "$rpid" 2>/dev/null || true
+        rps=$(sed -n 's/^cycles \([0-9]*\) per_s \([0-9.]*\) errors 0$/\2/p' <<<"$out")
+        n=$(sed -n 's/^cycles \([0-9]*\) .*/\1/p' <<<"$out")
+        [ -n "$rps" ] || { log "   WARNING $key run $run: $out"; return 0; }
+        record "$key.rps" "$rps"
+        # CPU per command; the warm-up second's commands are not counted,
+        # so this slightly overstates it.
+        record "$key.cpu" "$(awk -v d=$((c1 - c0)) -v r="$((2 * n * (DUR + 1) / DUR))" -v t="$TCK" 'BEGIN { printf "%.2f", d * 1e6 / t / r }')"
+        log "   $key: $out"
+        return 0
+    fi
     if [ "$kind" = set ]; then
         out=$(timeout 120 redis-benchmark -h 127.0.0.1 -p "$port" -c "$conns" -n "$n" \
             -r 1000000000 -q SET key:__rand_int__ val NX PX 60000 2>&1 |
@@ -243,6 +266,8 @@ bench_redis() { # RUN
     redis_one "$1" always set 200
     redis_one "$1" always cycle 50
     redis_one "$1" default cycle 50
+    redis_one "$1" always cycle2 50
+    redis_one "$1" default cycle2 50
 }
 
 # --------------------------------------------------------------- ZooKeeper
@@ -516,7 +541,7 @@ table() {
                 acquire) p="vs Redis always $(ratio "$r" "$(median "redis.always.set.c$conns.rps")"), vs Redis default $(ratio "$r" "$(median "redis.default.set.c$conns.rps")")" ;;
                 cycle)
                     what="$what (req/s; cycles = half)"
-                    p="cycles vs Redis always SET+DEL $(ratio "$(awk -v r="$r" 'BEGIN { print r / 2 }')" "$(median redis.always.cycle.c50.rps)")"
+                    p="cycles vs Redis always SET then DEL $(ratio "$(awk -v r="$r" 'BEGIN { print r / 2 }')" "$(median redis.always.cycle2.c50.rps)"), vs one EVAL of both $(ratio "$(awk -v r="$r" 'BEGIN { print r / 2 }')" "$(median redis.always.cycle.c50.rps)")"
                     ;;
                 renew) p="vs Redis always SET $(ratio "$r" "$(median "redis.always.set.c$conns.rps")")" ;;
                 esac
@@ -529,6 +554,11 @@ table() {
         r=$(median "$k.rps")
         [ -n "$r" ] || continue
         row "$k (redis-benchmark)" "$(fmt "$r") op/s" "" "$(fmt "$(median "$k.cpu")")" "" "$(count "$k.rps")"
+    done
+    for k in redis.always.cycle2.c50 redis.default.cycle2.c50; do
+        r=$(median "$k.rps")
+        [ -n "$r" ] || continue
+        row "$k (bench/redis-cycle.c: SET NX PX, then DEL)" "$(fmt "$r") cycles/s" "" "$(fmt "$(median "$k.cpu")")" "" "$(count "$k.rps")"
     done
     r=$(median tenured.acquire.c50.p1.rps)
     c=$(median tenured.cycle.c50.p1.rps)
