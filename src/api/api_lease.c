@@ -11,6 +11,7 @@
 
 #include "api_int.h"
 #include "common/json.h"
+#include "common/json_flat.h"
 #include "common/name.h"
 #include "common/rand.h"
 #include "reply.h"
@@ -123,13 +124,45 @@ static void acquired(void *arg)
     send_body(c, r->replayed ? 200 : 201, &b);
 }
 
+/* A decoded request body: the flat subset decoder's result when the body
+ * is in its subset (no allocation), else jansson's tree.  The getters
+ * below read either one with the same contract and messages. */
+struct body {
+    json_t *tree;             /* jansson's object, or NULL when flat holds it */
+    struct tn_json_flat flat; /* the body when tree is NULL */
+};
+
+static int body_get_str(const struct body *b, const char *key, const char **out,
+                        size_t *len_out, struct tn_errmsg *em)
+{
+    if (b->tree == NULL)
+        return tn_json_flat_get_str(&b->flat, key, out, len_out, em);
+    return tn_json_get_str(b->tree, key, out, len_out, em);
+}
+
+static int body_get_int(const struct body *b, const char *key, int64_t min,
+                        int64_t max, int64_t *out, struct tn_errmsg *em)
+{
+    if (b->tree == NULL)
+        return tn_json_flat_get_int(&b->flat, key, min, max, out, em);
+    return tn_json_get_int(b->tree, key, min, max, out, em);
+}
+
+/* Drops jansson's tree if there is one; the flat body needs nothing. */
+static void body_release(struct body *b)
+{
+    json_decref(b->tree);
+    b->tree = NULL;
+}
+
 /* A string field that must be printable UTF-8 of 1..max bytes. */
-static int get_name_field(json_t *o, const char *key, size_t max, bool required,
-                          const char **out, char *msg, size_t msglen)
+static int get_name_field(const struct body *o, const char *key, size_t max,
+                          bool required, const char **out, char *msg,
+                          size_t msglen)
 {
     struct tn_errmsg em = {{0}};
     size_t len = 0;
-    int rc = tn_json_get_str(o, key, out, &len, &em);
+    int rc = body_get_str(o, key, out, &len, &em);
     if (rc == TN_ENOTFOUND && !required) {
         *out = NULL;
         return TN_OK;
@@ -147,11 +180,12 @@ static int get_name_field(json_t *o, const char *key, size_t max, bool required,
     return TN_EINVAL;
 }
 
-static int get_int_field(json_t *o, const char *key, int64_t min, int64_t max,
-                         bool required, int64_t *out, char *msg, size_t msglen)
+static int get_int_field(const struct body *o, const char *key, int64_t min,
+                         int64_t max, bool required, int64_t *out, char *msg,
+                         size_t msglen)
 {
     struct tn_errmsg em = {{0}};
-    int rc = tn_json_get_int(o, key, min, max, out, &em);
+    int rc = body_get_int(o, key, min, max, out, &em);
     if (rc == TN_ENOTFOUND && !required)
         return TN_OK;
     if (rc == TN_ENOTFOUND)
@@ -161,19 +195,24 @@ static int get_int_field(json_t *o, const char *key, int64_t min, int64_t max,
     return rc == TN_ENOTFOUND ? TN_EINVAL : rc;
 }
 
-static json_t *parse_body(struct tn_api_call *c, bool allow_empty, char *msg,
-                          size_t msglen)
+/* Decodes the request body into *b: the flat decoder when the body is in
+ * its subset, else jansson, which accepts it or says why not.  0, or
+ * TN_EINVAL with msg set.  Either way body_release(b) is due. */
+static int parse_body(struct tn_api_call *c, bool allow_empty, struct body *b,
+                      char *msg, size_t msglen)
 {
     size_t len;
     const char *body = tn_http_req_body(c->req, &len);
     struct tn_errmsg em = {{0}};
-    json_t *o = NULL;
-    if (tn_json_parse_object(body, len, allow_empty, &o, &em) < 0) {
+    b->tree = NULL;
+    if (tn_json_flat_parse(body, len, &b->flat) == TN_OK)
+        return TN_OK;
+    if (tn_json_parse_object(body, len, allow_empty, &b->tree, &em) < 0) {
         (void)snprintf(msg, msglen, "%s",
                        len == 0 ? "a JSON object body is required" : em.text);
-        return NULL;
+        return TN_EINVAL;
     }
-    return o;
+    return TN_OK;
 }
 
 /* A blocked acquire is granted only to a client that is still there. */
@@ -185,11 +224,12 @@ static bool still_there(void *req)
 static void do_acquire(struct tn_api_call *c)
 {
     char msg[200] = "bad request";
-    json_t *o = parse_body(c, false, msg, sizeof(msg));
+    struct body body;
+    const struct body *o = &body;
     struct tn_acquire_req r = {0};
     uint8_t secret[TN_SECRET_BYTES];
     const struct tn_api_config *cfg = &c->api->cfg;
-    int rc = o != NULL ? TN_OK : TN_EINVAL;
+    int rc = parse_body(c, false, &body, msg, sizeof(msg));
     if (rc == 0)
         rc = get_name_field(o, "name", TN_NAME_MAX_BYTES, true, &r.name, msg,
                             sizeof(msg));
@@ -217,18 +257,18 @@ static void do_acquire(struct tn_api_call *c)
         rc = TN_EINVAL;
     }
     if (rc == 0 && tn_rand_small(secret, sizeof(secret)) < 0) {
-        json_decref(o);
+        body_release(&body);
         tn_api_fail(c, TN_EINTERNAL, "no randomness for the lease secret");
         return;
     }
     if (rc < 0) {
-        json_decref(o);
+        body_release(&body);
         tn_api_fail(c, TN_EINVAL, msg);
         return;
     }
     r.name_len = strlen(r.name);
     if (tn_api_authorize(c, TN_AUTH_ACQUIRE, r.name, r.name_len) < 0) {
-        json_decref(o);
+        body_release(&body);
         tn_api_fail(c, TN_EFORBIDDEN, "not permitted to acquire this name");
         return;
     }
@@ -239,7 +279,7 @@ static void do_acquire(struct tn_api_call *c)
     r.wanted_ctx = c->req;
     struct tn_store *s = cfg->store;
     s->ops->acquire(s, &r, &c->result, acquired, c);
-    json_decref(o); /* the store copied what it keeps */
+    body_release(&body); /* the store copied what it keeps */
 }
 
 static void renewed(void *arg)
@@ -273,8 +313,9 @@ static void released(void *arg)
 }
 
 /* Decode {"token","lease_secret"[,"ttl_ms"]} into r. */
-static int decode_token_req(struct tn_api_call *c, json_t *o, bool renew,
-                            struct tn_token_req *r, char *msg, size_t msglen)
+static int decode_token_req(struct tn_api_call *c, const struct body *o,
+                            bool renew, struct tn_token_req *r, char *msg,
+                            size_t msglen)
 {
     const struct tn_api_config *cfg = &c->api->cfg;
     int64_t token = 0;
@@ -283,8 +324,7 @@ static int decode_token_req(struct tn_api_call *c, json_t *o, bool renew,
     const char *secret = NULL;
     size_t slen = 0;
     struct tn_errmsg em = {{0}};
-    if (rc == 0 &&
-        tn_json_get_str(o, "lease_secret", &secret, &slen, &em) < 0) {
+    if (rc == 0 && body_get_str(o, "lease_secret", &secret, &slen, &em) < 0) {
         (void)snprintf(msg, msglen,
                        "field \"lease_secret\" is required and "
                        "must be a string");
@@ -311,12 +351,11 @@ static void do_token_op(struct tn_api_call *c, bool renew, bool force)
     struct tn_token_req r = {.name = c->name, .name_len = c->name_len};
     int rc = TN_OK;
     r.force = !renew && force;
-    json_t *o = parse_body(c, r.force, msg, sizeof(msg));
-    if (o == NULL)
-        rc = TN_EINVAL;
+    struct body body;
+    rc = parse_body(c, r.force, &body, msg, sizeof(msg));
     if (rc == 0 && !r.force)
-        rc = decode_token_req(c, o, renew, &r, msg, sizeof(msg));
-    json_decref(o);
+        rc = decode_token_req(c, &body, renew, &r, msg, sizeof(msg));
+    body_release(&body);
     if (rc < 0) {
         tn_api_fail(c, rc, msg);
         return;

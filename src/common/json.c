@@ -94,16 +94,32 @@ int tn_json_parse_object(const char *buf, size_t len, bool allow_empty,
     return TN_OK;
 }
 
+int tn_json_fail_type(const char *key, const char *want, struct tn_errmsg *em)
+{
+    tn_errmsg_set(em, "field \"%s\" must be %s", key, want);
+    return TN_EINVAL;
+}
+
+int tn_json_check_int(const char *key, int64_t v, int64_t min, int64_t max,
+                      int64_t *out, struct tn_errmsg *em)
+{
+    if (v < min || v > max) {
+        tn_errmsg_set(em, "field \"%s\" must be between %lld and %lld", key,
+                      (long long)min, (long long)max);
+        return TN_EINVAL;
+    }
+    *out = v;
+    return TN_OK;
+}
+
 int tn_json_get_str(json_t *obj, const char *key, const char **out,
                     size_t *len_out, struct tn_errmsg *em)
 {
     json_t *v = json_object_get(obj, key);
     if (v == NULL || json_is_null(v))
         return TN_ENOTFOUND;
-    if (!json_is_string(v)) {
-        tn_errmsg_set(em, "field \"%s\" must be a string", key);
-        return TN_EINVAL;
-    }
+    if (!json_is_string(v))
+        return tn_json_fail_type(key, TN_JSON_WANT_STRING, em);
     *out = json_string_value(v);
     *len_out = json_string_length(v);
     return TN_OK;
@@ -115,18 +131,10 @@ int tn_json_get_int(json_t *obj, const char *key, int64_t min, int64_t max,
     json_t *v = json_object_get(obj, key);
     if (v == NULL || json_is_null(v))
         return TN_ENOTFOUND;
-    if (!json_is_integer(v)) {
-        tn_errmsg_set(em, "field \"%s\" must be an integer", key);
-        return TN_EINVAL;
-    }
-    json_int_t i = json_integer_value(v);
-    if (i < min || i > max) {
-        tn_errmsg_set(em, "field \"%s\" must be between %lld and %lld", key,
-                      (long long)min, (long long)max);
-        return TN_EINVAL;
-    }
-    *out = (int64_t)i;
-    return TN_OK;
+    if (!json_is_integer(v))
+        return tn_json_fail_type(key, TN_JSON_WANT_INTEGER, em);
+    return tn_json_check_int(key, (int64_t)json_integer_value(v), min, max, out,
+                             em);
 }
 
 int tn_json_get_bool(json_t *obj, const char *key, bool *out,
@@ -135,10 +143,8 @@ int tn_json_get_bool(json_t *obj, const char *key, bool *out,
     json_t *v = json_object_get(obj, key);
     if (v == NULL || json_is_null(v))
         return TN_ENOTFOUND;
-    if (!json_is_boolean(v)) {
-        tn_errmsg_set(em, "field \"%s\" must be a boolean", key);
-        return TN_EINVAL;
-    }
+    if (!json_is_boolean(v))
+        return tn_json_fail_type(key, TN_JSON_WANT_BOOLEAN, em);
     *out = json_is_true(v);
     return TN_OK;
 }

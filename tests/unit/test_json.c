@@ -3,7 +3,10 @@
  * thread parses inside a scope come from its arena, the arena rewinds when
  * the last of them is freed, a value that outlives its scope stays intact
  * and only keeps the arena from rewinding, big trees spill to the heap, and
- * outside a scope nothing touches the arena.  Parsing stays strict. */
+ * outside a scope nothing touches the arena.  Parsing stays strict.
+ * The flat-body decoder (src/common/json_flat.c): inputs in its subset give
+ * exactly jansson's values, everything else is reported as not in the
+ * subset, and its getters say what jansson's getters say. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/json_flat.h"
 
 #include <cmocka.h>
 
@@ -143,6 +147,301 @@ static void test_still_strict(void **state)
     }
 }
 
+/* Each member of f is in jansson's object for the same bytes, with the
+ * same value, and jansson's object has no other member. */
+static void assert_same_as_jansson(const char *s, size_t len,
+                                   const struct tn_json_flat *f)
+{
+    json_t *ref = json_loadb(s, len, JSON_REJECT_DUPLICATES, NULL);
+    assert_non_null(ref);
+    assert_true(json_is_object(ref));
+    assert_int_equal(json_object_size(ref), f->n);
+    for (size_t i = 0; i < f->n; i++) {
+        const struct tn_json_flat_member *m = &f->m[i];
+        assert_int_equal(strlen(m->key), m->key_len);
+        json_t *v = json_object_get(ref, m->key);
+        assert_non_null(v);
+        switch (m->type) {
+        case TN_JSON_FLAT_STRING:
+            assert_true(json_is_string(v));
+            assert_int_equal(json_string_length(v), m->str_len);
+            assert_int_equal(strlen(m->str), m->str_len);
+            assert_memory_equal(json_string_value(v), m->str, m->str_len);
+            break;
+        case TN_JSON_FLAT_INTEGER:
+            assert_true(json_is_integer(v));
+            assert_true(json_integer_value(v) == m->num);
+            break;
+        case TN_JSON_FLAT_TRUE:
+            assert_true(json_is_true(v));
+            break;
+        case TN_JSON_FLAT_FALSE:
+            assert_true(json_is_false(v));
+            break;
+        case TN_JSON_FLAT_NULL:
+            assert_true(json_is_null(v));
+            break;
+        default:
+            fail();
+        }
+    }
+    json_decref(ref);
+}
+
+struct flat_case {
+    const char *in;
+    size_t len;     /* 0: strlen(in) */
+    bool in_subset; /* the decoder must take it */
+    size_t members; /* when in_subset */
+};
+
+static const struct flat_case flat_cases[] = {
+    {BODY, 0, true, 3},
+    {"{}", 0, true, 0},
+    {" \t\r\n{ \t\r\n} \t\r\n", 0, true, 0},
+    {"{ \"a\" : 1 , \"b\"\n:\t\"x\" }", 0, true, 2},
+    {"{\"a\":1,\"b\":-2,\"c\":true,\"d\":false,\"e\":null,\"f\":\"\"}", 0, true,
+     6},
+    {"{\"\":\"\"}", 0, true, 1},
+    {"{\"a\":0}", 0, true, 1},
+    {"{\"a\":999999999999999999}", 0, true, 1},
+    {"{\"a\":-999999999999999999}", 0, true, 1},
+    {"{\"a\":\" !#$%&'()*+,-./0123456789:;<=>?@AZ[]^_`az{|}~\"}", 0, true, 1},
+    {"{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"8\":8}", 0,
+     true, 8},
+    {"{\"a\":1,\"ab\":2}", 0, true, 2},
+    /* Out of the subset: some are valid JSON for jansson, some are not. */
+    {"", 0, false, 0},
+    {" ", 0, false, 0},
+    {"{\"a\":\"x\\ny\"}", 0, false, 0},
+    {"{\"a\":\"\\u00e9\"}", 0, false, 0},
+    {"{\"a\\\"\":1}", 0, false, 0},
+    {"{\"a\":\"\xc3\xa9\"}", 0, false, 0},
+    {"{\"\xc3\xa9\":1}", 0, false, 0},
+    {"{\"a\":\"\x7f\"}", 0, false, 0},
+    {"{\"a\":\"x\ty\"}", 0, false, 0},
+    {"{\"a\":-0}", 0, false, 0},
+    {"{\"a\":1234567890123456789}", 0, false, 0},
+    {"{\"a\":-1234567890123456789}", 0, false, 0},
+    {"{\"a\":99999999999999999999999}", 0, false, 0},
+    {"{\"a\":1e3}", 0, false, 0},
+    {"{\"a\":1E3}", 0, false, 0},
+    {"{\"a\":1.0}", 0, false, 0},
+    {"{\"a\":-1.5e-3}", 0, false, 0},
+    {"{\"a\":1.}", 0, false, 0},
+    {"{\"a\":01}", 0, false, 0},
+    {"{\"a\":+1}", 0, false, 0},
+    {"{\"a\":-}", 0, false, 0},
+    {"{\"a\":1,\"a\":2}", 0, false, 0},
+    {"{\"a\":null,\"a\":null}", 0, false, 0},
+    {"{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"8\":8,"
+     "\"9\":9}",
+     0, false, 0},
+    {"{\"a\":1} x", 0, false, 0},
+    {"{\"a\":1}}", 0, false, 0},
+    {"{\"a\":1}{}", 0, false, 0},
+    {"{\"a\":1}\0", 8, false, 0},
+    {"{\"a\":[1]}", 0, false, 0},
+    {"{\"a\":{}}", 0, false, 0},
+    {"{\"a\":{\"b\":1}}", 0, false, 0},
+    {"[1]", 0, false, 0},
+    {"\"x\"", 0, false, 0},
+    {"1", 0, false, 0},
+    {"null", 0, false, 0},
+    {"{\"a\":tru}", 0, false, 0},
+    {"{\"a\":truex}", 0, false, 0},
+    {"{\"a\":nul}", 0, false, 0},
+    {"{\"a\":NaN}", 0, false, 0},
+    {"{\"a\":1,}", 0, false, 0},
+    {"{,}", 0, false, 0},
+    {"{\"a\" 1}", 0, false, 0},
+    {"{\"a\":}", 0, false, 0},
+    {"{'a':1}", 0, false, 0},
+    {"{a:1}", 0, false, 0},
+    {"{\"a\":\"x", 0, false, 0},
+    {"{\"a\":1", 0, false, 0},
+    {"{\"a\"", 0, false, 0},
+    {"{", 0, false, 0},
+    {"\xef\xbb\xbf{}", 0, false, 0},
+    {"{\"a\":1}\v", 0, false, 0},
+    {"\f{}", 0, false, 0},
+};
+
+static void test_flat__subset_or_not(void **state)
+{
+    (void)state;
+    static struct tn_json_flat f;
+    for (size_t i = 0; i < sizeof(flat_cases) / sizeof(flat_cases[0]); i++) {
+        const struct flat_case *c = &flat_cases[i];
+        size_t len = c->len != 0 ? c->len : strlen(c->in);
+        int rc = tn_json_flat_parse(c->in, len, &f);
+        if (rc != (c->in_subset ? TN_OK : TN_EPROTO))
+            fail_msg("case %zu \"%s\": rc %d", i, c->in, rc);
+        if (!c->in_subset)
+            continue;
+        assert_int_equal(f.n, c->members);
+        assert_same_as_jansson(c->in, len, &f);
+    }
+}
+
+static void test_flat__values(void **state)
+{
+    (void)state;
+    static struct tn_json_flat f;
+    assert_int_equal(tn_json_flat_parse(BODY, strlen(BODY), &f), TN_OK);
+    assert_int_equal(f.n, 3);
+    assert_string_equal(f.m[0].key, "name");
+    assert_int_equal(f.m[0].type, TN_JSON_FLAT_STRING);
+    assert_string_equal(f.m[0].str, "shard:8841");
+    assert_int_equal(f.m[0].str_len, 10);
+    assert_string_equal(f.m[1].key, "owner_id");
+    assert_string_equal(f.m[1].str, "indexer-17");
+    assert_string_equal(f.m[2].key, "ttl_ms");
+    assert_int_equal(f.m[2].type, TN_JSON_FLAT_INTEGER);
+    assert_true(f.m[2].num == 10000);
+    const char *neg = "{\"a\":-999999999999999999}";
+    assert_int_equal(tn_json_flat_parse(neg, strlen(neg), &f), TN_OK);
+    assert_true(f.m[0].num == -999999999999999999LL);
+}
+
+/* Keys and strings that do not fit in the copy buffer are not taken, and
+ * jansson gets them; a body that just fits is taken. */
+static void test_flat__byte_cap(void **state)
+{
+    (void)state;
+    static struct tn_json_flat f;
+    static char big[TN_JSON_FLAT_BYTES + 64];
+    /* {"k":"xxx..."}: key "k" takes 2 bytes, the value n + 1. */
+    size_t n = TN_JSON_FLAT_BYTES - 2 - 1;
+    size_t len = 0;
+    memcpy(big, "{\"k\":\"", 6);
+    len = 6;
+    memset(big + len, 'x', n);
+    len += n;
+    memcpy(big + len, "\"}", 2);
+    len += 2;
+    assert_int_equal(tn_json_flat_parse(big, len, &f), TN_OK);
+    assert_int_equal(f.m[0].str_len, n);
+    assert_same_as_jansson(big, len, &f);
+    memmove(big + 7, big + 6, len - 6);
+    big[6] = 'x';
+    len++;
+    assert_int_equal(tn_json_flat_parse(big, len, &f), TN_EPROTO);
+    json_t *o = NULL;
+    struct tn_errmsg em = {{0}};
+    assert_int_equal(tn_json_parse_object(big, len, false, &o, &em), 0);
+    json_decref(o);
+}
+
+struct bounds {
+    int64_t min;
+    int64_t max;
+};
+
+static const struct bounds int_bounds[] = {
+    {1, 3600000}, {0, INT64_MAX}, {INT64_MIN, INT64_MAX}, {43, 50}, {-7, -7},
+};
+
+static void same_getters(const char *body, const char *key)
+{
+    static struct tn_json_flat f;
+    json_t *o = parse(body);
+    assert_int_equal(tn_json_flat_parse(body, strlen(body), &f), TN_OK);
+    struct tn_errmsg e1 = {{0}};
+    struct tn_errmsg e2 = {{0}};
+    const char *s1 = NULL;
+    const char *s2 = NULL;
+    size_t l1 = 0;
+    size_t l2 = 0;
+    assert_int_equal(tn_json_get_str(o, key, &s1, &l1, &e1),
+                     tn_json_flat_get_str(&f, key, &s2, &l2, &e2));
+    assert_string_equal(e1.text, e2.text);
+    assert_int_equal(l1, l2);
+    if (s1 != NULL)
+        assert_string_equal(s1, s2);
+    for (size_t i = 0; i < sizeof(int_bounds) / sizeof(int_bounds[0]); i++) {
+        int64_t n1 = 12345;
+        int64_t n2 = 12345;
+        memset(&e1, 0, sizeof(e1));
+        memset(&e2, 0, sizeof(e2));
+        const struct bounds *b = &int_bounds[i];
+        assert_int_equal(
+            tn_json_get_int(o, key, b->min, b->max, &n1, &e1),
+            tn_json_flat_get_int(&f, key, b->min, b->max, &n2, &e2));
+        assert_string_equal(e1.text, e2.text);
+        assert_true(n1 == n2);
+    }
+    bool b1 = false;
+    bool b2 = false;
+    memset(&e1, 0, sizeof(e1));
+    memset(&e2, 0, sizeof(e2));
+    assert_int_equal(tn_json_get_bool(o, key, &b1, &e1),
+                     tn_json_flat_get_bool(&f, key, &b2, &e2));
+    assert_string_equal(e1.text, e2.text);
+    assert_true(b1 == b2);
+    json_decref(o);
+}
+
+static void test_flat__getters_match_jansson(void **state)
+{
+    (void)state;
+    static const char *const bodies[] = {
+        "{\"s\":\"str\",\"i\":42,\"n\":-7,\"t\":true,\"f\":false,\"z\":null,"
+        "\"big\":999999999999999999,\"e\":\"\"}",
+        "{\"s\":1,\"i\":\"42\",\"n\":false,\"t\":0,\"f\":\"false\","
+        "\"z\":\"null\",\"big\":-999999999999999999,\"e\":null}",
+        BODY,
+        "{}",
+    };
+    static const char *const keys[] = {
+        "s", "i", "n", "t", "f", "z", "big", "e", "missing", "name", "ttl_ms"};
+    for (size_t b = 0; b < sizeof(bodies) / sizeof(bodies[0]); b++)
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+            same_getters(bodies[b], keys[k]);
+}
+
+/* The messages themselves, so that both paths cannot drift together. */
+static void test_flat__getter_messages(void **state)
+{
+    (void)state;
+    static struct tn_json_flat f;
+    const char *body = "{\"a\":1,\"b\":\"x\",\"c\":null}";
+    assert_int_equal(tn_json_flat_parse(body, strlen(body), &f), TN_OK);
+    struct tn_errmsg em = {{0}};
+    const char *s = NULL;
+    size_t len = 0;
+    int64_t n = 0;
+    bool b = false;
+    assert_int_equal(tn_json_flat_get_str(&f, "a", &s, &len, &em), TN_EINVAL);
+    assert_string_equal(em.text, "field \"a\" must be a string");
+    assert_int_equal(tn_json_flat_get_int(&f, "b", 0, 9, &n, &em), TN_EINVAL);
+    assert_string_equal(em.text, "field \"b\" must be an integer");
+    assert_int_equal(tn_json_flat_get_bool(&f, "a", &b, &em), TN_EINVAL);
+    assert_string_equal(em.text, "field \"a\" must be a boolean");
+    assert_int_equal(tn_json_flat_get_int(&f, "a", 2, 10, &n, &em), TN_EINVAL);
+    assert_string_equal(em.text, "field \"a\" must be between 2 and 10");
+    assert_int_equal(tn_json_flat_get_int(&f, "c", 2, 10, &n, &em),
+                     TN_ENOTFOUND);
+    assert_int_equal(tn_json_flat_get_str(&f, "d", &s, &len, &em),
+                     TN_ENOTFOUND);
+    assert_int_equal(tn_json_flat_get_int(&f, "a", 1, 1, &n, NULL), TN_OK);
+    assert_true(n == 1);
+}
+
+/* The decoder never calls into jansson: parsing inside an arena scope
+ * leaves the arena untouched. */
+static void test_flat__no_jansson_allocation(void **state)
+{
+    (void)state;
+    static struct tn_json_flat f;
+    tn_json_arena_enter(&A);
+    int rc = tn_json_flat_parse(BODY, strlen(BODY), &f);
+    tn_json_arena_leave();
+    assert_int_equal(rc, TN_OK);
+    assert_int_equal(A.live, 0);
+    assert_int_equal(A.used, 0);
+}
+
 int main(void)
 {
     tn_json_use_arenas();
@@ -152,6 +451,12 @@ int main(void)
         cmocka_unit_test(test_survivor_blocks_rewind),
         cmocka_unit_test(test_big_tree_spills_to_heap),
         cmocka_unit_test(test_still_strict),
+        cmocka_unit_test(test_flat__subset_or_not),
+        cmocka_unit_test(test_flat__values),
+        cmocka_unit_test(test_flat__byte_cap),
+        cmocka_unit_test(test_flat__getters_match_jansson),
+        cmocka_unit_test(test_flat__getter_messages),
+        cmocka_unit_test(test_flat__no_jansson_allocation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
