@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Events of the PostgreSQL store.  Every statement that changes hands
- * calls pg_notify (pg_sql.c), so PostgreSQL delivers each event on commit,
- * in commit order, to every instance listening, this one included.  Here:
+ * writes its event to the session's outbox, sent with pg_notify right
+ * after (or, for the sweep, inside) its commit (pg_sql.c, store_pg.c), so
+ * PostgreSQL delivers each event in commit order to every instance
+ * listening, this one included.  Here:
  * the dedicated LISTEN connection (reconnecting with backoff; events sent
  * while it is down are lost, which is allowed: events carry no safety),
  * the payload parser feeding on_event and waking waiters, the periodic

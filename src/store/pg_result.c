@@ -248,8 +248,19 @@ void tn_pg_take_result(struct tn_pg_batch *b, PGresult *r)
 {
     ExecStatusType st = PQresultStatus(r);
     b->got = true;
-    if (b->idx >= b->n)
-        return; /* the trailer (NOTIFY_SQL): events only */
+    if (b->idx >= b->n) {
+        /* The notify.  Inside the transaction (notify_in) its failure
+         * rolls the batch back, so it fails the batch; as the trailer it
+         * only sends events. */
+        if (b->notify_in && !b->settled && b->err_rc == 0 &&
+            st != PGRES_TUPLES_OK) {
+            if (st == PGRES_FATAL_ERROR)
+                classify_error(b, r);
+            else
+                b->err_rc = TN_EUNAVAIL;
+        }
+        return;
+    }
     if (st == PGRES_TUPLES_OK && b->err_rc == 0)
         parse_rows(b->ops[b->idx], r);
     else if (st == PGRES_FATAL_ERROR && b->err_rc == 0)

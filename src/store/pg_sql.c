@@ -325,13 +325,22 @@ const size_t tn_pg_n_migrations =
  * are already durable), and a notifying commit holds a cluster-wide lock
  * until it ends, so a flush inside it would serialize every commit that
  * notifies.  An empty outbox sends nothing and writes nothing. */
-#define NOTIFY_SQL                                                             \
+#define NOTIFY_CHUNKS                                                          \
     "WITH d AS (DELETE FROM tn_outbox RETURNING seq, line),"                   \
     " c AS (SELECT seq, line, (sum(octet_length(line) + 1)"                    \
-    " OVER (ORDER BY seq)) / 7000 AS chunk FROM d)"                            \
-    " SELECT set_config('synchronous_commit', 'off', true),"                   \
+    " OVER (ORDER BY seq)) / 7000 AS chunk FROM d)"
+#define NOTIFY_SEND                                                            \
     " pg_notify(" CHANNEL ", string_agg(line, E'\\n' ORDER BY seq))::text"     \
     " FROM c GROUP BY chunk ORDER BY chunk"
+
+#define NOTIFY_SQL                                                             \
+    NOTIFY_CHUNKS                                                              \
+    " SELECT set_config('synchronous_commit', 'off', true)," NOTIFY_SEND
+
+/* The same inside a transaction that changed data (a batch that sweeps):
+ * that transaction's own commit rules stay, so the events go out with
+ * the commit, in the same commit order as the data. */
+const char tn_pg_sql_notify_in_txn[] = NOTIFY_CHUNKS " SELECT" NOTIFY_SEND;
 
 const struct tn_pg_stmt_def tn_pg_stmts[TN_PG_N_STMTS] = {
     [TN_PG_ACQUIRE] = {"tn_acquire",

@@ -37,7 +37,8 @@ enum tn_pg_stmt {
  * that change hands write their lines to the session's outbox (a temporary
  * table) in their own transaction; the NOTIFY statement, pipelined right
  * after that transaction's Sync, sends them (docs/OPERATIONS.md says why
- * not in the same transaction). */
+ * not in the same transaction), except in a batch that sweeps, where
+ * tn_pg_sql_notify_in_txn sends them before the Sync. */
 #define TN_PG_CHANNEL_PREFIX "tenure:"
 
 struct tn_pg_stmt_def {
@@ -66,6 +67,10 @@ extern const char tn_pg_sql_session[];
 extern const char tn_pg_sql_version[];
 /* Lifts lease_token_seq above every stored token, then drops the lock. */
 extern const char tn_pg_sql_sequence[];
+/* NOTIFY_SQL without its own commit rule, sent before the Sync of a
+ * batch that sweeps: the events go out inside that batch's transaction
+ * (docs/OPERATIONS.md, "Order"). */
+extern const char tn_pg_sql_notify_in_txn[];
 /* LISTEN on this schema's event channel (the listener connection). */
 extern const char tn_pg_sql_listen[];
 /* The outbox as an unlogged table, for running the statements outside

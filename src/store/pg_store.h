@@ -22,6 +22,8 @@
 /* Connections per instance: each is one PostgreSQL backend, so batches on
  * different connections run on different cores. */
 #define TN_PG_CONNS 2
+/* Counters of the changes in flight on a connection, by name hash. */
+#define TN_PG_CHANGE_SLOTS 1024
 
 enum tn_pg_state {
     TN_PG_DOWN = 0,   /* no connection; a retry timer is armed */
@@ -49,21 +51,24 @@ struct tn_pg_listen {
 };
 
 struct tn_pg_conn {
-    struct tn_pg *store;               /* owner */
-    PGconn *conn;                      /* NULL while down */
-    int fd;                            /* watched socket, -1 if none */
-    uint32_t fd_events;                /* events it is watched for */
-    enum tn_pg_state state;            /* see above */
-    int setup_step;                    /* index of the running setup step */
-    int setup_rc;                      /* first error of the running step */
-    int schema_version;                /* read by the version step */
-    int64_t backoff_ms;                /* next reconnect delay */
-    struct tn_loop_timer retry_timer;  /* reconnect */
-    struct tn_loop_timer conn_timer;   /* connect + setup deadline */
-    struct tn_loop_timer watchdog;     /* oldest batch in flight too old */
-    struct tn_pg_batch *inflight;      /* sent, oldest first */
-    struct tn_pg_batch *inflight_tail; /* newest */
-    unsigned n_inflight;               /* batches in flight */
+    struct tn_pg *store;                   /* owner */
+    PGconn *conn;                          /* NULL while down */
+    int fd;                                /* watched socket, -1 if none */
+    uint32_t fd_events;                    /* events it is watched for */
+    enum tn_pg_state state;                /* see above */
+    int setup_step;                        /* index of the running setup step */
+    int setup_rc;                          /* first error of the running step */
+    int schema_version;                    /* read by the version step */
+    int64_t backoff_ms;                    /* next reconnect delay */
+    struct tn_loop_timer retry_timer;      /* reconnect */
+    struct tn_loop_timer conn_timer;       /* connect + setup deadline */
+    struct tn_loop_timer watchdog;         /* oldest batch in flight too old */
+    struct tn_pg_batch *inflight;          /* sent, oldest first */
+    struct tn_pg_batch *inflight_tail;     /* newest */
+    unsigned n_inflight;                   /* batches in flight */
+    uint16_t changing[TN_PG_CHANGE_SLOTS]; /* changes (acquire, release)
+                                              in flight, by name hash,
+                                              until their trailer ends */
 };
 
 struct tn_pg {
@@ -128,6 +133,10 @@ struct tn_pg_op {
     size_t limit;                             /* list: items wanted */
     unsigned tries;                           /* times sent */
     bool again;                               /* acquire saw no row */
+    bool counted;                             /* in conns[conn].changing */
+    uint8_t conn;                             /* connection it is in
+                                                 flight on, if counted */
+    uint32_t hash;                            /* of name (changes) */
     uint64_t seq;                             /* arrival order */
 };
 
@@ -142,7 +151,13 @@ struct tn_pg_batch {
     bool retry_all;           /* serialization failure: send all again */
     bool drop;                /* the connection is unusable */
     bool trailer;             /* NOTIFY_SQL follows the Sync */
-    bool settled;             /* ops answered; only the trailer is left */
+    bool notify_in;           /* the notify runs before the Sync, inside
+                                 the transaction (batches that sweep) */
+    bool settled;             /* answered; only the trailer is left */
+    struct tn_pg_op **held;   /* committed changes, answered, kept until
+                                 the trailer's Sync (they pin their
+                                 names, store_pg.c) */
+    size_t n_held;            /* length of held */
     int64_t sent_ms;          /* server clock */
 };
 

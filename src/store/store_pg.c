@@ -9,8 +9,12 @@
  * statements are sent again (serialization failures) or answered with an
  * error; a lost connection answers everything in flight TN_EUNAVAIL, the
  * outcome being unknown.  TN_PG_CONNS connections (PostgreSQL backends)
- * share the work; all of them live on the loop thread.  Events, the
- * expiry sweep and blocking acquire live in pg_events.c and pg_wait.c. */
+ * share the work; all of them live on the loop thread.  A change of a
+ * name goes to the connection where the previous change of that name is
+ * still in flight, until that one's events are sent (pinned_to), so this
+ * instance's events of a name leave in the order of its changes.  Events,
+ * the expiry sweep and blocking acquire live in pg_events.c and
+ * pg_wait.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +35,7 @@
 
 static void schedule_flush(struct tn_pg *p);
 static bool any_ready(const struct tn_pg *p);
+static void change_out(struct tn_pg *p, struct tn_pg_op *op);
 
 bool tn_pg_is_up(const struct tn_pg *p)
 {
@@ -57,9 +62,19 @@ static void op_free(struct tn_pg_op *op)
     tn_free(op);
 }
 
+/* Answer op with its parsed result, but keep it: a committed change whose
+ * trailer has not ended yet still pins its name (pinned_to). */
+static void op_reply(struct tn_pg_op *op)
+{
+    tn_store_done_fn done = op->done;
+    op->done = NULL;
+    done(op->arg);
+}
+
 /* Answer op: with its parsed result when rc is TN_OK, else with rc. */
 static void op_answer(struct tn_pg *p, struct tn_pg_op *op, int rc)
 {
+    change_out(p, op);
     if (rc < 0) {
         tn_store_result_release(op->out);
         memset(op->out, 0, sizeof(*op->out));
@@ -99,6 +114,81 @@ static void set_secret(struct tn_pg_op *op, const uint8_t *secret)
     tn_hex_encode(secret, TN_SECRET_BYTES, op->secret_hex + 2);
 }
 
+/* Changes of a name: the statements whose events must leave in order. */
+static bool is_change(const struct tn_pg_op *op)
+{
+    return op->stmt == TN_PG_ACQUIRE || op->stmt == TN_PG_RELEASE;
+}
+
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s != '\0'; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+/* op (a change) goes in flight on c, or leaves it (answered, or queued
+ * again). */
+static void change_in(struct tn_pg_conn *c, struct tn_pg_op *op)
+{
+    if (!is_change(op))
+        return;
+    c->changing[op->hash % TN_PG_CHANGE_SLOTS]++;
+    op->counted = true;
+    op->conn = (uint8_t)(c - c->store->conns);
+}
+
+static void change_out(struct tn_pg *p, struct tn_pg_op *op)
+{
+    if (!op->counted)
+        return;
+    p->conns[op->conn].changing[op->hash % TN_PG_CHANGE_SLOTS]--;
+    op->counted = false;
+}
+
+static bool same_name(const struct tn_pg_op *a, const struct tn_pg_op *b)
+{
+    return a->counted && a->hash == b->hash && strcmp(a->name, b->name) == 0;
+}
+
+/* Is a change of op's name in flight on c (sent, its trailer not done)? */
+static bool changing_on(const struct tn_pg_conn *c, const struct tn_pg_op *op)
+{
+    if (c->changing[op->hash % TN_PG_CHANGE_SLOTS] == 0)
+        return false;
+    for (const struct tn_pg_batch *b = c->inflight; b != NULL; b = b->next) {
+        for (size_t i = 0; i < b->n; i++) {
+            if (same_name(b->ops[i], op))
+                return true;
+        }
+        for (size_t i = 0; i < b->n_held; i++) {
+            if (same_name(b->held[i], op))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The connection a change must go to, or -1 for any: the one where a
+ * change of its name is still in flight (answered or not, its trailing
+ * notify not done).  That backend runs it after the earlier change's
+ * notify, so this instance's events of a name leave in the order of its
+ * changes, whether the client waited for the earlier answer (a release
+ * after its acquire) or not (two requests racing).  Answers need not wait
+ * for the notify.  Names without a change in flight go anywhere, which
+ * keeps the connections evenly loaded. */
+static int pinned_to(const struct tn_pg *p, const struct tn_pg_op *op)
+{
+    if (!is_change(op))
+        return -1;
+    for (int i = 0; i < TN_PG_CONNS; i++) {
+        if (changing_on(&p->conns[i], op))
+            return i;
+    }
+    return -1;
+}
+
 /* Queue op, or answer it now when the store is not ready. */
 void tn_pg_submit(struct tn_pg *p, struct tn_pg_op *op,
                   struct tn_store_result *out, tn_store_done_fn done, void *arg)
@@ -115,6 +205,8 @@ void tn_pg_submit(struct tn_pg *p, struct tn_pg_op *op,
         return;
     }
     op->seq = ++p->op_seq;
+    if (is_change(op))
+        op->hash = name_hash(op->name);
     p->n_pending++;
     op->next = NULL;
     if (p->pending_tail != NULL)
@@ -285,6 +377,7 @@ static void requeue_front(struct tn_pg *p, struct tn_pg_op **ops, size_t n)
 {
     for (size_t i = n; i-- > 0;) {
         struct tn_pg_op *op = ops[i];
+        change_out(p, op);
         tn_store_result_release(op->out);
         memset(op->out, 0, sizeof(*op->out));
         op->again = false;
@@ -310,38 +403,73 @@ static void unlink_oldest(struct tn_pg_conn *c, struct tn_pg_batch *b)
     c->store->n_batches++;
 }
 
-/* Decide each op of a finished batch: answer, or send again. */
-static void settle(struct tn_pg *p, struct tn_pg_batch *b, bool committed)
+/* Decide each op of a finished batch (b->ops, emptied here): answer, or
+ * send again.  With hold, the changes the transaction committed are
+ * answered but kept in b->held: they pin their names to this connection
+ * until the trailer has sent their events.  b stays consistent while the
+ * answers' callbacks run. */
+static void settle(struct tn_pg *p, struct tn_pg_batch *b, bool committed,
+                   bool hold)
 {
-    struct tn_pg_op **again = tn_calloc(b->n > 0 ? b->n : 1, sizeof(*again));
+    struct tn_pg_op **ops = b->ops;
+    size_t n = b->n;
+    struct tn_pg_op **again = tn_calloc(n > 0 ? n : 1, sizeof(*again));
     size_t n_again = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        struct tn_pg_op *op = b->ops[i];
+    b->ops = NULL;
+    b->n = 0;
+    b->held = ops;
+    b->n_held = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct tn_pg_op *op = ops[i];
         bool retry = committed ? op->again : b->retry_all || i != b->err_idx;
-        if (retry && op->tries < MAX_TRIES && again != NULL)
+        if (retry && op->tries < MAX_TRIES && again != NULL) {
             again[n_again++] = op;
-        else if (committed && !op->again)
+        } else if (committed && !op->again && hold && is_change(op)) {
+            ops[b->n_held++] = op;
+            op_reply(op);
+        } else if (committed && !op->again) {
             op_answer(p, op, TN_OK);
-        else
+        } else {
             op_answer(p, op,
                       !committed && i == b->err_idx ? b->err_rc : TN_EUNAVAIL);
+        }
+    }
+    if (b->n_held == 0) {
+        b->held = NULL;
+        tn_free(ops);
     }
     requeue_front(p, again, n_again);
     tn_free(again);
 }
 
-/* The trailer's Sync came back: the batch leaves the connection. */
+/* Free the answered changes a batch kept for its trailer (its events have
+ * been sent, or the connection is gone): their names are free to go to
+ * any connection again. */
+static void forget_held(struct tn_pg *p, struct tn_pg_batch *b)
+{
+    for (size_t i = 0; i < b->n_held; i++) {
+        change_out(p, b->held[i]);
+        op_free(b->held[i]);
+    }
+    tn_free(b->held);
+    b->held = NULL;
+    b->n_held = 0;
+}
+
+/* The trailer's Sync came back: the events of the batch's transaction
+ * have been sent.  The batch leaves the connection. */
 static void trailer_done(struct tn_pg_conn *c, struct tn_pg_batch *b)
 {
     unlink_oldest(c, b);
+    forget_held(c->store, b);
     tn_free(b);
     watchdog_rearm(c);
     schedule_flush(c->store);
 }
 
 /* Answer what the batch's transaction decided.  With a trailer and the
- * connection still usable, the batch stays in flight, emptied, until the
- * trailer's Sync. */
+ * connection still usable, the batch stays in flight until the trailer's
+ * Sync, keeping its committed changes (settle). */
 static void batch_done(struct tn_pg_conn *c, struct tn_pg_batch *b)
 {
     struct tn_pg *p = c->store;
@@ -362,10 +490,7 @@ static void batch_done(struct tn_pg_conn *c, struct tn_pg_batch *b)
     bool stays = b->trailer && !drop;
     if (!stays)
         unlink_oldest(c, b);
-    settle(p, b, committed);
-    tn_free(b->ops);
-    b->ops = NULL;
-    b->n = 0;
+    settle(p, b, committed, stays);
     if (stays) {
         b->settled = true;
         b->idx = 0;
@@ -390,10 +515,21 @@ static int op_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Take up to n pending ops into a new in-flight batch of c. */
-static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n)
+/* May c carry op (pinned_to)? */
+static bool carries(const struct tn_pg_conn *c, const struct tn_pg_op *op)
+{
+    int pin = pinned_to(c->store, op);
+    return pin < 0 || &c->store->conns[pin] == c;
+}
+
+/* Take up to n of the pending ops that c carries, oldest first, into a
+ * new in-flight batch of c.  NULL when out of memory, or with *none set
+ * when c carries none of them. */
+static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n,
+                                      bool *none)
 {
     struct tn_pg *p = c->store;
+    *none = false;
     struct tn_pg_batch *b = tn_calloc(1, sizeof(*b));
     struct tn_pg_op **ops = tn_calloc(n, sizeof(*ops));
     if (b == NULL || ops == NULL) {
@@ -401,14 +537,31 @@ static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n)
         tn_free(ops);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++) {
-        ops[i] = p->pending;
-        p->pending = p->pending->next;
-        ops[i]->tries++;
+    size_t k = 0;
+    struct tn_pg_op **link = &p->pending;
+    struct tn_pg_op *kept = NULL; /* last op left pending */
+    while (*link != NULL && k < n) {
+        struct tn_pg_op *op = *link;
+        if (carries(c, op)) {
+            *link = op->next;
+            op->tries++;
+            change_in(c, op);
+            ops[k++] = op;
+        } else {
+            kept = op;
+            link = &op->next;
+        }
     }
-    p->n_pending -= n;
-    if (p->pending == NULL)
-        p->pending_tail = NULL;
+    if (*link == NULL)
+        p->pending_tail = kept;
+    p->n_pending -= k;
+    if (k == 0) {
+        tn_free(b);
+        tn_free(ops);
+        *none = true;
+        return NULL;
+    }
+    n = k;
     qsort(ops, n, sizeof(*ops), op_cmp);
     b->ops = ops;
     b->n = n;
@@ -430,23 +583,43 @@ static bool writes_events(enum tn_pg_stmt stmt)
            stmt == TN_PG_SWEEP;
 }
 
+/* Send a batch of up to n pending ops on c: TN_OK (also when c carries
+ * none of them), TN_ENOMEM, or TN_EIO (the connection is unusable). */
 static int send_batch(struct tn_pg_conn *c, size_t n)
 {
-    struct tn_pg_batch *b = take_batch(c, n);
+    bool none = false;
+    struct tn_pg_batch *b = take_batch(c, n, &none);
+    if (none)
+        return TN_OK;
     if (b == NULL)
         return TN_ENOMEM;
+    bool events = false;
     for (size_t i = 0; i < b->n; i++) {
         const struct tn_pg_stmt_def *d = &tn_pg_stmts[b->ops[i]->stmt];
-        b->trailer |= writes_events(b->ops[i]->stmt);
+        events |= writes_events(b->ops[i]->stmt);
+        b->notify_in |= b->ops[i]->stmt == TN_PG_SWEEP;
         if (PQsendQueryPrepared(c->conn, d->name, d->n_params,
                                 b->ops[i]->values, NULL, NULL, 0) != 1)
             return TN_EIO;
     }
     c->store->n_statements += b->n;
+    /* A batch that sweeps sends its events inside its transaction: the
+     * names it changes are not known before it runs, so nothing can be
+     * pinned behind it; instead whatever changes a swept name next (on
+     * any connection) waits for the row lock, hence for this commit and
+     * its events.  One sweep at
+     * a time, every 200 ms (back to back only while they come back
+     * full), so this commit serialized with the other notifying ones,
+     * WAL flush included, costs little. */
+    if (b->notify_in && PQsendQueryParams(c->conn, tn_pg_sql_notify_in_txn, 0,
+                                          NULL, NULL, NULL, NULL, 0) != 1)
+        return TN_EIO;
     if (PQpipelineSync(c->conn) != 1)
         return TN_EIO;
-    /* The events of this transaction go out in the next one, queued
-     * behind its Sync, so they follow its commit at once. */
+    /* Otherwise the events of this transaction go out in the next one,
+     * queued behind its Sync, so they follow its commit at once; until it
+     * ends, the batch's changes pin their names here (settle). */
+    b->trailer = events && !b->notify_in;
     if (b->trailer &&
         (PQsendQueryPrepared(c->conn, tn_pg_stmts[TN_PG_NOTIFY].name, 0, NULL,
                              NULL, NULL, 0) != 1 ||
@@ -473,9 +646,25 @@ static size_t free_slots(const struct tn_pg *p, unsigned level)
     return n;
 }
 
+/* Pending ops by who may carry them: pinned[i] only connection i, *any
+ * every connection (pinned_to). */
+static void count_pending(const struct tn_pg *p, size_t pinned[TN_PG_CONNS],
+                          size_t *any)
+{
+    memset(pinned, 0, TN_PG_CONNS * sizeof(pinned[0]));
+    *any = 0;
+    for (const struct tn_pg_op *op = p->pending; op != NULL; op = op->next) {
+        int pin = pinned_to(p, op);
+        if (pin >= 0)
+            pinned[pin]++;
+        else
+            (*any)++;
+    }
+}
+
 /* Spread what is pending over the connections: idle ones first, then one
- * more batch on each; the batches of one round share the pending ops
- * evenly. */
+ * more batch on each; each takes the changes pinned to it and an even
+ * share of the rest. */
 static void flush(void *arg)
 {
     struct tn_pg *p = arg;
@@ -490,7 +679,14 @@ static void flush(void *arg)
             struct tn_pg_conn *c = &p->conns[i];
             if (c->state != TN_PG_READY || c->n_inflight >= level)
                 continue;
-            size_t n = (p->n_pending + slots - 1) / slots;
+            size_t pinned[TN_PG_CONNS];
+            size_t any = 0;
+            count_pending(p, pinned, &any);
+            size_t n = pinned[i] + (any + slots - 1) / slots;
+            if (n == 0) {
+                slots--;
+                continue;
+            }
             if (n > MAX_BATCH)
                 n = MAX_BATCH;
             slots--;
@@ -594,6 +790,7 @@ static void fail_inflight(struct tn_pg_conn *c)
         for (size_t i = 0; i < b->n; i++)
             op_answer(p, b->ops[i], TN_EUNAVAIL);
         tn_free(b->ops);
+        forget_held(p, b); /* answered; their events may be lost */
         tn_free(b);
     }
     tn_loop_timer_disarm(p->loop, &c->watchdog);

@@ -141,5 +141,7 @@ void case_pg_concurrent_migrations(void);
 void case_pg_down(void);
 void case_pg_broken_in_flight(void);
 void case_pg_slow_acquirer(void);
+/* Run from case_events on PostgreSQL: its two connections racing. */
+void case_pg_events_order(void);
 
 #endif

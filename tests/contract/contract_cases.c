@@ -273,7 +273,8 @@ void case_history(void)
 }
 
 /* acquired, expired, acquired, released: in order, with floors.  On
- * PostgreSQL they come back through LISTEN, so first make sure it hears. */
+ * PostgreSQL they come back through LISTEN, so first make sure it hears;
+ * then the PostgreSQL order cases. */
 void case_events(void)
 {
     struct call a;
@@ -305,6 +306,8 @@ void case_events(void)
           ev[3].floor == t2);
     run_for(300);
     CHECK(events_of(nm("ev"), ev, 4) == 4); /* each change once */
+    if (E.pg)
+        case_pg_events_order();
 }
 
 /* Waiters are granted in arrival order; one whose client left never gets
