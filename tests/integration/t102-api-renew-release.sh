@@ -31,12 +31,15 @@ get_lease "rn:1"
 expect_field token "$tok"
 ge=$(expect_int expires_in_ms "get after renew")
 [ "$ge" -gt 4000 ] || fail "GET expires_in_ms $ge after renewing to 5000"
-# Renewing again and again keeps the lease alive well past its ttl.
-renew "rn:1" "$tok" "$sec" 600
-expect_code 200 "renew to 600"
+# Renewing again and again keeps the lease alive well past its ttl.  The
+# ttl leaves 1.6 s for each renew's round trip and commit.  With a ttl of
+# 600 ms and renews every 150 ms a CI dry run once lost the lease, most
+# likely on one round trip over 450 ms on a loaded machine.
+renew "rn:1" "$tok" "$sec" 2000
+expect_code 200 "renew to 2000"
 for _ in 1 2 3 4 5 6; do
-    sleep 0.15
-    renew "rn:1" "$tok" "$sec" 600
+    sleep 0.4
+    renew "rn:1" "$tok" "$sec" 2000
     expect_code 200 "keep-alive renew"
     expect_field token "$tok"
 done
