@@ -65,6 +65,19 @@ tn_wait_ready() {
     return 1
 }
 
+# tn_wait_subscribers N: wait (bounded, 10 s) until the server at $URL
+# has N event streams open, so that a test acts only once its watchers
+# listen, however slow the machine.
+tn_wait_subscribers() {
+    local i
+    for i in $(seq 1 500); do
+        [ "$(curl -s --max-time 2 "$URL/metrics" | awk '$1 == "tenure_event_subscribers" {print $2}')" = "$1" ] &&
+            return 0
+        sleep 0.02
+    done
+    fail "the server never had $1 event subscribers"
+}
+
 tn_kill_server() {
     kill -9 "$SERVER_PID" 2>/dev/null || true
     wait "$SERVER_PID" 2>/dev/null || true

@@ -10,7 +10,7 @@ tn_start_server --event-backlog 8 --event-buffer-bytes 2048 --event-heartbeat-ms
 
 curl -sN --max-time 4 "$URL/v1/events?prefix=ev:" >"$T/stream" &
 spid=$!
-sleep 0.3
+tn_wait_subscribers 1
 acquire "ev:1" a 200
 expect_code 201 "acquire ev:1"
 acquire "zz:1" a 5000 # another prefix: never in the stream
@@ -89,7 +89,7 @@ pass "events published while nobody watched replay whole, in order"
 # wait for it, instead of being buffered without bound.
 "$TN_BIN/tn-sse-stall" "$PORT" 4000 >"$T/stall" &
 stall=$!
-sleep 0.3
+tn_wait_subscribers 1
 "$TN_BIN/tn-hammer" load --url "$URL" --out "$T/slow.grants" --conns 8 \
     --names 100000 --prefix "slow:" --ttl-min 5000 --ttl-max 5000 \
     --count 6000 --duration-ms 20000 >/dev/null 2>&1 ||

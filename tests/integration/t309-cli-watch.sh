@@ -11,7 +11,7 @@ $TN watch --prefix shard: --count 3 >"$T/watch.txt" &
 w1=$!
 $TN watch --prefix shard: --count 3 --json >"$T/watch.json" &
 w2=$!
-sleep 0.5
+tn_wait_subscribers 2
 $TN acquire other:1 --ttl 5s --owner x >/dev/null
 $TN acquire shard:8841 --ttl 300ms --owner indexer-17 >/dev/null
 sleep 0.6
