@@ -361,8 +361,5 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
         handle_events(c, &m);
         return;
     }
-    /* The body's JSON tree lives only while the route decodes it. */
-    tn_json_arena_enter(&api->json_arena);
     tn_api_lease_dispatch(c, &m);
-    tn_json_arena_leave();
 }

@@ -7,7 +7,6 @@
 #include "api.h"
 #include "auth.h"
 #include "common/buf.h"
-#include "common/json.h"
 #include "route.h"
 #include "store/store.h"
 
@@ -20,12 +19,11 @@ struct tn_api {
     uint64_t requests[TN_ROUTE_COUNT][6]; /* by route and status class */
     uint64_t lat[TN_ROUTE_COUNT][TN_API_LAT_BUCKETS + 1]; /* histogram */
     double lat_sum[TN_ROUTE_COUNT];                       /* seconds */
-    uint64_t grants;                 /* new tokens handed out */
-    uint64_t renews;                 /* successful renews */
-    uint64_t releases;               /* successful releases */
-    struct tn_json_arena json_arena; /* request bodies, loop thread only */
-    struct tn_api_call *spare;       /* finished calls kept for reuse */
-    size_t n_spare;                  /* how many */
+    uint64_t grants;           /* new tokens handed out */
+    uint64_t renews;           /* successful renews */
+    uint64_t releases;         /* successful releases */
+    struct tn_api_call *spare; /* finished calls kept for reuse */
+    size_t n_spare;            /* how many */
 };
 
 struct tn_api_call {

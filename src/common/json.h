@@ -41,27 +41,6 @@ int tn_json_fail_type(const char *key, const char *want, struct tn_errmsg *em);
 int tn_json_check_int(const char *key, int64_t v, int64_t min, int64_t max,
                       int64_t *out, struct tn_errmsg *em);
 
-/* An arena for the JSON trees one thread parses and drops while it handles
- * a request.  jansson asks for about a dozen small blocks per request body;
- * inside an arena each is a bump of a pointer, and the arena rewinds when
- * its last live block is freed.  Blocks that do not fit come from the heap.
- *
- * tn_json_use_arenas() installs the allocation hooks for the whole process:
- * call it first thing in main(), before any JSON value exists (a library
- * must never call it).  Between tn_json_arena_enter(a) and
- * tn_json_arena_leave(), jansson allocations of the calling thread come
- * from a; every value allocated there must be freed on that same thread.
- * A value that outlives the scope only keeps the arena from rewinding. */
-#define TN_JSON_ARENA_BYTES 8192
-struct tn_json_arena {
-    size_t used; /* bytes handed out since the last rewind */
-    size_t live; /* blocks handed out and not yet freed */
-    _Alignas(16) unsigned char mem[TN_JSON_ARENA_BYTES];
-};
-void tn_json_use_arenas(void);
-void tn_json_arena_enter(struct tn_json_arena *a);
-void tn_json_arena_leave(void);
-
 /* Serialise compactly into a fresh NUL-terminated string (tn_free it);
  * NULL on out of memory. Consumes no reference. */
 char *tn_json_dump(const json_t *v, size_t *len_out);

@@ -2,14 +2,12 @@
 /* tenured: parse the configuration, then run the server. */
 #include <stdio.h>
 
-#include "common/json.h"
 #include "common/log.h"
 #include "config.h"
 #include "server.h"
 
 int main(int argc, char **argv)
 {
-    tn_json_use_arenas(); /* before any JSON value exists */
     struct tn_config cfg;
     enum tn_config_action action;
     struct tn_errmsg em = {{0}};

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The strict JSON glue and the request arena for jansson's allocations.
+# The strict JSON glue and the flat-body decoder.
 tn_add_unit_test(test_json
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_json.c
     LIBS tn_common_static)
