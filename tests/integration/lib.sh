@@ -65,18 +65,22 @@ tn_wait_ready() {
     return 1
 }
 
-# tn_wait_subscribers N: wait (bounded, 10 s) until the server at $URL
-# has N event streams open, so that a test acts only once its watchers
-# listen, however slow the machine.
-tn_wait_subscribers() {
+# tn_wait_metric NAME VALUE WHAT: wait (bounded, 10 s) until the metric
+# NAME of the server at $URL reads VALUE, so that a test acts only once
+# the server is in the state it needs, however slow the machine; WHAT
+# names that state in the failure.
+tn_wait_metric() {
     local i
     for i in $(seq 1 500); do
-        [ "$(curl -s --max-time 2 "$URL/metrics" | awk '$1 == "tenure_event_subscribers" {print $2}')" = "$1" ] &&
+        [ "$(curl -s --max-time 2 "$URL/metrics" | awk -v m="$1" '$1 == m {print $2}')" = "$2" ] &&
             return 0
         sleep 0.02
     done
-    fail "the server never had $1 event subscribers"
+    fail "the server never had $3"
 }
+
+# tn_wait_subscribers N: until N event streams are open.
+tn_wait_subscribers() { tn_wait_metric tenure_event_subscribers "$1" "$1 event subscribers"; }
 
 tn_kill_server() {
     kill -9 "$SERVER_PID" 2>/dev/null || true

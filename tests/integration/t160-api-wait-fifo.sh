@@ -10,15 +10,7 @@ tn_start_server --max-waiters-per-name 4 --max-waiters 6
 # Wait (bounded) until the server has queued N waiters: arrival order is
 # what the test is about, so each waiter must be queued before the next
 # one starts, however slow the machine is.
-wait_waiters() {
-    local i
-    for i in $(seq 1 500); do
-        [ "$(curl -s "$URL/metrics" | awk '$1 == "tenure_waiters" {print $2}')" = "$1" ] &&
-            return 0
-        sleep 0.02
-    done
-    fail "the server never had $1 waiters queued"
-}
+wait_waiters() { tn_wait_metric tenure_waiters "$1" "$1 waiters queued"; }
 
 acquire "q:1" holder 60000
 expect_code 201 "first holder"

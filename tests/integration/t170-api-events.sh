@@ -6,6 +6,21 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 need_tools
+
+# events_of FILE FIELD...: each event's FIELDs joined by ':', then a space.
+events_of() {
+    local file=$1 line f sep
+    shift
+    grep '^data: ' "$file" | sed 's/^data: //' |
+        while read -r line; do
+            sep=
+            for f in "$@"; do
+                printf '%s%s' "$sep" "$(printf '%s' "$line" | "$TN_BIN/tn-json-get" "$f")"
+                sep=:
+            done
+            printf ' '
+        done
+}
 tn_start_server --event-backlog 8 --event-buffer-bytes 2048 --event-heartbeat-ms 200
 
 curl -sN --max-time 4 "$URL/v1/events?prefix=ev:" >"$T/stream" &
@@ -24,13 +39,7 @@ acquire "ev:1" c 5000
 rq DELETE "/v1/leases/ev:1?force=true" -
 expect_code 204 "force release"
 wait "$spid" || true
-got=$(grep '^data: ' "$T/stream" | sed 's/^data: //' |
-    while read -r line; do
-        printf '%s' "$line" | "$TN_BIN/tn-json-get" type
-        printf ':'
-        printf '%s' "$line" | "$TN_BIN/tn-json-get" owner_id
-        printf ' '
-    done)
+got=$(events_of "$T/stream" type owner_id)
 [ "$got" = "acquired:a expired:a acquired:b released:b acquired:c revoked:c " ] ||
     fail "event sequence: '$got' in $(cat "$T/stream")"
 ids=$(sed -n 's/^id: //p' "$T/stream" | tr '\n' ' ')
@@ -64,15 +73,7 @@ pass "an id older than the backlog gets a reset event"
 last=$(sed -n 's/^id: //p' "$T/reset" | tail -1)
 [ -n "$last" ] || fail "the reset event carries no id: $(cat "$T/reset")"
 curl -sN --max-time 1 -H "Last-Event-ID: $((last - 5))" "$URL/v1/events?prefix=of:" >"$T/late" || true
-got=$(grep '^data: ' "$T/late" | sed 's/^data: //' |
-    while read -r line; do
-        printf '%s' "$line" | "$TN_BIN/tn-json-get" type
-        printf ':'
-        printf '%s' "$line" | "$TN_BIN/tn-json-get" name
-        printf ':'
-        printf '%s' "$line" | "$TN_BIN/tn-json-get" owner_id
-        printf ' '
-    done)
+got=$(events_of "$T/late" type name owner_id)
 case "$got" in
 "acquired:of:9:o acquired:of:10:o acquired:of:11:o acquired:of:12:o " |\
 "acquired:of:8:o acquired:of:9:o acquired:of:10:o acquired:of:11:o acquired:of:12:o ") ;;
