@@ -306,6 +306,18 @@ static bool await_blocked(struct order_env *o)
     return poll_until(o->mon, sql, 1, 3000);
 }
 
+/* Run the loop until the locker waits for a lock (waiting 1) or not
+ * (waiting 0). */
+static bool await_locker(struct order_env *o, int waiting)
+{
+    char sql[256];
+    (void)snprintf(sql, sizeof(sql),
+                   "SELECT count(*) FROM pg_stat_activity WHERE pid = %d"
+                   " AND wait_event_type = 'Lock'",
+                   PQbackendPID(o->locker));
+    return poll_until(o->mon, sql, waiting, 3000);
+}
+
 /* With a store backend blocked behind the hold connection (inside a
  * transaction that has opened its outbox), queue an ACCESS EXCLUSIVE lock
  * on that backend's outbox and wait until the request waits: once the
@@ -328,11 +340,7 @@ static bool lock_outbox_after_commit(struct order_env *o)
         PQbackendPID(o->hold));
     if (PQsendQuery(o->locker, sql) != 1)
         return false;
-    (void)snprintf(sql, sizeof(sql),
-                   "SELECT count(*) FROM pg_stat_activity WHERE pid = %d"
-                   " AND wait_event_type = 'Lock'",
-                   PQbackendPID(o->locker));
-    return poll_until(o->mon, sql, 1, 3000);
+    return await_locker(o, 1);
 }
 
 /* Release the hold; then run the loop until the locker holds the outbox
@@ -341,12 +349,7 @@ static bool commit_hold(struct order_env *o)
 {
     if (!exec_ok(o->hold, "COMMIT"))
         return false;
-    char sql[256];
-    (void)snprintf(sql, sizeof(sql),
-                   "SELECT count(*) FROM pg_stat_activity WHERE pid = %d"
-                   " AND wait_event_type = 'Lock'",
-                   PQbackendPID(o->locker));
-    return poll_until(o->mon, sql, 0, 3000);
+    return await_locker(o, 0);
 }
 
 /* End the locker's transaction: the outbox is free again. */
