@@ -49,18 +49,23 @@ static bool exec_ok(PGconn *c, const char *sql)
     return ok;
 }
 
-/* An admin connection whose open transaction holds the row of name
- * locked (FOR UPDATE), or NULL. */
-static PGconn *hold_row(const char *name)
+/* Begin a transaction on db that holds the row of name locked (FOR
+ * UPDATE). */
+static bool lock_row(PGconn *db, const char *name)
 {
-    PGconn *db = admin();
-    if (db == NULL)
-        return NULL;
     char sql[512];
     (void)snprintf(sql, sizeof(sql),
                    "BEGIN; SELECT 1 FROM leases WHERE name = '%s' FOR UPDATE",
                    name);
-    if (!exec_ok(db, sql)) {
+    return exec_ok(db, sql);
+}
+
+/* An admin connection whose open transaction holds the row of name
+ * locked, or NULL. */
+static PGconn *hold_row(const char *name)
+{
+    PGconn *db = admin();
+    if (db != NULL && !lock_row(db, name)) {
         PQfinish(db);
         return NULL;
     }
@@ -378,11 +383,7 @@ static void order_answered(struct order_env *o)
     CHECK_RC(acquire(&o->a, n, "o0", 5000, NULL, 0), TN_OK);
     CHECK_RC(release(&o->a, &o->c), TN_OK);
     CHECK(await_events(n, 2, 3000, ev) == 2); /* heard: not recorded below */
-    char sql[512];
-    (void)snprintf(sql, sizeof(sql),
-                   "BEGIN; SELECT 1 FROM leases WHERE name = '%s' FOR UPDATE",
-                   n);
-    CHECK(exec_ok(o->hold, sql));
+    CHECK(lock_row(o->hold, n));
     events_watch(n);
     start_acquire(E.s, &o->a, n, "o1", 5000, NULL, 0, NULL);
     CHECK(await_blocked(o));
@@ -426,11 +427,7 @@ static void order_raced(struct order_env *o)
     events_watch(n);
     CHECK_RC(acquire(&o->c, n, "o0", 5000, NULL, 0), TN_OK);
     CHECK(await_events(n, 1, 3000, ev) == 1); /* heard: not recorded below */
-    char sql[512];
-    (void)snprintf(sql, sizeof(sql),
-                   "BEGIN; SELECT 1 FROM leases WHERE name = '%s' FOR UPDATE",
-                   n);
-    CHECK(exec_ok(o->hold, sql));
+    CHECK(lock_row(o->hold, n));
     events_watch(n);
     memset(&o->b, 0, sizeof(o->b));
     struct tn_token_req r = {
@@ -463,16 +460,13 @@ static void order_conn_lost(struct order_env *o)
     const char *n = nm("ord-lost");
     CHECK_RC(acquire(&o->c, n, "o0", 5000, NULL, 0), TN_OK);
     CHECK_RC(release(&o->c, &o->b), TN_OK);
-    char sql[512];
-    (void)snprintf(sql, sizeof(sql),
-                   "BEGIN; SELECT 1 FROM leases WHERE name = '%s' FOR UPDATE",
-                   n);
-    CHECK(exec_ok(o->hold, sql));
+    CHECK(lock_row(o->hold, n));
     start_acquire(E.s, &o->a, n, "o1", 5000, NULL, 0, NULL);
     CHECK(await_blocked(o));
     CHECK(lock_outbox_after_commit(o));
     CHECK(commit_hold(o));
     /* the trailer now waits for the locker: end its backend */
+    char sql[512];
     (void)snprintf(sql, sizeof(sql),
                    "SELECT count(*) FROM pg_stat_activity"
                    " WHERE %d = ANY(pg_blocking_pids(pid))",
