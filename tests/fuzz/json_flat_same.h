@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "common/json_flat.h"
 
 /* NULL when each member of f is in obj with the same value and obj has no
@@ -48,6 +49,47 @@ static inline const char *tn_json_flat_differs(json_t *obj,
             return "a member type";
         }
     }
+    return NULL;
+}
+
+/* NULL when jansson's getters on obj and the flat getters on f agree on
+ * key (return code, value, message): the string getter, the integer
+ * getter under each of the n_bounds {min, max} pairs, the boolean getter;
+ * else which getter differs. */
+static inline const char *
+tn_json_flat_getters_differ(json_t *obj, const struct tn_json_flat *f,
+                            const char *key, const int64_t (*bounds)[2],
+                            size_t n_bounds)
+{
+    struct tn_errmsg e1 = {{0}};
+    struct tn_errmsg e2 = {{0}};
+    const char *s1 = NULL;
+    const char *s2 = NULL;
+    size_t l1 = 0;
+    size_t l2 = 0;
+    if (tn_json_get_str(obj, key, &s1, &l1, &e1) !=
+            tn_json_flat_get_str(f, key, &s2, &l2, &e2) ||
+        strcmp(e1.text, e2.text) != 0 || l1 != l2 ||
+        (s1 == NULL) != (s2 == NULL) ||
+        (s1 != NULL && memcmp(s1, s2, l1 + 1) != 0))
+        return "the string getter";
+    for (size_t i = 0; i < n_bounds; i++) {
+        int64_t n1 = 12345;
+        int64_t n2 = 12345;
+        e1.text[0] = e2.text[0] = '\0';
+        if (tn_json_get_int(obj, key, bounds[i][0], bounds[i][1], &n1, &e1) !=
+                tn_json_flat_get_int(f, key, bounds[i][0], bounds[i][1], &n2,
+                                     &e2) ||
+            strcmp(e1.text, e2.text) != 0 || n1 != n2)
+            return "the integer getter";
+    }
+    bool b1 = false;
+    bool b2 = false;
+    e1.text[0] = e2.text[0] = '\0';
+    if (tn_json_get_bool(obj, key, &b1, &e1) !=
+            tn_json_flat_get_bool(f, key, &b2, &e2) ||
+        strcmp(e1.text, e2.text) != 0 || b1 != b2)
+        return "the boolean getter";
     return NULL;
 }
 

@@ -227,12 +227,7 @@ static void test_flat__byte_cap(void **state)
     json_decref(o);
 }
 
-struct bounds {
-    int64_t min;
-    int64_t max;
-};
-
-static const struct bounds int_bounds[] = {
+static const int64_t int_bounds[][2] = {
     {1, 3600000}, {0, INT64_MAX}, {INT64_MIN, INT64_MAX}, {43, 50}, {-7, -7},
 };
 
@@ -241,38 +236,10 @@ static void same_getters(const char *body, const char *key)
     static struct tn_json_flat f;
     json_t *o = parse(body);
     assert_int_equal(tn_json_flat_parse(body, strlen(body), &f), TN_OK);
-    struct tn_errmsg e1 = {{0}};
-    struct tn_errmsg e2 = {{0}};
-    const char *s1 = NULL;
-    const char *s2 = NULL;
-    size_t l1 = 0;
-    size_t l2 = 0;
-    assert_int_equal(tn_json_get_str(o, key, &s1, &l1, &e1),
-                     tn_json_flat_get_str(&f, key, &s2, &l2, &e2));
-    assert_string_equal(e1.text, e2.text);
-    assert_int_equal(l1, l2);
-    if (s1 != NULL)
-        assert_string_equal(s1, s2);
-    for (size_t i = 0; i < sizeof(int_bounds) / sizeof(int_bounds[0]); i++) {
-        int64_t n1 = 12345;
-        int64_t n2 = 12345;
-        memset(&e1, 0, sizeof(e1));
-        memset(&e2, 0, sizeof(e2));
-        const struct bounds *b = &int_bounds[i];
-        assert_int_equal(
-            tn_json_get_int(o, key, b->min, b->max, &n1, &e1),
-            tn_json_flat_get_int(&f, key, b->min, b->max, &n2, &e2));
-        assert_string_equal(e1.text, e2.text);
-        assert_true(n1 == n2);
-    }
-    bool b1 = false;
-    bool b2 = false;
-    memset(&e1, 0, sizeof(e1));
-    memset(&e2, 0, sizeof(e2));
-    assert_int_equal(tn_json_get_bool(o, key, &b1, &e1),
-                     tn_json_flat_get_bool(&f, key, &b2, &e2));
-    assert_string_equal(e1.text, e2.text);
-    assert_true(b1 == b2);
+    const char *differs = tn_json_flat_getters_differ(
+        o, &f, key, int_bounds, sizeof(int_bounds) / sizeof(int_bounds[0]));
+    if (differs != NULL)
+        fail_msg("%s differs on \"%s\" in %s", differs, key, body);
     json_decref(o);
 }
 
