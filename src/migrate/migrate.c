@@ -23,8 +23,8 @@
 #include "common/clock.h"
 #include "common/rand.h"
 #include "lease/lease.h"
+#include "store/disk.h"
 #include "store/pg_sql.h"
-#include "store/sqlite_db.h"
 
 #define INSERT_LEASE                                                           \
     "INSERT INTO leases (name, owner_id, expires_at, fencing_token, secret,"   \
@@ -186,13 +186,13 @@ static int load(const char *dir, struct tn_lease_table *t, int64_t now_ms)
         return TN_EINVAL;
     }
     struct tn_errmsg em = {{0}};
-    struct tn_sqlite_db *db = NULL;
-    int rc = tn_sqlite_db_open(path, &db, &em);
+    struct tn_disk *disk = NULL;
+    int rc = tn_disk_open(dir, 0, &disk, &em); /* applies the journal */
     if (rc == 0)
         rc = tn_lease_table_init(t, 1024);
     if (rc == 0)
-        rc = tn_sqlite_db_load(db, t, now_ms, false, &em);
-    tn_sqlite_db_close(db);
+        rc = tn_disk_load(disk, t, now_ms, false, &em);
+    tn_disk_close(disk);
     if (rc < 0)
         fprintf(stderr, "tenure-migrate: cannot load %s: %s\n", path, em.text);
     return rc;

@@ -30,6 +30,7 @@ struct tn_config {
     int64_t request_timeout_ms;   /* whole request / idle keep-alive */
     int64_t drain_timeout_ms;     /* SIGTERM: time to finish in-flight work */
     int64_t expected_leases;      /* table pre-size */
+    int64_t journal_bytes;        /* embedded: compaction size */
     int64_t max_wait_ms;          /* largest wait_ms of a blocking acquire */
     int64_t max_waiters;          /* blocked acquires in all */
     int64_t max_waiters_per_name; /* blocked acquires per name */

@@ -163,6 +163,7 @@ static int open_store(struct server *s)
         .pg_url = s->cfg->store,
         .batch_max = 4096,
         .expected_leases = (size_t)s->cfg->expected_leases,
+        .journal_bytes = (uint64_t)s->cfg->journal_bytes,
         .max_waiters = (size_t)s->cfg->max_waiters,
         .max_waiters_per_name = (size_t)s->cfg->max_waiters_per_name,
         .max_wait_ms = s->cfg->max_wait_ms,

@@ -10,7 +10,7 @@
 #include "lease/lease.h"
 #include "store.h"
 
-struct tn_sqlite_db;
+struct tn_disk;
 
 #define RETRY_AFTER_MS 1000
 #define N_BATCH_BUCKETS 12
@@ -22,7 +22,7 @@ struct embedded {
     struct tn_store base;           /* vtable; first */
     struct tn_loop *loop;           /* the loop thread's loop */
     struct tn_lease_table table;    /* loop thread only */
-    struct tn_sqlite_db *db;        /* committer thread after open */
+    struct tn_disk *disk;           /* committer thread after open */
     struct tn_commit *commit;       /* group commit */
     uint64_t durable_seq;           /* changes <= this are on disk */
     int degraded_rc;                /* 0, TN_ENOSPC, or TN_EIO (for good) */

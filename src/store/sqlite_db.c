@@ -393,36 +393,63 @@ static int step_once(sqlite3_stmt *st)
     return map_rc(rc);
 }
 
-int tn_sqlite_db_write(struct tn_sqlite_db *d, struct tn_batch *b)
+int tn_sqlite_db_begin(struct tn_sqlite_db *d)
 {
-    int rc = step_once(d->begin);
+    return step_once(d->begin);
+}
+
+int tn_sqlite_db_put(struct tn_sqlite_db *d, const struct tn_batch *b)
+{
+    int rc = TN_OK;
     for (size_t i = 0; rc == 0 && i < b->n_rows; i++)
         rc = write_row(d, b, &b->rows[i]);
+    return rc;
+}
+
+int tn_sqlite_db_commit(struct tn_sqlite_db *d, uint64_t last_token,
+                        int64_t alive_at_ms, uint64_t journal_gen)
+{
+    int rc = set_meta_int(d, "last_token", (int64_t)last_token);
     if (rc == 0)
-        rc = set_meta_int(d, "last_token", (int64_t)b->last_token);
+        rc = set_meta_int(d, "alive_at_ms", alive_at_ms);
     if (rc == 0)
-        rc = set_meta_int(d, "alive_at_ms", tn_clock_now_ms());
-    if (rc == 0) {
-        int64_t t0 = tn_clock_mono_ns();
+        rc = set_meta_int(d, "journal_gen", (int64_t)journal_gen);
+    if (rc == 0)
         rc = step_once(d->commit);
-        b->sync_us = (tn_clock_mono_ns() - t0) / 1000;
-    }
     if (rc < 0) {
         tn_log(TN_LOG_ERROR, "store", "\"commit failed\" err=\"%s\"",
                sqlite3_errmsg(d->db));
-        (void)sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+        tn_sqlite_db_rollback(d);
     }
     return rc;
 }
 
-int tn_sqlite_db_probe(struct tn_sqlite_db *d)
+void tn_sqlite_db_rollback(struct tn_sqlite_db *d)
 {
-    int rc = exec(d, "BEGIN IMMEDIATE", NULL);
-    if (rc == 0)
-        rc = set_meta_int(d, "alive_at_ms", tn_clock_now_ms());
-    if (rc == 0)
-        rc = map_rc(sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL));
-    if (rc < 0)
+    if (!sqlite3_get_autocommit(d->db))
         (void)sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
+}
+
+int tn_sqlite_db_meta(struct tn_sqlite_db *d, struct tn_sqlite_meta *m)
+{
+    sqlite3_stmt *st = NULL;
+    memset(m, 0, sizeof(*m));
+    if (sqlite3_prepare_v2(d->db,
+                           "SELECT key, value FROM meta WHERE key IN"
+                           " ('last_token', 'alive_at_ms', 'journal_gen')",
+                           -1, &st, NULL) != SQLITE_OK)
+        return TN_EIO;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(st, 0);
+        int64_t v = sqlite3_column_int64(st, 1);
+        if (strcmp(k, "last_token") == 0)
+            m->last_token = (uint64_t)v;
+        else if (strcmp(k, "alive_at_ms") == 0)
+            m->alive_at_ms = v;
+        else
+            m->journal_gen = (uint64_t)v;
+    }
+    sqlite3_finalize(st);
+    return map_rc(rc);
 }

@@ -33,13 +33,23 @@ void tn_sqlite_db_close(struct tn_sqlite_db *db);
 int tn_sqlite_db_load(struct tn_sqlite_db *db, struct tn_lease_table *t,
                       int64_t now_ms, bool exact, struct tn_errmsg *em);
 
-/* Write b in one transaction, each row by its row id (never 0); set
- * b->sync_us to the time of the COMMIT (WAL frames written and synced).
- * 0, TN_ENOSPC (disk full), TN_EIO, TN_EBUSY or TN_ENOMEM. */
-int tn_sqlite_db_write(struct tn_sqlite_db *db, struct tn_batch *b);
+/* Writing, used by the journal's compaction (disk.c): begin, put the
+ * rows of any number of batches (each row by its row id, never 0, later
+ * rows replacing earlier ones), then commit together with the meta values
+ * the rows bring: the token counter, the server's last sign of life and
+ * the newest journal generation now in the file.  0, TN_ENOSPC (disk
+ * full), TN_EIO, TN_EBUSY or TN_ENOMEM; a failed commit is rolled back. */
+int tn_sqlite_db_begin(struct tn_sqlite_db *db);
+int tn_sqlite_db_put(struct tn_sqlite_db *db, const struct tn_batch *b);
+int tn_sqlite_db_commit(struct tn_sqlite_db *db, uint64_t last_token,
+                        int64_t alive_at_ms, uint64_t journal_gen);
+void tn_sqlite_db_rollback(struct tn_sqlite_db *db);
 
-/* Record that the server is alive now (meta alive_at_ms), in its own
- * transaction.  Also proves that the file takes writes again. */
-int tn_sqlite_db_probe(struct tn_sqlite_db *db);
+struct tn_sqlite_meta {
+    uint64_t last_token;  /* highest token committed to the file */
+    int64_t alive_at_ms;  /* last sign of life written to the file */
+    uint64_t journal_gen; /* newest journal generation in the file */
+};
+int tn_sqlite_db_meta(struct tn_sqlite_db *db, struct tn_sqlite_meta *m);
 
 #endif

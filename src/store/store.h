@@ -152,6 +152,7 @@ struct tn_store_config {
     const char *pg_url;          /* postgresql: connection string */
     size_t batch_max;            /* max changes per commit */
     size_t expected_leases;      /* table sizing hint */
+    uint64_t journal_bytes;      /* embedded: compaction size, 0 default */
     size_t max_waiters;          /* blocked acquires in all */
     size_t max_waiters_per_name; /* blocked acquires per name */
     int64_t max_wait_ms;         /* cap of wait_ms */

@@ -21,7 +21,7 @@
 
 /* Grants remembered for GET .../history, across all names. */
 #define LEDGER_RECORDS 65536
-#include "sqlite_db.h"
+#include "disk.h"
 #include "store.h"
 
 void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
@@ -356,6 +356,7 @@ static void e_metrics(struct tn_store *s, struct tn_buf *out)
                64, 1e-6);
     (void)tn_buf_printf(out, "tenure_store_sync_seconds_sum %.6f\n",
                         e->sync_seconds);
+    tn_disk_metrics(e->disk, out);
 }
 
 /* Loop thread: a batch came back from the committer. */
@@ -403,14 +404,14 @@ static void on_batch(void *ctx, struct tn_batch *b)
 static int c_write(void *ctx, struct tn_batch *b)
 {
     struct embedded *e = ctx;
-    return tn_sqlite_db_write(e->db, b);
+    return tn_disk_write(e->disk, b);
 }
 
 /* Committer thread, idle: record that the server is alive. */
 static int c_heartbeat(void *ctx)
 {
     struct embedded *e = ctx;
-    return tn_sqlite_db_probe(e->db);
+    return tn_disk_probe(e->disk);
 }
 
 /* Committer thread: after a failure, wait for space, then reload. */
@@ -419,14 +420,15 @@ static int c_recover(void *ctx)
     struct embedded *e = ctx;
     if (e->degraded_rc == TN_EIO)
         return TN_EIO; /* after a failed fsync nothing is trusted */
-    int rc = tn_sqlite_db_probe(e->db);
+    int rc = tn_disk_recover(e->disk);
+    if (rc == 0)
+        rc = tn_disk_probe(e->disk);
     if (rc < 0)
         return rc;
     tn_lease_table_release(&e->reloaded);
     rc = tn_lease_table_init(&e->reloaded, e->table.count);
     if (rc == 0)
-        rc = tn_sqlite_db_load(e->db, &e->reloaded, tn_clock_now_ms(), true,
-                               NULL);
+        rc = tn_disk_load(e->disk, &e->reloaded, tn_clock_now_ms(), true, NULL);
     return rc;
 }
 
@@ -456,7 +458,7 @@ static void e_close(struct tn_store *s)
     struct embedded *e = (struct embedded *)s;
     tn_embedded_fail_waiters(e, TN_EUNAVAIL);
     tn_commit_stop(e->commit);
-    tn_sqlite_db_close(e->db);
+    tn_disk_close(e->disk);
     tn_lease_table_release(&e->table);
     tn_lease_table_release(&e->reloaded);
     tn_embedded_clear_expiries(e);
@@ -488,17 +490,11 @@ static const struct tn_store_ops embedded_ops = {
 static int open_db(struct embedded *e, const struct tn_store_config *cfg,
                    struct tn_errmsg *em)
 {
-    char path[4096];
-    int n = snprintf(path, sizeof(path), "%s/tenure.db", cfg->data_dir);
-    if (n < 0 || (size_t)n >= sizeof(path)) {
-        tn_errmsg_set(em, "data dir path too long");
-        return TN_EINVAL;
-    }
-    int rc = tn_sqlite_db_open(path, &e->db, em);
+    int rc = tn_disk_open(cfg->data_dir, cfg->journal_bytes, &e->disk, em);
     if (rc == 0)
         rc = tn_lease_table_init(&e->table, cfg->expected_leases);
     if (rc == 0)
-        rc = tn_sqlite_db_load(e->db, &e->table, tn_clock_now_ms(), false, em);
+        rc = tn_disk_load(e->disk, &e->table, tn_clock_now_ms(), false, em);
     return rc;
 }
 
@@ -543,7 +539,7 @@ int tn_store_embedded_open(struct tn_loop *loop,
     *out = &e->base;
     return TN_OK;
 out_free:
-    tn_sqlite_db_close(e->db);
+    tn_disk_close(e->disk);
     tn_lease_table_release(&e->table);
     tn_free(e);
     return rc;

@@ -46,12 +46,13 @@ while chaos_running; do
     fill
     chaos_note "disk full (filler $(du -k "$mnt/filler" | cut -f1) KiB)"
     # Every fresh acquire must now be refused with 503.
-    for i in $(seq 1 100); do
+    for i in $(seq 1 300); do
         probe_acquire "probe:$cycle:$i"
         [ "$CODE" = 503 ] && break
         [ "$CODE" = 201 ] || fail "acquire on a full disk: $CODE $BODY"
         # a success here is allowed only if it was persisted in space
-        # SQLite had already reserved; keep filling
+        # the journal had already reserved (docs/ARCHITECTURE.md, "The
+        # journal"); keep filling
         fill
         sleep 0.02
     done

@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: MIT */
+/* The journal's file format, appends and reads (journal.h).
+ *
+ * A record, little-endian, starting on a TN_JOURNAL_ALIGN boundary:
+ *   0  u64 sum         SipHash-2-4 of bytes 8 .. 40 + len
+ *   8  u32 magic       "TNJ1"
+ *  12  u32 len         payload bytes
+ *  16  u64 gen         generation
+ *  24  u64 seq         1, 2, ... inside the generation
+ *  32  u64 prev_count  records of generation gen - 1
+ *  40  payload:
+ *        u64 last_token, i64 alive_at_ms, u32 n_rows, u32 strings_len,
+ *        n_rows rows of ROW_BYTES, then strings_len bytes of NUL-ended
+ *        strings the rows point into
+ *      then zeros up to the next boundary.
+ * A row: u32 row_id, u32 flags (1 = held), u64 token, i64 ttl_ms,
+ * i64 expires_at_ms, i64 lock_delay_ms, 16 bytes of secret, and u32
+ * offsets of name, owner, request id and principal (NONE when absent).
+ *
+ * The checksum is not a secret: it catches torn and damaged writes.  Lease
+ * names and owners are printable text without NUL bytes, so a name cannot
+ * spell a header (gen, seq and prev_count have zero high bytes). */
+#include "journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/alloc.h"
+#include "common/assert.h"
+#include "common/clock.h"
+
+#define MAGIC 0x314a4e54u /* "TNJ1" */
+#define PAYLOAD_FIXED 24
+#define ROW_BYTES 72
+#define NONE UINT32_MAX
+#define MAX_PAYLOAD ((uint32_t)1 << 30)
+
+static const unsigned char sum_key[crypto_shorthash_KEYBYTES] =
+    "tenure-journal-1";
+
+struct tn_journal {
+    int fd[2];           /* journal-0, journal-1 */
+    char path[2][4096];  /* for messages */
+    uint64_t size[2];    /* bytes each file has (zero-filled or records) */
+    uint64_t gen;        /* active generation; 0 before begin */
+    uint64_t seq;        /* records written in it */
+    uint64_t prev_count; /* records of gen - 1 */
+    uint64_t off;        /* where the next record goes */
+    unsigned char *wbuf; /* encoded record */
+    size_t wcap;         /* its size */
+    bool broken;         /* an fdatasync failed: no more appends */
+};
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+static uint64_t align_up(uint64_t n, uint64_t a)
+{
+    return (n + a - 1) / a * a;
+}
+
+static uint64_t checksum(const unsigned char *rec, uint32_t len)
+{
+    unsigned char out[crypto_shorthash_BYTES];
+    crypto_shorthash(out, rec + 8,
+                     (unsigned long long)(TN_JOURNAL_HEADER - 8) + len,
+                     sum_key);
+    return get64(out);
+}
+
+int tn_journal_open(const char *dir, struct tn_journal **out,
+                    struct tn_errmsg *em)
+{
+    *out = NULL;
+    if (sodium_init() < 0)
+        return TN_EINTERNAL;
+    struct tn_journal *j = tn_calloc(1, sizeof(*j));
+    if (j == NULL)
+        return TN_ENOMEM;
+    j->fd[0] = j->fd[1] = -1;
+    for (int i = 0; i < 2; i++) {
+        int n =
+            snprintf(j->path[i], sizeof(j->path[i]), "%s/journal-%d", dir, i);
+        struct stat st;
+        if (n < 0 || (size_t)n >= sizeof(j->path[i]) ||
+            (j->fd[i] = open(j->path[i], O_RDWR | O_CREAT | O_CLOEXEC, 0600)) <
+                0 ||
+            fstat(j->fd[i], &st) < 0) {
+            tn_errmsg_set(em, "cannot open \"%s\": %s", j->path[i],
+                          strerror(errno));
+            tn_journal_close(j);
+            return TN_EIO;
+        }
+        j->size[i] = (uint64_t)st.st_size;
+    }
+    /* A file just created must stay in the directory after a crash. */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || fsync(dfd) < 0) {
+        tn_errmsg_set(em, "cannot sync \"%s\": %s", dir, strerror(errno));
+        if (dfd >= 0)
+            (void)close(dfd);
+        tn_journal_close(j);
+        return TN_EIO;
+    }
+    (void)close(dfd);
+    *out = j;
+    return TN_OK;
+}
+
+void tn_journal_close(struct tn_journal *j)
+{
+    if (j == NULL)
+        return;
+    for (int i = 0; i < 2; i++)
+        if (j->fd[i] >= 0)
+            (void)close(j->fd[i]);
+    tn_free(j->wbuf);
+    tn_free(j);
+}
+
+/* ---- reading ---- */
+
+struct file {
+    unsigned char *data; /* the whole file */
+    uint64_t size;
+};
+
+static int read_file(struct tn_journal *j, int i, struct file *f,
+                     struct tn_errmsg *em)
+{
+    struct stat st;
+    f->data = NULL;
+    f->size = 0;
+    if (fstat(j->fd[i], &st) < 0)
+        goto fail;
+    f->size = (uint64_t)st.st_size;
+    if (f->size == 0)
+        return TN_OK;
+    f->data = tn_malloc(f->size);
+    if (f->data == NULL)
+        return TN_ENOMEM;
+    for (uint64_t got = 0; got < f->size;) {
+        ssize_t n = pread(j->fd[i], f->data + got, f->size - got, (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            goto fail;
+        got += (uint64_t)n;
+    }
+    return TN_OK;
+fail:
+    tn_errmsg_set(em, "cannot read \"%s\": %s", j->path[i], strerror(errno));
+    tn_free(f->data);
+    f->data = NULL;
+    return TN_EIO;
+}
+
+struct hdr {
+    uint32_t len;
+    uint64_t gen, seq, prev_count;
+};
+
+/* The record at off if its header and checksum hold. */
+static bool record_at(const struct file *f, uint64_t off, struct hdr *h)
+{
+    if (off + TN_JOURNAL_HEADER > f->size)
+        return false;
+    const unsigned char *p = f->data + off;
+    if (get32(p + 8) != MAGIC)
+        return false;
+    h->len = get32(p + 12);
+    h->gen = get64(p + 16);
+    h->seq = get64(p + 24);
+    h->prev_count = get64(p + 32);
+    if (h->len > MAX_PAYLOAD || h->len > f->size - off - TN_JOURNAL_HEADER ||
+        h->gen == 0 || h->seq == 0)
+        return false;
+    return checksum(p, h->len) == get64(p);
+}
+
+/* Rows decoded from one payload; grown as needed, freed by the reader. */
+struct rows {
+    struct tn_row *v;
+    size_t cap;
+};
+
+/* Decode a checked payload into b (rows into r, strings in place). */
+static int decode(const unsigned char *p, uint32_t len, struct rows *r,
+                  struct tn_batch *b, int64_t *alive_at_ms)
+{
+    if (len < PAYLOAD_FIXED)
+        return TN_EIO;
+    uint64_t n = get32(p + 16), slen = get32(p + 20);
+    if ((uint64_t)PAYLOAD_FIXED + n * ROW_BYTES + slen != len)
+        return TN_EIO;
+    const unsigned char *s = p + PAYLOAD_FIXED + n * ROW_BYTES;
+    if (slen > 0 && s[slen - 1] != '\0')
+        return TN_EIO;
+    if (n > r->cap) {
+        struct tn_row *v = tn_reallocarray(r->v, n, sizeof(*v));
+        if (v == NULL)
+            return TN_ENOMEM;
+        r->v = v;
+        r->cap = n;
+    }
+    memset(b, 0, sizeof(*b));
+    b->last_token = get64(p);
+    *alive_at_ms = (int64_t)get64(p + 8);
+    b->rows = r->v;
+    b->n_rows = n;
+    b->strings.data = (char *)(uintptr_t)s;
+    b->strings.len = slen;
+    for (uint64_t i = 0; i < n; i++) {
+        const unsigned char *q = p + PAYLOAD_FIXED + i * ROW_BYTES;
+        struct tn_row *row = &r->v[i];
+        uint32_t off[4];
+        for (int k = 0; k < 4; k++) {
+            off[k] = get32(q + 56 + 4 * k);
+            if (off[k] != NONE && off[k] >= slen)
+                return TN_EIO;
+        }
+        row->row_id = get32(q);
+        if (row->row_id == 0 || off[0] == NONE || off[1] == NONE)
+            return TN_EIO;
+        row->held = (get32(q + 4) & 1) != 0;
+        row->token = get64(q + 8);
+        row->ttl_ms = (int64_t)get64(q + 16);
+        row->expires_at_ms = (int64_t)get64(q + 24);
+        row->lock_delay_ms = (int64_t)get64(q + 32);
+        memcpy(row->secret, q + 40, TN_SECRET_BYTES);
+        row->name_off = off[0];
+        row->owner_off = off[1];
+        row->rid_off = off[2] == NONE ? SIZE_MAX : off[2];
+        row->principal_off = off[3] == NONE ? SIZE_MAX : off[3];
+    }
+    return TN_OK;
+}
+
+/* What one file holds: its generation (0 when its first record is not
+ * valid) and how many records of it are in order from offset 0. */
+struct scan {
+    uint64_t gen;
+    uint64_t count;
+    uint64_t prev_count;
+};
+
+/* Walk the records of f from offset 0, calling fn (when not NULL) on each;
+ * then refuse the file if a valid record newer than `after` lies past the
+ * end of the walk (damage, not a torn tail: see journal.h). */
+static int scan_file(const struct file *f, const char *path, uint64_t after,
+                     tn_journal_fn fn, void *ctx, struct scan *out,
+                     struct tn_errmsg *em)
+{
+    struct rows rows = {0};
+    struct hdr h;
+    uint64_t off = 0;
+    int rc = TN_OK;
+    memset(out, 0, sizeof(*out));
+    while (record_at(f, off, &h)) {
+        if (out->count == 0) {
+            out->gen = h.gen;
+            out->prev_count = h.prev_count;
+        } else if (h.gen != out->gen || h.seq != out->count + 1 ||
+                   h.prev_count != out->prev_count)
+            break;
+        if (out->count == 0 && h.seq != 1)
+            break;
+        if (fn != NULL && h.gen > after) {
+            struct tn_batch b;
+            struct tn_journal_rec rec = {
+                .gen = h.gen, .seq = h.seq, .batch = &b};
+            rc = decode(f->data + off + TN_JOURNAL_HEADER, h.len, &rows, &b,
+                        &rec.alive_at_ms);
+            if (rc < 0) {
+                tn_errmsg_set(em,
+                              "journal \"%s\": record %llu of generation "
+                              "%llu does not decode",
+                              path, (unsigned long long)h.seq,
+                              (unsigned long long)h.gen);
+                break;
+            }
+            rc = fn(ctx, &rec);
+            if (rc < 0)
+                break;
+        }
+        out->count++;
+        off += align_up(TN_JOURNAL_HEADER + (uint64_t)h.len, TN_JOURNAL_ALIGN);
+    }
+    if (out->count == 0)
+        out->gen = 0;
+    tn_free(rows.v);
+    if (rc < 0)
+        return rc;
+    /* Past the walk: a torn append leaves nothing valid of a generation
+     * newer than `after`; leftovers of older generations are expected. */
+    for (uint64_t o = align_up(off + 1, TN_JOURNAL_ALIGN);
+         o + TN_JOURNAL_HEADER <= f->size; o += TN_JOURNAL_ALIGN) {
+        if (record_at(f, o, &h) && h.gen > after &&
+            !(h.gen == out->gen && h.seq <= out->count)) {
+            tn_errmsg_set(em,
+                          "journal \"%s\" is damaged: record %llu of "
+                          "generation %llu at offset %llu follows a record "
+                          "that does not check out",
+                          path, (unsigned long long)h.seq,
+                          (unsigned long long)h.gen, (unsigned long long)o);
+            return TN_EIO;
+        }
+    }
+    return TN_OK;
+}
+
+static void free_files(struct file f[2])
+{
+    tn_free(f[0].data);
+    tn_free(f[1].data);
+}
+
+int tn_journal_replay(struct tn_journal *j, uint64_t after, tn_journal_fn fn,
+                      void *ctx, uint64_t *last_gen, struct tn_errmsg *em)
+{
+    struct file f[2] = {{0}};
+    struct scan s[2];
+    *last_gen = after;
+    int rc = read_file(j, 0, &f[0], em);
+    if (rc == 0)
+        rc = read_file(j, 1, &f[1], em);
+    /* First pass: which generation each file holds, without callbacks. */
+    for (int i = 0; rc == 0 && i < 2; i++)
+        rc = scan_file(&f[i], j->path[i], after, NULL, NULL, &s[i], em);
+    if (rc < 0) {
+        free_files(f);
+        return rc;
+    }
+    int first = s[0].gen <= s[1].gen ? 0 : 1; /* older one first */
+    int order[2] = {first, 1 - first};
+    uint64_t expect = after + 1, prev_count = 0;
+    bool have_prev = false;
+    for (int k = 0; rc == 0 && k < 2; k++) {
+        const struct scan *sc = &s[order[k]];
+        if (sc->gen <= after)
+            continue;
+        if (sc->gen != expect || (have_prev && sc->prev_count != prev_count)) {
+            tn_errmsg_set(em,
+                          "journal is damaged: generation %llu (%llu records"
+                          ", %llu before it) does not follow generation "
+                          "%llu (%llu records)",
+                          (unsigned long long)sc->gen,
+                          (unsigned long long)sc->count,
+                          (unsigned long long)sc->prev_count,
+                          (unsigned long long)(expect - 1),
+                          (unsigned long long)prev_count);
+            rc = TN_EIO;
+            break;
+        }
+        struct scan again;
+        rc = scan_file(&f[order[k]], j->path[order[k]], after, fn, ctx, &again,
+                       em);
+        *last_gen = sc->gen;
+        expect = sc->gen + 1;
+        prev_count = sc->count;
+        have_prev = true;
+    }
+    free_files(f);
+    return rc;
+}
+
+int tn_journal_read_gen(struct tn_journal *j, uint64_t gen, tn_journal_fn fn,
+                        void *ctx, struct tn_errmsg *em)
+{
+    struct file f;
+    int i = (int)(gen % 2);
+    int rc = read_file(j, i, &f, em);
+    struct scan s;
+    if (rc == 0)
+        rc = scan_file(&f, j->path[i], gen - 1, fn, ctx, &s, em);
+    if (rc == 0 && s.gen != gen) {
+        tn_errmsg_set(em, "journal \"%s\" does not hold generation %llu",
+                      j->path[i], (unsigned long long)gen);
+        rc = TN_EIO;
+    }
+    tn_free(f.data);
+    return rc;
+}
+
+/* ---- writing ---- */
+
+void tn_journal_begin(struct tn_journal *j, uint64_t gen, uint64_t prev_count)
+{
+    TN_ASSERT(gen > 0);
+    j->gen = gen;
+    j->seq = 0;
+    j->prev_count = prev_count;
+    j->off = 0;
+}
+
+uint64_t tn_journal_seal(struct tn_journal *j)
+{
+    uint64_t sealed = j->gen;
+    tn_journal_begin(j, sealed + 1, j->seq);
+    return sealed;
+}
+
+uint64_t tn_journal_gen(const struct tn_journal *j)
+{
+    return j->gen;
+}
+
+bool tn_journal_failed(const struct tn_journal *j)
+{
+    return j->broken;
+}
+
+uint64_t tn_journal_bytes(const struct tn_journal *j)
+{
+    return j->off;
+}
+
+static uint32_t off32(size_t off)
+{
+    return off == SIZE_MAX ? NONE : (uint32_t)off;
+}
+
+/* Encode b into j->wbuf; the record's length, or 0 when it cannot be. */
+static uint64_t encode(struct tn_journal *j, const struct tn_batch *b,
+                       int64_t alive_at_ms)
+{
+    uint64_t len =
+        PAYLOAD_FIXED + (uint64_t)b->n_rows * ROW_BYTES + b->strings.len;
+    if (len > MAX_PAYLOAD || b->strings.len >= NONE)
+        return 0;
+    uint64_t total = align_up(TN_JOURNAL_HEADER + len, TN_JOURNAL_ALIGN);
+    if (total > j->wcap) {
+        unsigned char *w = tn_malloc(total);
+        if (w == NULL)
+            return 0;
+        tn_free(j->wbuf);
+        j->wbuf = w;
+        j->wcap = total;
+    }
+    unsigned char *p = j->wbuf, *q = p + TN_JOURNAL_HEADER;
+    put32(p + 8, MAGIC);
+    put32(p + 12, (uint32_t)len);
+    put64(p + 16, j->gen);
+    put64(p + 24, j->seq + 1);
+    put64(p + 32, j->prev_count);
+    put64(q, b->last_token);
+    put64(q + 8, (uint64_t)alive_at_ms);
+    put32(q + 16, (uint32_t)b->n_rows);
+    put32(q + 20, (uint32_t)b->strings.len);
+    for (size_t i = 0; i < b->n_rows; i++) {
+        const struct tn_row *r = &b->rows[i];
+        unsigned char *w = q + PAYLOAD_FIXED + i * ROW_BYTES;
+        put32(w, r->row_id);
+        put32(w + 4, r->held ? 1u : 0u);
+        put64(w + 8, r->token);
+        put64(w + 16, (uint64_t)r->ttl_ms);
+        put64(w + 24, (uint64_t)r->expires_at_ms);
+        put64(w + 32, (uint64_t)r->lock_delay_ms);
+        memcpy(w + 40, r->secret, TN_SECRET_BYTES);
+        put32(w + 56, off32(r->name_off));
+        put32(w + 60, off32(r->owner_off));
+        put32(w + 64, off32(r->rid_off));
+        put32(w + 68, off32(r->principal_off));
+    }
+    unsigned char *s = q + PAYLOAD_FIXED + b->n_rows * ROW_BYTES;
+    if (b->strings.len > 0)
+        memcpy(s, b->strings.data, b->strings.len);
+    memset(s + b->strings.len, 0, total - TN_JOURNAL_HEADER - len);
+    put64(p, checksum(p, (uint32_t)len));
+    return total;
+}
+
+static int write_all(int fd, const unsigned char *p, uint64_t n, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return errno == ENOSPC || errno == EDQUOT ? TN_ENOSPC : TN_EIO;
+        p += w;
+        off += (uint64_t)w;
+        n -= (uint64_t)w;
+    }
+    return TN_OK;
+}
+
+/* Make file i at least `need` bytes long with zeros, a chunk at a time.
+ * The record's fdatasync then also makes the new size durable. */
+static int grow(struct tn_journal *j, int i, uint64_t need)
+{
+    static const unsigned char zeros[64 * 1024];
+    uint64_t to = align_up(need, TN_JOURNAL_CHUNK);
+    while (j->size[i] < to) {
+        uint64_t n = to - j->size[i];
+        if (n > sizeof(zeros))
+            n = sizeof(zeros);
+        int rc = write_all(j->fd[i], zeros, n, j->size[i]);
+        if (rc < 0)
+            return rc;
+        j->size[i] += n;
+    }
+    return TN_OK;
+}
+
+int tn_journal_append(struct tn_journal *j, const struct tn_batch *b,
+                      int64_t alive_at_ms, int64_t *sync_us)
+{
+    TN_ASSERT(j->gen > 0);
+    *sync_us = 0;
+    if (j->broken)
+        return TN_EIO;
+    uint64_t total = encode(j, b, alive_at_ms);
+    if (total == 0)
+        return TN_ENOMEM;
+    int i = (int)(j->gen % 2);
+    int rc = grow(j, i, j->off + total);
+    if (rc == 0)
+        rc = write_all(j->fd[i], j->wbuf, total, j->off);
+    if (rc < 0)
+        return rc; /* nothing synced; the next append overwrites it */
+    int64_t t0 = tn_clock_mono_ns();
+    if (fdatasync(j->fd[i]) < 0) {
+        /* After a failed fdatasync the page cache may hold data the disk
+         * does not: nothing written from here on can be trusted. */
+        j->broken = true;
+        return TN_EIO;
+    }
+    *sync_us = (tn_clock_mono_ns() - t0) / 1000;
+    j->off += total;
+    j->seq++;
+    return TN_OK;
+}
