@@ -129,8 +129,11 @@ static const char *const upgrade_v3 =
 /* Versioned upgrades, inside the caller's transaction, from the version
  * recorded in meta (0 for a new file, which schema_v1 just created).
  * Version 2 binds a grant to the principal that acquired it; version 3
- * keys rows by id.  A file from a newer server is refused: this one would
- * write rows the newer one does not expect. */
+ * keys rows by id; version 4 changes no table but means that the journal
+ * next to the file may hold changes the file lacks (meta journal_gen), so
+ * that a server older than the journal refuses the file instead of losing
+ * them.  A file from a newer server is refused: this one would write rows
+ * the newer one does not expect. */
 static int upgrade(struct tn_sqlite_db *d, struct tn_errmsg *em)
 {
     int64_t v = schema_version(d);

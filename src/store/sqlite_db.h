@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The embedded store's file: SQLite in WAL mode with synchronous=FULL.
- * Schema creation and upgrade, loading the lease table, writing a batch in
- * one transaction.  A connection is used by one thread at a time. */
+ * Schema creation and upgrade, loading the lease table, applying journal
+ * records in one transaction (disk.c).  A connection is used by one thread at a time. */
 #ifndef TN_STORE_SQLITE_DB_H
 #define TN_STORE_SQLITE_DB_H
 
@@ -12,7 +12,7 @@
 #include "commit.h"
 #include "lease/lease.h"
 
-#define TN_SQLITE_SCHEMA_VERSION 3
+#define TN_SQLITE_SCHEMA_VERSION 4
 
 struct tn_sqlite_db;
 
