@@ -324,8 +324,8 @@ static int scan_file(const struct file *f, const char *path, uint64_t after,
         return rc;
     /* Past the walk: a torn append leaves nothing valid of a generation
      * newer than `after`; leftovers of older generations are expected. */
-    for (uint64_t o = align_up(off + 1, TN_JOURNAL_ALIGN);
-         o + TN_JOURNAL_HEADER <= f->size; o += TN_JOURNAL_ALIGN) {
+    for (uint64_t o = off; o + TN_JOURNAL_HEADER <= f->size;
+         o += TN_JOURNAL_ALIGN) {
         if (record_at(f, o, &h) && h.gen > after &&
             !(h.gen == out->gen && h.seq <= out->count)) {
             tn_errmsg_set(em,
