@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The embedded store's file: SQLite in WAL mode with synchronous=FULL.
  * Schema creation and upgrade, loading the lease table, applying journal
- * records in one transaction (disk.c).  A connection is used by one thread at a time. */
+ * records in one transaction (disk.c).  A connection is used by one
+ * thread at a time. */
 #ifndef TN_STORE_SQLITE_DB_H
 #define TN_STORE_SQLITE_DB_H
 
