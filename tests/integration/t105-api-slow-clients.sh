@@ -10,9 +10,12 @@ need_tools
 MAX_CONNS=8
 TIMEOUT_MS=1000
 SLACK_MS=${SLACK_MS:-1200}
-"$TN_BIN/tenured" --help 2>&1 | grep -q -- --max-connections ||
+# The help is read whole first: `--help | grep -q` under pipefail fails
+# when grep exits before tenured has written its last line.
+help=$("$TN_BIN/tenured" --help 2>&1) || fail "tenured --help exited $?"
+grep -q -- --max-connections <<<"$help" ||
     fail "tenured --help does not list --max-connections"
-"$TN_BIN/tenured" --help 2>&1 | grep -q -- --request-timeout-ms ||
+grep -q -- --request-timeout-ms <<<"$help" ||
     fail "tenured --help does not list --request-timeout-ms"
 tn_start_server --max-connections "$MAX_CONNS" --request-timeout-ms "$TIMEOUT_MS"
 

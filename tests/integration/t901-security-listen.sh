@@ -8,7 +8,8 @@
 . "$(dirname "$0")/lib-security.sh"
 [ -x "$TN_BIN/tenured" ] || fail "missing $TN_BIN/tenured (build it first)"
 wired=0
-"$TN_BIN/tenured" --help 2>&1 | grep -q -- --auth-file && wired=1
+help=$("$TN_BIN/tenured" --help 2>&1) || fail "tenured --help exited $?"
+grep -q -- --auth-file <<<"$help" && wired=1
 
 # refused ADDR: tenured --listen ADDR exits non-zero at once, with a
 # message naming the ways out, and nothing listens on the port.
