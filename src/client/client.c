@@ -79,14 +79,7 @@ static char *default_owner(void)
 
 static int init_sync(struct tn_client *c)
 {
-    pthread_condattr_t ca;
-    if (pthread_condattr_init(&ca) != 0)
-        return TN_ENOMEM;
-    int rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
-                     pthread_cond_init(&c->cond, &ca) == 0
-                 ? TN_OK
-                 : TN_ENOMEM;
-    (void)pthread_condattr_destroy(&ca);
+    int rc = tn_clock_cond_init(&c->cond);
     if (rc < 0)
         return rc;
     (void)pthread_mutex_init(&c->mu, NULL);

@@ -51,6 +51,19 @@ struct timespec tn_clock_mono_deadline(int64_t ms)
     return ts;
 }
 
+int tn_clock_cond_init(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) != 0)
+        return TN_ENOMEM;
+    int rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+                     pthread_cond_init(cv, &ca) == 0
+                 ? TN_OK
+                 : TN_ENOMEM;
+    (void)pthread_condattr_destroy(&ca);
+    return rc;
+}
+
 int tn_clock_boot_id(char out[37])
 {
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");

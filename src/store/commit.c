@@ -218,12 +218,8 @@ struct tn_commit *tn_commit_start(const struct tn_commit_config *cfg)
         return NULL;
     }
     pthread_mutex_init(&c->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (pthread_create(&c->thread, NULL, committer_main, c) != 0) {
+    if (tn_clock_cond_init(&c->cv) < 0 ||
+        pthread_create(&c->thread, NULL, committer_main, c) != 0) {
         batch_free(c->open);
         tn_free(c);
         return NULL;

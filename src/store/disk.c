@@ -198,12 +198,11 @@ int tn_disk_open(const char *dir, uint64_t journal_bytes, struct tn_disk **out,
         return TN_ENOMEM;
     d->journal_bytes =
         journal_bytes > 0 ? journal_bytes : TN_DISK_JOURNAL_BYTES;
+    if (tn_clock_cond_init(&d->cv) < 0) {
+        tn_free(d);
+        return TN_ENOMEM;
+    }
     pthread_mutex_init(&d->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&d->cv, &ca);
-    pthread_condattr_destroy(&ca);
     int rc = tn_sqlite_db_open(path, &d->db, em);
     if (rc == 0)
         rc = tn_journal_open(dir, &d->j, em);

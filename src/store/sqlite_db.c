@@ -214,13 +214,7 @@ void tn_sqlite_db_close(struct tn_sqlite_db *d)
     tn_free(d);
 }
 
-struct meta {
-    uint64_t last_token; /* highest token ever committed */
-    bool same_boot;      /* written during this boot */
-    int64_t alive_at_ms; /* last sign of life, server clock */
-};
-
-static int load_meta(struct tn_sqlite_db *d, struct meta *m)
+int tn_sqlite_db_meta(struct tn_sqlite_db *d, struct tn_sqlite_meta *m)
 {
     sqlite3_stmt *st = NULL;
     memset(m, 0, sizeof(*m));
@@ -234,6 +228,8 @@ static int load_meta(struct tn_sqlite_db *d, struct meta *m)
             m->last_token = (uint64_t)sqlite3_column_int64(st, 1);
         if (strcmp(k, "alive_at_ms") == 0)
             m->alive_at_ms = sqlite3_column_int64(st, 1);
+        if (strcmp(k, "journal_gen") == 0)
+            m->journal_gen = (uint64_t)sqlite3_column_int64(st, 1);
         if (strcmp(k, "boot_id") == 0) {
             const char *v = (const char *)sqlite3_column_text(st, 1);
             m->same_boot = v != NULL && strcmp(v, d->boot_id) == 0;
@@ -245,7 +241,7 @@ static int load_meta(struct tn_sqlite_db *d, struct meta *m)
 
 /* Apply the restart rule to a held row's expiry. */
 static void restart_expiry(struct tn_lease *img, int64_t now_ms,
-                           const struct meta *m, bool exact)
+                           const struct tn_sqlite_meta *m, bool exact)
 {
     if (!img->held || exact)
         return;
@@ -302,7 +298,7 @@ static bool superseded(struct tn_lease_table *t, const struct tn_lease *img)
 }
 
 static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
-                     int64_t now_ms, const struct meta *m, bool exact)
+                     int64_t now_ms, const struct tn_sqlite_meta *m, bool exact)
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(d->db,
@@ -340,8 +336,8 @@ static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
 int tn_sqlite_db_load(struct tn_sqlite_db *d, struct tn_lease_table *t,
                       int64_t now_ms, bool exact, struct tn_errmsg *em)
 {
-    struct meta m;
-    int rc = load_meta(d, &m);
+    struct tn_sqlite_meta m;
+    int rc = tn_sqlite_db_meta(d, &m);
     if (rc == 0)
         rc = load_rows(d, t, now_ms, &m, exact);
     if (rc < 0) {
@@ -431,28 +427,4 @@ void tn_sqlite_db_rollback(struct tn_sqlite_db *d)
 {
     if (!sqlite3_get_autocommit(d->db))
         (void)sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
-}
-
-int tn_sqlite_db_meta(struct tn_sqlite_db *d, struct tn_sqlite_meta *m)
-{
-    sqlite3_stmt *st = NULL;
-    memset(m, 0, sizeof(*m));
-    if (sqlite3_prepare_v2(d->db,
-                           "SELECT key, value FROM meta WHERE key IN"
-                           " ('last_token', 'alive_at_ms', 'journal_gen')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return TN_EIO;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *k = (const char *)sqlite3_column_text(st, 0);
-        int64_t v = sqlite3_column_int64(st, 1);
-        if (strcmp(k, "last_token") == 0)
-            m->last_token = (uint64_t)v;
-        else if (strcmp(k, "alive_at_ms") == 0)
-            m->alive_at_ms = v;
-        else
-            m->journal_gen = (uint64_t)v;
-    }
-    sqlite3_finalize(st);
-    return map_rc(rc);
 }

@@ -6,6 +6,7 @@
 #ifndef TN_STORE_SQLITE_DB_H
 #define TN_STORE_SQLITE_DB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <tenure/err.h>
@@ -50,6 +51,7 @@ struct tn_sqlite_meta {
     uint64_t last_token;  /* highest token committed to the file */
     int64_t alive_at_ms;  /* last sign of life written to the file */
     uint64_t journal_gen; /* newest journal generation in the file */
+    bool same_boot;       /* the file was last loaded during this boot */
 };
 int tn_sqlite_db_meta(struct tn_sqlite_db *db, struct tn_sqlite_meta *m);
 
