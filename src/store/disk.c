@@ -39,6 +39,7 @@ struct tn_disk {
     pthread_cond_t cv;       /* busy, sealed or stopping changed */
     uint64_t compacted;      /* mu: newest generation in the file */
     uint64_t sealed;         /* mu: sealed, not yet in the file (0: none) */
+    uint64_t active;         /* mu: the generation appends go to */
     bool busy;               /* mu: a compaction runs */
     bool stopping;           /* mu: close was called */
     uint64_t compactions;    /* mu: successful compactions */
@@ -107,20 +108,112 @@ static int settle(struct tn_disk *d, struct tn_errmsg *em)
     d->sealed = 0;
     d->last_token = a.last_token;
     tn_journal_begin(d->j, last + 1, 0);
+    d->active = last + 1;
     return TN_OK;
 }
 
-/* Compaction thread: apply sealed generation gen to the file. */
+/* Where the last image of each row of a generation is: row id -> record
+ * number << 32 | index in the record.  Open addressing; row ids are never
+ * 0, which marks a free slot. */
+struct last_img {
+    uint32_t *ids;
+    uint64_t *at;
+    size_t cap; /* a power of two, or 0 */
+    size_t n;   /* ids stored */
+};
+
+static size_t last_find(const struct last_img *m, uint32_t id)
+{
+    size_t i = (size_t)(id * 2654435761u) & (m->cap - 1);
+    while (m->ids[i] != 0 && m->ids[i] != id)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int last_grow(struct last_img *m)
+{
+    struct last_img g = {.cap = m->cap ? m->cap * 2 : 1024, .n = m->n};
+    g.ids = tn_calloc(g.cap, sizeof(*g.ids));
+    g.at = tn_calloc(g.cap, sizeof(*g.at));
+    if (g.ids == NULL || g.at == NULL) {
+        tn_free(g.ids);
+        tn_free(g.at);
+        return TN_ENOMEM;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->ids[i] == 0)
+            continue;
+        size_t j = last_find(&g, m->ids[i]);
+        g.ids[j] = m->ids[i];
+        g.at[j] = m->at[i];
+    }
+    tn_free(m->ids);
+    tn_free(m->at);
+    *m = g;
+    return TN_OK;
+}
+
+/* Pass 1: note where each row's last image is. */
+static int note_last(void *ctx, const struct tn_journal_rec *r)
+{
+    struct last_img *m = ctx;
+    for (size_t i = 0; i < r->batch->n_rows; i++) {
+        if ((m->n + 1) * 2 > m->cap && last_grow(m) < 0)
+            return TN_ENOMEM;
+        uint32_t id = r->batch->rows[i].row_id;
+        size_t j = last_find(m, id);
+        if (m->ids[j] == 0) {
+            m->ids[j] = id;
+            m->n++;
+        }
+        m->at[j] = r->seq << 32 | i;
+    }
+    return TN_OK;
+}
+
+/* Pass 2: put only the last image of each row (earlier ones would be
+ * replaced inside the same transaction anyway). */
+struct apply_last {
+    struct apply a;
+    const struct last_img *m;
+};
+
+static int apply_last(void *ctx, const struct tn_journal_rec *r)
+{
+    struct apply_last *al = ctx;
+    struct apply *a = &al->a;
+    if (r->batch->last_token > a->last_token)
+        a->last_token = r->batch->last_token;
+    if (r->alive_at_ms > a->alive_at_ms)
+        a->alive_at_ms = r->alive_at_ms;
+    int rc = TN_OK;
+    for (size_t i = 0; rc == 0 && i < r->batch->n_rows; i++) {
+        size_t j = last_find(al->m, r->batch->rows[i].row_id);
+        if (al->m->at[j] != (r->seq << 32 | i))
+            continue;
+        rc = tn_sqlite_db_put_row(a->db, r->batch, i);
+        a->rows++;
+    }
+    return rc;
+}
+
+/* Compaction thread: apply sealed generation gen to the file, each row's
+ * last image only. */
 static int compact(struct tn_disk *d, uint64_t gen, uint64_t *rows)
 {
     struct tn_errmsg em = {{0}};
-    struct apply a;
+    struct last_img last = {0};
+    struct apply_last al = {.m = &last};
     struct tn_sqlite_meta m;
-    int rc = apply_begin(d, &a, &m);
+    int rc = tn_journal_read_gen(d->j, gen, note_last, &last, &em);
     if (rc == 0)
-        rc = tn_journal_read_gen(d->j, gen, apply_rec, &a, &em);
+        rc = apply_begin(d, &al.a, &m);
     if (rc == 0)
-        rc = tn_sqlite_db_commit(d->db, a.last_token, a.alive_at_ms, gen);
+        rc = tn_journal_read_gen(d->j, gen, apply_last, &al, &em);
+    tn_free(last.ids);
+    tn_free(last.at);
+    if (rc == 0)
+        rc = tn_sqlite_db_commit(d->db, al.a.last_token, al.a.alive_at_ms, gen);
     else
         tn_sqlite_db_rollback(d->db);
     if (rc < 0)
@@ -128,7 +221,7 @@ static int compact(struct tn_disk *d, uint64_t gen, uint64_t *rows)
                "\"journal compaction failed, will retry\" generation=%llu "
                "err=\"%s\" detail=\"%s\"",
                (unsigned long long)gen, tn_strerror(rc), em.text);
-    *rows = a.rows;
+    *rows = al.a.rows;
     return rc;
 }
 
@@ -266,6 +359,7 @@ int tn_disk_write(struct tn_disk *d, struct tn_batch *b)
          * file; until then this generation just grows. */
         if (d->sealed == 0) {
             d->sealed = tn_journal_seal(d->j);
+            d->active = d->sealed + 1;
             pthread_cond_broadcast(&d->cv);
         }
         pthread_mutex_unlock(&d->mu);
@@ -294,7 +388,7 @@ void tn_disk_metrics(struct tn_disk *d, struct tn_buf *out)
 {
     pthread_mutex_lock(&d->mu);
     uint64_t ok = d->compactions, failed = d->failures, rows = d->rows;
-    uint64_t gen = d->compacted;
+    uint64_t gen = d->compacted, active = d->active;
     double secs = d->seconds;
     pthread_mutex_unlock(&d->mu);
     (void)tn_buf_printf(
@@ -307,7 +401,10 @@ void tn_disk_metrics(struct tn_disk *d, struct tn_buf *out)
         "# TYPE tenure_journal_compaction_seconds_total counter\n"
         "tenure_journal_compaction_seconds_total %.6f\n"
         "# TYPE tenure_journal_compacted_generation gauge\n"
-        "tenure_journal_compacted_generation %llu\n",
+        "tenure_journal_compacted_generation %llu\n"
+        "# TYPE tenure_journal_generation gauge\n"
+        "tenure_journal_generation %llu\n",
         (unsigned long long)ok, (unsigned long long)failed,
-        (unsigned long long)rows, secs, (unsigned long long)gen);
+        (unsigned long long)rows, secs, (unsigned long long)gen,
+        (unsigned long long)active);
 }

@@ -405,6 +405,12 @@ int tn_sqlite_db_put(struct tn_sqlite_db *d, const struct tn_batch *b)
     return rc;
 }
 
+int tn_sqlite_db_put_row(struct tn_sqlite_db *d, const struct tn_batch *b,
+                         size_t i)
+{
+    return write_row(d, b, &b->rows[i]);
+}
+
 int tn_sqlite_db_commit(struct tn_sqlite_db *d, uint64_t last_token,
                         int64_t alive_at_ms, uint64_t journal_gen)
 {

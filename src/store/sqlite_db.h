@@ -43,6 +43,9 @@ int tn_sqlite_db_load(struct tn_sqlite_db *db, struct tn_lease_table *t,
  * full), TN_EIO, TN_EBUSY or TN_ENOMEM; a failed commit is rolled back. */
 int tn_sqlite_db_begin(struct tn_sqlite_db *db);
 int tn_sqlite_db_put(struct tn_sqlite_db *db, const struct tn_batch *b);
+/* Put row i of b only. */
+int tn_sqlite_db_put_row(struct tn_sqlite_db *db, const struct tn_batch *b,
+                         size_t i);
 int tn_sqlite_db_commit(struct tn_sqlite_db *db, uint64_t last_token,
                         int64_t alive_at_ms, uint64_t journal_gen);
 void tn_sqlite_db_rollback(struct tn_sqlite_db *db);
