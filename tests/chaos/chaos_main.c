@@ -20,6 +20,7 @@
 
 #include "chaos.h"
 #include "common/clock.h"
+#include "store/disk.h"
 
 static pthread_mutex_t hist_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -90,6 +91,7 @@ static int usage(void)
         stderr,
         "usage: tn-chaos now | clocks\n"
         "       tn-chaos sink-dump SINK | last-writer SINK | sql DB SQL\n"
+        "       tn-chaos settle DATA_DIR\n"
         "       tn-chaos note --out HISTORY TEXT\n"
         "       tn-chaos client --url URL --out HISTORY [--sink PATH]\n"
         "         [--brokers LIST --topic T] (write records to Kafka)\n"
@@ -182,6 +184,19 @@ int main(int argc, char **argv)
     }
     if (argc == 4 && strcmp(argv[1], "sql") == 0)
         return chaos_sql(argv[2], argv[3]);
+    if (argc == 3 && strcmp(argv[1], "settle") == 0) {
+        /* Apply what the embedded store's journal holds beyond tenure.db,
+         * as a start would, so that a profile can rewrite the file as if
+         * it held everything (tenured must be down). */
+        struct tn_disk *d = NULL;
+        struct tn_errmsg em = {{0}};
+        if (tn_disk_open(argv[2], 0, &d, &em) < 0) {
+            (void)fprintf(stderr, "tn-chaos settle: %s\n", em.text);
+            return 1;
+        }
+        tn_disk_close(d);
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "last-writer") == 0)
         return chaos_sink_last_writer(argv[2]) == 0 ? 0 : 1;
     if (argc == 3 && strcmp(argv[1], "sink-dump") == 0)
