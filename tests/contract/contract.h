@@ -65,7 +65,8 @@ void wait_calls(struct call *c, size_t n);
 /* Run the loop for ms milliseconds (lets time pass on the loop). */
 void run_for(int64_t ms);
 
-/* Run the loop until s is ready (true), or ms pass (false). */
+/* Run the loop until s is ready, and its LISTEN connection up when it has
+ * one (true), or ms pass (false). */
 bool wait_ready(struct tn_store *s, int64_t ms);
 
 /* suffix behind this run's name prefix; one of 8 rotating buffers. */
