@@ -48,23 +48,95 @@ struct tn_disk {
     double seconds;          /* mu: time spent compacting */
 };
 
+/* Where the last image of each row of a generation is: row id -> record
+ * number << 32 | index in the record.  Open addressing; row ids are never
+ * 0, which marks a free slot. */
+struct last_img {
+    uint32_t *ids;
+    uint64_t *at;
+    size_t cap; /* a power of two, or 0 */
+    size_t n;   /* ids stored */
+};
+
 /* Applying journal records to the open SQLite transaction. */
 struct apply {
     struct tn_sqlite_db *db;
-    uint64_t last_token; /* highest seen, starting from the file's */
-    int64_t alive_at_ms; /* latest seen, starting from the file's */
-    uint64_t rows;       /* rows put */
+    struct last_img *last; /* compaction: put last images only; else NULL */
+    uint64_t last_token;   /* highest seen, starting from the file's */
+    int64_t alive_at_ms;   /* latest seen, starting from the file's */
+    uint64_t rows;         /* rows put */
 };
 
+static size_t last_find(const struct last_img *m, uint32_t id)
+{
+    size_t i = (size_t)(id * 2654435761u) & (m->cap - 1);
+    while (m->ids[i] != 0 && m->ids[i] != id)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int last_grow(struct last_img *m)
+{
+    struct last_img g = {.cap = m->cap ? m->cap * 2 : 1024, .n = m->n};
+    g.ids = tn_calloc(g.cap, sizeof(*g.ids));
+    g.at = tn_calloc(g.cap, sizeof(*g.at));
+    if (g.ids == NULL || g.at == NULL) {
+        tn_free(g.ids);
+        tn_free(g.at);
+        return TN_ENOMEM;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->ids[i] == 0)
+            continue;
+        size_t j = last_find(&g, m->ids[i]);
+        g.ids[j] = m->ids[i];
+        g.at[j] = m->at[i];
+    }
+    tn_free(m->ids);
+    tn_free(m->at);
+    *m = g;
+    return TN_OK;
+}
+
+/* Compaction's first pass: note where each row's last image is. */
+static int note_last(struct last_img *m, const struct tn_journal_rec *r)
+{
+    for (size_t i = 0; i < r->batch->n_rows; i++) {
+        if ((m->n + 1) * 2 > m->cap && last_grow(m) < 0)
+            return TN_ENOMEM;
+        uint32_t id = r->batch->rows[i].row_id;
+        size_t j = last_find(m, id);
+        if (m->ids[j] == 0) {
+            m->ids[j] = id;
+            m->n++;
+        }
+        m->at[j] = r->seq << 32 | i;
+    }
+    return TN_OK;
+}
+
+/* Put a record's rows (with a last-image map, its last images only: the
+ * others would be replaced inside the same transaction anyway) and fold
+ * in its meta values.  Compaction runs a first pass to fill the map. */
 static int apply_rec(void *ctx, const struct tn_journal_rec *r)
 {
     struct apply *a = ctx;
+    if (a->last != NULL && r->pass == 0)
+        return note_last(a->last, r);
     if (r->batch->last_token > a->last_token)
         a->last_token = r->batch->last_token;
     if (r->alive_at_ms > a->alive_at_ms)
         a->alive_at_ms = r->alive_at_ms;
-    a->rows += r->batch->n_rows;
-    return tn_sqlite_db_put(a->db, r->batch);
+    int rc = TN_OK;
+    for (size_t i = 0; rc == 0 && i < r->batch->n_rows; i++) {
+        if (a->last != NULL &&
+            a->last->at[last_find(a->last, r->batch->rows[i].row_id)] !=
+                (r->seq << 32 | i))
+            continue;
+        rc = tn_sqlite_db_put_row(a->db, r->batch, i);
+        a->rows++;
+    }
+    return rc;
 }
 
 static int apply_begin(struct tn_disk *d, struct apply *a,
@@ -112,108 +184,22 @@ static int settle(struct tn_disk *d, struct tn_errmsg *em)
     return TN_OK;
 }
 
-/* Where the last image of each row of a generation is: row id -> record
- * number << 32 | index in the record.  Open addressing; row ids are never
- * 0, which marks a free slot. */
-struct last_img {
-    uint32_t *ids;
-    uint64_t *at;
-    size_t cap; /* a power of two, or 0 */
-    size_t n;   /* ids stored */
-};
-
-static size_t last_find(const struct last_img *m, uint32_t id)
-{
-    size_t i = (size_t)(id * 2654435761u) & (m->cap - 1);
-    while (m->ids[i] != 0 && m->ids[i] != id)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static int last_grow(struct last_img *m)
-{
-    struct last_img g = {.cap = m->cap ? m->cap * 2 : 1024, .n = m->n};
-    g.ids = tn_calloc(g.cap, sizeof(*g.ids));
-    g.at = tn_calloc(g.cap, sizeof(*g.at));
-    if (g.ids == NULL || g.at == NULL) {
-        tn_free(g.ids);
-        tn_free(g.at);
-        return TN_ENOMEM;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (m->ids[i] == 0)
-            continue;
-        size_t j = last_find(&g, m->ids[i]);
-        g.ids[j] = m->ids[i];
-        g.at[j] = m->at[i];
-    }
-    tn_free(m->ids);
-    tn_free(m->at);
-    *m = g;
-    return TN_OK;
-}
-
-/* Pass 1: note where each row's last image is. */
-static int note_last(void *ctx, const struct tn_journal_rec *r)
-{
-    struct last_img *m = ctx;
-    for (size_t i = 0; i < r->batch->n_rows; i++) {
-        if ((m->n + 1) * 2 > m->cap && last_grow(m) < 0)
-            return TN_ENOMEM;
-        uint32_t id = r->batch->rows[i].row_id;
-        size_t j = last_find(m, id);
-        if (m->ids[j] == 0) {
-            m->ids[j] = id;
-            m->n++;
-        }
-        m->at[j] = r->seq << 32 | i;
-    }
-    return TN_OK;
-}
-
-/* Pass 2: put only the last image of each row (earlier ones would be
- * replaced inside the same transaction anyway). */
-struct apply_last {
-    struct apply a;
-    const struct last_img *m;
-};
-
-static int apply_last(void *ctx, const struct tn_journal_rec *r)
-{
-    struct apply_last *al = ctx;
-    struct apply *a = &al->a;
-    if (r->batch->last_token > a->last_token)
-        a->last_token = r->batch->last_token;
-    if (r->alive_at_ms > a->alive_at_ms)
-        a->alive_at_ms = r->alive_at_ms;
-    int rc = TN_OK;
-    for (size_t i = 0; rc == 0 && i < r->batch->n_rows; i++) {
-        size_t j = last_find(al->m, r->batch->rows[i].row_id);
-        if (al->m->at[j] != (r->seq << 32 | i))
-            continue;
-        rc = tn_sqlite_db_put_row(a->db, r->batch, i);
-        a->rows++;
-    }
-    return rc;
-}
-
 /* Compaction thread: apply sealed generation gen to the file, each row's
  * last image only. */
 static int compact(struct tn_disk *d, uint64_t gen, uint64_t *rows)
 {
     struct tn_errmsg em = {{0}};
     struct last_img last = {0};
-    struct apply_last al = {.m = &last};
+    struct apply a;
     struct tn_sqlite_meta m;
-    int rc = tn_journal_read_gen(d->j, gen, note_last, &last, &em);
+    int rc = apply_begin(d, &a, &m);
+    a.last = &last;
     if (rc == 0)
-        rc = apply_begin(d, &al.a, &m);
-    if (rc == 0)
-        rc = tn_journal_read_gen(d->j, gen, apply_last, &al, &em);
+        rc = tn_journal_read_gen(d->j, gen, 2, apply_rec, &a, &em);
     tn_free(last.ids);
     tn_free(last.at);
     if (rc == 0)
-        rc = tn_sqlite_db_commit(d->db, al.a.last_token, al.a.alive_at_ms, gen);
+        rc = tn_sqlite_db_commit(d->db, a.last_token, a.alive_at_ms, gen);
     else
         tn_sqlite_db_rollback(d->db);
     if (rc < 0)
@@ -221,7 +207,7 @@ static int compact(struct tn_disk *d, uint64_t gen, uint64_t *rows)
                "\"journal compaction failed, will retry\" generation=%llu "
                "err=\"%s\" detail=\"%s\"",
                (unsigned long long)gen, tn_strerror(rc), em.text);
-    *rows = al.a.rows;
+    *rows = a.rows;
     return rc;
 }
 
@@ -381,7 +367,8 @@ int tn_disk_recover(struct tn_disk *d)
     lock_idle(d);
     int rc = settle(d, &em);
     pthread_mutex_unlock(&d->mu);
-    return rc;
+    /* The file is complete; prove that the journal takes writes too. */
+    return rc < 0 ? rc : tn_disk_probe(d);
 }
 
 void tn_disk_metrics(struct tn_disk *d, struct tn_buf *out)

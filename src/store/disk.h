@@ -45,8 +45,9 @@ int tn_disk_write(struct tn_disk *d, struct tn_batch *b);
 /* Record that the server is alive now (an empty record).  Also proves
  * that the journal takes writes. */
 int tn_disk_probe(struct tn_disk *d);
-/* After a failed write: settle again (needs the disk to take writes).
- * 0 when the file is complete and the journal takes writes again. */
+/* After a failed write: settle again, then probe (needs the disk to take
+ * writes).  0 when the file is complete and the journal takes writes
+ * again. */
 int tn_disk_recover(struct tn_disk *d);
 
 /* Prometheus lines about the journal and its compaction. */

@@ -275,17 +275,14 @@ struct scan {
     uint64_t prev_count;
 };
 
-/* Walk the records of f from offset 0, calling fn (when not NULL) on each;
- * then refuse the file if a valid record newer than `after` lies past the
- * end of the walk (damage, not a torn tail: see journal.h). */
+/* Check the records of f from offset 0 and note what they are (out); then
+ * refuse the file if a valid record newer than `after` lies past the end
+ * of the walk (damage, not a torn tail: see journal.h). */
 static int scan_file(const struct file *f, const char *path, uint64_t after,
-                     tn_journal_fn fn, void *ctx, struct scan *out,
-                     struct tn_errmsg *em)
+                     struct scan *out, struct tn_errmsg *em)
 {
-    struct rows rows = {0};
     struct hdr h;
     uint64_t off = 0;
-    int rc = TN_OK;
     memset(out, 0, sizeof(*out));
     while (record_at(f, off, &h)) {
         if (out->count == 0) {
@@ -296,32 +293,11 @@ static int scan_file(const struct file *f, const char *path, uint64_t after,
             break;
         if (out->count == 0 && h.seq != 1)
             break;
-        if (fn != NULL && h.gen > after) {
-            struct tn_batch b;
-            struct tn_journal_rec rec = {
-                .gen = h.gen, .seq = h.seq, .batch = &b};
-            rc = decode(f->data + off + TN_JOURNAL_HEADER, h.len, &rows, &b,
-                        &rec.alive_at_ms);
-            if (rc < 0) {
-                tn_errmsg_set(em,
-                              "journal \"%s\": record %llu of generation "
-                              "%llu does not decode",
-                              path, (unsigned long long)h.seq,
-                              (unsigned long long)h.gen);
-                break;
-            }
-            rc = fn(ctx, &rec);
-            if (rc < 0)
-                break;
-        }
         out->count++;
         off += align_up(TN_JOURNAL_HEADER + (uint64_t)h.len, TN_JOURNAL_ALIGN);
     }
     if (out->count == 0)
         out->gen = 0;
-    tn_free(rows.v);
-    if (rc < 0)
-        return rc;
     /* Past the walk: a torn append leaves nothing valid of a generation
      * newer than `after`; leftovers of older generations are expected. */
     for (uint64_t o = off; o + TN_JOURNAL_HEADER <= f->size;
@@ -340,6 +316,36 @@ static int scan_file(const struct file *f, const char *path, uint64_t after,
     return TN_OK;
 }
 
+/* Hand the sc->count records scan_file checked to fn, decoded, as pass
+ * `pass` (their headers are trusted now: the checksums held). */
+static int deliver(const struct file *f, const char *path,
+                   const struct scan *sc, unsigned pass, tn_journal_fn fn,
+                   void *ctx, struct tn_errmsg *em)
+{
+    struct rows rows = {0};
+    uint64_t off = 0;
+    int rc = TN_OK;
+    for (uint64_t seq = 1; rc == 0 && seq <= sc->count; seq++) {
+        uint32_t len = get32(f->data + off + 12);
+        struct tn_batch b;
+        struct tn_journal_rec rec = {
+            .gen = sc->gen, .seq = seq, .pass = pass, .batch = &b};
+        rc = decode(f->data + off + TN_JOURNAL_HEADER, len, &rows, &b,
+                    &rec.alive_at_ms);
+        if (rc < 0)
+            tn_errmsg_set(em,
+                          "journal \"%s\": record %llu of generation %llu "
+                          "does not decode",
+                          path, (unsigned long long)seq,
+                          (unsigned long long)sc->gen);
+        else
+            rc = fn(ctx, &rec);
+        off += align_up(TN_JOURNAL_HEADER + (uint64_t)len, TN_JOURNAL_ALIGN);
+    }
+    tn_free(rows.v);
+    return rc;
+}
+
 static void free_files(struct file f[2])
 {
     tn_free(f[0].data);
@@ -355,9 +361,9 @@ int tn_journal_replay(struct tn_journal *j, uint64_t after, tn_journal_fn fn,
     int rc = read_file(j, 0, &f[0], em);
     if (rc == 0)
         rc = read_file(j, 1, &f[1], em);
-    /* First pass: which generation each file holds, without callbacks. */
+    /* Which generation each file holds, checked before any is applied. */
     for (int i = 0; rc == 0 && i < 2; i++)
-        rc = scan_file(&f[i], j->path[i], after, NULL, NULL, &s[i], em);
+        rc = scan_file(&f[i], j->path[i], after, &s[i], em);
     if (rc < 0) {
         free_files(f);
         return rc;
@@ -383,9 +389,7 @@ int tn_journal_replay(struct tn_journal *j, uint64_t after, tn_journal_fn fn,
             rc = TN_EIO;
             break;
         }
-        struct scan again;
-        rc = scan_file(&f[order[k]], j->path[order[k]], after, fn, ctx, &again,
-                       em);
+        rc = deliver(&f[order[k]], j->path[order[k]], sc, 0, fn, ctx, em);
         *last_gen = sc->gen;
         expect = sc->gen + 1;
         prev_count = sc->count;
@@ -395,20 +399,22 @@ int tn_journal_replay(struct tn_journal *j, uint64_t after, tn_journal_fn fn,
     return rc;
 }
 
-int tn_journal_read_gen(struct tn_journal *j, uint64_t gen, tn_journal_fn fn,
-                        void *ctx, struct tn_errmsg *em)
+int tn_journal_read_gen(struct tn_journal *j, uint64_t gen, unsigned passes,
+                        tn_journal_fn fn, void *ctx, struct tn_errmsg *em)
 {
     struct file f;
     int i = (int)(gen % 2);
     int rc = read_file(j, i, &f, em);
     struct scan s;
     if (rc == 0)
-        rc = scan_file(&f, j->path[i], gen - 1, fn, ctx, &s, em);
+        rc = scan_file(&f, j->path[i], gen - 1, &s, em);
     if (rc == 0 && s.gen != gen) {
         tn_errmsg_set(em, "journal \"%s\" does not hold generation %llu",
                       j->path[i], (unsigned long long)gen);
         rc = TN_EIO;
     }
+    for (unsigned p = 0; rc == 0 && p < passes; p++)
+        rc = deliver(&f, j->path[i], &s, p, fn, ctx, em);
     tn_free(f.data);
     return rc;
 }

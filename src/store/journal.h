@@ -47,6 +47,7 @@ struct tn_journal_rec {
     uint64_t gen;        /* generation */
     uint64_t seq;        /* 1-based number inside the generation */
     int64_t alive_at_ms; /* server clock when it was written */
+    unsigned pass;       /* tn_journal_read_gen: which pass (replay: 0) */
     const struct tn_batch *batch;
 };
 
@@ -68,9 +69,11 @@ void tn_journal_close(struct tn_journal *j);
 int tn_journal_replay(struct tn_journal *j, uint64_t after, tn_journal_fn fn,
                       void *ctx, uint64_t *last_gen, struct tn_errmsg *em);
 
-/* Read sealed generation gen (TN_EIO if its file does not hold it). */
-int tn_journal_read_gen(struct tn_journal *j, uint64_t gen, tn_journal_fn fn,
-                        void *ctx, struct tn_errmsg *em);
+/* Read sealed generation gen (TN_EIO if its file does not hold it): read
+ * and check its file once, then hand its records to fn in order, `passes`
+ * times over (rec->pass 0, 1, ...). */
+int tn_journal_read_gen(struct tn_journal *j, uint64_t gen, unsigned passes,
+                        tn_journal_fn fn, void *ctx, struct tn_errmsg *em);
 
 /* Start writing generation gen at the start of its file; prev_count is the
  * number of records of gen - 1 that exist (0 after a replay that moved

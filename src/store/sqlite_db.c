@@ -397,14 +397,6 @@ int tn_sqlite_db_begin(struct tn_sqlite_db *d)
     return step_once(d->begin);
 }
 
-int tn_sqlite_db_put(struct tn_sqlite_db *d, const struct tn_batch *b)
-{
-    int rc = TN_OK;
-    for (size_t i = 0; rc == 0 && i < b->n_rows; i++)
-        rc = write_row(d, b, &b->rows[i]);
-    return rc;
-}
-
 int tn_sqlite_db_put_row(struct tn_sqlite_db *d, const struct tn_batch *b,
                          size_t i)
 {

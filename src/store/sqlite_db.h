@@ -35,15 +35,13 @@ void tn_sqlite_db_close(struct tn_sqlite_db *db);
 int tn_sqlite_db_load(struct tn_sqlite_db *db, struct tn_lease_table *t,
                       int64_t now_ms, bool exact, struct tn_errmsg *em);
 
-/* Writing, used by the journal's compaction (disk.c): begin, put the
- * rows of any number of batches (each row by its row id, never 0, later
- * rows replacing earlier ones), then commit together with the meta values
- * the rows bring: the token counter, the server's last sign of life and
- * the newest journal generation now in the file.  0, TN_ENOSPC (disk
- * full), TN_EIO, TN_EBUSY or TN_ENOMEM; a failed commit is rolled back. */
+/* Writing, used to apply the journal (disk.c): begin, put rows of any
+ * number of batches (row i of b, by its row id, never 0, later rows
+ * replacing earlier ones), then commit together with the meta values the
+ * rows bring: the token counter, the server's last sign of life and the
+ * newest journal generation now in the file.  0, TN_ENOSPC (disk full),
+ * TN_EIO, TN_EBUSY or TN_ENOMEM; a failed commit is rolled back. */
 int tn_sqlite_db_begin(struct tn_sqlite_db *db);
-int tn_sqlite_db_put(struct tn_sqlite_db *db, const struct tn_batch *b);
-/* Put row i of b only. */
 int tn_sqlite_db_put_row(struct tn_sqlite_db *db, const struct tn_batch *b,
                          size_t i);
 int tn_sqlite_db_commit(struct tn_sqlite_db *db, uint64_t last_token,

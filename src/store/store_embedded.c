@@ -421,8 +421,6 @@ static int c_recover(void *ctx)
     if (e->degraded_rc == TN_EIO)
         return TN_EIO; /* after a failed fsync nothing is trusted */
     int rc = tn_disk_recover(e->disk);
-    if (rc == 0)
-        rc = tn_disk_probe(e->disk);
     if (rc < 0)
         return rc;
     tn_lease_table_release(&e->reloaded);

@@ -309,6 +309,22 @@ static void test_damage_refused(void **state)
     assert_int_equal(replay(0, 1, &s, &last), TN_EIO);
 }
 
+/* The (pass, seq) of each record handed over. */
+struct order {
+    unsigned n;
+    unsigned pass[16];
+    uint64_t seq[16];
+};
+
+static int note_order(void *ctx, const struct tn_journal_rec *r)
+{
+    struct order *o = ctx;
+    assert_true(o->n < 16);
+    o->pass[o->n] = r->pass;
+    o->seq[o->n++] = r->seq;
+    return 0;
+}
+
 /* Generations: a sealed one is read alone by read_gen; a file reused for
  * a newer generation keeps leftovers of an older one past its records,
  * which are never read; a generation shorter than its successor says, or
@@ -323,8 +339,16 @@ static void test_generations(void **state)
     append(j, 6, 2); /* gen 2 in file 0 */
     struct seen s = {.first = 1};
     struct tn_errmsg em = {{0}};
-    assert_int_equal(tn_journal_read_gen(j, 1, check_rec, &s, &em), 0);
+    assert_int_equal(tn_journal_read_gen(j, 1, 1, check_rec, &s, &em), 0);
     assert_int_equal(s.n, 5);
+    /* Two passes: the same records, in order, once per pass. */
+    struct order ord = {0};
+    assert_int_equal(tn_journal_read_gen(j, 1, 2, note_order, &ord, &em), 0);
+    assert_int_equal(ord.n, 10);
+    for (unsigned k = 0; k < 10; k++) {
+        assert_int_equal(ord.pass[k], k / 5);
+        assert_int_equal(ord.seq[k], k % 5 + 1);
+    }
     tn_journal_close(j);
 
     uint64_t last;
