@@ -21,6 +21,13 @@ pg_psql() {
     "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "$1" -c "$2" >/dev/null
 }
 
+# pg_client_ports PID: the local ports of PID's TCP connections, comma-
+# separated (pg_stat_activity.client_port of its backends, over TCP).
+pg_client_ports() {
+    ss -Htnp 2>/dev/null |
+        awk -v p="pid=$1," 'index($0, p) { n = split($4, a, ":"); printf "%s%s", sep, a[n]; sep = "," }'
+}
+
 pg_url_with_schema() { # URL SCHEMA
     local sep='?'
     case "$1" in *\?*) sep='&' ;; esac

@@ -86,9 +86,17 @@ pass "another instance's Last-Event-ID gets a reset"
 
 # Cut the stream: kill B's LISTEN connection inside PostgreSQL.  Safety
 # never depended on it: grants, renewals, releases and floors are right on
-# both instances while it is down, and B listens again afterwards.
-pg_psql "$TENURE_TEST_PG_URL" "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-    WHERE query LIKE 'DO \$\$ BEGIN EXECUTE format(''LISTEN%' AND pid <> pg_backend_pid()"
+# both instances while it is down, and B listens again afterwards.  Only
+# B's: the cluster is shared with tests running beside this one, whose
+# events would be lost if their LISTEN connections were cut too.
+ports=$(pg_client_ports "${PIDS[2]}")
+[ -n "$ports" ] || fail "no TCP connections of instance B (pid ${PIDS[2]}) found"
+cut=$("$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 "$TENURE_TEST_PG_URL" -c \
+    "SELECT count(*) FROM pg_stat_activity
+     WHERE query LIKE 'DO \$\$ BEGIN EXECUTE format(''LISTEN%'
+       AND client_port IN ($ports) AND pg_terminate_backend(pid)") ||
+    fail "cannot cut B's LISTEN connection"
+[ "$cut" = 1 ] || fail "expected to cut B's one LISTEN connection, cut $cut"
 URL=$B
 acquire "cut:1" x 5000
 expect_code 201 "acquire on B with the stream cut"
