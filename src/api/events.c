@@ -44,6 +44,7 @@ struct tn_events {
     struct entry *ring;          /* cfg.backlog entries */
     uint64_t first_id;           /* id of this process's first event */
     uint64_t next_id;            /* id of the next event */
+    uint64_t gap_id;             /* id of the last reset, 0 if none */
     struct sub *subs;            /* live subscribers */
     size_t n_subs;               /* count */
     uint64_t published;          /* events published */
@@ -52,7 +53,7 @@ struct tn_events {
 };
 
 static const char *const type_names[] = {"acquired", "released", "expired",
-                                         "revoked"};
+                                         "revoked", "reset"};
 
 static void heartbeat(void *arg)
 {
@@ -145,9 +146,45 @@ static void send_to(struct sub *s, struct entry *e)
     }
 }
 
+/* Tell s that events before id may be gone, so it must re-read state. */
+static void send_reset(struct sub *s, uint64_t id, const char *why)
+{
+    char msg[200];
+    int n = snprintf(msg, sizeof(msg),
+                     "id: %llu\ndata: {\"type\":\"reset\",\"message\":"
+                     "\"%s; re-read state\"}\n\n",
+                     (unsigned long long)id, why);
+    if (s->s != NULL && tn_http_stream_write(s->s, msg, (size_t)n) < 0) {
+        if (s->hub != NULL)
+            s->hub->cut++;
+        s->s = NULL; /* being cut; on_close unlinks it */
+    }
+}
+
+/* The store's feed of events was cut and is back: what happened meanwhile
+ * is unknown.  The reset takes an id of its own, so that a Last-Event-ID
+ * from before it is answered with a reset too, never with a replay that
+ * skips the gap; its slot stays empty, so replays pass over it. */
+static void publish_reset(struct tn_events *hub)
+{
+    uint64_t id = hub->next_id++;
+    struct entry *e = &hub->ring[id % hub->cfg.backlog];
+    e->id = id;
+    e->formatted = false;
+    tn_buf_reset(&e->strs);
+    hub->gap_id = id;
+    hub->published++;
+    for (struct sub *s = hub->subs; s != NULL; s = s->next)
+        send_reset(s, id, "events may have been missed");
+}
+
 void tn_events_publish(void *arg, const struct tn_event *ev)
 {
     struct tn_events *hub = arg;
+    if (ev->type == TN_EVENT_RESET) {
+        publish_reset(hub);
+        return;
+    }
     uint64_t id = hub->next_id++;
     struct entry *e = &hub->ring[id % hub->cfg.backlog];
     e->id = id;
@@ -201,14 +238,8 @@ static void replay(struct tn_events *hub, struct sub *s, const char *last_id)
                           ? hub->next_id - hub->cfg.backlog
                           : hub->first_id;
     if (end == last_id || *end != '\0' || after + 1 < oldest ||
-        after >= hub->next_id) {
-        char msg[160];
-        int n = snprintf(msg, sizeof(msg),
-                         "id: %llu\ndata: {\"type\":\"reset\",\"message\":"
-                         "\"events after that id are gone; re-read "
-                         "state\"}\n\n",
-                         (unsigned long long)(hub->next_id - 1));
-        (void)tn_http_stream_write(s->s, msg, (size_t)n);
+        after >= hub->next_id || after < hub->gap_id) {
+        send_reset(s, hub->next_id - 1, "events after that id are gone");
         return;
     }
     for (uint64_t id = after + 1; id < hub->next_id; id++)

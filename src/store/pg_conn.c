@@ -93,8 +93,7 @@ static void conn_timeout(void *arg)
     tn_pg_conn_drop(arg, "connect or setup timed out");
 }
 
-/* A libpq error message without its trailing newline, for the log. */
-static void pq_message(PGconn *c, char *out, size_t cap)
+void tn_pg_message(PGconn *c, char *out, size_t cap)
 {
     (void)snprintf(out, cap, "%s", c != NULL ? PQerrorMessage(c) : "no memory");
     size_t n = strlen(out);
@@ -110,7 +109,7 @@ static void drop_with_message(struct tn_pg_conn *c, const char *what)
 {
     char msg[300];
     char why[400];
-    pq_message(c->conn, msg, sizeof(msg));
+    tn_pg_message(c->conn, msg, sizeof(msg));
     (void)snprintf(why, sizeof(why), "%s: %s", what, msg);
     tn_pg_conn_drop(c, why);
 }

@@ -159,6 +159,14 @@ static void listen_drop(struct tn_pg *p, const char *why)
         tn_log(TN_LOG_WARN, "store",
                "\"postgresql event connection lost, reconnecting\" why=\"%s\"",
                why);
+    else if (!l->ever_ready && l->backoff_ms == BACKOFF_MIN_MS) {
+        char msg[300];
+        tn_pg_message(l->conn, msg, sizeof(msg));
+        tn_log(TN_LOG_WARN, "store",
+               "\"postgresql event connection failed; not ready until it is "
+               "up\" why=\"%s: %s\"",
+               why, msg);
+    }
     listen_close(p);
     tn_loop_timer_arm(p->loop, &l->retry_timer,
                       tn_clock_now_ms() + l->backoff_ms, listen_retry, p);
@@ -229,7 +237,13 @@ static void listen_setup(struct tn_pg *p)
             l->backoff_ms = BACKOFF_MIN_MS;
             p->n_listen_connects++;
             /* Events sent while nobody listened are gone: waiters must
-             * not sleep on a release they never heard of. */
+             * not sleep on a release they never heard of, and
+             * subscribers must re-read state. */
+            if (l->ever_ready && p->on_event != NULL) {
+                struct tn_event ev = {.type = TN_EVENT_RESET};
+                p->on_event(p->event_ctx, &ev);
+            }
+            l->ever_ready = true;
             tn_pg_wait_wake_all(p);
             return;
         }

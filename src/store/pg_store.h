@@ -48,6 +48,7 @@ struct tn_pg_listen {
     enum tn_pg_state state;           /* READY once LISTEN is done */
     int64_t backoff_ms;               /* next reconnect delay */
     struct tn_loop_timer retry_timer; /* reconnect */
+    bool ever_ready;                  /* LISTEN done once since start */
 };
 
 struct tn_pg_conn {
@@ -197,7 +198,10 @@ struct tn_pg_op *tn_pg_op_new(enum tn_pg_stmt stmt, const char *name,
 void tn_pg_submit(struct tn_pg *p, struct tn_pg_op *op,
                   struct tn_store_result *out, tn_store_done_fn done,
                   void *arg);
-/* True when at least one connection is ready. */
+/* c's last libpq error on one line, without quotes, for the log. */
+void tn_pg_message(PGconn *c, char *out, size_t cap);
+/* Takes requests: a statement connection is ready, and the LISTEN
+ * connection has been ready once since the start. */
 bool tn_pg_is_up(const struct tn_pg *p);
 
 /* pg_events.c */

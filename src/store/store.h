@@ -83,6 +83,10 @@ enum tn_event_type {
     TN_EVENT_RELEASED,
     TN_EVENT_EXPIRED,
     TN_EVENT_REVOKED,
+    /* Not a change: events may have been lost just before this one (the
+     * store's feed of them was cut and is back), so a consumer must
+     * re-read state.  name and owner_id are empty, token and floor 0. */
+    TN_EVENT_RESET,
 };
 
 /* A change of hands, announced once it is durable, in commit order. */

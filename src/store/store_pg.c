@@ -37,9 +37,14 @@ static void schedule_flush(struct tn_pg *p);
 static bool any_ready(const struct tn_pg *p);
 static void change_out(struct tn_pg *p, struct tn_pg_op *op);
 
+/* A statement connection is up, and the LISTEN connection has been up
+ * once since the start, so that whatever this instance answers, its
+ * subscribers hear about from then on.  A LISTEN connection lost later
+ * does not take the instance out of service (events carry no safety);
+ * its subscribers get a reset instead (pg_events.c). */
 bool tn_pg_is_up(const struct tn_pg *p)
 {
-    return any_ready(p);
+    return any_ready(p) && p->listen.ever_ready;
 }
 
 static bool any_ready(const struct tn_pg *p)
@@ -200,7 +205,7 @@ void tn_pg_submit(struct tn_pg *p, struct tn_pg_op *op,
     }
     op->done = done;
     op->arg = arg;
-    if (!any_ready(p)) {
+    if (!tn_pg_is_up(p)) {
         op_answer(p, op, TN_EUNAVAIL);
         return;
     }
@@ -823,7 +828,7 @@ void tn_pg_fail_conn(struct tn_pg_conn *c)
 
 static bool pg_is_ready(struct tn_store *s)
 {
-    return any_ready((struct tn_pg *)s);
+    return tn_pg_is_up((struct tn_pg *)s);
 }
 
 static void pg_metrics(struct tn_store *s, struct tn_buf *out)
@@ -854,7 +859,7 @@ static void pg_metrics(struct tn_store *s, struct tn_buf *out)
         "tenure_pg_unavailable_total %llu\n"
         "# TYPE tenure_pg_inflight_batches gauge\n"
         "tenure_pg_inflight_batches %u\n",
-        ready > 0, ready, (unsigned long long)p->n_batches,
+        tn_pg_is_up(p), ready, (unsigned long long)p->n_batches,
         (unsigned long long)p->n_statements, (unsigned long long)p->n_retries,
         (unsigned long long)p->n_failures, (unsigned long long)p->n_connects,
         (unsigned long long)p->n_unavailable, inflight);

@@ -64,10 +64,10 @@ void run_for(int64_t ms)
     tn_loop_timer_disarm(E.loop, &t);
 }
 
-/* Ready, and (PostgreSQL) listening: a store whose LISTEN connection is
- * not up yet takes requests, but the events they cause are not heard (the
- * event stream's documented gap), and cases that await events would race
- * with the connection's set-up. */
+/* Ready, and (PostgreSQL) listening now: a store is ready only once its
+ * LISTEN connection has been up (case_pg_listen_first), but one lost
+ * later leaves it ready, and cases that await events would race with the
+ * reconnection. */
 static bool ready_and_listening(struct tn_store *s)
 {
     if (!s->ops->is_ready(s))
@@ -310,6 +310,7 @@ static const struct tcase cases[] = {
     {"pg_sequence_lifted", case_pg_sequence_lifted, true},
     {"pg_concurrent_migrations", case_pg_concurrent_migrations, true},
     {"pg_down", case_pg_down, true},
+    {"pg_listen_first", case_pg_listen_first, true},
     {"pg_broken_in_flight", case_pg_broken_in_flight, true},
 };
 

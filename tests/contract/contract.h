@@ -140,6 +140,7 @@ void case_principal(void);
 void case_pg_sequence_lifted(void);
 void case_pg_concurrent_migrations(void);
 void case_pg_down(void);
+void case_pg_listen_first(void);
 void case_pg_broken_in_flight(void);
 void case_pg_slow_acquirer(void);
 /* Run from case_events on PostgreSQL: its two connections racing. */

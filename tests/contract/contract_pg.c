@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The store contract's PostgreSQL-only cases: the sequence lifted above a
  * stored token on start, concurrent migrations, a database that is down or
- * breaks with statements in flight, a slow acquirer behind a row lock, and
- * (run from case_events) the order of one name's events while a backend's
+ * breaks with statements in flight, a slow acquirer behind a row lock, a
+ * LISTEN connection that cannot get in at the start, and (run from
+ * case_events) the order of one name's events while a backend's
  * trailing notify is held back. */
 #include <libpq-fe.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "common/rand.h"
 #include "contract.h"
 #include "store/pg_sql.h"
+#include "store/pg_store.h"
 
 static void quiet(void *arg, const char *message)
 {
@@ -183,6 +185,141 @@ void case_pg_down(void)
     CHECK_RC(c.res.rc, TN_EUNAVAIL);
     CHECK(c.res.retry_after_ms > 0);
     CHECK_RC(g.res.rc, TN_EUNAVAIL);
+}
+
+static bool poll_until(PGconn *mon, const char *sql, long long want,
+                       int64_t ms);
+
+/* The value of gauge name in s's metrics, or -1. */
+static long gauge(struct tn_store *s, const char *name)
+{
+    struct tn_buf m;
+    tn_buf_init(&m, 1 << 20);
+    s->ops->metrics(s, &m);
+    char key[128];
+    (void)snprintf(key, sizeof(key), "\n%s ", name);
+    const char *at = m.data != NULL ? strstr(m.data, key) : NULL;
+    long v = at != NULL ? strtol(at + strlen(key), NULL, 10) : -1;
+    tn_buf_release(&m);
+    return v;
+}
+
+/* A role whose connection limit lets the statement connections in but
+ * not the LISTEN connection (opened after them): the store is not ready
+ * and answers 503 although it could run statements, because what it
+ * answered would not be heard by its subscribers.  Once the limit allows
+ * one more connection, LISTEN gets in (within its backoff) and the store
+ * is ready; it is never ready without listening. */
+void case_pg_listen_first(void)
+{
+    char role[64];
+    (void)snprintf(role, sizeof(role), "ct_lim_%d", (int)getpid());
+    PGconn *db = admin();
+    CHECK(db != NULL);
+    PQconninfoOption *o = PQconninfoParse(E.pg_url, NULL);
+    CHECK(o != NULL);
+    const char *host = "127.0.0.1", *port = "5432", *dbname = "postgres";
+    for (PQconninfoOption *i = o; i->keyword != NULL; i++) {
+        if (i->val == NULL)
+            continue;
+        if (strcmp(i->keyword, "host") == 0)
+            host = i->val;
+        else if (strcmp(i->keyword, "port") == 0)
+            port = i->val;
+        else if (strcmp(i->keyword, "dbname") == 0)
+            dbname = i->val;
+    }
+    char url[512];
+    (void)snprintf(url, sizeof(url),
+                   "postgresql://%s@%s:%s/%s?options=-csearch_path%%3D%s", role,
+                   host, port, dbname, role);
+    PQconninfoFree(o);
+    char sql[512];
+    (void)snprintf(sql, sizeof(sql),
+                   "DROP SCHEMA IF EXISTS %s CASCADE; DROP ROLE IF EXISTS %s;"
+                   " CREATE ROLE %s LOGIN CONNECTION LIMIT %d;"
+                   " CREATE SCHEMA %s AUTHORIZATION %s",
+                   role, role, role, TN_PG_CONNS, role, role);
+    bool ok = exec_ok(db, sql);
+    char gone[256];
+    (void)snprintf(gone, sizeof(gone),
+                   "SELECT count(*) FROM pg_stat_activity WHERE usename = '%s'",
+                   role);
+
+    /* The statement connections up, LISTEN refused for 600 ms (about
+     * three tries): never ready, and an acquire is answered 503.  The
+     * three connections race for the two places; should LISTEN win one,
+     * start again. */
+    struct tn_store *s = NULL;
+    bool deaf_ready = false;
+    bool split = false;
+    for (int attempt = 0; attempt < 5 && ok && !split; attempt++) {
+        if (s != NULL) {
+            s->ops->close(s);
+            s = NULL;
+            ok = poll_until(db, gone, 0, 5000);
+        }
+        ok = ok && open_pg(url, &s) == TN_OK;
+        int64_t split_since = 0;
+        int64_t until = tn_clock_now_ms() + 3000;
+        while (ok && tn_clock_now_ms() < until) {
+            run_for(20);
+            bool listening = gauge(s, "tenure_pg_listen_ready") == 1;
+            deaf_ready |= s->ops->is_ready(s) && !listening;
+            if (gauge(s, "tenure_pg_connections_ready") != TN_PG_CONNS ||
+                listening)
+                split_since = 0;
+            else if (split_since == 0)
+                split_since = tn_clock_now_ms();
+            if (split_since != 0 && tn_clock_now_ms() - split_since >= 600) {
+                split = true;
+                break;
+            }
+        }
+    }
+    struct call c;
+    memset(&c, 0, sizeof(c));
+    if (ok && split) {
+        start_acquire(s, &c, "x", "o", 5000, NULL, 0, NULL);
+        wait_calls(&c, 1);
+    }
+    bool refused = c.res.rc == TN_EUNAVAIL && c.res.retry_after_ms > 0;
+    bool store_ready_gauge = s != NULL && gauge(s, "tenure_store_ready") == 1;
+
+    /* Room for one more: LISTEN gets in, and only then is it ready. */
+    (void)snprintf(sql, sizeof(sql), "ALTER ROLE %s CONNECTION LIMIT %d", role,
+                   TN_PG_CONNS + 1);
+    ok = ok && exec_ok(db, sql);
+    int64_t until = tn_clock_now_ms() + 10000;
+    while (ok && !s->ops->is_ready(s) && tn_clock_now_ms() < until) {
+        run_for(10);
+        deaf_ready |=
+            s->ops->is_ready(s) && gauge(s, "tenure_pg_listen_ready") != 1;
+    }
+    bool ready = ok && s->ops->is_ready(s);
+    struct call d;
+    memset(&d, 0, sizeof(d));
+    if (ready) {
+        start_acquire(s, &d, "x", "o", 5000, NULL, 0, NULL);
+        wait_calls(&d, 1);
+    }
+    if (s != NULL)
+        s->ops->close(s);
+    /* The backends of the closed store end on their own time, and the
+     * role cannot go while they hold their temporary outbox. */
+    (void)poll_until(db, gone, 0, 5000);
+    (void)snprintf(sql, sizeof(sql),
+                   "DROP SCHEMA IF EXISTS %s CASCADE; DROP ROLE IF EXISTS %s",
+                   role, role);
+    (void)exec_ok(db, sql);
+    PQfinish(db);
+    CHECK(ok);
+    CHECK(split);
+    CHECK(refused);
+    CHECK(!store_ready_gauge);
+    CHECK(ready);
+    CHECK_RC(d.res.rc, TN_OK);
+    CHECK(!deaf_ready);
 }
 
 /* The connection dies while a statement is in flight: its outcome is

@@ -6,7 +6,9 @@
 # the sweep of one instance; an expiry taken over by an acquire is
 # announced before it.  Cutting the stream (the LISTEN connection killed
 # in PostgreSQL) changes nothing about tokens, floors or renewals, and
-# the listener reconnects.
+# the listener reconnects.  A stream open across the cut gets a reset
+# once the listener is back (what happened meanwhile was not heard), and
+# a Last-Event-ID from before the cut is answered with a reset too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 . "$(dirname "$0")/lib-pg.sh"
@@ -89,6 +91,9 @@ pass "another instance's Last-Event-ID gets a reset"
 # both instances while it is down, and B listens again afterwards.  Only
 # B's: the cluster is shared with tests running beside this one, whose
 # events would be lost if their LISTEN connections were cut too.
+curl -sN --max-time 20 "$B/v1/events?prefix=after:" >"$T/across" &
+wx=$!
+sleep 0.3
 ports=$(pg_client_ports "${PIDS[2]}")
 [ -n "$ports" ] || fail "no TCP connections of instance B (pid ${PIDS[2]}) found"
 cut=$("$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 "$TENURE_TEST_PG_URL" -c \
@@ -131,3 +136,19 @@ acquire "after:1" z 5000
 wait "$wc" || true
 grep -q '"type":"acquired","name":"after:1"' "$T/after" || fail "no event after the listener came back: $(cat "$T/after")"
 pass "with the stream cut, tokens, floors, renew and release are unaffected; the listener reconnects"
+
+kill "$wx" 2>/dev/null || true
+wait "$wx" 2>/dev/null || true
+r=$(grep -n '"type":"reset"' "$T/across" | cut -d: -f1)
+a=$(grep -n '"type":"acquired","name":"after:1"' "$T/across" | cut -d: -f1)
+[ "$(printf '%s\n' "$r" | grep -c .)" = 1 ] && [ -n "$a" ] && [ "$r" -lt "$a" ] ||
+    fail "stream across the cut: want one reset, then after:1: $(cat "$T/across")"
+gap=$(grep -B1 '"type":"reset"' "$T/across" | sed -n 's/^id: //p')
+[ -n "$gap" ] || fail "the reset has no id: $(cat "$T/across")"
+curl -sN --max-time 1 -H "Last-Event-ID: $first" "$B/v1/events?prefix=ev:" >"$T/old" || true
+grep -q '"type":"reset"' "$T/old" || fail "id $first from before the cut: no reset: $(cat "$T/old")"
+grep -q '"type":"acquired"' "$T/old" && fail "id $first from before the cut replayed across the gap: $(cat "$T/old")"
+curl -sN --max-time 1 -H "Last-Event-ID: $gap" "$B/v1/events?prefix=after:" >"$T/past" || true
+grep -q '"type":"acquired","name":"after:1"' "$T/past" || fail "resume from the reset's id $gap did not replay after:1: $(cat "$T/past")"
+grep -q '"type":"reset"' "$T/past" && fail "resume from the reset's id $gap got another reset: $(cat "$T/past")"
+pass "a stream across the cut gets a reset; ids from before it are answered with a reset, the reset's own id resumes"
