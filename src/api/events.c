@@ -271,10 +271,19 @@ int tn_events_subscribe(struct tn_events *hub, struct tn_http_req *req,
         hub->subs->prev = s;
     hub->subs = s;
     hub->n_subs++;
-    static const char hello[] = ": subscribed\n\n";
-    (void)tn_http_stream_write(s->s, hello, sizeof(hello) - 1);
-    if (last_id != NULL)
+    if (last_id != NULL) {
+        static const char hello[] = ": subscribed\n\n";
+        (void)tn_http_stream_write(s->s, hello, sizeof(hello) - 1);
         replay(hub, s, last_id);
+        return TN_OK;
+    }
+    /* An id without data: no event, but the point this stream starts
+     * from, so that a consumer that reconnects before any event came can
+     * still resume with Last-Event-ID, and learn of a gap by a reset. */
+    char hello[64];
+    int n = snprintf(hello, sizeof(hello), ": subscribed\nid: %llu\n\n",
+                     (unsigned long long)(hub->next_id - 1));
+    (void)tn_http_stream_write(s->s, hello, (size_t)n);
     return TN_OK;
 }
 

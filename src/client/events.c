@@ -34,11 +34,31 @@ static bool ends(const struct tn_lease *l, const char *type, uint64_t token)
             strcmp(type, "released") == 0);
 }
 
+/* Events may have been missed (the server restarted, another instance
+ * answered, or its own feed of events was cut): a lease may have ended
+ * unheard, so renew every kept lease now rather than at its timer. */
+static void renew_all_now(struct tn_client *c)
+{
+    (void)pthread_mutex_lock(&c->mu);
+    int64_t now = c->now_ms();
+    for (struct tn_lease *l = c->kept; l != NULL; l = l->next) {
+        if (l->state == TN_LEASE_HELD && l->next_renew_ms > now)
+            l->next_renew_ms = now;
+    }
+    (void)pthread_cond_signal(&c->cond);
+    (void)pthread_mutex_unlock(&c->mu);
+}
+
 static void apply(struct tn_client *c, const char *data)
 {
     json_error_t err;
     json_t *v = json_loads(data, 0, &err);
     const char *type = json_string_value(json_object_get(v, "type"));
+    if (type != NULL && strcmp(type, "reset") == 0) {
+        renew_all_now(c);
+        json_decref(v);
+        return;
+    }
     const char *name = json_string_value(json_object_get(v, "name"));
     json_t *tok = json_object_get(v, "token");
     if (type == NULL || name == NULL || !json_is_integer(tok)) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GET /v1/events: acquired, released, expired and revoked events in order
 # with increasing ids, the prefix filter, resumption with Last-Event-ID
-# from the backlog, a reset event when the id is older than the backlog,
+# from the backlog (also from the id a stream starts with, before any
+# event), a reset event when the id is older than the backlog,
 # and a slow consumer cut instead of buffered without bound.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
@@ -52,8 +53,19 @@ grep -q '"name":"zz:1"' "$T/stream" && fail "prefix filter let zz:1 through"
 grep -q '^: heartbeat' "$T/stream" || fail "no heartbeat comment in the stream"
 pass "events in order with increasing ids, prefix filter, heartbeats"
 
+# A stream opened without Last-Event-ID starts with an id and no data: the
+# point it starts from.  Resuming from it replays every event since.
+start=$(sed -n '/^id: /{s/^id: //p;q}' "$T/stream")
+[ "$(grep -A1 "^id: $start\$" "$T/stream" | sed -n 2p)" = "" ] ||
+    fail "the starting id $start carries data: $(cat "$T/stream")"
+curl -sN --max-time 1 -H "Last-Event-ID: $start" "$URL/v1/events?prefix=ev:" >"$T/fromstart" || true
+n=$(grep -c '^data: ' "$T/fromstart" || true)
+[ "$n" = 6 ] || fail "resume from the starting id $start replayed $n events: $(cat "$T/fromstart")"
+pass "a stream starts with an id to resume from, before any event"
+
 # Resume from the backlog: everything after the given id comes again.
-first=$(echo "$ids" | awk '{print $1}')
+first=$(grep -B1 '^data: ' "$T/stream" | sed -n 's/^id: //p' | head -1)
+[ "$first" -gt "$start" ] || fail "first event id $first not above the starting id $start"
 curl -sN --max-time 1 -H "Last-Event-ID: $first" "$URL/v1/events?prefix=ev:" >"$T/resume" || true
 n=$(grep -c '^data: ' "$T/resume" || true)
 [ "$n" = 5 ] || fail "resume after id $first replayed $n events: $(cat "$T/resume")"

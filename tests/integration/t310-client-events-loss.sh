@@ -2,7 +2,10 @@
 # The client following the event stream reports the loss of a kept lease
 # as soon as an admin force-releases it, long before its renew timer (a
 # third of a 30 s TTL) would have found out; without the stream the same
-# loss is found only by the renew.  Safety never rests on the stream: the
+# loss is found only by the renew.  A reset on the stream (events may
+# have been missed: here the server restarted while the client was frozen,
+# and the lease was revoked before the client came back) makes the client
+# renew at once, and so find the loss.  Safety never rests on the stream: the
 # keepalive tests (t301, t302) run without it.  On the embedded store,
 # and on the PostgreSQL store when TENURE_TEST_PG_URL is set (the event
 # then travels through NOTIFY and the instance's LISTEN connection).
@@ -49,6 +52,28 @@ one_store() {
 STORE=embedded
 tn_start_server
 one_store
+
+# The reset: freeze the client, restart the server (event ids start anew),
+# revoke the lease, thaw the client.  Its stream reconnects with an id the
+# new process never issued, gets a reset, and the client renews now; its
+# renew timer (TTL/3 = 10 s after the grant) is far off.
+start ev:reset 1
+tn_wait_subscribers 1
+kill -STOP "$PROBE"
+tn_restart_server KILL
+curl -s -o /dev/null -w '%{http_code}' -X DELETE "$URL/v1/leases/ev:reset?force=true" >"$T/rev"
+[ "$(cat "$T/rev")" = 204 ] || fail "force release after the restart: $(cat "$T/rev")"
+kill -CONT "$PROBE"
+t0=$(now_ms)
+for _ in $(seq 1 60); do
+    [ -n "$(sed -n 2p "$T/ev:reset")" ] && break
+    sleep 0.05
+done
+set -- $(sed -n 2p "$T/ev:reset")
+[ "${1:-}" = lost ] || fail "after a reset the loss was not reported within 3 s: $(cat "$T/ev:reset")"
+[ "$2" -lt 8000 ] || fail "the loss after the reset took $2 ms from the grant (the renew timer is at 10 s)"
+wait "$PROBE" || true
+pass "embedded: a reset on the stream made the client renew at once and find the loss ($(($(now_ms) - t0)) ms after thawing)"
 if [ -n "${TENURE_TEST_PG_URL:-}" ]; then
     pg_need
     tn_kill_server

@@ -73,7 +73,7 @@ done
 pass "a watcher on B sees what A did, in order, with floors; each expiry once"
 
 # Resume on the same instance: events after the given id come again.
-first=$(sed -n '/^id: /{s/^id: //p;q}' "$T/streamB")
+first=$(grep -B1 '^data: ' "$T/streamB" | sed -n 's/^id: //p' | head -1)
 curl -sN --max-time 1 -H "Last-Event-ID: $first" "$B/v1/events?prefix=ev:" >"$T/resume" || true
 got=$(summary "$T/resume" | cut -d' ' -f1-8)
 [ "$got " = "${want#* }" ] || fail "resume after id $first on B replayed '$got': $(cat "$T/resume")"
