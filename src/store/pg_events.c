@@ -159,7 +159,7 @@ static void listen_drop(struct tn_pg *p, const char *why)
         tn_log(TN_LOG_WARN, "store",
                "\"postgresql event connection lost, reconnecting\" why=\"%s\"",
                why);
-    else if (!l->ever_ready && l->backoff_ms == BACKOFF_MIN_MS) {
+    else if (p->n_listen_connects == 0 && l->backoff_ms == BACKOFF_MIN_MS) {
         char msg[300];
         tn_pg_message(l->conn, msg, sizeof(msg));
         tn_log(TN_LOG_WARN, "store",
@@ -239,11 +239,10 @@ static void listen_setup(struct tn_pg *p)
             /* Events sent while nobody listened are gone: waiters must
              * not sleep on a release they never heard of, and
              * subscribers must re-read state. */
-            if (l->ever_ready && p->on_event != NULL) {
+            if (p->n_listen_connects > 1 && p->on_event != NULL) {
                 struct tn_event ev = {.type = TN_EVENT_RESET};
                 p->on_event(p->event_ctx, &ev);
             }
-            l->ever_ready = true;
             tn_pg_wait_wake_all(p);
             return;
         }

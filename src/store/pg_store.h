@@ -48,7 +48,6 @@ struct tn_pg_listen {
     enum tn_pg_state state;           /* READY once LISTEN is done */
     int64_t backoff_ms;               /* next reconnect delay */
     struct tn_loop_timer retry_timer; /* reconnect */
-    bool ever_ready;                  /* LISTEN done once since start */
 };
 
 struct tn_pg_conn {
@@ -101,7 +100,7 @@ struct tn_pg {
     struct tn_store_result prune_res;     /* the prune's result */
     uint64_t n_events;                    /* events heard on LISTEN */
     uint64_t n_expiries;                  /* expiries this instance swept */
-    uint64_t n_listen_connects;           /* LISTEN (re)connections */
+    uint64_t n_listen_connects;           /* LISTEN ups; 0: never up */
     struct tn_pg_waitq **wait_buckets;    /* TN_PG_WAIT_BUCKETS chains */
     size_t n_waiters;                     /* blocked acquires, all names */
     size_t max_waiters;                   /* cap on n_waiters */

@@ -44,7 +44,7 @@ static void change_out(struct tn_pg *p, struct tn_pg_op *op);
  * its subscribers get a reset instead (pg_events.c). */
 bool tn_pg_is_up(const struct tn_pg *p)
 {
-    return any_ready(p) && p->listen.ever_ready;
+    return any_ready(p) && p->n_listen_connects > 0;
 }
 
 static bool any_ready(const struct tn_pg *p)

@@ -68,17 +68,22 @@ void run_for(int64_t ms)
  * LISTEN connection has been up (case_pg_listen_first), but one lost
  * later leaves it ready, and cases that await events would race with the
  * reconnection. */
-static bool ready_and_listening(struct tn_store *s)
+long store_gauge(struct tn_store *s, const char *name)
 {
-    if (!s->ops->is_ready(s))
-        return false;
     struct tn_buf m;
     tn_buf_init(&m, 1 << 20);
     s->ops->metrics(s, &m);
-    bool deaf = m.data != NULL &&
-                strstr(m.data, "\ntenure_pg_listen_ready 0\n") != NULL;
+    char key[128];
+    (void)snprintf(key, sizeof(key), "\n%s ", name);
+    const char *at = m.data != NULL ? strstr(m.data, key) : NULL;
+    long v = at != NULL ? strtol(at + strlen(key), NULL, 10) : -1;
     tn_buf_release(&m);
-    return !deaf;
+    return v;
+}
+
+static bool ready_and_listening(struct tn_store *s)
+{
+    return s->ops->is_ready(s) && store_gauge(s, "tenure_pg_listen_ready") != 0;
 }
 
 bool wait_ready(struct tn_store *s, int64_t ms)

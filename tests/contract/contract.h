@@ -65,6 +65,8 @@ void wait_calls(struct call *c, size_t n);
 /* Run the loop for ms milliseconds (lets time pass on the loop). */
 void run_for(int64_t ms);
 
+/* The value of gauge name in s's metrics, or -1 if s has none. */
+long store_gauge(struct tn_store *s, const char *name);
 /* Run the loop until s is ready, and its LISTEN connection up when it has
  * one (true), or ms pass (false). */
 bool wait_ready(struct tn_store *s, int64_t ms);

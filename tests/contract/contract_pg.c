@@ -190,20 +190,6 @@ void case_pg_down(void)
 static bool poll_until(PGconn *mon, const char *sql, long long want,
                        int64_t ms);
 
-/* The value of gauge name in s's metrics, or -1. */
-static long gauge(struct tn_store *s, const char *name)
-{
-    struct tn_buf m;
-    tn_buf_init(&m, 1 << 20);
-    s->ops->metrics(s, &m);
-    char key[128];
-    (void)snprintf(key, sizeof(key), "\n%s ", name);
-    const char *at = m.data != NULL ? strstr(m.data, key) : NULL;
-    long v = at != NULL ? strtol(at + strlen(key), NULL, 10) : -1;
-    tn_buf_release(&m);
-    return v;
-}
-
 /* A role whose connection limit lets the statement connections in but
  * not the LISTEN connection (opened after them): the store is not ready
  * and answers 503 although it could run statements, because what it
@@ -264,9 +250,9 @@ void case_pg_listen_first(void)
         int64_t until = tn_clock_now_ms() + 3000;
         while (ok && tn_clock_now_ms() < until) {
             run_for(20);
-            bool listening = gauge(s, "tenure_pg_listen_ready") == 1;
+            bool listening = store_gauge(s, "tenure_pg_listen_ready") == 1;
             deaf_ready |= s->ops->is_ready(s) && !listening;
-            if (gauge(s, "tenure_pg_connections_ready") != TN_PG_CONNS ||
+            if (store_gauge(s, "tenure_pg_connections_ready") != TN_PG_CONNS ||
                 listening)
                 split_since = 0;
             else if (split_since == 0)
@@ -284,7 +270,8 @@ void case_pg_listen_first(void)
         wait_calls(&c, 1);
     }
     bool refused = c.res.rc == TN_EUNAVAIL && c.res.retry_after_ms > 0;
-    bool store_ready_gauge = s != NULL && gauge(s, "tenure_store_ready") == 1;
+    bool store_ready_gauge =
+        s != NULL && store_gauge(s, "tenure_store_ready") == 1;
 
     /* Room for one more: LISTEN gets in, and only then is it ready. */
     (void)snprintf(sql, sizeof(sql), "ALTER ROLE %s CONNECTION LIMIT %d", role,
@@ -293,8 +280,8 @@ void case_pg_listen_first(void)
     int64_t until = tn_clock_now_ms() + 10000;
     while (ok && !s->ops->is_ready(s) && tn_clock_now_ms() < until) {
         run_for(10);
-        deaf_ready |=
-            s->ops->is_ready(s) && gauge(s, "tenure_pg_listen_ready") != 1;
+        deaf_ready |= s->ops->is_ready(s) &&
+                      store_gauge(s, "tenure_pg_listen_ready") != 1;
     }
     bool ready = ok && s->ops->is_ready(s);
     struct call d;
