@@ -62,8 +62,12 @@ soak: build
 fuzz: deps
 	@scripts/fuzz.sh long
 
+# The incident replay; its timelines (tenure-check --html) stay in
+# build/incident/ and their paths are printed at the end.
 incident: build
-	@tests/integration/t401-fence-incident-replay.sh
+	@TN_BIN=$(CURDIR)/build/dev/bin TN_SRC=$(CURDIR) \
+	    TN_INCIDENT_HTML_DIR=$(CURDIR)/build/incident \
+	    tests/integration/t401-fence-incident-replay.sh
 
 install: release
 	@cmake --preset release -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null

@@ -100,6 +100,14 @@ static void account(struct tn_api_call *c, unsigned status)
     api->lat_sum[c->route] += (double)us / 1e6;
 }
 
+void tn_api_send_typed(struct tn_api_call *c, unsigned status, const char *type,
+                       const void *body, size_t len)
+{
+    account(c, status);
+    tn_http_reply(c->req, status, type, body, len, 0);
+    tn_api_call_free(c);
+}
+
 void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
                  int64_t retry_after_ms)
 {
@@ -336,6 +344,10 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
                     rc == TN_EINVAL ? "lease name in path must be 1-256 bytes "
                                       "of printable UTF-8, percent-encoded"
                                     : "no such path");
+        return;
+    }
+    if (c->route == TN_ROUTE_UI) {
+        tn_api_ui(c, &m); /* public: it holds no data, the API asks */
         return;
     }
     if (c->route != TN_ROUTE_HEALTHZ && c->route != TN_ROUTE_READYZ &&

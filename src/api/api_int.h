@@ -47,6 +47,14 @@ void tn_api_fail_method(struct tn_api_call *c, const char *methods);
 void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
                  int64_t retry_after_ms);
 
+/* Reply with status and a body of the given media type; frees the call. */
+void tn_api_send_typed(struct tn_api_call *c, unsigned status, const char *type,
+                       const void *body, size_t len);
+
+/* ui.c: GET /ui and /ui/<file>, the console's built-in files.  Replies and
+ * frees the call. */
+void tn_api_ui(struct tn_api_call *c, struct tn_route_match *m);
+
 /* 0 when the call's principal may do act on name (a prefix for lists and
  * events), or when auth is off; TN_EFORBIDDEN otherwise. */
 int tn_api_authorize(struct tn_api_call *c, enum tn_auth_action act,

@@ -16,8 +16,9 @@
 const char *tn_route_name(enum tn_route route)
 {
     static const char *const names[TN_ROUTE_COUNT] = {
-        "acquire", "list",   "get",     "renew",  "release", "check",
-        "history", "events", "healthz", "readyz", "metrics", "other"};
+        "acquire", "list",    "get",    "renew",   "release",
+        "check",   "history", "events", "healthz", "readyz",
+        "metrics", "ui",      "other"};
     return (unsigned)route < TN_ROUTE_COUNT ? names[route] : "other";
 }
 
@@ -73,6 +74,8 @@ int tn_route_path(const char *path, struct tn_route_match *out)
         return fixed(out, TN_ROUTE_METRICS, GET_HEAD, "GET, HEAD");
     if (strcmp(path, "/v1/events") == 0)
         return fixed(out, TN_ROUTE_EVENTS, GET_ONLY, "GET");
+    if (strcmp(path, "/ui") == 0 || strncmp(path, "/ui/", 4) == 0)
+        return fixed(out, TN_ROUTE_UI, GET_HEAD, "GET, HEAD");
     if (strncmp(path, leases, sizeof(leases) - 1) != 0)
         return TN_ENOTFOUND;
     const char *rest = path + sizeof(leases) - 1;

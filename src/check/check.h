@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "check/history.h"
 
@@ -59,5 +60,20 @@ bool tn_check_is_clean(const struct tn_check_report *r);
  * "events": [...]}]}.  NULL on out of memory. */
 json_t *tn_check_report_json(const struct tn_history *h,
                              const struct tn_check_report *r);
+
+/* One operation or sink decision of h as the report shows it (line,
+ * proc, op, name, times, tokens, outcome; or line, t, resource, token,
+ * decision, hwm_before).  A new object, NULL on out of memory. */
+json_t *tn_check_op_json(const struct tn_history *h, size_t idx);
+json_t *tn_check_sink_json(const struct tn_history *h, size_t idx);
+
+/* Write one self-contained HTML page (no external resources) showing the
+ * checked history as a timeline, one lane per resource, with the sink's
+ * decisions as marks and every violation of r highlighted with the rule it
+ * breaks.  title is shown as the page's title (escaped).  Returns 0,
+ * TN_ENOMEM or TN_EIO. */
+int tn_check_html_write(FILE *out, const char *title,
+                        const struct tn_history *h,
+                        const struct tn_check_report *r);
 
 #endif

@@ -14,7 +14,7 @@
 static void usage(FILE *out)
 {
     (void)fputs(
-        "usage: tenure-check [FILE]\n"
+        "usage: tenure-check [--html OUT] [FILE]\n"
         "\n"
         "Check a tenure history (JSON lines, one event each; stdin when FILE\n"
         "is absent or \"-\") against the token contract: unique tokens,\n"
@@ -30,6 +30,9 @@ static void usage(FILE *out)
         "Exit status: 0 no violation, 1 violations found, 2 malformed input\n"
         "or other error (no verdict).\n"
         "\n"
+        "  --html OUT   also write the history as one self-contained HTML "
+        "page\n"
+        "               (a timeline per resource, violations highlighted)\n"
         "  -h, --help   show this help\n",
         out);
 }
@@ -62,7 +65,25 @@ static int print_report(const struct tn_history *h,
     return rc;
 }
 
-static int run(const char *path, FILE *in, FILE *out, FILE *err)
+static int write_html(const char *html, const char *path,
+                      const struct tn_history *h,
+                      const struct tn_check_report *r, struct tn_errmsg *em)
+{
+    FILE *f = fopen(html, "w");
+    if (f == NULL) {
+        tn_errmsg_set(em, "cannot write \"%s\"", html);
+        return TN_EIO;
+    }
+    int rc = tn_check_html_write(f, path != NULL ? path : "stdin", h, r);
+    if (fclose(f) != 0 && rc == 0)
+        rc = TN_EIO;
+    if (rc < 0)
+        tn_errmsg_set(em, "cannot write \"%s\"", html);
+    return rc;
+}
+
+static int run(const char *path, const char *html, FILE *in, FILE *out,
+               FILE *err)
 {
     struct tn_history h;
     struct tn_check_report r;
@@ -74,6 +95,8 @@ static int run(const char *path, FILE *in, FILE *out, FILE *err)
         rc = tn_check_run(&h, &r);
     if (rc == 0)
         rc = print_report(&h, &r, out);
+    if (rc == 0 && html != NULL)
+        rc = write_html(html, path, &h, &r, &em);
     if (rc == 0)
         status = tn_check_is_clean(&r) ? TN_CHECK_EXIT_CLEAN
                                        : TN_CHECK_EXIT_VIOLATION;
@@ -87,7 +110,16 @@ static int run(const char *path, FILE *in, FILE *out, FILE *err)
 int tn_check_cli(int argc, char **argv, FILE *in, FILE *out, FILE *err)
 {
     const char *path = NULL;
+    const char *html = NULL;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--html") == 0) {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+                (void)fprintf(err, "tenure-check: --html needs a file\n");
+                return TN_CHECK_EXIT_NO_VERDICT;
+            }
+            html = argv[++i];
+            continue;
+        }
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(out);
             return TN_CHECK_EXIT_CLEAN;
@@ -104,5 +136,5 @@ int tn_check_cli(int argc, char **argv, FILE *in, FILE *out, FILE *err)
         }
         path = argv[i];
     }
-    return run(path, in, out, err);
+    return run(path, html, in, out, err);
 }

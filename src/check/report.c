@@ -259,3 +259,13 @@ json_t *tn_check_report_json(const struct tn_history *h,
     }
     return root;
 }
+
+json_t *tn_check_op_json(const struct tn_history *h, size_t idx)
+{
+    return op_json(h, idx);
+}
+
+json_t *tn_check_sink_json(const struct tn_history *h, size_t idx)
+{
+    return sink_json(h, idx);
+}

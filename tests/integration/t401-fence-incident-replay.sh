@@ -144,16 +144,22 @@ say "9. An independent check: tenure-check on the recorded histories"
 echo "    (the workers' acquires and each sink's decisions, in the format of DESIGN section 8)"
 cat "$T/indexer-17.history" "$T/indexer-04.history" "$T/sink.history" >"$T/fenced.history"
 rc=0
-"$TN_BIN/tenure-check" "$T/fenced.history" >"$T/fenced.report" || rc=$?
+HTML_DIR=${TN_INCIDENT_HTML_DIR:-$T}
+mkdir -p "$HTML_DIR"
+"$TN_BIN/tenure-check" --html "$HTML_DIR/incident-fenced.html" "$T/fenced.history" >"$T/fenced.report" || rc=$?
 [ "$rc" = 0 ] || fail "tenure-check found violations in the fenced run (exit $rc): $(cat "$T/fenced.report")"
 echo "    fenced sink: tenure-check exit 0, no violation"
 cat "$T/indexer-17.history" "$T/indexer-04.history" "$T/plain.history" >"$T/plain.history.all"
 rc=0
-"$TN_BIN/tenure-check" "$T/plain.history.all" >"$T/plain.report" || rc=$?
+"$TN_BIN/tenure-check" --html "$HTML_DIR/incident-plain.html" "$T/plain.history.all" >"$T/plain.report" || rc=$?
 [ "$rc" = 1 ] || fail "tenure-check should flag the plain consumer (exit $rc): $(cat "$T/plain.report")"
 grep -q sink_below_mark "$T/plain.report" || fail "expected sink_below_mark: $(cat "$T/plain.report")"
 echo "    plain consumer: tenure-check exit 1: $(sed -n 's/.*"why": "\(.*\)",*$/\1/p' "$T/plain.report" | head -1 | sed 's/\\"/"/g')"
+grep -q 'data-violation\|tenure-history' "$HTML_DIR/incident-plain.html" || fail "no timeline page written"
 pass "tenure-check agrees: the fenced sink keeps the token contract, the plain consumer breaks it"
+echo "    timelines (open in a browser):"
+echo "      $HTML_DIR/incident-fenced.html   (fenced sink: no violation)"
+echo "      $HTML_DIR/incident-plain.html    (plain consumer: the violation highlighted)"
 
 say "Summary"
 echo "    With the fence, indexer-17's writes before its lease ended were admitted,"

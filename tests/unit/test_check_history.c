@@ -315,6 +315,9 @@ static void test_check_history__cli_malformed_exits_2(void **state)
     assert_non_null(strstr(r->err, "cannot open"));
     run_cli("", "--bogus", r);
     assert_int_equal(r->status, 2);
+    run_cli("", "--html", r);
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "--html needs a file"));
     tn_free(r);
 }
 
@@ -325,7 +328,7 @@ static void test_check_history__cli_help_exits_0(void **state)
     assert_non_null(r);
     run_cli("", "--help", r);
     assert_int_equal(r->status, 0);
-    assert_non_null(strstr(r->out, "usage: tenure-check [FILE]"));
+    assert_non_null(strstr(r->out, "usage: tenure-check [--html OUT] [FILE]"));
     tn_free(r);
 }
 
