@@ -390,6 +390,7 @@ static void got(void *arg)
     body_begin(&b);
     put_lease(&b, &r->lease, true);
     tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
+    tn_reply_kv_int(&b, "lock_delay_ms", r->lease.lock_delay_ms, false);
     send_body(c, 200, &b);
 }
 
@@ -429,6 +430,7 @@ static void listed(void *arg)
         (void)tn_buf_append(&b, i == 0 ? "{" : ",{", i == 0 ? 1 : 2);
         put_lease(&b, &r->items[i], true);
         tn_reply_kv_int(&b, "expires_in_ms", r->items[i].expires_in_ms, false);
+        tn_reply_kv_int(&b, "lock_delay_ms", r->items[i].lock_delay_ms, false);
         (void)tn_buf_append(&b, "}", 1);
     }
     (void)tn_buf_append(&b, "]", 1);

@@ -97,6 +97,7 @@ static void parse_get(struct tn_pg_op *op, const PGresult *r)
         return;
     }
     fill_view(&op->out->lease, op->name, r, 0, cols);
+    op->out->lease.lock_delay_ms = get_i64(r, 0, 4);
     op->out->rc = TN_OK;
 }
 
@@ -127,8 +128,10 @@ static void parse_list(struct tn_pg_op *op, const PGresult *r)
         out->rc = TN_ENOMEM;
         return;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         fill_view(&out->items[i], PQgetvalue(r, (int)i, 0), r, (int)i, cols);
+        out->items[i].lock_delay_ms = get_i64(r, (int)i, 5);
+    }
     out->n_items = n;
     out->rc = TN_OK;
 }

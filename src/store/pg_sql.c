@@ -245,7 +245,8 @@ const size_t tn_pg_n_migrations =
 
 #define GET_SQL                                                                \
     "SELECT owner_id, fencing_token, ttl_ms, " EXPIRES_IN(                     \
-        "l") " FROM leases l WHERE l.name = $1 AND NOT l.released"             \
+        "l") ", l.lock_delay_ms"                                               \
+             " FROM leases l WHERE l.name = $1 AND NOT l.released"             \
              " AND l.expires_at > now()"
 
 #define CHECK_SQL                                                              \
@@ -256,7 +257,8 @@ const size_t tn_pg_n_migrations =
  * order, as the embedded store lists them. */
 #define LIST_SQL                                                               \
     "SELECT name, owner_id, fencing_token, ttl_ms, " EXPIRES_IN(               \
-        "l") " FROM leases l WHERE NOT l.released AND l.expires_at > now()"    \
+        "l") ", l.lock_delay_ms"                                               \
+             " FROM leases l WHERE NOT l.released AND l.expires_at > now()"    \
              " AND starts_with(l.name, $1) AND ($2::text IS NULL OR l.name > " \
              "$2)"                                                             \
              " ORDER BY l.name LIMIT $3"

@@ -51,6 +51,7 @@ struct tn_lease_view {
     uint8_t secret[TN_SECRET_BYTES];       /* only for grants */
     int64_t ttl_ms;                        /* of the grant */
     int64_t expires_in_ms;                 /* from the decision, >= 0 */
+    int64_t lock_delay_ms; /* get, list: the grant's lock-delay, 0 = none */
 };
 
 struct tn_store_result {

@@ -34,6 +34,7 @@ void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
     v->token = l->token;
     memcpy(v->secret, l->secret, TN_SECRET_BYTES);
     v->ttl_ms = l->ttl_ms;
+    v->lock_delay_ms = l->lock_delay_ms;
     /* Expiry is rounded up by a millisecond (lease.c); never report more
      * than the TTL, so a holder's count stays on the safe side. */
     int64_t left = l->expires_at_ms - now_ms;

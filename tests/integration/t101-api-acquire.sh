@@ -109,7 +109,14 @@ expect_code 201 "acquire after the lock delay"
 [ "$(jget token)" -gt "$ld_tok" ] || fail "token after lock delay not higher"
 acquire "ld:rel" a 5000 '"lock_delay_ms":5000'
 expect_code 201 "acquire ld:rel"
-release "ld:rel" "$(jget token)" "$(jget lease_secret)"
+ld_rel_tok=$(jget token)
+ld_rel_sec=$(jget lease_secret)
+get_lease "ld:rel"
+expect_field lock_delay_ms 5000 "GET shows the grant's lock_delay_ms"
+rj GET "/v1/leases?prefix=ld:rel"
+[ "$(jget leases.0.lock_delay_ms)" = 5000 ] || fail "the list shows no lock_delay_ms: $BODY"
+set -- "$ld_rel_tok" "$ld_rel_sec"
+release "ld:rel" "$1" "$2"
 expect_code 204 "release ld:rel"
 acquire "ld:rel" b 1000
 expect_code 201 "acquire right after a release ignores lock_delay"

@@ -30,10 +30,11 @@ def open_console(drv, server):
         By.ID, "stat-stream").get_attribute("data-stream") == "up")
 
 
-def acquire(server, name, ttl_ms=30000, bearer=None, owner="indexer-17"):
+def acquire(server, name, ttl_ms=30000, bearer=None, owner="indexer-17",
+            **extra):
     status, body = server.call("POST", "/v1/leases",
                                {"name": name, "owner_id": owner,
-                                "ttl_ms": ttl_ms}, bearer=bearer)
+                                "ttl_ms": ttl_ms, **extra}, bearer=bearer)
     assert status == 201, body
     return body
 
@@ -57,9 +58,12 @@ def test_console__lease_appears_live_and_leaves_on_release(server, browser):
     row = browser.find_element(*lease_row("shard:8841"))
     WebDriverWait(browser, 5).until(lambda d: "indexer-17" in row.text and
                                     " s" in row.text)
-    acquire(server, "shard:8842", ttl_ms=60000, owner="indexer-04")
+    acquire(server, "shard:8842", ttl_ms=60000, owner="indexer-04",
+            lock_delay_ms=5000)
     WebDriverWait(browser, SHOWS_WITHIN_S).until(
         EC.presence_of_element_located(lease_row("shard:8842")))
+    WebDriverWait(browser, 5).until(lambda d: "5.0 s" in d.find_element(
+        *lease_row("shard:8842")).text)  # its lock-delay
     screenshot(browser, "console-leases")
     status, _ = server.call("DELETE", "/v1/leases/shard:8841",
                             {"token": g["token"],
