@@ -77,14 +77,14 @@ class _Reader:
         self.idle_s: Optional[float] = None  # per-read bound (streams)
 
     def _fill(self) -> bool:
-        if self.deadline_ms is not None:
-            left = self.deadline_ms - mono_ms()
-            if left <= 0:
-                raise Timeout("no answer before the deadline")
-            self.sock.settimeout(left / 1000.0)
-        else:
-            self.sock.settimeout(self.idle_s)
         try:
+            if self.deadline_ms is not None:
+                left = self.deadline_ms - mono_ms()
+                if left <= 0:
+                    raise Timeout("no answer before the deadline")
+                self.sock.settimeout(left / 1000.0)
+            else:
+                self.sock.settimeout(self.idle_s)
             data = self.sock.recv(65536)
         except socket.timeout:
             raise Timeout("no answer before the deadline") from None

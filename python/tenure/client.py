@@ -245,6 +245,7 @@ class Hold:
             state, err = lease._state, lease._end_error
         if state in (_LOST, _EXPIRED):
             c.stop_keeping(lease)
+            self._end.wait(1.0)  # the keepalive has let go of it
             if et is not None:
                 return None  # the body's own exception goes on
             if state == _EXPIRED:
@@ -259,6 +260,8 @@ class Hold:
                 raise
         except Error as e:
             c._logf(f"release of lease {lease.name!r} failed: {e}")
+        finally:
+            self._end.wait(1.0)  # the keepalive has let go of it
         return None
 
 
@@ -676,7 +679,7 @@ class Client:
     def force_release(self, name: str) -> None:
         """End whatever grant of ``name`` is live (``?force=true``): an
         admin's operation (anyone's while authentication is off).  Raises
-        :class:`NotFound` when nothing is live."""
+        :class:`Lost` when nothing is live."""
         _name_ok(name)
         r = self._do("DELETE", self._path(name, "?force=true"))
         if r.status not in (200, 204):
