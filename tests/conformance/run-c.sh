@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The shared client scenarios through libtenure's client (tn-conformance),
-# against a tenured started here.  tests/python/test_conformance.py runs the
+# against a tenured started here.  tests/integration/python/test_conformance.py runs the
 # same files through the Python client.
 . "$TN_SRC/tests/integration/lib.sh"
 . "$TN_SRC/tests/integration/lib-server.sh"

@@ -2,7 +2,8 @@
 /* tn-conformance: run the shared client scenarios (the JSON files of
  * tests/conformance, language in README.md) through libtenure's client, against
  * a live tenured.  The Python client runs the very same files
- * (tests/python/test_conformance.py), so the two clients cannot drift.
+ * (tests/integration/python/test_conformance.py), so the two clients cannot
+ * drift.
  *
  *   tn-conformance URL FILE...        run each scenario; exit 0 when all pass
  *   tn-conformance --fence SINK RESOURCE TOKEN

@@ -19,7 +19,7 @@ from typing import Iterator, List, Optional
 
 import pytest
 
-SRC = Path(os.environ.get("TN_SRC", Path(__file__).resolve().parents[2]))
+SRC = Path(os.environ.get("TN_SRC", Path(__file__).resolve().parents[3]))
 BIN = Path(os.environ.get("TN_BIN", SRC / "build" / "dev" / "bin"))
 
 

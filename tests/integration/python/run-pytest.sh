@@ -21,7 +21,7 @@ cp -r "$TN_SRC/python" "$T/src"
 "$py" -m pip install -q --no-index --no-build-isolation --root-user-action=ignore \
     --disable-pip-version-check --target "$T/site" "$T/src" >"$T/pip.log" 2>&1 ||
     { cat "$T/pip.log" >&2; echo "FAIL: pip install ./python" >&2; exit 1; }
-export PYTHONPATH="$T/site:$TN_SRC/tests/python"
+export PYTHONPATH="$T/site:$TN_SRC/tests/integration/python"
 # The tests must exercise the installed package, not the source tree.
 where=$(cd "$T" && "$py" -c 'import tenure; print(tenure.__file__)')
 case $where in
@@ -32,7 +32,7 @@ esac
 cd "$T"
 set +e
 "$py" -m pytest -p no:cacheprovider -q -rfEs \
-    --rootdir "$TN_SRC/tests/python" "$TN_SRC/tests/python" "$@"
+    --rootdir "$TN_SRC/tests/integration/python" "$TN_SRC/tests/integration/python" "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
