@@ -271,6 +271,8 @@ static json_t *do_acquire(struct runner *r, const json_t *step)
         .ttl_ms = int_arg(r, step, "ttl_ms", 0),
         .wait_ms = int_arg(r, step, "wait_ms", 0),
         .owner_id = str_arg(step, "owner"),
+        .request_id = str_arg(step, "request_id"),
+        .lock_delay_ms = int_arg(r, step, "lock_delay_ms", 0),
     };
     struct tn_lease *l = NULL;
     struct tn_lease_info holder;
@@ -281,6 +283,9 @@ static json_t *do_acquire(struct runner *r, const json_t *step)
                          "owner_id", holder.owner_id, "token",
                          (json_int_t)holder.token, "expires_in_ms",
                          (json_int_t)holder.expires_in_ms);
+    if (rc == TN_ELOCKDELAY)
+        return json_pack("{s:s,s:I}", "error", "lock_delay", "retry_after_ms",
+                         (json_int_t)holder.retry_after_ms);
     if (rc < 0)
         return err_result(rc, false);
     json_t *res = json_pack("{s:b,s:I,s:s,s:I,s:I}", "ok", 1, "token",

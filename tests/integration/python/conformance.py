@@ -90,6 +90,8 @@ class Runner:
     @staticmethod
     def error(e: tenure.Error) -> Dict[str, Any]:
         out: Dict[str, Any] = {"error": e.code}
+        if isinstance(e, tenure.LockDelay):
+            out["retry_after_ms"] = e.retry_after_ms
         if isinstance(e, tenure.Held) and e.holder is not None:
             out["holder"] = {"owner_id": e.holder.owner_id,
                              "token": e.holder.token,
@@ -102,7 +104,9 @@ class Runner:
             if op == "acquire":
                 lease = self.c.acquire(self.real(st["name"]), owner=st.get("owner"),
                                        ttl_ms=self.arg(st, "ttl_ms"),
-                                       wait_ms=self.arg(st, "wait_ms", 0))
+                                       wait_ms=self.arg(st, "wait_ms", 0),
+                                       request_id=st.get("request_id"),
+                                       lock_delay_ms=self.arg(st, "lock_delay_ms", 0))
                 if "as" in st:
                     self.leases[st["as"]] = lease
                 return {"ok": True, "token": lease.token,
