@@ -16,7 +16,7 @@ import socket
 import ssl
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 from urllib.parse import urlsplit
 
 from .errors import ConnectError, ProtocolError, Timeout, TransportError
@@ -249,13 +249,19 @@ class BodyReader:
 def request(t: Target, method: str, path: str, *,
             headers: Dict[str, str], body: Optional[bytes],
             deadline_ms: int, connect_timeout_ms: int,
-            ssl_ctx: Optional[ssl.SSLContext]) -> Response:
+            ssl_ctx: Optional[ssl.SSLContext],
+            track: Optional[Callable[[Optional[socket.socket]], None]] = None
+            ) -> Response:
     """One request on a new connection, ended by deadline_ms at the latest.
 
     Raises ConnectError when the connection could not be made (the request
     was not sent), Timeout or TransportError once it may have been sent.
+    track(sock) / track(None) tell the caller which socket is in flight, so
+    that another thread can abort it.
     """
     s = _connect(t, deadline_ms, connect_timeout_ms, ssl_ctx)
+    if track is not None:
+        track(s)
     try:
         data = _head(t, method, path, headers, body) + (body or b"")
         sent_ms = mono_ms()  # taken just before sending: safe time counts
@@ -278,6 +284,8 @@ def request(t: Target, method: str, path: str, *,
         return Response(status=status, headers=hdrs, body=payload,
                         sent_ms=sent_ms)
     finally:
+        if track is not None:
+            track(None)
         try:
             s.close()
         except OSError:

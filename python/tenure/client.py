@@ -22,7 +22,6 @@ import os
 import socket
 import ssl
 import threading
-import time
 from dataclasses import dataclass
 from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence,
                     Tuple, Type, Union)
@@ -469,6 +468,7 @@ class Client:
         self._ev_thread: Optional[threading.Thread] = None
         self._ev_stream: Optional[EventStream] = None
         self._stopping = False
+        self._ka_sock: Optional[socket.socket] = None  # renew in flight
         self.event_losses = 0  # kept leases reported lost by the event stream
 
     # ---- plumbing ----
@@ -494,8 +494,9 @@ class Client:
         return h
 
     def _do(self, method: str, path: str, body: Optional[Dict[str, Any]] = None,
-            *, extra_ms: int = 0,
-            deadline_ms: Optional[int] = None) -> _http.Response:
+            *, extra_ms: int = 0, deadline_ms: Optional[int] = None,
+            track: Optional[Callable[[Optional[socket.socket]], None]] = None
+            ) -> _http.Response:
         """Send to the URL that last answered; move on only when the request
         certainly was not processed (no connection, or 503)."""
         data = json.dumps(body, separators=(",", ":")).encode("utf-8") \
@@ -513,7 +514,7 @@ class Client:
                                   headers=self._headers(), body=data,
                                   deadline_ms=deadline_ms,
                                   connect_timeout_ms=self._connect_timeout_ms,
-                                  ssl_ctx=self._ssl_ctx)
+                                  ssl_ctx=self._ssl_ctx, track=track)
             except ConnectError as e:
                 err = e
                 continue
@@ -604,14 +605,16 @@ class Client:
         raise Error(f"lease {lease.name!r} was released", code="released")
 
     def _renew_raw(self, lease: Lease, ttl_send: Optional[int],
-                   deadline_ms: int) -> Tuple[int, int, int]:
+                   deadline_ms: int, track: Optional[
+                       Callable[[Optional[socket.socket]], None]] = None
+                   ) -> Tuple[int, int, int]:
         """PATCH; returns (sent_ms, ttl_ms, expires_in_ms) or raises."""
         body: Dict[str, Any] = {"token": lease.token,
                                 "lease_secret": lease.secret}
         if ttl_send:
             body["ttl_ms"] = ttl_send
         r = self._do("PATCH", self._path(lease.name), body,
-                     deadline_ms=deadline_ms)
+                     deadline_ms=deadline_ms, track=track)
         if r.status != 200:
             self._raise_for(r)
         o = r.json()
@@ -815,13 +818,24 @@ class Client:
                 lease._stop_requested = True
                 self._cond.notify_all()
 
+    def _track_ka(self, sock: Optional[socket.socket]) -> None:
+        with self._mu:
+            self._ka_sock = sock
+            abort = sock is not None and self._stopping
+        if abort and sock is not None:
+            _abort(sock)
+
     def close(self) -> None:
         """Stop the keepalive (kept leases end with ``"stopped"``, without a
-        release) and the event follower, and wait for them."""
+        release; an in-flight renew is aborted) and the event follower, and
+        wait for them."""
         with self._mu:
             self._stopping = True
             self._cond.notify_all()
             t, et, es = self._thread, self._ev_thread, self._ev_stream
+            ka = self._ka_sock
+        if ka is not None:
+            _abort(ka)
         if es is not None:
             es.close()
         if t is not None:
@@ -907,7 +921,7 @@ class Client:
         self._mu.release()
         res, err = None, None
         try:
-            res = self._renew_raw(lease, ttl, deadline)
+            res = self._renew_raw(lease, ttl, deadline, self._track_ka)
         except Error as e:
             err = e
         finally:
@@ -996,5 +1010,9 @@ class Client:
             self._logf(f"event follower stopped: {e}")
 
 
-def sleep_ms(ms: int) -> None:
-    time.sleep(ms / 1000.0)
+def _abort(sock: socket.socket) -> None:
+    """Make a blocked request on sock fail at once."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass

@@ -352,3 +352,22 @@ def test_get_and_list(url: str, uniq: str) -> None:
             lease.release()
 
 
+
+
+def test_close_aborts_a_hung_renew(server: Server, uniq: str) -> None:
+    px = Proxy(server.port)
+    ends: List[str] = []
+    log: List[str] = []
+    try:
+        c = tenure.Client(px.url, timeout=30, log=log.append)
+        lease = c.acquire(uniq + "a", ttl_ms=3000)
+        c.keep(lease, lambda _l, why, _e: ends.append(why))
+        px.blackhole = True
+        time.sleep(1.3)  # the renew (due at 1 s) hangs until 2.7 s
+        assert c._ka_sock is not None
+        t0 = time.monotonic()
+        c.close()
+        assert time.monotonic() - t0 < 0.5
+        assert ends == ["stopped"], (ends, log)
+    finally:
+        px.close()
