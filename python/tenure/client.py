@@ -252,6 +252,9 @@ class Hold:
                               " while it was held")
             raise err if isinstance(err, Lost) else Lost(
                 f"lease {lease.name!r} was lost while it was held")
+        if state == _RELEASED:  # the body gave it back itself
+            self._end.wait(1.0)
+            return None
         try:
             lease.release()
         except Lost:

@@ -371,3 +371,12 @@ def test_close_aborts_a_hung_renew(server: Server, uniq: str) -> None:
         assert ends == ["stopped"], (ends, log)
     finally:
         px.close()
+
+
+def test_hold_body_may_release_early(url: str, uniq: str) -> None:
+    with tenure.Client(url) as c:
+        with c.hold(uniq + "a", ttl_ms=2000) as lease:
+            lease.release()
+            assert not lease.is_held()
+        assert lease.ended == tenure.END_RELEASED
+        assert c.get(uniq + "a") is None
