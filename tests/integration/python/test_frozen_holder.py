@@ -76,8 +76,8 @@ def test_frozen_holder_is_fenced_and_learns_lost(server: Server, uniq: str,
         assert succ.token > t1
         assert zombie_worker.write(sink, name, succ.token, 100)
 
-        # Frozen past its whole TTL (1 s), then resumed.
-        time.sleep(max(0.0, 1.5 - (time.monotonic() - t_stop)))
+        # Frozen past its whole TTL (2 s), then resumed.
+        time.sleep(max(0.0, 2.5 - (time.monotonic() - t_stop)))
         os.kill(p.pid, signal.SIGCONT)
         rc = p.wait(timeout=30)
         assert p.stdout is not None

@@ -31,7 +31,7 @@ def alive(pid: int) -> bool:
 
 def test_runs_the_command_with_the_token_and_releases(server: Server,
                                                       uniq: str) -> None:
-    p = run(server.url, ["--name", uniq + "a", "--ttl", "2s", "--owner", "w1",
+    p = run(server.url, ["--name", uniq + "a", "--ttl", "5s", "--owner", "w1",
                          "--", "sh", "-c",
                          'echo "$TENURE_NAME $TENURE_TOKEN"; sleep 1; exit 7'])
     out, err = p.communicate(timeout=30)
@@ -73,7 +73,7 @@ def test_usage_errors_exit_2(server: Server, uniq: str) -> None:
 def test_lost_kills_the_group_and_exits_4(server: Server, uniq: str,
                                           tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
-    p = run(server.url, ["--name", uniq + "a", "--ttl", "900ms", "--", "sh",
+    p = run(server.url, ["--name", uniq + "a", "--ttl", "3s", "--", "sh",
                          "-c", f'sleep 60 & echo $$ $! > {pidfile}; wait'])
     end = time.monotonic() + 10
     while not (pidfile.exists() and pidfile.read_text().strip()):
@@ -106,12 +106,12 @@ def test_signals_are_forwarded_and_the_lease_released(server: Server,
 
 def test_a_frozen_supervisor_kills_at_once_when_resumed(server: Server,
                                                         uniq: str) -> None:
-    p = run(server.url, ["--name", uniq + "a", "--ttl", "1s", "--", "sh", "-c",
+    p = run(server.url, ["--name", uniq + "a", "--ttl", "2s", "--", "sh", "-c",
                          "echo up; exec sleep 60"])
     assert p.stdout is not None
     assert p.stdout.readline().strip() == "up"
     os.kill(p.pid, signal.SIGSTOP)
-    time.sleep(1.5)  # past the whole TTL
+    time.sleep(2.5)  # past the whole TTL
     t0 = time.monotonic()
     os.kill(p.pid, signal.SIGCONT)
     _, err = p.communicate(timeout=30)

@@ -55,7 +55,7 @@ def main() -> int:
     url, name, sink = sys.argv[1:4]
     c = tenure.Client(url)
     try:
-        with c.hold(name, owner="zombie", ttl_ms=1000) as lease:
+        with c.hold(name, owner="zombie", ttl_ms=2000) as lease:
             say(token=lease.token)
             step = 0
             while True:
