@@ -30,8 +30,8 @@ from urllib.parse import quote, urlencode
 
 from . import _http
 from ._http import mono_ms
-from .errors import (ConnectError, Error, Expired, Lost, NotFound,
-                     ProtocolError, Timeout, TransportError, Unavailable,
+from .errors import (ConnectError, Error, Expired, Forbidden, Lost,
+                     ProtocolError, TransportError, Unavailable,
                      from_response)
 
 __all__ = ["Client", "Lease", "LeaseInfo", "CheckResult", "EventStream",
@@ -631,7 +631,6 @@ class Client:
     def _apply_renew(self, lease: Lease, res: Optional[Tuple[int, int, int]],
                      err: Optional[Error]) -> Optional[Error]:
         """Under the lock: fold a renew's outcome into the lease."""
-        from .errors import Forbidden
         if isinstance(err, (Lost, Forbidden)):
             if lease._state == _HELD:
                 lease._state = _LOST
