@@ -42,6 +42,7 @@ class Server:
     """One tenured process; restart() keeps its port and data dir."""
 
     def __init__(self, tmp: Path, args: Optional[List[str]] = None) -> None:
+        self.tls_ca: Optional[str] = None  # set for an https:// server
         self.tmp = tmp
         self.data = tmp / "data"
         self.data.mkdir(parents=True, exist_ok=True)
@@ -59,14 +60,19 @@ class Server:
                 [str(exe), "--listen", f"127.0.0.1:{self.port}",
                  "--data-dir", str(self.data)] + self.args,
                 stdout=log, stderr=subprocess.STDOUT)
+        ctx = None
+        if self.tls_ca is not None:
+            import ssl
+            self.url = f"https://127.0.0.1:{self.port}"
+            ctx = ssl.create_default_context(cafile=self.tls_ca)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError("tenured exited: "
                                    + self.log.read_text()[-2000:])
             try:
-                with urllib.request.urlopen(self.url + "/readyz",
-                                            timeout=2) as r:
+                with urllib.request.urlopen(self.url + "/readyz", timeout=2,
+                                            context=ctx) as r:
                     if r.status == 200:
                         return
             except OSError:
