@@ -31,8 +31,8 @@ from urllib.parse import quote, urlencode
 from . import _http
 from ._http import mono_ms
 from .errors import (ConnectError, Error, Expired, Forbidden, Lost,
-                     ProtocolError, TransportError, Unavailable,
-                     from_response)
+                     ProtocolError, TooManyRequests, TransportError,
+                     Unavailable, from_response)
 
 __all__ = ["Client", "Lease", "LeaseInfo", "CheckResult", "EventStream",
            "Hold", "END_LOST", "END_EXPIRED", "END_RELEASED", "END_STOPPED"]
@@ -349,12 +349,14 @@ class EventStream:
         while not self._closed.is_set():
             try:
                 st = self._open(attempt)
-            except (TransportError, Unavailable):
+            except (TransportError, Unavailable, TooManyRequests):
                 if not self._reconnect:
                     raise
                 attempt += 1
-                self._closed.wait(0.1)
+                # 100 ms, doubling to 5 s while nobody answers
+                self._closed.wait(min(5.0, 0.1 * 2 ** min(attempt - 1, 6)))
                 continue
+            attempt = 0
             with self._lock:
                 self._stream = st
             if self._closed.is_set():
