@@ -29,6 +29,7 @@ run: release
 lint:
 	@scripts/check-banned.sh
 	@scripts/check-format.sh
+	@scripts/check-python.sh
 
 check-dev: build
 	@scripts/with-pg.sh ctest --preset dev $(CTEST_ARGS)

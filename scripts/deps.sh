@@ -8,7 +8,9 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       libmicrohttpd-dev libjansson-dev libsqlite3-dev sqlite3 libpq-dev
       libcurl4-openssl-dev libgnutls28-dev openssl libsodium-dev librdkafka-dev libcmocka-dev
       postgresql-15 postgresql-contrib kcat faketime spin
-      chromium chromium-driver python3-selenium python3-pytest)
+      chromium chromium-driver python3-selenium
+      python3 python3-pytest python3-psycopg2 python3-setuptools python3-pip
+      python3-pyflakes)
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(wrk redis-server redis-tools hyperfine linux-perf)
 fi
