@@ -33,10 +33,12 @@ http_headers_only() {
 http_exchange_parse() {
     EX=$(cat "$T/ex.out")
     EX_N=$(grep -c '^response ' "$T/ex.out" || true)
+    # shellcheck disable=SC2034 # CODE, BODY, EX_MS are read by the tests
     CODE=$(sed -n '1s/^response status=\([0-9]*\) .*/\1/p' "$T/ex.out")
     BODY=$(sed -n '1s/^response status=[0-9]* ms=[0-9]* body=//p' "$T/ex.out")
     EX_CLOSED=0
     grep -q '^closed ' "$T/ex.out" && EX_CLOSED=1
+    # shellcheck disable=SC2034 # read by the tests
     EX_MS=$(sed -n 's/^\(closed\|open\) ms=\([0-9]*\)$/\2/p' "$T/ex.out")
     # shellcheck disable=SC2034 # read by the tests
     EX_FIRST_MS=$(sed -n '1s/^response status=[0-9]* ms=\([0-9]*\) .*/\1/p' "$T/ex.out")
