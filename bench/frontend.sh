@@ -16,7 +16,8 @@
 # generators are one thread: wrk -t1 and redis-cycle).  Then the medians
 # of the rounds and the ratios tenured / Redis, as a Markdown table.
 #
-# Environment: RUNS (rounds, default 5), DURATION (seconds per figure,
+# Environment: BENCH_TABLE (only print the table of this raw results file,
+# as kept by BENCH_RESULTS), RUNS (rounds, default 5), DURATION (seconds per figure,
 # default 5), CONNS (default "50 200"), WRK_THREADS (default 1), TENURED (a
 # tenured binary to use; default: build the release flavour into
 # BENCH_BUILD, default build/bench), BENCH_OUT (also write the table
@@ -46,9 +47,9 @@ cleanup() {
 }
 trap cleanup EXIT
 log() { echo "$*" >&2; }
-RES=$WORK/results # KEY VALUE lines
-record() { echo "$1 $2" >>"$RES"; }
-: >"$RES"
+RES=$WORK/results # KEY VALUE ROUND lines
+record() { echo "$1 $2 $run" >>"$RES"; }
+if [ -n "${BENCH_TABLE:-}" ]; then RES=$BENCH_TABLE; else : >"$RES"; fi
 
 free_port() {
     local p
@@ -64,7 +65,9 @@ ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 # us_per TICKS COUNT: microseconds per unit.
 us_per() { awk -v d="$1" -v n="$2" -v t="$TCK" 'BEGIN { if (n > 0) printf "%.2f", d * 1e6 / t / n }'; }
 
-if [ -n "${TENURED:-}" ]; then
+if [ -n "${BENCH_TABLE:-}" ]; then
+    : # nothing to build or run
+elif [ -n "${TENURED:-}" ]; then
     log "== using $TENURED as is (TENURED set, nothing built)"
 else
     log "== building the release flavour in $BUILD"
@@ -73,7 +76,7 @@ else
     TENURED=$BUILD/bin/tenured
 fi
 REDISCYCLE=$WORK/redis-cycle
-cc -O2 -o "$REDISCYCLE" "$ROOT/bench/redis-cycle.c"
+[ -n "${BENCH_TABLE:-}" ] || cc -O2 -o "$REDISCYCLE" "$ROOT/bench/redis-cycle.c"
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || COMMIT="$COMMIT+changes"
 
@@ -164,6 +167,7 @@ log "== machine: $MACHINE, load $(cut -d' ' -f1-3 /proc/loadavg)"
 START=$(date +%s)
 LOAD0=$(cut -d' ' -f1 /proc/loadavg)
 for run in $(seq 1 "$RUNS"); do
+    [ -z "${BENCH_TABLE:-}" ] || break
     log "== round $run/$RUNS (${DUR}s per figure)"
     for conns in $CONNS_LIST; do
         # Alternate which server goes first, so that neither always runs
@@ -188,14 +192,23 @@ median() { # KEY
         awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 count() { awk -v k="$1" '$1 == k' "$RES" | wc -l; }
+# round_ratios A B: the median over rounds of A / B within the same round
+# (the machine's load drifts between rounds; within one it is shared).
+round_ratios() {
+    awk -v a="$1" -v b="$2" '$1 == a { x[$3] = $2 } $1 == b { y[$3] = $2 }
+        END { for (r in x) if ((r in y) && y[r] > 0) printf "%.4f\n", x[r] / y[r] }' "$RES" | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR == 0) print "–"; else if (NR % 2) printf "%.2f×\n", v[(NR + 1) / 2];
+              else printf "%.2f×\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) printf "%.2f×", a / b; else print "–" }'; }
 fmt0() { [ -n "$1" ] && printf '%.0f' "$1" || echo "–"; }
 
 table() {
     local conns what t r
+    [ -z "${BENCH_TABLE:-}" ] || { START=0; END=0; LOAD0="?"; }
     echo "tenured $COMMIT against redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') (appendonly yes, appendfsync always); medians of $RUNS interleaved rounds, ${DUR} s per figure, one-thread load generators (wrk -t$WRK_T, bench/redis-cycle.c) on the same machine; $MACHINE; load average $LOAD0 at the start, $(cut -d' ' -f1 /proc/loadavg) at the end; $(date -u +%Y-%m-%d), $((END - START)) s."
     echo
-    echo "| workload | conns | tenured /s | Redis /s | tenured / Redis | server CPU µs/op tenured | server CPU µs/op Redis | CPU tenured / Redis | client CPU µs/op tenured, Redis | rounds |"
+    echo "| workload | conns | tenured /s | Redis /s | tenured / Redis (per round) | server CPU µs/op tenured | server CPU µs/op Redis | CPU tenured / Redis (per round) | client CPU µs/op tenured, Redis | rounds |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
     for what in acquire cycle; do
         for conns in $CONNS_LIST; do
@@ -206,11 +219,11 @@ table() {
                 t="tenured.cycle.c$conns" r="redis.lua.c$conns"
                 label="acquire → release cycle (Redis: SET NX PX + Lua check-and-delete)"
             fi
-            printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s, %s | %s+%s |\n' "$label" "$conns" \
+            printf '| %s | %s | %s | %s | %s (%s) | %s | %s | %s (%s) | %s, %s | %s+%s |\n' "$label" "$conns" \
                 "$(fmt0 "$(median "$t.ops")")" "$(fmt0 "$(median "$r.ops")")" \
-                "$(ratio "$(median "$t.ops")" "$(median "$r.ops")")" \
+                "$(ratio "$(median "$t.ops")" "$(median "$r.ops")")" "$(round_ratios "$t.ops" "$r.ops")" \
                 "$(median "$t.cpu")" "$(median "$r.cpu")" \
-                "$(ratio "$(median "$t.cpu")" "$(median "$r.cpu")")" \
+                "$(ratio "$(median "$t.cpu")" "$(median "$r.cpu")")" "$(round_ratios "$t.cpu" "$r.cpu")" \
                 "$(median "$t.client")" "$(median "$r.client")" \
                 "$(count "$t.ops")" "$(count "$r.ops")"
         done

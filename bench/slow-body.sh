@@ -10,14 +10,15 @@
 # each on a new connection with a 10 s limit, and prints their latencies,
 # the median, the largest, and how many took longer than 1 s (the goal:
 # none) or got no 201.
-# Environment: SLOW (1100), PROBES (20), WARMUP (5), TENURED (a binary;
+# Environment: SLOW (1100), PROBES (20), WARMUP (8), RAMP (new slow
+# clients per 50 ms while they connect, 10), TENURED (a binary;
 # default build/bench/bin/tenured, else build/dev/bin/tenured).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SLOW=${SLOW:-1100}
 PROBES=${PROBES:-20}
-WARMUP=${WARMUP:-5}
+WARMUP=${WARMUP:-8}
 TENURED=${TENURED:-}
 if [ -z "$TENURED" ]; then
     TENURED=$ROOT/build/bench/bin/tenured
@@ -51,7 +52,7 @@ done
 
 secs=$((WARMUP + PROBES / 2 + 5))
 python3 "$ROOT/tests/tools/http/attack.py" slowbody "$port" "$SLOW" "$secs" \
-    --out "$WORK/slow.stat" >"$WORK/slow.out" 2>&1 &
+    --ramp "${RAMP:-10}" --out "$WORK/slow.stat" >"$WORK/slow.out" 2>&1 &
 PIDS+=("$!")
 sleep "$WARMUP"
 echo "== $SLOW slow-body clients: $(cat "$WORK/slow.stat" 2>/dev/null)"

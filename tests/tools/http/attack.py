@@ -17,8 +17,8 @@ and prints plain "key=value" lines a shell test can read with sed or awk.
       that announces a body, and the body is never sent: a response
       means the server decided without the body.
 
-  attack.py slowbody PORT N SECONDS [--timeout-ms MS] [--out FILE]
-      N connections each send the head of a POST /v1/leases with a
+  attack.py slowbody PORT N SECONDS [--timeout-ms MS] [--ramp R] [--out FILE]
+      N connections (R more every 50 ms, default 100) each send the head of a POST /v1/leases with a
       Content-Length of 100, then the body at one byte per second; each
       reconnects as soon as the server closes it.  After SECONDS prints
         opened=A closed=C max_life_ms=L open_now=O answered=R
@@ -232,13 +232,13 @@ async def slow_conn(port, stats, stop, ident):
         writer.close()
 
 
-async def slowbody_main(port, n, seconds, timeout_ms, out):
+async def slowbody_main(port, n, seconds, timeout_ms, out, ramp):
     stats = SlowStats()
     stop = asyncio.Event()
     tasks = []
     for i in range(n):
         tasks.append(asyncio.ensure_future(slow_conn(port, stats, stop, i)))
-        if i % 100 == 99:
+        if i % ramp == ramp - 1:
             await asyncio.sleep(0.05)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -377,6 +377,7 @@ def main():
     p.add_argument("n", type=int)
     p.add_argument("seconds", type=float)
     p.add_argument("--timeout-ms", type=float, default=0)
+    p.add_argument("--ramp", type=int, default=100)
     p.add_argument("--out")
     p = sub.add_parser("stall-subscribe")
     p.add_argument("port", type=int)
@@ -398,7 +399,7 @@ def main():
         with open(a.file, "rb") as f:
             exchange(a.port, f.read(), a.wait)
     elif a.cmd == "slowbody":
-        asyncio.run(slowbody_main(a.port, a.n, a.seconds, a.timeout_ms, a.out))
+        asyncio.run(slowbody_main(a.port, a.n, a.seconds, a.timeout_ms, a.out, a.ramp))
     elif a.cmd == "stall-subscribe":
         stall_subscribe(a.port, a.n, a.go_file, a.rcvbuf)
     elif a.cmd == "wait-abandon":
