@@ -329,6 +329,28 @@ static int authenticate(struct tn_api_call *c)
     return TN_OK;
 }
 
+/* Renew and release name their lease in the path: whether the principal
+ * may touch it is known from the headers.  (An acquire names it in the
+ * body, and is decided there.)  False when answered 403. */
+static bool may_write_name(struct tn_api_call *c, struct tn_route_match *m)
+{
+    enum tn_http_method method = tn_http_req_method(c->req);
+    if (m->path_route != TN_ROUTE_GET ||
+        (method != TN_HTTP_PATCH && method != TN_HTTP_DELETE))
+        return true;
+    size_t len = 0;
+    const char *f = tn_http_req_query(c->req, "force", &len);
+    bool force =
+        method == TN_HTTP_DELETE && f != NULL && strcmp(f, "true") == 0;
+    if (tn_api_authorize(c, force ? TN_AUTH_ADMIN : TN_AUTH_ACQUIRE, m->name,
+                         m->name_len) == 0)
+        return true;
+    tn_api_fail(c, TN_EFORBIDDEN,
+                force ? "force release is for admins"
+                      : "not permitted to hold this name");
+    return false;
+}
+
 bool tn_api_headers(void *arg, struct tn_http_req *req)
 {
     struct tn_api *api = arg;
@@ -347,6 +369,8 @@ bool tn_api_headers(void *arg, struct tn_http_req *req)
     c->start_ns = tn_clock_mono_ns();
     if (authenticate(c) < 0)
         return false; /* answered 401: the body is never read */
+    if (!may_write_name(c, &m))
+        return false; /* answered 403 */
     tn_api_call_free(c);
     return true;
 }

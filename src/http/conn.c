@@ -335,9 +335,14 @@ static void flush_one(struct conn *c)
     c->in_flush = false;
     if (c->dead)
         return;
-    tn_http_out_collect(c);
-    if (!c->wr_blocked && !write_out(c))
-        return;
+    /* A stream hands its bytes over only once what the connection had is
+     * written: go on while the socket takes them. */
+    do {
+        tn_http_out_collect(c);
+        if (!c->wr_blocked && !write_out(c))
+            return;
+    } while (!c->wr_blocked && c->out.len == 0 && c->q_head != NULL &&
+             c->q_head->stream != NULL && c->q_head->stream->pend.len > 0);
     bool idle = c->n_queued == 0 && c->out.len == 0;
     if (idle && c->peer_closed) {
         tn_http_conn_kill(c);
@@ -372,13 +377,16 @@ static void tick(void *arg)
 }
 
 /* Over the cap, close the least recently active connection that has no
- * request waiting for its reply and no stream: idle keep-alives, clients
- * still sending.  A flood of idle or slow connections then cycles through
- * instead of locking well-behaved clients out. */
+ * request waiting for its reply and no live stream: idle keep-alives,
+ * clients still sending, ended streams whose client does not read.  A flood of
+ * idle or slow connections then cycles through instead of locking well-behaved
+ * clients out. */
 static bool make_room(struct tn_http *h)
 {
     for (struct conn *c = h->oldest; c != NULL; c = c->prev) {
-        if (c->n_queued == 0 && !c->dead) {
+        bool ended = c->q_head != NULL && c->q_head->stream != NULL &&
+                     c->q_head->stream->ending;
+        if ((c->n_queued == 0 || ended) && !c->dead) {
             h->st.evicted++;
             tn_http_conn_kill(c);
             return true;

@@ -19,11 +19,11 @@
 #define TN_HTTP_QUERY_VALUE_MAX 2048      /* decoded bytes per query value */
 #define TN_HTTP_READ_BYTES (64 * 1024)    /* one read of the shared buffer */
 #define TN_HTTP_OUT_KEEP_BYTES 16384      /* a drained out buffer kept */
-#define TN_HTTP_CUT_GRACE_MS 1000         /* a cut stream's last words */
 #define TN_HTTP_SWEEP_MS 250              /* deadline checks */
 #define TN_HTTP_LINGER_MS 2000            /* a closing connection's drain */
 #define TN_HTTP_LINGER_BYTES (1u << 20)   /* and how much it may drop */
-#define TN_HTTP_STREAM_SNDBUF (64 * 1024) /* kernel share of a stream */
+#define TN_HTTP_CUT_HOLD_MS 300000        /* an ended stream's last words */
+#define TN_HTTP_STREAM_SNDBUF (16 * 1024) /* kernel share of a stream */
 
 struct tn_tls;
 struct conn;
@@ -66,6 +66,7 @@ struct tn_http_stream {
     struct tn_http_req *r;            /* its request, head of the queue */
     size_t max_buffered;              /* per-stream budget */
     size_t queued;                    /* its bytes not yet written */
+    struct tn_buf pend;               /* whole chunks not yet in c->out */
     bool cut;                         /* over budget: no more writes */
     bool ending;                      /* end once drained */
     tn_http_stream_close_fn on_close; /* when the connection is gone */

@@ -123,11 +123,20 @@ static void stream_account(struct tn_http_stream *s, size_t add)
     s->r->h->st.stream_bytes += add;
 }
 
+/* Where a stream's bytes wait: its own buffer once it is the oldest reply
+ * (handed to the connection only when what it had is written, so that a
+ * cut can drop whole unsent events and put its last words in their
+ * place), before that the request's. */
+static struct tn_buf *stream_sink(struct tn_http_stream *s)
+{
+    return s->r->c->q_head == s->r ? &s->pend : &s->r->out;
+}
+
 /* Append a stream's bytes, chunk-framed unless the client is HTTP/1.0. */
 static void stream_append(struct tn_http_stream *s, const char *p, size_t len)
 {
     struct tn_http_req *r = s->r;
-    struct tn_buf *b = sink(r);
+    struct tn_buf *b = stream_sink(s);
     size_t before = b->len;
     if (!r->http10)
         (void)tn_buf_printf(b, "%zx\r\n", len);
@@ -144,6 +153,7 @@ static void stream_done(struct tn_http_stream *s)
     struct tn_http_req *r = s->r;
     r->h->st.stream_bytes -= s->queued;
     s->queued = 0;
+    tn_buf_release(&s->pend);
     s->on_close(s->ctx);
     tn_http_req_free(r); /* frees s too */
 }
@@ -155,8 +165,14 @@ void tn_http_out_collect(struct conn *c)
         if (r->out.len > 0)
             (void)tn_buf_append(&c->out, r->out.data, r->out.len);
         tn_buf_reset(&r->out);
-        if (r->stream != NULL && !r->stream->ending)
-            return; /* it stays the head: its bytes go to c->out now */
+        struct tn_http_stream *s = r->stream;
+        if (s != NULL && c->out.len == 0 && s->pend.len > 0) {
+            struct tn_buf t = c->out; /* hand its bytes over whole */
+            c->out = s->pend;
+            s->pend = t;
+        }
+        if (s != NULL && (!s->ending || s->pend.len > 0))
+            return; /* it stays the head */
         pop(c);
         if (r->stream != NULL)
             stream_done(r->stream);
@@ -256,6 +272,7 @@ struct tn_http_stream *tn_http_reply_stream(struct tn_http_req *r,
     r->stream = s;
     s->r = r;
     s->max_buffered = max_buffered;
+    tn_buf_init(&s->pend, (size_t)-1); /* bounded by the budgets */
     s->on_close = on_close;
     s->ctx = ctx;
     c->stop_reading = true; /* nothing follows a stream on its connection */
@@ -294,19 +311,22 @@ int tn_http_stream_write(struct tn_http_stream *s, const char *p, size_t len)
     return TN_OK;
 }
 
-/* The stream's last bytes are queued: close once they are out, or after a
- * grace if the client does not take them. */
+/* The stream's last bytes are queued: the connection closes once they are
+ * written (or, if the client takes nothing, at the request timeout). */
 static void stream_finish(struct tn_http_stream *s)
 {
     struct conn *c = s->r->c;
     if (!s->r->http10) {
-        struct tn_buf *b = sink(s->r);
+        struct tn_buf *b = stream_sink(s);
         size_t before = b->len;
         (void)tn_buf_append(b, "0\r\n\r\n", 5);
         stream_account(s, b->len - before);
     }
     s->ending = true;
-    c->close_by_ms = tn_clock_now_ms() + TN_HTTP_CUT_GRACE_MS;
+    /* Its client may be stalled and read the last words much later: they
+     * cost a few hundred bytes here, and the slot is evicted first when
+     * a new connection needs it. */
+    c->close_by_ms = tn_clock_now_ms() + TN_HTTP_CUT_HOLD_MS;
     tn_http_conn_want_flush(c);
 }
 
@@ -314,8 +334,15 @@ void tn_http_stream_cut(struct tn_http_stream *s, const char *p, size_t len)
 {
     if (s->ending)
         return;
-    s->cut = false;
-    stream_append(s, p, len); /* past the budget, by a few hundred bytes */
+    /* The whole events not yet handed to the connection are dropped: the
+     * last words take their place, right behind what is on its way. */
+    struct tn_buf *b = stream_sink(s);
+    if (b == &s->pend) {
+        s->queued -= b->len;
+        s->r->h->st.stream_bytes -= b->len;
+        tn_buf_release(b);
+    }
+    stream_append(s, p, len);
     s->cut = true;
     stream_finish(s);
 }
