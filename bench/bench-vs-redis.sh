@@ -10,6 +10,8 @@
 # and the CPU each server and each client spent per request (acquire only
 # and redis; the server's from /proc, all its threads, the client's from
 # /usr/bin/time).
+# bench/frontend.sh is the interleaved successor of this comparison (acquire
+# only and lock cycles at 50 and 200 connections, 5 rounds).
 # Environment: RUNS, DURATION (wrk -d, default 10s), CONNS (default 50),
 # REDIS_N (default 200000), BENCH_BUILD (default build/bench), TENURED (a
 # tenured binary to use instead of building one), PARK_SHIM=1 (also run

@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `make bench`: installs the bench-only packages (bench/deps.sh), then runs
-# the whole suite (bench/suite.sh: tenured and every peer, one after the
-# other, medians of RUNS runs).  The older two-way comparison with durable
-# Redis is still there as bench/bench-vs-redis.sh.
+# first the front-end comparison with durable Redis (bench/frontend.sh:
+# interleaved rounds, acquire only and acquire -> release cycles at 50 and
+# 200 connections, server CPU per request; about 10 minutes; the figures at
+# the top of docs/PERFORMANCE.md), then the whole suite (bench/suite.sh:
+# tenured and every peer, one after the other, medians of RUNS runs).
+# BENCH_ONLY=frontend runs the first alone; a BENCH_ONLY list without
+# "frontend" skips it (bench/suite.sh reads the same list).  The older
+# two-way comparison is still there as bench/bench-vs-redis.sh, and
+# bench/slow-body.sh measures acquires beside 1,100 slow-body clients.
 set -euo pipefail
 here=$(dirname "$0")
 "$here/deps.sh"
+only=${BENCH_ONLY:-all}
+if [ "$only" = all ] || [[ ",$only," == *",frontend,"* ]]; then
+    "$here/frontend.sh"
+fi
+[ "$only" = frontend ] && exit 0
 exec "$here/suite.sh" "$@"

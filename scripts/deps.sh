@@ -5,8 +5,8 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       libclang-rt-14-dev curl
-      libmicrohttpd-dev libjansson-dev libsqlite3-dev sqlite3 libpq-dev
-      libcurl4-openssl-dev libgnutls28-dev openssl libsodium-dev librdkafka-dev libcmocka-dev
+      libhttp-parser-dev libssl-dev libjansson-dev libsqlite3-dev sqlite3 libpq-dev
+      libcurl4-openssl-dev openssl libsodium-dev librdkafka-dev libcmocka-dev
       postgresql-15 postgresql-contrib kcat faketime spin
       chromium chromium-driver python3-selenium
       python3 python3-pytest python3-psycopg2 python3-setuptools python3-pip

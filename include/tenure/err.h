@@ -35,7 +35,9 @@ extern "C" {
     X(TN_ESIGNATURE, -22, "signature missing or invalid")                      \
     X(TN_EINTERNAL, -23, "internal error")                                     \
     X(TN_EHDRTOOBIG, -24, "header fields too large")                           \
-    X(TN_ECANCELED, -25, "canceled")
+    X(TN_ECANCELED, -25, "canceled")                                           \
+    X(TN_EURITOOLONG, -26, "request target too long")                          \
+    X(TN_ENOTIMPL, -27, "not implemented")
 
 enum tn_err {
     TN_OK = 0,

@@ -203,6 +203,41 @@ static void print_metrics(struct tn_api *api, struct tn_buf *b)
                         (unsigned long long)api->releases);
 }
 
+void tn_api_set_http(struct tn_api *api, struct tn_http *http)
+{
+    api->http = http;
+}
+
+static void print_http_metrics(struct tn_http *http, struct tn_buf *b)
+{
+    struct tn_http_stats st;
+    tn_http_get_stats(http, &st);
+    static const char *const names[] = {
+        "tenure_http_connections_accepted_total",
+        "tenure_http_connections_evicted_total",
+        "tenure_http_connections_refused_total",
+        "tenure_http_request_timeouts_total",
+        "tenure_http_idle_timeouts_total",
+        "tenure_http_protocol_errors_total",
+        "tenure_http_early_replies_total",
+        "tenure_http_parked_disconnects_total",
+        "tenure_http_streams_cut_total"};
+    const uint64_t vals[] = {
+        st.accepted,         st.evicted,       st.refused,
+        st.request_timeouts, st.idle_timeouts, st.protocol_errors,
+        st.early_replies,    st.disconnects,   st.streams_cut};
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+        (void)tn_buf_printf(b, "# TYPE %s counter\n%s %llu\n", names[i],
+                            names[i], (unsigned long long)vals[i]);
+    (void)tn_buf_printf(b,
+                        "# TYPE tenure_http_connections gauge\n"
+                        "tenure_http_connections %llu\n"
+                        "# TYPE tenure_http_stream_buffered_bytes gauge\n"
+                        "tenure_http_stream_buffered_bytes %llu\n",
+                        (unsigned long long)st.open,
+                        (unsigned long long)st.stream_bytes);
+}
+
 static void handle_ops(struct tn_api_call *c, struct tn_route_match *m)
 {
     struct tn_store *s = c->api->cfg.store;
@@ -225,6 +260,8 @@ static void handle_ops(struct tn_api_call *c, struct tn_route_match *m)
         s->ops->metrics(s, &b);
         if (c->api->cfg.events != NULL)
             tn_events_metrics(c->api->cfg.events, &b);
+        if (c->api->http != NULL)
+            print_http_metrics(c->api->http, &b);
         tn_api_send(c, 200, &b, 0);
         tn_buf_release(&b);
     }
@@ -300,6 +337,52 @@ static int authenticate(struct tn_api_call *c)
     return TN_OK;
 }
 
+/* Renew and release name their lease in the path: whether the principal
+ * may touch it is known from the headers.  (An acquire names it in the
+ * body, and is decided there.)  False when answered 403. */
+static bool may_write_name(struct tn_api_call *c, struct tn_route_match *m)
+{
+    enum tn_http_method method = tn_http_req_method(c->req);
+    if (m->path_route != TN_ROUTE_GET ||
+        (method != TN_HTTP_PATCH && method != TN_HTTP_DELETE))
+        return true;
+    size_t len = 0;
+    const char *f = tn_http_req_query(c->req, "force", &len);
+    bool force =
+        method == TN_HTTP_DELETE && f != NULL && strcmp(f, "true") == 0;
+    if (tn_api_authorize(c, force ? TN_AUTH_ADMIN : TN_AUTH_ACQUIRE, m->name,
+                         m->name_len) == 0)
+        return true;
+    tn_api_fail(c, TN_EFORBIDDEN,
+                force ? "force release is for admins"
+                      : "not permitted to hold this name");
+    return false;
+}
+
+bool tn_api_headers(void *arg, struct tn_http_req *req)
+{
+    struct tn_api *api = arg;
+    if (api->auth == NULL && !api->cfg.client_certs)
+        return true;
+    struct tn_route_match m;
+    if (tn_route_path(tn_http_req_path(req), &m) < 0 ||
+        m.path_route == TN_ROUTE_HEALTHZ || m.path_route == TN_ROUTE_READYZ)
+        return true; /* answered when the request is whole */
+    struct tn_api_call *c = call_new(api);
+    if (c == NULL)
+        return true;
+    c->api = api;
+    c->req = req;
+    c->route = m.path_route;
+    c->start_ns = tn_clock_mono_ns();
+    if (authenticate(c) < 0)
+        return false; /* answered 401: the body is never read */
+    if (!may_write_name(c, &m))
+        return false; /* answered 403 */
+    tn_api_call_free(c);
+    return true;
+}
+
 /* Bodies are JSON: application/json, none, or form-encoded (curl -d). */
 static bool media_ok(struct tn_http_req *req)
 {
@@ -327,9 +410,7 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
     c->start_ns = tn_clock_mono_ns();
     int early = tn_http_req_error(req);
     if (early < 0) {
-        tn_api_fail(c, early,
-                    early == TN_ETOOBIG ? "request body too large"
-                                        : "request header fields too large");
+        tn_api_fail(c, early, tn_http_req_error_message(req));
         return;
     }
     /* The path here; the method and the query of the lease routes are
@@ -354,7 +435,8 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
         authenticate(c) < 0)
         return;
     if (!tn_http_req_query_valid(req)) {
-        tn_api_fail(c, TN_EINVAL, "query arguments must be percent-encoded");
+        tn_api_fail(c, TN_EINVAL,
+                    "query arguments must be percent-encoded, without NUL");
         return;
     }
     if (c->route >= TN_ROUTE_HEALTHZ) {

@@ -32,6 +32,11 @@ void tn_api_free(struct tn_api *api);
 
 /* The tn_http_handler_fn of the server. */
 void tn_api_handle(void *api, struct tn_http_req *req);
+/* The tn_http_headers_fn of the server: authentication is decided as soon
+ * as the headers are complete, so that a 401 costs no body. */
+bool tn_api_headers(void *api, struct tn_http_req *req);
+/* The front end whose counters /metrics shows (borrowed), or NULL. */
+void tn_api_set_http(struct tn_api *api, struct tn_http *http);
 
 /* Turn authentication on with auth (takes ownership; NULL turns it off).
  * Requests already in flight keep the table they started with. */

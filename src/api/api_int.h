@@ -16,6 +16,7 @@ struct tn_api {
     struct tn_api_config cfg;             /* copy */
     bool draining;                        /* SIGTERM: refuse new work */
     struct tn_auth *auth;                 /* NULL when authentication is off */
+    struct tn_http *http;                 /* for its counters, or NULL */
     uint64_t requests[TN_ROUTE_COUNT][6]; /* by route and status class */
     uint64_t lat[TN_ROUTE_COUNT][TN_API_LAT_BUCKETS + 1]; /* histogram */
     double lat_sum[TN_ROUTE_COUNT];                       /* seconds */

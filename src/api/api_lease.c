@@ -106,6 +106,13 @@ static void acquired(void *arg)
 {
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
+    if (r->rc == TN_ECANCELED) {
+        /* Its client left while it waited: nobody reads this, and it is
+         * no server error, so it is not counted as a reply either. */
+        tn_http_reply(c->req, 503, "application/json", "{}", 2, 0);
+        tn_api_call_free(c);
+        return;
+    }
     if (r->rc != TN_OK) {
         fail_result(c);
         return;
@@ -221,6 +228,14 @@ static bool still_there(void *req)
     return tn_http_req_is_connected(req);
 }
 
+/* A blocked acquire's client went away: its slot is freed at once. */
+static void client_left(void *arg)
+{
+    struct tn_api_call *c = arg;
+    struct tn_store *s = c->api->cfg.store;
+    s->ops->cancel_wait(s, c->req);
+}
+
 static void do_acquire(struct tn_api_call *c)
 {
     char msg[200] = "bad request";
@@ -278,6 +293,8 @@ static void do_acquire(struct tn_api_call *c)
     r.wanted = still_there;
     r.wanted_ctx = c->req;
     struct tn_store *s = cfg->store;
+    if (r.wait_ms > 0 && s->ops->cancel_wait != NULL)
+        tn_http_req_on_disconnect(c->req, client_left, c);
     s->ops->acquire(s, &r, &c->result, acquired, c);
     body_release(&body); /* the store copied what it keeps */
 }

@@ -55,13 +55,15 @@ struct tn_events {
 static const char *const type_names[] = {"acquired", "released", "expired",
                                          "revoked", "reset"};
 
+static void cut(struct sub *s);
+
 static void heartbeat(void *arg)
 {
     struct tn_events *hub = arg;
     static const char hb[] = ": heartbeat\n\n";
     for (struct sub *s = hub->subs; s != NULL; s = s->next) {
-        if (s->s != NULL)
-            (void)tn_http_stream_write(s->s, hb, sizeof(hb) - 1);
+        if (s->s != NULL && tn_http_stream_write(s->s, hb, sizeof(hb) - 1) < 0)
+            cut(s);
     }
     tn_loop_timer_arm(hub->loop, &hub->hb,
                       tn_clock_now_ms() + hub->cfg.heartbeat_ms, heartbeat,
@@ -135,15 +137,31 @@ static bool format(struct entry *e)
     return e->formatted;
 }
 
+/* The subscriber is too far behind (its output budget, or the one of all
+ * streams, is spent): a last reset event tells it to re-read state and
+ * resume with Last-Event-ID, and the stream is closed. */
+static void cut(struct sub *s)
+{
+    struct tn_events *hub = s->hub;
+    char msg[200];
+    uint64_t id = hub != NULL ? hub->next_id - 1 : 0;
+    int n = snprintf(msg, sizeof(msg),
+                     "id: %llu\ndata: {\"type\":\"reset\",\"message\":"
+                     "\"subscriber fell behind; re-read state\"}\n\n",
+                     (unsigned long long)id);
+    tn_http_stream_cut(s->s, msg, (size_t)n);
+    if (hub != NULL)
+        hub->cut++;
+    s->s = NULL; /* being cut; on_close unlinks it */
+}
+
 static void send_to(struct sub *s, struct entry *e)
 {
     if (s->s == NULL || e->strs.len == 0 || !matches(s, e->strs.data) ||
         !format(e))
         return;
-    if (tn_http_stream_write(s->s, e->text.data, e->text.len) < 0) {
-        s->hub->cut++;
-        s->s = NULL; /* being cut; on_close unlinks it */
-    }
+    if (tn_http_stream_write(s->s, e->text.data, e->text.len) < 0)
+        cut(s);
 }
 
 /* Tell s that events before id may be gone, so it must re-read state. */
@@ -154,11 +172,8 @@ static void send_reset(struct sub *s, uint64_t id, const char *why)
                      "id: %llu\ndata: {\"type\":\"reset\",\"message\":"
                      "\"%s; re-read state\"}\n\n",
                      (unsigned long long)id, why);
-    if (s->s != NULL && tn_http_stream_write(s->s, msg, (size_t)n) < 0) {
-        if (s->hub != NULL)
-            s->hub->cut++;
-        s->s = NULL; /* being cut; on_close unlinks it */
-    }
+    if (s->s != NULL && tn_http_stream_write(s->s, msg, (size_t)n) < 0)
+        cut(s);
 }
 
 /* The store's feed of events was cut and is back: what happened meanwhile
@@ -273,8 +288,10 @@ int tn_events_subscribe(struct tn_events *hub, struct tn_http_req *req,
     hub->n_subs++;
     if (last_id != NULL) {
         static const char hello[] = ": subscribed\n\n";
-        (void)tn_http_stream_write(s->s, hello, sizeof(hello) - 1);
-        replay(hub, s, last_id);
+        if (tn_http_stream_write(s->s, hello, sizeof(hello) - 1) < 0)
+            cut(s);
+        else
+            replay(hub, s, last_id);
         return TN_OK;
     }
     /* An id without data: no event, but the point this stream starts
@@ -283,7 +300,8 @@ int tn_events_subscribe(struct tn_events *hub, struct tn_http_req *req,
     char hello[64];
     int n = snprintf(hello, sizeof(hello), ": subscribed\nid: %llu\n\n",
                      (unsigned long long)(hub->next_id - 1));
-    (void)tn_http_stream_write(s->s, hello, (size_t)n);
+    if (tn_http_stream_write(s->s, hello, (size_t)n) < 0)
+        cut(s);
     return TN_OK;
 }
 

@@ -17,11 +17,7 @@
 
 #define MAX_WATCHERS 64
 
-struct watcher {
-    int fd;           /* -1 when the slot is free */
-    tn_loop_fd_fn fn; /* callback */
-    void *arg;        /* callback argument */
-};
+#define watcher tn_loop_watch /* the table's slots are watches too */
 
 struct tn_loop {
     int epfd;                              /* epoll instance */
@@ -81,6 +77,32 @@ int tn_loop_add_fd(struct tn_loop *loop, int fd, uint32_t events,
         return TN_OK;
     }
     return TN_ENOMEM;
+}
+
+int tn_loop_watch_add(struct tn_loop *loop, struct tn_loop_watch *w, int fd,
+                      uint32_t events, tn_loop_fd_fn fn, void *arg)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = w};
+    if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+        return TN_EIO;
+    w->fd = fd;
+    w->fn = fn;
+    w->arg = arg;
+    return TN_OK;
+}
+
+int tn_loop_watch_mod(struct tn_loop *loop, struct tn_loop_watch *w,
+                      uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = w};
+    return epoll_ctl(loop->epfd, EPOLL_CTL_MOD, w->fd, &ev) < 0 ? TN_EIO
+                                                                : TN_OK;
+}
+
+void tn_loop_watch_del(struct tn_loop *loop, struct tn_loop_watch *w)
+{
+    (void)loop;
+    w->fd = -1;
 }
 
 static struct watcher *find_watcher(struct tn_loop *loop, int fd)
@@ -231,22 +253,32 @@ static int next_wait_ms(struct tn_loop *loop)
     return (int)wait;
 }
 
-int tn_loop_run(struct tn_loop *loop)
+int tn_loop_run_once(struct tn_loop *loop, int timeout_ms)
 {
     struct epoll_event evs[64];
+    int n = epoll_wait(loop->epfd, evs, 64, timeout_ms);
+    if (n < 0 && errno != EINTR)
+        return TN_EIO;
+    for (int i = 0; i < n; i++) {
+        struct watcher *w = evs[i].data.ptr;
+        if (w == NULL)
+            tn_loop_run_posts(loop);
+        else if (w->fd != -1)
+            w->fn(w->arg, evs[i].events);
+    }
+    run_timers(loop);
+    run_deferred(loop);
+    return TN_OK;
+}
+
+int tn_loop_run(struct tn_loop *loop)
+{
     while (!atomic_load(&loop->stopping)) {
-        int n = epoll_wait(loop->epfd, evs, 64, next_wait_ms(loop));
-        if (n < 0 && errno != EINTR)
+        int wait = next_wait_ms(loop);
+        if (loop->deferred != NULL)
+            wait = 0;
+        if (tn_loop_run_once(loop, wait) < 0)
             return TN_EIO;
-        for (int i = 0; i < n; i++) {
-            struct watcher *w = evs[i].data.ptr;
-            if (w == NULL)
-                tn_loop_run_posts(loop);
-            else if (w->fd != -1)
-                w->fn(w->arg, evs[i].events);
-        }
-        run_timers(loop);
-        run_deferred(loop);
     }
     tn_loop_run_posts(loop);
     run_deferred(loop);

@@ -14,6 +14,17 @@ struct tn_loop;
 typedef void (*tn_loop_fd_fn)(void *arg, uint32_t events);
 typedef void (*tn_loop_fn)(void *arg);
 
+/* A watch with caller storage, for fds too many for the loop's own table
+ * (connections).  Valid while added.  Registered once: the events may
+ * include EPOLLET, so that a watched fd costs no system call until its
+ * state changes (edge-triggered; the caller must then read or write until
+ * EAGAIN, or remember that it did not). */
+struct tn_loop_watch {
+    int fd;           /* -1 when not added */
+    tn_loop_fd_fn fn; /* callback */
+    void *arg;        /* callback argument */
+};
+
 /* A post: embed it in your struct; it must stay valid until it has run. */
 struct tn_loop_post {
     tn_loop_fn fn;             /* runs on the loop thread */
@@ -39,6 +50,16 @@ int tn_loop_add_fd(struct tn_loop *loop, int fd, uint32_t events,
 int tn_loop_mod_fd(struct tn_loop *loop, int fd, uint32_t events);
 void tn_loop_del_fd(struct tn_loop *loop, int fd);
 
+/* Watch fd with w (caller storage).  0 or TN_EIO.  Loop thread only.
+ * tn_loop_watch_del only forgets w: closing the fd removes it from epoll.
+ * An event already fetched for w in the current iteration is dropped once
+ * w->fd is -1, so w may be freed at the end of the iteration (defer). */
+int tn_loop_watch_add(struct tn_loop *loop, struct tn_loop_watch *w, int fd,
+                      uint32_t events, tn_loop_fd_fn fn, void *arg);
+int tn_loop_watch_mod(struct tn_loop *loop, struct tn_loop_watch *w,
+                      uint32_t events);
+void tn_loop_watch_del(struct tn_loop *loop, struct tn_loop_watch *w);
+
 /* Arm t to run fn(arg) at due_ms (re-arming moves it).  Loop thread only. */
 void tn_loop_timer_arm(struct tn_loop *loop, struct tn_loop_timer *t,
                        int64_t due_ms, tn_loop_fn fn, void *arg);
@@ -57,6 +78,11 @@ void tn_loop_cancel(struct tn_loop *loop, struct tn_loop_post *p);
 
 /* Run the posts queued so far.  Loop thread only. */
 void tn_loop_run_posts(struct tn_loop *loop);
+
+/* One turn: wait up to timeout_ms for events (0: poll), run them, the due
+ * timers and the deferred calls.  0 or TN_EIO.  Loop thread only (tests
+ * drive a loop with it). */
+int tn_loop_run_once(struct tn_loop *loop, int timeout_ms);
 
 /* Run until tn_loop_stop().  Returns 0 or TN_EIO. */
 int tn_loop_run(struct tn_loop *loop);

@@ -93,8 +93,17 @@ static const struct option_def options[] = {
      "events kept so a stream can resume with Last-Event-ID",
      "a few seconds of heavy churn; older ids get a reset event"},
     {"event-buffer-bytes", INT(event_buffer_bytes), "1048576", 1024, 1073741824,
-     "unsent bytes per event stream before it is cut",
+     "unsent bytes per event stream before it gets a reset event and is "
+     "closed",
      "a consumer that far behind is better told to reconnect"},
+    {"event-buffer-total-bytes", INT(event_buffer_total_bytes), "67108864",
+     65536, 68719476736,
+     "unsent bytes of all event streams together; a stream that is behind "
+     "when they are reached gets a reset event and is closed",
+     "64 MiB bounds stream memory even with every subscriber stalled"},
+    {"max-pipeline", INT(max_pipeline), "16", 1, 1024,
+     "requests of one connection read ahead of their replies",
+     "enough for pipelining clients; past it the connection is not read"},
     {"event-heartbeat-ms", INT(event_heartbeat_ms), "15000", 10, 3600000,
      "interval of heartbeat comments on event streams",
      "keeps proxies from closing idle streams; finds dead clients"},

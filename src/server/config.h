@@ -36,9 +36,11 @@ struct tn_config {
     int64_t max_waiters_per_name; /* blocked acquires per name */
     int64_t event_backlog;        /* events kept for Last-Event-ID */
     int64_t event_buffer_bytes;   /* unsent bytes per subscriber */
-    int64_t event_heartbeat_ms;   /* comment interval on event streams */
-    int64_t max_subscribers;      /* event streams at once */
-    bool insecure_no_auth;        /* allow non-loopback without auth */
+    int64_t event_buffer_total_bytes; /* unsent bytes of all subscribers */
+    int64_t max_pipeline;             /* requests read ahead of replies */
+    int64_t event_heartbeat_ms;       /* comment interval on event streams */
+    int64_t max_subscribers;          /* event streams at once */
+    bool insecure_no_auth;            /* allow non-loopback without auth */
 };
 
 /* What parsing decided. */

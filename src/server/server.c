@@ -85,7 +85,7 @@ static void drain_tick(void *arg)
         return;
     }
     if (s->drained_at_ms == 0) {
-        /* Let MHD write the last replies before the sockets close. */
+        /* Let the last replies be written before the sockets close. */
         s->drained_at_ms = now;
         tn_loop_timer_arm(s->loop, &s->drain, now + 100, drain_tick, s);
         return;
@@ -298,7 +298,10 @@ static int start_http(struct server *s)
         .tls_cert_pem = s->tls_cert_pem,
         .tls_key_pem = s->tls_key_pem,
         .tls_client_ca_pem = s->tls_ca_pem,
+        .max_pipeline = (size_t)s->cfg->max_pipeline,
+        .max_stream_bytes_total = (size_t)s->cfg->event_buffer_total_bytes,
         .handler = tn_api_handle,
+        .on_headers = tn_api_headers,
         .app = s->api,
     };
     struct tn_errmsg em = {{0}};
@@ -308,6 +311,7 @@ static int start_http(struct server *s)
                em.text);
         return rc;
     }
+    tn_api_set_http(s->api, s->http);
     tn_log(TN_LOG_INFO, "server",
            "\"listening\" listen=\"%s\" port=%u store=%s tls=%s",
            s->cfg->listen, tn_http_port(s->http), s->store->ops->name,
@@ -323,6 +327,7 @@ static void shutdown_all(struct server *s)
         s->store->ops->close(s->store);
     if (s->http != NULL) {
         tn_loop_run_posts(s->loop);
+        tn_api_set_http(s->api, NULL);
         tn_http_stop(s->http);
     }
     tn_api_free(s->api);

@@ -81,6 +81,8 @@ bool tn_embedded_has_waiters(const struct tn_lease *l);
 void tn_embedded_wake(struct embedded *e, struct tn_lease *l);
 /* Answer every waiter with rc (store failure, shutdown). */
 void tn_embedded_fail_waiters(struct embedded *e, int rc);
+/* Drop and answer (TN_ECANCELED) the waiter whose wanted_ctx is ctx. */
+void tn_embedded_cancel_wait(struct embedded *e, void *ctx);
 
 /* embedded_events.c: durable events. */
 /* Free the announced events kept for reuse (at close). */

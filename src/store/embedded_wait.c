@@ -274,3 +274,22 @@ void tn_embedded_fail_waiters(struct embedded *e, int rc)
         queue_free_if_empty(q);
     }
 }
+
+/* A scan of every queue: cancels are rare (a client left mid-wait), and
+ * the queues are bounded by --max-waiters. */
+void tn_embedded_cancel_wait(struct embedded *e, void *ctx)
+{
+    for (struct tn_waitq *q = e->queues; q != NULL; q = q->next) {
+        for (struct tn_blocked *w = q->head; w != NULL; w = w->next) {
+            if (w->wanted_ctx != ctx)
+                continue;
+            unlink_waiter(w);
+            e->waits_dropped++;
+            w->out->rc = TN_ECANCELED;
+            w->done(w->arg);
+            waiter_free(w);
+            queue_free_if_empty(q);
+            return;
+        }
+    }
+}

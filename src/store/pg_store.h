@@ -230,6 +230,8 @@ void tn_pg_wait_wake_all(struct tn_pg *p);
 /* Answer every waiter with rc (shutdown), then free the table. */
 void tn_pg_wait_fail_all(struct tn_pg *p, int rc);
 void tn_pg_wait_free(struct tn_pg *p);
+/* Drop and answer (TN_ECANCELED) the waiter whose wanted_ctx is ctx. */
+void tn_pg_wait_cancel(struct tn_pg *p, void *ctx);
 void tn_pg_wait_metrics(struct tn_pg *p, struct tn_buf *out);
 
 /* pg_result.c */

@@ -536,3 +536,25 @@ void tn_pg_wait_metrics(struct tn_pg *p, struct tn_buf *out)
                         (unsigned long long)p->waits_timed_out,
                         (unsigned long long)p->waits_dropped);
 }
+
+/* A scan of every queue: cancels are rare (a client left mid-wait), and
+ * the queues are bounded by --max-waiters.  A waiter whose attempt is in
+ * flight is unlinked too: a grant that comes back for nobody is released
+ * (see granted). */
+void tn_pg_wait_cancel(struct tn_pg *p, void *ctx)
+{
+    for (size_t i = 0; p->wait_buckets != NULL && i < TN_PG_WAIT_BUCKETS; i++) {
+        for (struct tn_pg_waitq *q = p->wait_buckets[i]; q != NULL;
+             q = q->next) {
+            for (struct pg_waiter *w = q->head; w != NULL; w = w->next) {
+                if (w->wanted_ctx != ctx)
+                    continue;
+                unlink_waiter(w);
+                p->waits_dropped++;
+                answer_error(w, TN_ECANCELED);
+                queue_free_if_idle(q);
+                return;
+            }
+        }
+    }
+}

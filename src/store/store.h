@@ -145,6 +145,12 @@ struct tn_store_ops {
     /* Finish or fail every pending operation (their done runs), then
      * free.  Loop thread. */
     void (*close)(struct tn_store *s);
+    /* The client of the blocked acquire whose wanted_ctx is ctx went
+     * away: drop it from its queue now and answer it TN_ECANCELED, so
+     * that its slot is free at once.  Nothing when no such waiter is
+     * queued (it was granted or answered already).  May be NULL when the
+     * store cannot wait.  Loop thread. */
+    void (*cancel_wait)(struct tn_store *s, void *ctx);
 };
 
 struct tn_store {

@@ -467,6 +467,11 @@ static void e_close(struct tn_store *s)
     tn_free(e);
 }
 
+static void e_cancel_wait(struct tn_store *s, void *ctx)
+{
+    tn_embedded_cancel_wait((struct embedded *)s, ctx);
+}
+
 static const struct tn_store_ops embedded_ops = {
     .version = TN_STORE_OPS_VERSION,
     .name = "embedded",
@@ -484,6 +489,7 @@ static const struct tn_store_ops embedded_ops = {
     .metrics = e_metrics,
     .drain = e_drain,
     .close = e_close,
+    .cancel_wait = e_cancel_wait,
 };
 
 static int open_db(struct embedded *e, const struct tn_store_config *cfg,

@@ -899,6 +899,11 @@ static void pg_close(struct tn_store *s)
     tn_free(p);
 }
 
+static void pg_cancel_wait(struct tn_store *s, void *ctx)
+{
+    tn_pg_wait_cancel((struct tn_pg *)s, ctx);
+}
+
 static const struct tn_store_ops pg_ops = {
     .version = TN_STORE_OPS_VERSION,
     .name = "postgresql",
@@ -916,6 +921,7 @@ static const struct tn_store_ops pg_ops = {
     .metrics = pg_metrics,
     .drain = pg_drain,
     .close = pg_close,
+    .cancel_wait = pg_cancel_wait,
 };
 
 int tn_store_pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,

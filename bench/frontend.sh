@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tenured against durable Redis (appendonly yes, appendfsync always), in
+# interleaved rounds on 127.0.0.1: the figures docs/PERFORMANCE.md states
+# at its top.  Per round, at 50 and at 200 connections, each on a fresh
+# server and data dir:
+#   - tenured acquire only: wrk with bench/acquire-release.lua acquire
+#     (a new name each time, ttl 10 s), every answer must be 201;
+#   - Redis acquire only: bench/redis-cycle.c set (SET key:N v NX PX
+#     60000, a new key each time), every reply +OK;
+#   - tenured acquire -> release cycles: acquire-release.lua cycle;
+#   - Redis lock cycles: bench/redis-cycle.c lua (SET NX PX of a secret,
+#     then the check-and-delete script by EVALSHA), every reply as due;
+# with the server's CPU (user + system, all threads, /proc/PID/stat) per
+# request, and the load generator's CPU per request for context (both load
+# generators are one thread: wrk -t1 and redis-cycle).  Then the medians
+# of the rounds and the ratios tenured / Redis, as a Markdown table.
+#
+# Environment: BENCH_TABLE (only print the table of this raw results file,
+# as kept by BENCH_RESULTS), RUNS (rounds, default 5), DURATION (seconds per figure,
+# default 5), CONNS (default "50 200"), WRK_THREADS (default 1), TENURED (a
+# tenured binary to use; default: build the release flavour into
+# BENCH_BUILD, default build/bench), BENCH_OUT (also write the table
+# there).  Default: 5 rounds x 2 connection counts x 4 figures x 5 s, about
+# 8 minutes with start-up.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BENCH_BUILD:-$ROOT/build/bench}
+RUNS=${RUNS:-5}
+DUR=${DURATION:-5}
+CONNS_LIST=${CONNS:-50 200}
+WRK_T=${WRK_THREADS:-1}
+LUA=$ROOT/bench/acquire-release.lua
+
+for tool in wrk redis-server redis-cli curl ss awk cc; do
+    command -v "$tool" >/dev/null || { echo "bench: $tool is not installed (bench/deps.sh)" >&2; exit 1; }
+done
+
+WORK=$(mktemp -d /tmp/tenure-bench-fe.XXXXXX)
+PIDS=()
+cleanup() {
+    local p
+    for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+log() { echo "$*" >&2; }
+RES=$WORK/results # KEY VALUE ROUND lines
+record() { echo "$1 $2 $run" >>"$RES"; }
+if [ -n "${BENCH_TABLE:-}" ]; then RES=$BENCH_TABLE; else : >"$RES"; fi
+
+free_port() {
+    local p
+    for _ in $(seq 1 200); do
+        p=$((20000 + RANDOM % 12000)) # below the ephemeral range
+        ss -tanH "sport = :$p" | grep -q . || { echo "$p"; return 0; }
+    done
+    return 1
+}
+TCK=$(getconf CLK_TCK)
+# ticks PID: user + system clock ticks of the whole process.
+ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+# us_per TICKS COUNT: microseconds per unit.
+us_per() { awk -v d="$1" -v n="$2" -v t="$TCK" 'BEGIN { if (n > 0) printf "%.2f", d * 1e6 / t / n }'; }
+
+if [ -n "${BENCH_TABLE:-}" ]; then
+    : # nothing to build or run
+elif [ -n "${TENURED:-}" ]; then
+    log "== using $TENURED as is (TENURED set, nothing built)"
+else
+    log "== building the release flavour in $BUILD"
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="-O2 -g" >/dev/null
+    cmake --build "$BUILD" -j2 --target tenured >/dev/null
+    TENURED=$BUILD/bin/tenured
+fi
+REDISCYCLE=$WORK/redis-cycle
+[ -n "${BENCH_TABLE:-}" ] || cc -O2 -o "$REDISCYCLE" "$ROOT/bench/redis-cycle.c"
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || COMMIT="$COMMIT+changes"
+
+# tenured_one RUN MODE CONNS: a fresh server and data dir, one wrk run.
+tenured_one() {
+    local run=$1 mode=$2 conns=$3 port data tpid out c0 c1 reqs rps key
+    key="tenured.$mode.c$conns"
+    port=$(free_port)
+    data="$WORK/t.$key.$run"
+    mkdir -p "$data"
+    "$TENURED" --listen "127.0.0.1:$port" --data-dir "$data" --max-connections 1024 \
+        >"$data.log" 2>&1 &
+    tpid=$!
+    PIDS+=("$tpid")
+    for _ in $(seq 1 400); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] && break
+        sleep 0.025
+    done
+    out="$WORK/wrk.$key.$run"
+    c0=$(ticks "$tpid")
+    /usr/bin/time -f '%U %S' -o "$out.time" \
+        timeout $((DUR + 60)) wrk -c "$conns" -t "$WRK_T" -d "${DUR}s" --timeout 5s \
+        -s "$LUA" "http://127.0.0.1:$port" -- "$mode" "r$run" >"$out" 2>&1 || true
+    c1=$(ticks "$tpid")
+    kill -TERM "$tpid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$tpid" 2>/dev/null || break; sleep 0.05; done
+    kill -9 "$tpid" 2>/dev/null || true
+    wait "$tpid" 2>/dev/null || true
+    rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$out")
+    reqs=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$out")
+    if grep -qE 'Non-2xx|Socket errors' "$out" || ! grep -q 'held=0 other=0' "$out" || [ -z "$rps" ]; then
+        log "   WARNING $key run $run: errors or unexpected answers, not counted:"
+        sed 's/^/     /' "$out" >&2
+        return 0
+    fi
+    # A cycle is two requests (acquire, then release).
+    if [ "$mode" = cycle ]; then
+        record "$key.ops" "$(awk -v r="$rps" 'BEGIN { printf "%.0f", r / 2 }')"
+        record "$key.cpu" "$(us_per $((c1 - c0)) $((reqs / 2)))"
+        record "$key.client" "$(awk -v n="$reqs" -v t="$TCK" '{ printf "%.2f", ($1 + $2) * 1e6 / (n / 2) }' "$out.time")"
+    else
+        record "$key.ops" "$(printf '%.0f' "$rps")"
+        record "$key.cpu" "$(us_per $((c1 - c0)) "$reqs")"
+        record "$key.client" "$(awk -v n="$reqs" '{ printf "%.2f", ($1 + $2) * 1e6 / n }' "$out.time")"
+    fi
+    log "   $key: $rps req/s, $(grep lua: "$out"), server CPU $(awk -v k="$key.cpu" '$1 == k { v = $2 } END { print v }' "$RES") µs/op"
+}
+
+# redis_one RUN MODE(set|lua) CONNS: a fresh durable Redis, one redis-cycle run.
+redis_one() {
+    local run=$1 mode=$2 conns=$3 port dir rpid out c0 c1 rate cmds cycles key per
+    key="redis.$mode.c$conns"
+    port=$(free_port)
+    dir="$WORK/r.$key.$run"
+    mkdir -p "$dir"
+    redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes \
+        --appendfsync always --save "" --daemonize no --maxclients 2000 >"$dir/log" 2>&1 &
+    rpid=$!
+    PIDS+=("$rpid")
+    for _ in $(seq 1 400); do
+        redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
+        sleep 0.025
+    done
+    c0=$(ticks "$rpid")
+    out=$( /usr/bin/time -f '%U %S' -o "$dir/time" \
+        timeout $((DUR + 60)) "$REDISCYCLE" 127.0.0.1 "$port" "$conns" "$DUR" "$mode" 2>&1) || true
+    c1=$(ticks "$rpid")
+    [ "$(redis-cli -p "$port" config get appendfsync | tail -1)" = always ] ||
+        log "   WARNING: redis appendfsync is not always"
+    kill -9 "$rpid" 2>/dev/null || true
+    wait "$rpid" 2>/dev/null || true
+    rate=$(sed -n 's/^cycles [0-9]* per_s \([0-9.]*\) errors 0$/\1/p' <<<"$out")
+    cmds=$(sed -n 's/^commands \([0-9]*\)$/\1/p' <<<"$out")
+    [ -n "$rate" ] && [ -n "$cmds" ] || { log "   WARNING $key run $run: $out"; return 0; }
+    # CPU over the whole run (warm-up second included) per unit of work
+    # done over the whole run: a cycle is two commands in lua mode.
+    per=1
+    [ "$mode" = lua ] && per=2
+    cycles=$((cmds / per))
+    record "$key.ops" "$rate"
+    record "$key.cpu" "$(us_per $((c1 - c0)) "$cycles")"
+    record "$key.client" "$(awk -v n="$cycles" '{ printf "%.2f", ($1 + $2) * 1e6 / n }' "$dir/time")"
+    log "   $key: $(head -1 <<<"$out"), server CPU $(us_per $((c1 - c0)) "$cycles") µs/op"
+}
+
+MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
+log "== machine: $MACHINE, load $(cut -d' ' -f1-3 /proc/loadavg)"
+START=$(date +%s)
+LOAD0=$(cut -d' ' -f1 /proc/loadavg)
+for run in $(seq 1 "$RUNS"); do
+    [ -z "${BENCH_TABLE:-}" ] || break
+    log "== round $run/$RUNS (${DUR}s per figure)"
+    for conns in $CONNS_LIST; do
+        # Alternate which server goes first, so that neither always runs
+        # right after the other's fsyncs.
+        if [ $((run % 2)) = 1 ]; then
+            tenured_one "$run" acquire "$conns"
+            redis_one "$run" set "$conns"
+            tenured_one "$run" cycle "$conns"
+            redis_one "$run" lua "$conns"
+        else
+            redis_one "$run" set "$conns"
+            tenured_one "$run" acquire "$conns"
+            redis_one "$run" lua "$conns"
+            tenured_one "$run" cycle "$conns"
+        fi
+    done
+done
+END=$(date +%s)
+
+median() { # KEY
+    awk -v k="$1" '$1 == k { print $2 }' "$RES" | sort -g |
+        awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.2f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+count() { awk -v k="$1" '$1 == k' "$RES" | wc -l; }
+# round_ratios A B: the median over rounds of A / B within the same round
+# (the machine's load drifts between rounds; within one it is shared).
+round_ratios() {
+    awk -v a="$1" -v b="$2" '$1 == a { x[$3] = $2 } $1 == b { y[$3] = $2 }
+        END { for (r in x) if ((r in y) && y[r] > 0) printf "%.4f\n", x[r] / y[r] }' "$RES" | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR == 0) print "–"; else if (NR % 2) printf "%.2f×\n", v[(NR + 1) / 2];
+              else printf "%.2f×\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) printf "%.2f×", a / b; else print "–" }'; }
+fmt0() { [ -n "$1" ] && printf '%.0f' "$1" || echo "–"; }
+
+table() {
+    local conns what t r
+    [ -z "${BENCH_TABLE:-}" ] || { START=0; END=0; LOAD0="?"; }
+    echo "tenured $COMMIT against redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') (appendonly yes, appendfsync always); medians of $RUNS interleaved rounds, ${DUR} s per figure, one-thread load generators (wrk -t$WRK_T, bench/redis-cycle.c) on the same machine; $MACHINE; load average $LOAD0 at the start, $(cut -d' ' -f1 /proc/loadavg) at the end; $(date -u +%Y-%m-%d), $((END - START)) s."
+    echo
+    echo "| workload | conns | tenured /s | Redis /s | tenured / Redis (per round) | server CPU µs/op tenured | server CPU µs/op Redis | CPU tenured / Redis (per round) | client CPU µs/op tenured, Redis | rounds |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    for what in acquire cycle; do
+        for conns in $CONNS_LIST; do
+            if [ "$what" = acquire ]; then
+                t="tenured.acquire.c$conns" r="redis.set.c$conns"
+                label="acquire (Redis: SET NX PX)"
+            else
+                t="tenured.cycle.c$conns" r="redis.lua.c$conns"
+                label="acquire → release cycle (Redis: SET NX PX + Lua check-and-delete)"
+            fi
+            printf '| %s | %s | %s | %s | %s (%s) | %s | %s | %s (%s) | %s, %s | %s+%s |\n' "$label" "$conns" \
+                "$(fmt0 "$(median "$t.ops")")" "$(fmt0 "$(median "$r.ops")")" \
+                "$(ratio "$(median "$t.ops")" "$(median "$r.ops")")" "$(round_ratios "$t.ops" "$r.ops")" \
+                "$(median "$t.cpu")" "$(median "$r.cpu")" \
+                "$(ratio "$(median "$t.cpu")" "$(median "$r.cpu")")" "$(round_ratios "$t.cpu" "$r.cpu")" \
+                "$(median "$t.client")" "$(median "$r.client")" \
+                "$(count "$t.ops")" "$(count "$r.ops")"
+        done
+    done
+}
+echo
+table | tee "${BENCH_OUT:-/dev/null}"
+if [ -n "${BENCH_RESULTS:-}" ]; then cp "$RES" "$BENCH_RESULTS"; fi

@@ -1,0 +1,666 @@
+/* SPDX-License-Identifier: MIT */
+/* Connections: accept, read, parse, dispatch, write, close, and the
+ * budgets that keep hostile clients from holding the server.
+ *
+ * Each socket is registered once, edge-triggered, for input, output and
+ * the peer's close.  A connection reads and parses until it has as many
+ * requests in flight as the pipeline cap, then simply stops: a request
+ * parked for its commit costs no system call, and the bytes behind it wait
+ * in the kernel.  Replies are collected during a loop turn and written at
+ * its end, one write per connection.  A connection is freed only at the
+ * end of a turn, so an event fetched for it earlier in the turn is dropped,
+ * never run on freed memory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <tenure/err.h>
+
+#include "common/alloc.h"
+#include "common/assert.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "http_int.h"
+
+#define DEFAULT_PIPELINE 16
+#define DEFAULT_STREAM_TOTAL (64u << 20)
+#define ACCEPTS_PER_EVENT 64
+
+static void tick(void *arg);
+static void pump(struct conn *c);
+
+static void want_tick(struct tn_http *h)
+{
+    if (h->tick_queued)
+        return;
+    h->tick_queued = true;
+    tn_loop_defer(h->loop, &h->tick);
+}
+
+/* Most recently active first: eviction and sweeps start at the tail. */
+static void lru_unlink(struct tn_http *h, struct conn *c)
+{
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        h->conns = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    else
+        h->oldest = c->prev;
+    c->prev = c->next = NULL;
+}
+
+static void lru_push(struct tn_http *h, struct conn *c)
+{
+    c->next = h->conns;
+    c->prev = NULL;
+    if (h->conns != NULL)
+        h->conns->prev = c;
+    else
+        h->oldest = c;
+    h->conns = c;
+}
+
+void tn_http_conn_touch(struct conn *c)
+{
+    if (c->h->conns == c)
+        return;
+    lru_unlink(c->h, c);
+    lru_push(c->h, c);
+}
+
+void tn_http_conn_want_flush(struct conn *c)
+{
+    if (c->in_flush || c->dead)
+        return;
+    c->in_flush = true;
+    c->flush_next = c->h->flush;
+    c->h->flush = c;
+    want_tick(c->h);
+}
+
+/* Close at once.  Requests still waiting for their reply stay valid until
+ * it comes (then they are freed unsent); their disconnect callbacks run. */
+void tn_http_conn_kill(struct conn *c)
+{
+    struct tn_http *h = c->h;
+    if (c->dead)
+        return;
+    c->dead = true;
+    tn_loop_watch_del(h->loop, &c->w);
+    if (c->ssl != NULL)
+        tn_tls_close(c->ssl);
+    (void)close(c->fd);
+    lru_unlink(h, c);
+    h->st.open--;
+    c->dead_next = h->dead;
+    h->dead = c;
+    want_tick(h);
+    tn_http_out_orphan(c);
+}
+
+static void conn_free(struct conn *c)
+{
+    if (c->cur != NULL)
+        tn_http_req_free(c->cur);
+    tn_buf_release(&c->pend);
+    tn_buf_release(&c->out);
+    tn_free(c);
+}
+
+void tn_http_conn_enqueue(struct conn *c, struct tn_http_req *r)
+{
+    r->dispatched = true;
+    if (c->q_tail != NULL)
+        c->q_tail->next = r;
+    else
+        c->q_head = r;
+    c->q_tail = r;
+    c->n_queued++;
+}
+
+void tn_http_conn_dispatch(struct conn *c, struct tn_http_req *r)
+{
+    struct tn_http *h = c->h;
+    c->req_start_ms = 0;
+    h->pending++;
+    tn_http_conn_enqueue(c, r);
+    if (!r->keep_alive)
+        c->stop_reading = true;
+    tn_http_conn_touch(c);
+    h->cfg.handler(h->cfg.app, r);
+}
+
+bool tn_http_conn_app_headers(struct conn *c, struct tn_http_req *r)
+{
+    struct tn_http *h = c->h;
+    if (h->cfg.on_headers == NULL)
+        return true;
+    r->keep_alive = false; /* if answered now: the body is never read */
+    if (h->cfg.on_headers(h->cfg.app, r))
+        return true;
+    TN_ASSERT(r->replied || c->dead);
+    h->st.early_replies++;
+    c->cur = NULL; /* the reply queue holds it */
+    c->stop_reading = true;
+    return false;
+}
+
+/* Plain or TLS input: >0 bytes, 0 end, TN_EBUSY would block, TN_EIO. */
+static long conn_read(struct conn *c, char *p, size_t len)
+{
+    if (c->ssl != NULL)
+        return tn_tls_read(c->ssl, p, len);
+    ssize_t n = recv(c->fd, p, len, 0);
+    if (n >= 0)
+        return (long)n;
+    return errno == EAGAIN || errno == EINTR ? TN_EBUSY : TN_EIO;
+}
+
+static long conn_write(struct conn *c, const char *p, size_t len)
+{
+    if (c->ssl != NULL)
+        return tn_tls_write(c->ssl, p, len);
+    ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+    if (n >= 0)
+        return (long)n;
+    return errno == EAGAIN || errno == EINTR ? TN_EBUSY : TN_EIO;
+}
+
+static bool may_read(const struct conn *c)
+{
+    return !c->dead && !c->stop_reading && !c->peer_closed &&
+           c->n_queued < c->h->cfg.max_pipeline;
+}
+
+/* Parse what is buffered; false when it could not all be parsed. */
+static bool parse_pending(struct conn *c)
+{
+    while (c->pend.len > 0 && may_read(c)) {
+        size_t n = tn_http_conn_feed(c, c->pend.data, c->pend.len);
+        if (c->dead)
+            return false;
+        memmove(c->pend.data, c->pend.data + n, c->pend.len - n);
+        c->pend.len -= n;
+    }
+    if (c->pend.len == 0 && c->pend.cap > TN_HTTP_OUT_KEEP_BYTES)
+        tn_buf_release(&c->pend);
+    return c->pend.len == 0;
+}
+
+/* Parse fresh bytes; keep what the pipeline cap left unparsed. */
+static void parse_fresh(struct conn *c, const char *p, size_t len)
+{
+    if (c->req_start_ms == 0 && c->cur == NULL)
+        c->req_start_ms = tn_clock_now_ms();
+    while (len > 0 && may_read(c)) {
+        size_t n = tn_http_conn_feed(c, p, len);
+        if (c->dead)
+            return;
+        p += n;
+        len -= n;
+        if (c->cur == NULL && len > 0)
+            c->req_start_ms = tn_clock_now_ms();
+    }
+    if (len > 0 && !c->stop_reading && tn_buf_append(&c->pend, p, len) < 0)
+        tn_http_conn_kill(c);
+}
+
+static void on_eof(struct conn *c)
+{
+    c->peer_closed = true;
+    if (c->n_queued == 0 || c->cur != NULL ||
+        (c->q_head != NULL && c->q_head->stream != NULL))
+        tn_http_conn_kill(c); /* nothing to answer, or half a request */
+    else
+        tn_http_out_peer_gone(c); /* parked ones learn it now */
+}
+
+/* Read and parse until the socket is drained or the cap is reached.  A
+ * short plain read drained the socket: the next bytes raise a new edge. */
+static void drop_input(struct conn *c)
+{
+    char *buf = c->h->rbuf;
+    while (c->rd_ready && !c->dead) {
+        long n = conn_read(c, buf, TN_HTTP_READ_BYTES);
+        if (n == TN_EBUSY) {
+            c->rd_ready = false;
+            return;
+        }
+        c->lingered += n > 0 ? (size_t)n : 0;
+        if (n <= 0 || c->lingered > TN_HTTP_LINGER_BYTES)
+            tn_http_conn_kill(c);
+    }
+}
+
+static void pump(struct conn *c)
+{
+    if (c->lingering) {
+        drop_input(c);
+        return;
+    }
+    if (!parse_pending(c))
+        return;
+    char *buf = c->h->rbuf;
+    while (c->rd_ready && may_read(c)) {
+        long n = conn_read(c, buf, TN_HTTP_READ_BYTES);
+        if (n == TN_EBUSY ||
+            (n > 0 && c->ssl == NULL && (size_t)n < TN_HTTP_READ_BYTES))
+            c->rd_ready = false;
+        if (n == 0) {
+            on_eof(c);
+            return;
+        }
+        if (n < 0 && n != TN_EBUSY) {
+            tn_http_conn_kill(c);
+            return;
+        }
+        if (n > 0)
+            parse_fresh(c, buf, (size_t)n);
+    }
+}
+
+static void on_conn_event(void *arg, uint32_t events)
+{
+    struct conn *c = arg;
+    if (events & (EPOLLERR | EPOLLHUP)) {
+        tn_http_conn_kill(c);
+        return;
+    }
+    if (events & (EPOLLIN | EPOLLRDHUP))
+        c->rd_ready = true;
+    if (c->wr_blocked && ((events & EPOLLOUT) || c->ssl != NULL)) {
+        c->wr_blocked = false;
+        tn_http_conn_want_flush(c);
+    }
+    if (c->ssl != NULL && (events & EPOLLOUT))
+        c->rd_ready = true; /* a handshake may wait for room to write */
+    pump(c);
+    if (!c->dead && (events & EPOLLRDHUP) && !c->peer_closed && !may_read(c))
+        on_eof(c); /* not reading: the close is news only to parked ones */
+}
+
+/* Write c->out; false when the connection died. */
+static bool write_out(struct conn *c)
+{
+    while (c->out_off < c->out.len) {
+        long n =
+            conn_write(c, c->out.data + c->out_off, c->out.len - c->out_off);
+        if (n == TN_EBUSY) {
+            c->wr_blocked = true;
+            c->wr_since_ms = tn_clock_now_ms();
+            return true;
+        }
+        if (n <= 0) {
+            tn_http_conn_kill(c);
+            return false;
+        }
+        c->out_off += (size_t)n;
+        tn_http_out_wrote(c, (size_t)n);
+    }
+    c->out_off = 0;
+    if (c->out.cap > TN_HTTP_OUT_KEEP_BYTES)
+        tn_buf_release(&c->out);
+    else
+        tn_buf_reset(&c->out);
+    return true;
+}
+
+/* A refused or last request is answered: stop sending, and read and drop
+ * what the client still sends until it closes (or a cap, or the grace).
+ * Closing at once with unread input would reset the connection, and the
+ * client could lose the answer. */
+static void linger(struct conn *c)
+{
+    if (c->ssl != NULL || c->peer_closed || shutdown(c->fd, SHUT_WR) < 0) {
+        tn_http_conn_kill(c);
+        return;
+    }
+    c->lingering = true;
+    c->close_by_ms = tn_clock_now_ms() + TN_HTTP_LINGER_MS;
+    c->rd_ready = true;
+    pump(c);
+}
+
+static void flush_one(struct conn *c)
+{
+    c->in_flush = false;
+    if (c->dead)
+        return;
+    /* A stream hands its bytes over only once what the connection had is
+     * written: go on while the socket takes them. */
+    do {
+        tn_http_out_collect(c);
+        if (!c->wr_blocked && !write_out(c))
+            return;
+    } while (!c->wr_blocked && c->out.len == 0 && c->q_head != NULL &&
+             c->q_head->stream != NULL && c->q_head->stream->pend.len > 0);
+    bool idle = c->n_queued == 0 && c->out.len == 0;
+    if (idle && c->peer_closed) {
+        tn_http_conn_kill(c);
+        return;
+    }
+    if (idle && c->stop_reading) {
+        if (!c->lingering)
+            linger(c);
+        return;
+    }
+    if (idle && c->req_start_ms == 0)
+        c->idle_since_ms = tn_clock_now_ms();
+    pump(c); /* the cap may have been what stopped reading */
+}
+
+/* End of a loop turn: write what the turn produced, free what died. */
+static void tick(void *arg)
+{
+    struct tn_http *h = arg;
+    h->tick_queued = false;
+    while (h->flush != NULL) {
+        struct conn *c = h->flush;
+        h->flush = c->flush_next;
+        flush_one(c);
+    }
+    while (h->dead != NULL) {
+        struct conn *c = h->dead;
+        h->dead = c->dead_next;
+        TN_ASSERT(!c->in_flush);
+        conn_free(c);
+    }
+}
+
+/* Over the cap, close the least recently active connection that has no
+ * request waiting for its reply and no live stream: idle keep-alives,
+ * clients still sending, ended streams whose client does not read.  A flood of
+ * idle or slow connections then cycles through instead of locking well-behaved
+ * clients out. */
+static bool make_room(struct tn_http *h)
+{
+    for (struct conn *c = h->oldest; c != NULL; c = c->prev) {
+        bool ended = c->q_head != NULL && c->q_head->stream != NULL &&
+                     c->q_head->stream->ending;
+        if ((c->n_queued == 0 || ended) && !c->dead) {
+            h->st.evicted++;
+            tn_http_conn_kill(c);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void accept_one(struct tn_http *h, int fd)
+{
+    if (h->st.open >= h->cfg.max_connections && !make_room(h)) {
+        h->st.refused++;
+        (void)close(fd);
+        return;
+    }
+    struct conn *c = tn_calloc(1, sizeof(*c));
+    if (c == NULL) {
+        (void)close(fd);
+        return;
+    }
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c->h = h;
+    c->fd = fd;
+    c->idle_since_ms = tn_clock_now_ms();
+    http_parser_init(&c->p, HTTP_REQUEST);
+    c->p.data = c;
+    tn_buf_init(&c->pend, h->cfg.max_header_bytes + h->cfg.max_body_bytes +
+                              TN_HTTP_READ_BYTES);
+    tn_buf_init(&c->out, (size_t)-1);
+    if (h->tls != NULL && (c->ssl = tn_tls_accept(h->tls, fd)) == NULL) {
+        conn_free(c);
+        (void)close(fd);
+        return;
+    }
+    if (tn_loop_watch_add(h->loop, &c->w, fd,
+                          EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                          on_conn_event, c) < 0) {
+        if (c->ssl != NULL)
+            tn_tls_close(c->ssl);
+        conn_free(c);
+        (void)close(fd);
+        return;
+    }
+    h->st.accepted++;
+    h->st.open++;
+    lru_push(h, c);
+}
+
+int tn_http_adopt(struct tn_http *h, int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        (void)close(fd);
+        return TN_EIO;
+    }
+    uint64_t before = h->st.accepted;
+    accept_one(h, fd);
+    return h->st.accepted > before ? TN_OK : TN_ENOMEM;
+}
+
+static void on_accept(void *arg, uint32_t events)
+{
+    struct tn_http *h = arg;
+    (void)events;
+    for (int i = 0; i < ACCEPTS_PER_EVENT && h->lfd >= 0; i++) {
+        int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return; /* EAGAIN, or out of files: level-triggered, retried */
+        accept_one(h, fd);
+    }
+}
+
+/* A connection past its deadline: in a request too long, idle too long,
+ * or closing and not taking its last bytes. */
+static bool overdue(struct tn_http *h, struct conn *c, int64_t now)
+{
+    int64_t limit = h->cfg.request_timeout_ms;
+    if (c->close_by_ms != 0)
+        return now >= c->close_by_ms;
+    if (c->req_start_ms != 0 && (c->cur != NULL || c->n_queued == 0)) {
+        if (now - c->req_start_ms <= limit)
+            return false;
+        h->st.request_timeouts++;
+        return true;
+    }
+    if (c->wr_blocked && now - c->wr_since_ms > limit)
+        return true; /* not taking its replies */
+    if (c->n_queued > 0 || c->out.len > 0 || now - c->idle_since_ms <= limit)
+        return false;
+    h->st.idle_timeouts++;
+    return true;
+}
+
+static void sweep(void *arg)
+{
+    struct tn_http *h = arg;
+    int64_t now = tn_clock_now_ms();
+    struct conn *c = h->oldest;
+    while (c != NULL) {
+        struct conn *prev = c->prev;
+        if (overdue(h, c, now))
+            tn_http_conn_kill(c);
+        c = prev;
+    }
+    tn_loop_timer_arm(h->loop, &h->sweep, now + TN_HTTP_SWEEP_MS, sweep, h);
+}
+
+/* Split "host:port" / "[v6]:port" and resolve numerically. */
+static int resolve(const char *listen, struct sockaddr_storage *ss,
+                   socklen_t *len, struct tn_errmsg *em)
+{
+    char host[256];
+    const char *colon = strrchr(listen, ':');
+    if (colon == NULL || (size_t)(colon - listen) >= sizeof(host)) {
+        tn_errmsg_set(em, "listen address \"%s\" is not host:port", listen);
+        return TN_EINVAL;
+    }
+    size_t hl = (size_t)(colon - listen);
+    memcpy(host, listen, hl);
+    host[hl] = '\0';
+    char *hp = host;
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+        host[hl - 1] = '\0';
+        hp = host + 1;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *ai = NULL;
+    if (getaddrinfo(hp, colon + 1, &hints, &ai) != 0 || ai == NULL) {
+        tn_errmsg_set(em, "cannot resolve listen address \"%s\"", listen);
+        return TN_EINVAL;
+    }
+    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+    *len = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return TN_OK;
+}
+
+static int listen_on(struct tn_http *h, struct tn_errmsg *em)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl;
+    int rc = resolve(h->cfg.listen, &ss, &sl, em);
+    if (rc < 0)
+        return rc;
+    h->lfd =
+        socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (h->lfd < 0 ||
+        setsockopt(h->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        bind(h->lfd, (struct sockaddr *)&ss, sl) < 0 ||
+        listen(h->lfd, 1024) < 0) {
+        tn_errmsg_set(em, "cannot listen on \"%s\" (in use or not allowed)",
+                      h->cfg.listen);
+        return TN_EIO;
+    }
+    sl = sizeof(ss);
+    if (getsockname(h->lfd, (struct sockaddr *)&ss, &sl) == 0)
+        h->port = ntohs(ss.ss_family == AF_INET6
+                            ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                            : ((struct sockaddr_in *)&ss)->sin_port);
+    return tn_loop_add_fd(h->loop, h->lfd, EPOLLIN, on_accept, h);
+}
+
+static void http_free(struct tn_http *h)
+{
+    if (h->lfd >= 0) {
+        tn_loop_del_fd(h->loop, h->lfd);
+        (void)close(h->lfd);
+    }
+    tn_tls_free(h->tls);
+    tn_free(h->rbuf);
+    while (h->spare != NULL) {
+        struct tn_http_req *r = h->spare;
+        h->spare = r->next_spare;
+        tn_http_req_destroy(r);
+    }
+    tn_free(h);
+}
+
+int tn_http_start(struct tn_loop *loop, const struct tn_http_config *cfg,
+                  struct tn_http **out, struct tn_errmsg *em)
+{
+    *out = NULL;
+    struct tn_http *h = tn_calloc(1, sizeof(*h));
+    if (h == NULL)
+        return TN_ENOMEM;
+    h->cfg = *cfg;
+    if (h->cfg.max_pipeline == 0)
+        h->cfg.max_pipeline = DEFAULT_PIPELINE;
+    if (h->cfg.max_stream_bytes_total == 0)
+        h->cfg.max_stream_bytes_total = DEFAULT_STREAM_TOTAL;
+    h->loop = loop;
+    h->lfd = -1;
+    h->tick.fn = tick;
+    h->tick.arg = h;
+    tn_http_parse_settings(&h->ps);
+    int rc =
+        (h->rbuf = tn_malloc(TN_HTTP_READ_BYTES)) == NULL ? TN_ENOMEM : TN_OK;
+    if (rc == 0 && cfg->tls_cert_pem != NULL)
+        rc = tn_tls_new(cfg, &h->tls, em);
+    if (rc == 0 && cfg->listen != NULL)
+        rc = listen_on(h, em);
+    if (rc < 0) {
+        http_free(h);
+        return rc;
+    }
+    tn_loop_timer_arm(loop, &h->sweep, tn_clock_now_ms() + TN_HTTP_SWEEP_MS,
+                      sweep, h);
+    *out = h;
+    return TN_OK;
+}
+
+uint16_t tn_http_port(const struct tn_http *h)
+{
+    return h->port;
+}
+
+void tn_http_quiesce(struct tn_http *h)
+{
+    if (h->lfd < 0)
+        return;
+    tn_loop_del_fd(h->loop, h->lfd);
+    (void)close(h->lfd);
+    h->lfd = -1;
+}
+
+size_t tn_http_pending(const struct tn_http *h)
+{
+    return h->pending;
+}
+
+void tn_http_get_stats(const struct tn_http *h, struct tn_http_stats *out)
+{
+    *out = h->st;
+}
+
+void tn_http_stop(struct tn_http *h)
+{
+    if (h == NULL)
+        return;
+    tn_loop_timer_disarm(h->loop, &h->sweep);
+    if (h->tick_queued)
+        tn_loop_cancel(h->loop, &h->tick);
+    h->tick_queued = true; /* the kills below must not defer it again */
+    while (h->conns != NULL)
+        tn_http_conn_kill(h->conns);
+    h->flush = NULL;
+    while (h->dead != NULL) {
+        struct conn *c = h->dead;
+        h->dead = c->dead_next;
+        conn_free(c);
+    }
+    TN_ASSERT(h->pending == 0); /* every parked request was answered */
+    http_free(h);
+}
+
+bool tn_http_req_is_connected(const struct tn_http_req *r)
+{
+    return r->c != NULL && !r->c->dead && !r->c->peer_closed;
+}
+
+void tn_http_req_on_disconnect(struct tn_http_req *r, tn_http_disconnect_fn fn,
+                               void *ctx)
+{
+    r->on_disc = fn;
+    r->disc_ctx = ctx;
+}
+
+int tn_http_req_peer_cn(const struct tn_http_req *r, char *out, size_t len)
+{
+    if (r->c == NULL || r->c->ssl == NULL || len == 0)
+        return TN_EUNAUTH;
+    return tn_tls_peer_cn(r->c->ssl, out, len);
+}
