@@ -7,7 +7,10 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       libclang-rt-14-dev curl
       libmicrohttpd-dev libjansson-dev libsqlite3-dev sqlite3 libpq-dev
       libcurl4-openssl-dev libgnutls28-dev openssl libsodium-dev librdkafka-dev libcmocka-dev
-      postgresql-15 postgresql-contrib kcat faketime spin)
+      postgresql-15 postgresql-contrib kcat faketime spin
+      python3 python3-yaml python3-hypothesis python3-jsonschema python3-pytest)
+# make lint also needs Node.js >= 20.19 with npm (Debian 12's nodejs is 18,
+# too old for the pinned @redocly/cli): see scripts/npm-tools.sh.
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(wrk redis-server redis-tools hyperfine linux-perf)
 fi
