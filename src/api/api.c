@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "errmap.h"
 #include "events.h"
+#include "openapi.h"
 #include "reply.h"
 #include "route.h"
 
@@ -100,16 +101,23 @@ static void account(struct tn_api_call *c, unsigned status)
     api->lat_sum[c->route] += (double)us / 1e6;
 }
 
-void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
-                 int64_t retry_after_ms)
+static void send_bytes(struct tn_api_call *c, unsigned status, const char *p,
+                       size_t len, int64_t retry_after_ms)
 {
     account(c, status);
     const char *type = c->route == TN_ROUTE_METRICS
                            ? "text/plain; version=0.0.4"
                            : "application/json";
-    tn_http_reply(c->req, status, type, b->data != NULL ? b->data : "", b->len,
+    tn_http_reply(c->req, status, type, p, len,
                   retry_after_ms > 0 ? (retry_after_ms + 999) / 1000 : 0);
     tn_api_call_free(c);
+}
+
+void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
+                 int64_t retry_after_ms)
+{
+    send_bytes(c, status, b->data != NULL ? b->data : "", b->len,
+               retry_after_ms);
 }
 
 void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
@@ -204,6 +212,9 @@ static void handle_ops(struct tn_api_call *c, struct tn_route_match *m)
     }
     if (c->route == TN_ROUTE_HEALTHZ) {
         send_text(c, 200, "{\"status\":\"ok\"}");
+    } else if (c->route == TN_ROUTE_OPENAPI) {
+        send_bytes(c, 200, (const char *)tn_openapi_json, tn_openapi_json_len,
+                   0);
     } else if (c->route == TN_ROUTE_READYZ) {
         bool ready = !c->api->draining && s->ops->is_ready(s);
         send_text(c, ready ? 200 : 503,
@@ -338,8 +349,9 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
                                     : "no such path");
         return;
     }
+    /* Health, readiness and the API's description are public. */
     if (c->route != TN_ROUTE_HEALTHZ && c->route != TN_ROUTE_READYZ &&
-        authenticate(c) < 0)
+        c->route != TN_ROUTE_OPENAPI && authenticate(c) < 0)
         return;
     if (!tn_http_req_query_valid(req)) {
         tn_api_fail(c, TN_EINVAL, "query arguments must be percent-encoded");

@@ -28,6 +28,7 @@ enum tn_route {
     TN_ROUTE_HEALTHZ,
     TN_ROUTE_READYZ,
     TN_ROUTE_METRICS,
+    TN_ROUTE_OPENAPI,
     TN_ROUTE_OTHER,
     TN_ROUTE_COUNT,
 };
