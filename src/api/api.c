@@ -105,7 +105,8 @@ static void send_bytes(struct tn_api_call *c, unsigned status, const char *p,
                        size_t len, int64_t retry_after_ms)
 {
     account(c, status);
-    const char *type = c->route == TN_ROUTE_METRICS
+    /* Errors are JSON on every route, /metrics included. */
+    const char *type = c->route == TN_ROUTE_METRICS && status == 200
                            ? "text/plain; version=0.0.4"
                            : "application/json";
     tn_http_reply(c->req, status, type, p, len,
