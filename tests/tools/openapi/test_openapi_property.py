@@ -352,8 +352,9 @@ def requests(draw, victim, privileged):
             ["text/plain", "application/xml", "multipart/form-data; boundary=x",
              "application/jsonx"]))}, False, "media type", "/v1/leases", None, True,
             "acquire")
-    # too_big: a valid acquire padded past 4 KiB with an unknown field
-    pad = draw(st.integers(4097, 9000))
+    # too_big: a valid acquire padded past the body limit with an unknown field
+    limit = SPEC.deref(SPEC.doc["paths"]["/v1/leases"]["post"]["requestBody"])["x-max-bytes"]
+    pad = draw(st.integers(limit + 1, 2 * limit))
     body = json.dumps({"name": "big", "owner_id": "o", "ttl_ms": 1000,
                        "pad": "p" * pad}).encode()
     return Req("POST", "/v1/leases", body, {"Content-Type": "application/json"}, False,
