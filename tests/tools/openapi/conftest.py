@@ -140,7 +140,7 @@ class Server:
         finally:
             conn.close()
 
-    def stop(self):
+    def stop_process(self):
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -148,6 +148,9 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+    def stop(self):
+        self.stop_process()
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -157,9 +160,16 @@ def server(request):
     s = Server(auth=request.param == "auth")
     yield s
     alive = s.proc.poll() is None
-    tail = s.log_tail()
+    s.stop_process()
+    s.log.seek(0)
+    log = s.log.read().decode("utf-8", "replace")
     s.stop()
-    assert alive, "tenured exited during the test:\n" + tail
+    assert alive, "tenured exited during the test:\n" + log[-2000:]
+    # The sanitizer builds report and may go on: their reports fail the test.
+    bad = [l for l in log.splitlines()
+           if "ERROR: AddressSanitizer" in l or "runtime error:" in l
+           or "ERROR: LeakSanitizer" in l]
+    assert not bad, "sanitizer report from tenured:\n" + "\n".join(bad[:20])
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
 from openapi_check import Spec
@@ -429,6 +429,8 @@ def test_answers_match_the_description(server, victim, data):
     req = data.draw(requests(victim, who in ("noauth", "ops")), label="request")
     before = snapshot(server, req.name) if req.mutation else None
     ans = server.request(req.method, req.target, req.body, req.headers, bearer)
+    event(f"answer {ans.status}")
+    event(f"request {'valid' if req.valid else 'invalid'}: {req.why}")
     what = (f"{req.method} {req.target} [{req.why}, caller {who}] "
             f"body={req.body[:120] if req.body else None!r} -> {ans.status} {ans.body[:300]!r}")
 
