@@ -23,7 +23,9 @@ What "allowed" means:
   the description's x-tenure-undescribed (otherPath: 404 not_found;
   otherMethod: 405 method_not_allowed with an Allow header naming the
   described methods, or a refusal that comes first);
-- the status is one the operation describes, and never a 5xx but 503;
+- the status is one the operation describes (or one any request may get
+  from the front end: x-tenure-undescribed anyRequest), and never a 5xx
+  but 503 and 501 (a transfer coding other than chunked);
 - the Content-Type is the described media type (no body: none described);
 - the JSON body validates against the described schema (JSON Schema 2020-12
   plus "x-max-bytes": the UTF-8 length limit of a string);
@@ -102,9 +104,11 @@ class Spec:
         path = urllib.parse.urlsplit(target).path
         template, item, op = self.operation(method, path)
         where = f"{method} {target} -> {status}"
-        if status >= 500 and status != 503:
+        if status >= 500 and status not in (501, 503):
             return [f"{where}: server error {status}: {body[:200]!r}"]
-        if template is None:
+        if str(status) in self.doc["x-tenure-undescribed"]["anyRequest"]:
+            responses, what = self.doc["x-tenure-undescribed"]["anyRequest"], "any request"
+        elif template is None:
             responses, what = self.doc["x-tenure-undescribed"]["otherPath"], "undescribed path"
         elif op is None:
             responses = self.doc["x-tenure-undescribed"]["otherMethod"]
