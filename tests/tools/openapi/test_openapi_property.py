@@ -192,7 +192,10 @@ def acquire_body(draw):
         raw = json_body(body)
         assert b'"name":"' in raw
         return raw.replace(b'"name":"', b'"name":"\xff', 1), False, how, None
-    return json_body(body), False, how, None
+    # Whether the mutation broke the body is the description's call (null
+    # in an optional field, for one, is allowed).
+    valid = SPEC.body_valid("POST", "/v1/leases", body)
+    return json_body(body), valid, how, body["name"] if valid else None
 
 
 @st.composite
@@ -222,6 +225,10 @@ def token_body(draw, renew, lease):
     elif how == "valid_ttl":
         body["lease_secret"] = secrets.token_hex(16)  # refused, not applied
         body["ttl_ms"] = draw(int_within(schema("TtlMs")))
+    method = "PATCH" if renew else "DELETE"
+    assert valid == SPEC.body_valid(method, "/v1/leases/{name}", body) or how == "bad_ttl", body
+    if how == "bad_ttl":  # a null TTL is allowed: the description decides
+        valid = SPEC.body_valid(method, "/v1/leases/{name}", body)
     return json_body(body), valid, how
 
 
