@@ -26,10 +26,13 @@ run: release
 	@mkdir -p $(DATA_DIR)
 	build/release/bin/tenured --listen $(LISTEN) --data-dir $(DATA_DIR)
 
+# The OpenAPI description is validated by @redocly/cli, pinned in
+# tools/openapi-lint and installed there by scripts/npm-tools.sh (npm ci).
 lint:
 	@scripts/check-banned.sh
 	@scripts/check-format.sh
 	@scripts/check-python.sh
+	@scripts/npm-tools.sh lint-openapi
 
 check-dev: build
 	@scripts/with-pg.sh ctest --preset dev $(CTEST_ARGS)

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "errmap.h"
 #include "events.h"
+#include "openapi.h"
 #include "reply.h"
 #include "route.h"
 
@@ -108,16 +109,24 @@ void tn_api_send_typed(struct tn_api_call *c, unsigned status, const char *type,
     tn_api_call_free(c);
 }
 
+static void send_bytes(struct tn_api_call *c, unsigned status, const char *p,
+                       size_t len, int64_t retry_after_ms)
+{
+    account(c, status);
+    /* Errors are JSON on every route, /metrics included. */
+    const char *type = c->route == TN_ROUTE_METRICS && status == 200
+                           ? "text/plain; version=0.0.4"
+                           : "application/json";
+    tn_http_reply(c->req, status, type, p, len,
+                  retry_after_ms > 0 ? (retry_after_ms + 999) / 1000 : 0);
+    tn_api_call_free(c);
+}
+
 void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
                  int64_t retry_after_ms)
 {
-    account(c, status);
-    const char *type = c->route == TN_ROUTE_METRICS
-                           ? "text/plain; version=0.0.4"
-                           : "application/json";
-    tn_http_reply(c->req, status, type, b->data != NULL ? b->data : "", b->len,
-                  retry_after_ms > 0 ? (retry_after_ms + 999) / 1000 : 0);
-    tn_api_call_free(c);
+    send_bytes(c, status, b->data != NULL ? b->data : "", b->len,
+               retry_after_ms);
 }
 
 void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
@@ -247,6 +256,9 @@ static void handle_ops(struct tn_api_call *c, struct tn_route_match *m)
     }
     if (c->route == TN_ROUTE_HEALTHZ) {
         send_text(c, 200, "{\"status\":\"ok\"}");
+    } else if (c->route == TN_ROUTE_OPENAPI) {
+        send_bytes(c, 200, (const char *)tn_openapi_json, tn_openapi_json_len,
+                   0);
     } else if (c->route == TN_ROUTE_READYZ) {
         bool ready = !c->api->draining && s->ops->is_ready(s);
         send_text(c, ready ? 200 : 503,
@@ -366,7 +378,8 @@ bool tn_api_headers(void *arg, struct tn_http_req *req)
         return true;
     struct tn_route_match m;
     if (tn_route_path(tn_http_req_path(req), &m) < 0 ||
-        m.path_route == TN_ROUTE_HEALTHZ || m.path_route == TN_ROUTE_READYZ)
+        m.path_route == TN_ROUTE_HEALTHZ || m.path_route == TN_ROUTE_READYZ ||
+        m.path_route == TN_ROUTE_OPENAPI || m.path_route == TN_ROUTE_UI)
         return true; /* answered when the request is whole */
     struct tn_api_call *c = call_new(api);
     if (c == NULL)
@@ -427,12 +440,15 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
                                     : "no such path");
         return;
     }
+    /* Health, readiness, the API's description and the console's files
+     * are public (the console holds no data: the API calls it makes
+     * carry the operator's token). */
     if (c->route == TN_ROUTE_UI) {
-        tn_api_ui(c, &m); /* public: it holds no data, the API asks */
+        tn_api_ui(c, &m);
         return;
     }
     if (c->route != TN_ROUTE_HEALTHZ && c->route != TN_ROUTE_READYZ &&
-        authenticate(c) < 0)
+        c->route != TN_ROUTE_OPENAPI && authenticate(c) < 0)
         return;
     if (!tn_http_req_query_valid(req)) {
         tn_api_fail(c, TN_EINVAL,

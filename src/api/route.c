@@ -16,9 +16,9 @@
 const char *tn_route_name(enum tn_route route)
 {
     static const char *const names[TN_ROUTE_COUNT] = {
-        "acquire", "list",    "get",    "renew",   "release",
-        "check",   "history", "events", "healthz", "readyz",
-        "metrics", "ui",      "other"};
+        "acquire", "list",    "get",     "renew",   "release",
+        "check",   "history", "events",  "healthz", "readyz",
+        "metrics", "ui",      "openapi", "other"};
     return (unsigned)route < TN_ROUTE_COUNT ? names[route] : "other";
 }
 
@@ -62,18 +62,29 @@ static int decode_name(struct tn_route_match *m, const char *rest, size_t seg)
     return TN_OK;
 }
 
+/* The paths without a {name}, other than the lease collection. */
+static const struct {
+    const char *path;
+    enum tn_route route;
+    unsigned allow;
+    const char *allow_header;
+} fixed_paths[] = {
+    {"/healthz", TN_ROUTE_HEALTHZ, GET_HEAD, "GET, HEAD"},
+    {"/readyz", TN_ROUTE_READYZ, GET_HEAD, "GET, HEAD"},
+    {"/metrics", TN_ROUTE_METRICS, GET_HEAD, "GET, HEAD"},
+    {"/v1/openapi.json", TN_ROUTE_OPENAPI, GET_HEAD, "GET, HEAD"},
+    {"/v1/events", TN_ROUTE_EVENTS, GET_ONLY, "GET"},
+};
+
 int tn_route_path(const char *path, struct tn_route_match *out)
 {
     static const char leases[] = "/v1/leases";
     reset(out);
-    if (strcmp(path, "/healthz") == 0)
-        return fixed(out, TN_ROUTE_HEALTHZ, GET_HEAD, "GET, HEAD");
-    if (strcmp(path, "/readyz") == 0)
-        return fixed(out, TN_ROUTE_READYZ, GET_HEAD, "GET, HEAD");
-    if (strcmp(path, "/metrics") == 0)
-        return fixed(out, TN_ROUTE_METRICS, GET_HEAD, "GET, HEAD");
-    if (strcmp(path, "/v1/events") == 0)
-        return fixed(out, TN_ROUTE_EVENTS, GET_ONLY, "GET");
+    for (size_t i = 0; i < sizeof(fixed_paths) / sizeof(fixed_paths[0]); i++) {
+        if (strcmp(path, fixed_paths[i].path) == 0)
+            return fixed(out, fixed_paths[i].route, fixed_paths[i].allow,
+                         fixed_paths[i].allow_header);
+    }
     if (strcmp(path, "/ui") == 0 || strncmp(path, "/ui/", 4) == 0)
         return fixed(out, TN_ROUTE_UI, GET_HEAD, "GET, HEAD");
     if (strncmp(path, leases, sizeof(leases) - 1) != 0)

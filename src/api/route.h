@@ -29,6 +29,7 @@ enum tn_route {
     TN_ROUTE_READYZ,
     TN_ROUTE_METRICS,
     TN_ROUTE_UI, /* the operator console's files, /ui and /ui/<file> */
+    TN_ROUTE_OPENAPI,
     TN_ROUTE_OTHER,
     TN_ROUTE_COUNT,
 };

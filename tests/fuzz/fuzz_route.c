@@ -98,7 +98,8 @@ static int hexval(char c)
 }
 
 /* An independent reading of the path grammar: "/healthz", "/readyz",
- * "/metrics", "/v1/events", "/v1/leases" ["/"], "/v1/leases/" SEG
+ * "/metrics", "/v1/openapi.json", "/v1/events", "/v1/leases" ["/"],
+ * "/v1/leases/" SEG
  * ["/check" | "/history"], SEG a percent-encoded valid name of at most
  * 768 encoded bytes.  Returns the code and fills route, name. */
 static int ref_path(const char *p, enum tn_route *route, char *name,
@@ -107,10 +108,13 @@ static int ref_path(const char *p, enum tn_route *route, char *name,
     static const struct {
         const char *path;
         enum tn_route route;
-    } fixed[] = {
-        {"/healthz", TN_ROUTE_HEALTHZ},   {"/readyz", TN_ROUTE_READYZ},
-        {"/metrics", TN_ROUTE_METRICS},   {"/v1/events", TN_ROUTE_EVENTS},
-        {"/v1/leases", TN_ROUTE_ACQUIRE}, {"/v1/leases/", TN_ROUTE_ACQUIRE}};
+    } fixed[] = {{"/healthz", TN_ROUTE_HEALTHZ},
+                 {"/readyz", TN_ROUTE_READYZ},
+                 {"/metrics", TN_ROUTE_METRICS},
+                 {"/v1/events", TN_ROUTE_EVENTS},
+                 {"/v1/openapi.json", TN_ROUTE_OPENAPI},
+                 {"/v1/leases", TN_ROUTE_ACQUIRE},
+                 {"/v1/leases/", TN_ROUTE_ACQUIRE}};
     *route = TN_ROUTE_OTHER;
     *name_len = 0;
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {

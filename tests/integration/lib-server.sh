@@ -8,25 +8,40 @@ CURL_MAX=${CURL_MAX:-10}
 
 # rq METHOD PATH CONTENT_TYPE [BODY] [extra curl args...]: like req, with
 # an explicit Content-Type ("-" sends none at all).  Sets CODE, BODY, HDRS.
+# Every answer is also recorded in $T/openapi (method and target, header
+# block, body; no extra process per request), which tn_cleanup checks
+# against docs/openapi.yaml at the end of the test.  TN_OPENAPI_CHECK=0
+# turns that off for a test that means to get undescribed answers.
+TN_OPENAPI_N=0
 rq() {
-    local method=$1 path=$2 ct=$3 data=${4-} out
+    local method=$1 path=$2 ct=$3 data=${4-} out rec="" hf=$T/hdrs
     shift 3
     [ $# -gt 0 ] && shift
+    if [ "${TN_OPENAPI_CHECK:-1}" = 1 ]; then
+        [ -d "$T/openapi" ] || mkdir -p "$T/openapi"
+        TN_OPENAPI_N=$((TN_OPENAPI_N + 1))
+        printf -v rec '%s/%06d' "$T/openapi" "$TN_OPENAPI_N"
+        hf=$rec.hdrs
+    fi
     local cth=(-H "Content-Type: $ct")
     [ "$ct" = - ] && cth=(-H 'Content-Type:')
     if [ -n "$data" ]; then
         out=$(curl -s --max-time "$CURL_MAX" -X "$method" "${cth[@]}" \
-            --data-binary "$data" -D "$T/hdrs" -w '\n%{http_code}' "$@" \
+            --data-binary "$data" -D "$hf" -w '\n%{http_code}' "$@" \
             "$URL$path") || true
     else
-        out=$(curl -s --max-time "$CURL_MAX" -X "$method" -D "$T/hdrs" \
+        out=$(curl -s --max-time "$CURL_MAX" -X "$method" -D "$hf" \
             -w '\n%{http_code}' "$@" "$URL$path") || true
     fi
     CODE=${out##*$'\n'}
     BODY=${out%$'\n'*}
     [ "$BODY" != "$CODE" ] || BODY=""
     # shellcheck disable=SC2034 # read by the tests
-    HDRS=$(tr -d '\r' <"$T/hdrs" 2>/dev/null || true)
+    HDRS=$(tr -d '\r' <"$hf" 2>/dev/null || true)
+    if [ -n "$rec" ]; then
+        printf '%s' "$BODY" >"$rec.body"
+        printf '%s\t%s\n' "$method" "$path" >"$rec.req"
+    fi
 }
 
 # rj METHOD PATH [BODY]: a JSON request.

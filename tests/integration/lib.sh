@@ -11,14 +11,21 @@ T=$(mktemp -d /tmp/tenure-it.XXXXXX)
 TN_PIDS=()
 
 tn_cleanup() {
-    local p
+    local p bad=0
     for p in "${TN_PIDS[@]:-}"; do
         [ -n "$p" ] || continue
         kill -CONT "$p" 2>/dev/null || true
         kill -9 "$p" 2>/dev/null || true
     done
     wait 2>/dev/null || true
+    # The answers recorded by rq (lib-server.sh) must be as
+    # docs/openapi.yaml describes them; one process checks them all.
+    if [ -d "$T/openapi" ] && [ "${TN_OPENAPI_CHECK:-1}" = 1 ]; then
+        ${TN_PYTHON3:-/usr/bin/python3} "$TN_SRC/tests/tools/openapi_check.py" \
+            --log "$T/openapi" || bad=1
+    fi
     if [ "${TN_KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
+    [ "$bad" = 0 ] || exit 1
 }
 trap tn_cleanup EXIT
 

@@ -73,6 +73,14 @@ static const struct rcase cases[] = {
     {TN_HTTP_HEAD, "/healthz", "", 0, TN_ROUTE_HEALTHZ, NULL, NULL, NULL},
     {TN_HTTP_HEAD, "/readyz", "", 0, TN_ROUTE_READYZ, NULL, NULL, NULL},
     {TN_HTTP_GET, "/metrics", "", 0, TN_ROUTE_METRICS, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/openapi.json", "", 0, TN_ROUTE_OPENAPI, NULL,
+     "GET, HEAD", NULL},
+    {TN_HTTP_HEAD, "/v1/openapi.json", "", 0, TN_ROUTE_OPENAPI, NULL, NULL,
+     NULL},
+    {TN_HTTP_PUT, "/v1/openapi.json", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
+     "GET, HEAD", NULL},
+    {TN_HTTP_GET, "/v1/openapi.yaml", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL,
+     NULL, NULL},
     {TN_HTTP_POST, "/metrics", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
      "GET, HEAD", NULL},
     {TN_HTTP_OTHER, "/healthz", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
@@ -341,6 +349,7 @@ static void test_names(void **state)
     for (int r = 0; r < TN_ROUTE_COUNT; r++)
         assert_string_not_equal(tn_route_name((enum tn_route)r), "");
     assert_string_equal(tn_route_name(TN_ROUTE_ACQUIRE), "acquire");
+    assert_string_equal(tn_route_name(TN_ROUTE_OPENAPI), "openapi");
     assert_string_equal(tn_route_name(TN_ROUTE_OTHER), "other");
     assert_string_equal(tn_route_name(TN_ROUTE_COUNT), "other");
     assert_string_equal(tn_route_method_name(TN_HTTP_PATCH), "PATCH");

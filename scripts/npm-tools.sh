@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The npm tools of `make lint`, pinned in tools/openapi-lint/package-lock.json
+# and installed with `npm ci` (exactly the locked versions) into
+# tools/openapi-lint/node_modules, which git ignores.  Reinstalls only when
+# the lock file changed since the last install.
+#   scripts/npm-tools.sh           install if needed
+#   scripts/npm-tools.sh lint-openapi [FILE]
+#                                  validate FILE (default docs/openapi.yaml)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=$root/tools/openapi-lint
+stamp=$dir/node_modules/.tenure-lock.sha256
+
+command -v npm >/dev/null && command -v node >/dev/null ||
+    { echo "npm-tools: node and npm are missing (Node.js >= 20.19 with npm)" >&2; exit 1; }
+node -e 'const [a,b]=process.versions.node.split(".").map(Number);
+    process.exit(a>20||(a===20&&b>=19)?0:1)' ||
+    { echo "npm-tools: Node.js $(node --version) is too old; @redocly/cli needs >= 20.19" >&2; exit 1; }
+want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+if [ ! -x "$dir/node_modules/.bin/redocly" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    echo "npm-tools: npm ci in tools/openapi-lint" >&2
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    printf '%s\n' "$want" >"$stamp"
+fi
+
+case ${1:-} in
+"") ;;
+lint-openapi)
+    # No telemetry, no update check: the lint must not depend on the network.
+    export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
+    out=$("$dir/node_modules/.bin/redocly" lint --config "$root/redocly.yaml" \
+        "${2:-$root/docs/openapi.yaml}" 2>&1) && rc=0 || rc=$?
+    # Drop the banner about Node 20's end of life; keep every finding.
+    grep -v '[║╔╚]' <<<"$out" | sed '/^[[:space:]]*$/d' >&2
+    exit "$rc"
+    ;;
+*) echo "usage: $0 [lint-openapi [FILE]]" >&2; exit 2 ;;
+esac
