@@ -80,9 +80,9 @@ pass "the keep-alive client was served all along ($ka)"
 
 eof=$(sed -n 's/.*eof=\([0-9]*\).*/\1/p' <<<"$res")
 reset=$(sed -n 's/.*reset=\([0-9]*\).*/\1/p' <<<"$res")
-[ "${eof:-0}" -ge 1 ] || fail "no stalled subscriber was cut: $res"
+[ "${eof:-0}" -ge 1 ] || fail "no sampled stalled subscriber was cut: $res"
 [ "${reset:-0}" -ge 1 ] || fail "no cut subscriber got a final reset event: $res"
-pass "$eof stalled subscribers were cut, $reset of them with a final reset event"
+pass "$eof of the sampled stalled subscribers were cut, $reset of them with a final reset event"
 
 acquire "after:stall" o 1000
 expect_code 201 "acquire after the stalled subscribers"
