@@ -68,9 +68,16 @@ wait "$subs_pid" || fail "attack.py stall-subscribe failed: $(cat "$T/subs.out")
 res=$(tail -1 "$T/subs.out")
 echo "stalled subscribers, once they read: $res"
 
-[ "$rss_max" -lt "$RSS_MAX_KIB" ] ||
-    fail "server RSS reached $rss_max KiB (limit $RSS_MAX_KIB KiB) with $SUBS stalled subscribers"
-pass "server RSS peaked at $rss_max KiB under $SUBS stalled subscribers and $GRANTS grants"
+# AddressSanitizer's shadow memory and quarantine of freed blocks make the
+# RSS of an instrumented build no measure of tenured's own memory: there
+# the bound is left out (the rest of the test still runs).
+if ldd "$TN_BIN/tenured" 2>/dev/null | grep -q libasan; then
+    echo "# tenured is built with AddressSanitizer: RSS bound not checked (peak $rss_max KiB)"
+else
+    [ "$rss_max" -lt "$RSS_MAX_KIB" ] ||
+        fail "server RSS reached $rss_max KiB (limit $RSS_MAX_KIB KiB) with $SUBS stalled subscribers"
+    pass "server RSS peaked at $rss_max KiB under $SUBS stalled subscribers and $GRANTS grants"
+fi
 
 ka=$(cat "$T/ka.out")
 kv() { sed -n "s/.*\<$1=\([0-9]*\).*/\1/p" <<<"$ka"; }
