@@ -44,7 +44,8 @@ and prints plain "key=value" lines a shell test can read with sed or awk.
   attack.py keepalive PORT STOP_FILE [--every-ms MS]
       One keep-alive connection doing GET /healthz every MS ms (default
       200) until STOP_FILE exists; prints "requests=N answered=A max_ms=M lost=L"
-      (lost: the connection was closed on it, after which it reconnects).
+      (lost: the connection was closed on it or an answer took over 20 s,
+      after which it reconnects).
 """
 
 import argparse
@@ -345,12 +346,12 @@ def keepalive(port, stop_file, every_ms):
     while not os.path.exists(stop_file):
         try:
             if s is None:
-                s = socket.create_connection(("127.0.0.1", port), timeout=10)
+                s = socket.create_connection(("127.0.0.1", port), timeout=20)
             t0 = now_ms()
             n += 1
             s.sendall(req)
             data = b""
-            s.settimeout(10)
+            s.settimeout(20)
             while not parse_responses(data):
                 chunk = s.recv(4096)
                 if not chunk:
