@@ -47,8 +47,8 @@ for order in "$short $long" "$long $short"; do
     expect_error_shape 400 "Content-Length $a then $b"
     expect_one_answer_then_close "Content-Length $a then $b"
 done
-# The same value twice is a duplicate too (DESIGN: framing must be
-# unambiguous; RFC 9112 lets a server reject it, and tenured does).
+# The same value twice is a duplicate too: RFC 9112 (6.3) lets a server
+# reject it, and tenured rejects every repeated Content-Length.
 printf 'POST /v1/leases HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\nContent-Length: %d\r\n\r\n%s' \
     "$short" "$short" "$first" >"$T/cl-dup.req"
 http_exchange "$T/cl-dup.req"
