@@ -35,7 +35,8 @@ extern "C" {
     X(TN_ESIGNATURE, -22, "signature missing or invalid")                      \
     X(TN_EINTERNAL, -23, "internal error")                                     \
     X(TN_EHDRTOOBIG, -24, "header fields too large")                           \
-    X(TN_ECANCELED, -25, "canceled")
+    X(TN_ECANCELED, -25, "canceled")                                           \
+    X(TN_ECAPACITY, -26, "server at capacity")
 
 enum tn_err {
     TN_OK = 0,

@@ -20,6 +20,7 @@ static const struct tn_errmap_entry table[] = {
     {TN_ETOOMANY, 429, "too_many_requests"},
     {TN_EHDRTOOBIG, 431, "request_header_fields_too_large"},
     {TN_EUNAVAIL, 503, "unavailable"},
+    {TN_ECAPACITY, 503, "capacity"},
     {TN_ENOSPC, 503, "unavailable"},
     {TN_EBUSY, 503, "unavailable"},
     {TN_ETIMEDOUT, 503, "unavailable"},
