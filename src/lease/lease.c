@@ -28,7 +28,7 @@
 
 /* Issue #8: the fixed part stays compact (no padding); the name starts
  * right after it. */
-static_assert(sizeof(void *) != 8 || offsetof(struct tn_lease, str) == 133,
+static_assert(sizeof(void *) != 8 || offsetof(struct tn_lease, str) == 125,
               "struct tn_lease grew");
 
 static uint32_t hash_name(const char *s, size_t len)
@@ -509,9 +509,9 @@ void tn_lease_remove(struct tn_lease_table *t, struct tn_lease *l)
     memset(l, 0, offsetof(struct tn_lease, str));
     l->next = t->free_lists[cls];
     t->free_lists[cls] = l;
-    /* A stale pointer into a removed entry is caught like a freed block;
-     * the link stays readable for the free list. */
-    TN_LEASE_POISON((char *)l + sizeof(l->next), size - sizeof(l->next));
+    /* The fixed part stays readable: a stale pointer (the store's expiry
+     * heap) sees a zeroed entry that is not held; the strings are gone. */
+    TN_LEASE_POISON(l->str, size - offsetof(struct tn_lease, str));
 }
 
 uint64_t tn_lease_floor_of_absent(const struct tn_lease_table *t)

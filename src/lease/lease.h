@@ -24,9 +24,11 @@
  * the strings of the current grant (owner_id, request_id, principal, each
  * NUL-terminated, in that order) inline in str[].  A grant whose strings
  * do not fit keeps them in one malloc'd block instead.  The string
- * pointers point into either place.  Entries never move, so other
- * structures may keep pointers to them until the entry is removed.
- * Fields are ordered to leave no padding (str[] at 133 bytes on LP64), and
+ * pointers point into either place.  Entries never move and their memory
+ * stays a valid entry until the table is released (a removed one is
+ * zeroed, held false, until an insert reuses it), so other structures may
+ * keep pointers to them and recheck what they point to.
+ * Fields are ordered to leave no padding (str[] at 125 bytes on LP64), and
  * a lookup that misses reads only the first cache line of each entry in
  * the chain: next, hash and name_len. */
 struct tn_lease {
@@ -44,7 +46,6 @@ struct tn_lease {
     int64_t expires_at_ms;           /* server clock; meaningful while held */
     int64_t ttl_ms;                  /* of the current grant (last renew) */
     int64_t lock_delay_ms;           /* after expiry, no grant for this long */
-    int64_t tracked_ms; /* store: latest expiry it tracks for this entry */
     uint8_t secret[TN_SECRET_BYTES]; /* credential of the current grant */
     uint32_t hist_slot; /* store: ledger slot of the current grant */
     uint32_t row_id;    /* store: its row in the store's file, 0 = none */

@@ -20,8 +20,8 @@
  * expiry has passed, so no token is needed to tell grants apart. */
 struct tn_expiry {
     int64_t at_ms;      /* the grant's expiry when tracked */
-    struct tn_lease *l; /* a name is retired only after its entries here
-                           (tracked_ms) were handled */
+    struct tn_lease *l; /* may be a retired entry, zeroed or reused for
+                           another name: at_ms is checked against it */
 };
 
 /* About 1.2 KiB, past what malloc keeps per thread for quick reuse: the
@@ -146,8 +146,6 @@ static void arm(struct embedded *e)
 void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l)
 {
     struct tn_lease *m = (struct tn_lease *)(uintptr_t)l; /* the table's */
-    if (m->expires_at_ms > m->tracked_ms)
-        m->tracked_ms = m->expires_at_ms;
     if (m->held && !m->counted) {
         m->counted = true;
         e->n_live++;
@@ -198,7 +196,9 @@ void tn_embedded_expire_due(struct embedded *e, int64_t now)
         struct tn_expiry x = e->expiries[0];
         pop(e);
         /* Only the entry of the grant's current expiry counts; renews
-         * left older entries behind. */
+         * left older entries behind.  The entry may have been retired and
+         * reused since: an expiry equal to at_ms (passed) is then the new
+         * grant's own, handled early, which is what its entry would do. */
         if (x.l->expires_at_ms == x.at_ms) {
             if (x.l->held)
                 tn_embedded_uncount(e, x.l);

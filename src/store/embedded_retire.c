@@ -49,7 +49,7 @@ static void retire_one(struct tn_lease *l, void *ctx)
     struct embedded *e = s->e;
     int64_t end = ended_at(l, s->now);
     if (end < 0 || s->now - end <= e->retain_ms || l->waiters != NULL ||
-        l->seq > e->durable_seq || l->tracked_ms >= s->now)
+        l->seq > e->durable_seq)
         return;
     /* Its expiry is announced (and ended in the ledger) before it goes. */
     tn_embedded_note_expiry(e, l, s->now);
@@ -90,8 +90,8 @@ static void on_retire_timer(void *arg)
     struct embedded *e = arg;
     int64_t now = tn_clock_now_ms();
     if (e->degraded_rc == 0) {
-        /* Expiries due are handled first: a name goes only once no
-         * tracked expiry of it is left (tracked_ms < now). */
+        /* Expiries due are handled first, so that each is announced (and
+         * uncounted) before its name goes. */
         tn_embedded_expire_due(e, now);
         int64_t pass = e->retain_ms / 2;
         if (pass < TICK_MS)
