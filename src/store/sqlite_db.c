@@ -472,7 +472,7 @@ int tn_sqlite_db_commit(struct tn_sqlite_db *d, uint64_t last_token,
 
 /* Free pages worth giving back (4 KiB each): below this, keep them for
  * the next rows. */
-#define SHRINK_PAGES 256
+#define SHRINK_PAGES 64
 
 void tn_sqlite_db_shrink(struct tn_sqlite_db *d)
 {
