@@ -59,6 +59,21 @@ int tn_lease_table_init(struct tn_lease_table *t, size_t expected)
     return TN_OK;
 }
 
+void tn_lease_table_reserve(struct tn_lease_table *t, size_t n)
+{
+    if (t->count != 0 || t->old != NULL || n <= t->mask + 1)
+        return;
+    size_t b = t->mask + 1;
+    while (b < n)
+        b *= 2;
+    struct tn_lease **v = tn_calloc(b, sizeof(*v));
+    if (v == NULL)
+        return;
+    tn_free(t->buckets);
+    t->buckets = v;
+    t->mask = b - 1;
+}
+
 /* Where the grant strings go when they fit: right after the name. */
 static char *inline_strings(struct tn_lease *l)
 {

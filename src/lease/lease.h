@@ -107,6 +107,10 @@ struct tn_token_req {
 /* 0 or TN_ENOMEM.  expected is a sizing hint (entries). */
 int tn_lease_table_init(struct tn_lease_table *t, size_t expected);
 void tn_lease_table_release(struct tn_lease_table *t);
+/* Size an empty table for n entries at once (a load), so that it neither
+ * rehashes nor grows long chains meanwhile.  Best effort: on failure the
+ * table stays as it was. */
+void tn_lease_table_reserve(struct tn_lease_table *t, size_t n);
 
 struct tn_lease *tn_lease_find(const struct tn_lease_table *t, const char *name,
                                size_t name_len);

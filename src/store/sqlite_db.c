@@ -338,6 +338,9 @@ static bool superseded(struct tn_lease_table *t, const struct tn_lease *img)
 static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
                      int64_t now_ms, const struct tn_sqlite_meta *m, bool exact)
 {
+    int64_t rows = pragma_int(d, "SELECT count(*) FROM leases");
+    if (rows > 0)
+        tn_lease_table_reserve(t, (size_t)rows);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(d->db,
                            "SELECT name, owner_id, request_id, token, secret,"

@@ -485,19 +485,25 @@ static int c_recover(void *ctx)
     return rc;
 }
 
+struct track_walk {
+    struct embedded *e;
+    int64_t now;
+};
+
 static bool track_one(const struct tn_lease *l, void *ctx)
 {
-    struct embedded *e = ctx;
-    if (tn_lease_is_live(l, tn_clock_now_ms()))
-        tn_embedded_track_expiry(e, l);
+    struct track_walk *w = ctx;
+    if (tn_lease_is_live(l, w->now))
+        tn_embedded_track_expiry(w->e, l);
     return true;
 }
 
 /* After a load: count the live leases and track their expiries. */
 static void track_loaded(struct embedded *e)
 {
+    struct track_walk w = {.e = e, .now = tn_clock_now_ms()};
     e->n_live = 0;
-    tn_lease_each(&e->table, track_one, e);
+    tn_lease_each(&e->table, track_one, &w);
 }
 
 /* Loop thread: the store takes writes again; adopt the reloaded table. */
