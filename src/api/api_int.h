@@ -23,9 +23,9 @@ struct tn_api {
     uint64_t requests[TN_ROUTE_COUNT][6]; /* by route and status class */
     uint64_t lat[TN_ROUTE_COUNT][TN_API_LAT_BUCKETS + 1]; /* histogram */
     double lat_sum[TN_ROUTE_COUNT];                       /* seconds */
-    uint64_t grants;           /* new tokens handed out */
-    uint64_t renews;           /* successful renews */
-    uint64_t releases;         /* successful releases */
+    uint64_t grants;                            /* new tokens handed out */
+    uint64_t renews;                            /* successful renews */
+    uint64_t releases;                          /* successful releases */
     uint64_t capacity_refused[TN_API_N_LIMITS]; /* 503 capacity, by limit */
     struct tn_api_call *spare; /* finished calls kept for reuse */
     size_t n_spare;            /* how many */

@@ -62,21 +62,21 @@ struct tn_lease {
  * every request for tens of milliseconds.  While `old` is set, an entry
  * is in buckets or, if its old bucket is at or after old_next, in old. */
 struct tn_lease_table {
-    struct tn_lease **buckets; /* power-of-two array of chains */
-    size_t mask;               /* bucket count - 1 */
-    struct tn_lease **old;     /* the table being emptied, or NULL */
-    size_t old_mask;           /* its bucket count - 1 */
-    size_t old_next;           /* its first bucket not yet moved */
-    size_t count;              /* entries (held or not) */
-    uint64_t last_token;       /* highest token ever granted */
-    uint64_t seq;              /* last change number handed out */
-    uint32_t last_row_id;      /* store: highest row id in use */
-    uint64_t retired_floor;    /* >= the token of every removed entry */
-    size_t removed;            /* entries removed so far */
+    struct tn_lease **buckets;    /* power-of-two array of chains */
+    size_t mask;                  /* bucket count - 1 */
+    struct tn_lease **old;        /* the table being emptied, or NULL */
+    size_t old_mask;              /* its bucket count - 1 */
+    size_t old_next;              /* its first bucket not yet moved */
+    size_t count;                 /* entries (held or not) */
+    uint64_t last_token;          /* highest token ever granted */
+    uint64_t seq;                 /* last change number handed out */
+    uint32_t last_row_id;         /* store: highest row id in use */
+    uint64_t retired_floor;       /* >= the token of every removed entry */
+    size_t removed;               /* entries removed so far */
     struct tn_lease **free_lists; /* removed entries by size / 8 */
-    void *slabs;               /* list of the entries' slabs, newest first */
-    char *slab_free;           /* unused bytes of the newest slab */
-    size_t slab_left;          /* how many */
+    void *slabs;                  /* list of the entries' slabs, newest first */
+    char *slab_free;              /* unused bytes of the newest slab */
+    size_t slab_left;             /* how many */
 };
 
 struct tn_acquire_req {

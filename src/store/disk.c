@@ -61,11 +61,11 @@ struct last_img {
 /* Applying journal records to the open SQLite transaction. */
 struct apply {
     struct tn_sqlite_db *db;
-    struct last_img *last; /* compaction: put last images only; else NULL */
-    uint64_t last_token;   /* highest seen, starting from the file's */
-    int64_t alive_at_ms;   /* latest seen, starting from the file's */
+    struct last_img *last;  /* compaction: put last images only; else NULL */
+    uint64_t last_token;    /* highest seen, starting from the file's */
+    int64_t alive_at_ms;    /* latest seen, starting from the file's */
     uint64_t retired_floor; /* highest retirement floor seen, or 0 */
-    uint64_t rows;         /* rows put */
+    uint64_t rows;          /* rows put */
 };
 
 static size_t last_find(const struct last_img *m, uint32_t id)

@@ -81,8 +81,8 @@ static void on_retire_timer(void *arg);
 
 static void arm(struct embedded *e, int64_t now)
 {
-    tn_loop_timer_arm(e->loop, &e->retire_timer, now + TICK_MS,
-                      on_retire_timer, e);
+    tn_loop_timer_arm(e->loop, &e->retire_timer, now + TICK_MS, on_retire_timer,
+                      e);
 }
 
 static void on_retire_timer(void *arg)

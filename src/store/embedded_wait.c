@@ -149,8 +149,8 @@ int tn_embedded_wait(struct embedded *e, struct tn_lease *l,
     if (e->n_waiters >= e->max_waiters ||
         (l->waiters != NULL &&
          ((struct tn_waitq *)l->waiters)->n >= e->max_waiters_per_name)) {
-        out->capacity = e->n_waiters >= e->max_waiters ? "waiters"
-                                                        : "waiters_per_name";
+        out->capacity =
+            e->n_waiters >= e->max_waiters ? "waiters" : "waiters_per_name";
         out->retry_after_ms = RETRY_AFTER_MS;
         return TN_ECAPACITY;
     }

@@ -176,8 +176,9 @@ static int set_auto_vacuum(struct tn_sqlite_db *d, struct tn_errmsg *em)
 {
     int rc = exec(d, "PRAGMA auto_vacuum=INCREMENTAL", em);
     if (rc == 0 && pragma_int(d, "PRAGMA auto_vacuum") != 2) {
-        tn_log(TN_LOG_INFO, "store", "\"rebuilding the data file once so "
-                                     "that it can shrink\"");
+        tn_log(TN_LOG_INFO, "store",
+               "\"rebuilding the data file once so "
+               "that it can shrink\"");
         rc = exec(d, "VACUUM", em);
     }
     return rc;
@@ -485,8 +486,9 @@ void tn_sqlite_db_shrink(struct tn_sqlite_db *d)
             SQLITE_OK ||
         sqlite3_exec(d->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL,
                      NULL) != SQLITE_OK)
-        tn_log(TN_LOG_WARN, "store", "\"could not shrink the data file\" "
-                                     "detail=\"%s\"",
+        tn_log(TN_LOG_WARN, "store",
+               "\"could not shrink the data file\" "
+               "detail=\"%s\"",
                sqlite3_errmsg(d->db));
 }
 

@@ -40,8 +40,8 @@ int tn_sqlite_db_load(struct tn_sqlite_db *db, struct tn_lease_table *t,
  * replacing earlier ones), then commit together with the meta values the
  * rows bring: the token counter, the server's last sign of life, the
  * newest journal generation now in the file and the retirement floor (a
- * retired row is deleted; 0 leaves the stored floor).  0, TN_ENOSPC (disk full),
- * TN_EIO, TN_EBUSY or TN_ENOMEM; a failed commit is rolled back. */
+ * retired row is deleted; 0 leaves the stored floor).  0, TN_ENOSPC (disk
+ * full), TN_EIO, TN_EBUSY or TN_ENOMEM; a failed commit is rolled back. */
 int tn_sqlite_db_begin(struct tn_sqlite_db *db);
 int tn_sqlite_db_put_row(struct tn_sqlite_db *db, const struct tn_batch *b,
                          size_t i);
@@ -54,11 +54,11 @@ void tn_sqlite_db_rollback(struct tn_sqlite_db *db);
 void tn_sqlite_db_shrink(struct tn_sqlite_db *db);
 
 struct tn_sqlite_meta {
-    uint64_t last_token;  /* highest token committed to the file */
-    int64_t alive_at_ms;  /* last sign of life written to the file */
-    uint64_t journal_gen; /* newest journal generation in the file */
+    uint64_t last_token;    /* highest token committed to the file */
+    int64_t alive_at_ms;    /* last sign of life written to the file */
+    uint64_t journal_gen;   /* newest journal generation in the file */
     uint64_t retired_floor; /* floor of every name retired from the file */
-    bool same_boot;       /* the file was last loaded during this boot */
+    bool same_boot;         /* the file was last loaded during this boot */
 };
 int tn_sqlite_db_meta(struct tn_sqlite_db *db, struct tn_sqlite_meta *m);
 

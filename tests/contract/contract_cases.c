@@ -476,7 +476,8 @@ static void retire_body(void)
 void case_retire(void)
 {
     if (E.pg) { /* PostgreSQL keeps its rows: docs/SAFETY.md */
-        printf("skip pg/retire: names are retired by the embedded store only\n");
+        printf(
+            "skip pg/retire: names are retired by the embedded store only\n");
         return;
     }
     retire_body();

@@ -622,8 +622,8 @@ static void test_lease__remove_and_reuse_under_churn(void **state)
         struct tn_lease *l;
         bool replayed;
         int64_t retry;
-        assert_int_equal(tn_lease_acquire(&f->t, &r, now, &l, &replayed, &retry),
-                         TN_OK);
+        assert_int_equal(
+            tn_lease_acquire(&f->t, &r, now, &l, &replayed, &retry), TN_OK);
         assert_true(l->token > last);
         assert_true(l->token > tn_lease_floor_of_absent(&f->t));
         last = l->token;

@@ -64,8 +64,8 @@ static void on_done(void *ctx, struct hm_slot *s, long code)
         if (c->other++ < 5)
             (void)fprintf(stderr, "tn-hammer: HTTP %ld: %s\n", code, s->resp);
     }
-    if (c->o->count > 0 && (c->o->unique ? c->next_name : c->grants) >=
-                               c->o->count)
+    if (c->o->count > 0 &&
+        (c->o->unique ? c->next_name : c->grants) >= c->o->count)
         c->stopping = 1;
     if (!c->stopping)
         start_one(c, s);
