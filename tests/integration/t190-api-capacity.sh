@@ -135,10 +135,11 @@ release "cap:n1" "$n1tok" "$n1sec"
 expect_code 204 "release with a waiter queued"
 wait "$wa" || true
 tn_wait_metric tenure_waiters 1 "1 waiter after the grant"
-curl -s --max-time 20 -o /dev/null -d '{"name":"cap:n1","owner_id":"c","ttl_ms":5000,"wait_ms":300}' "$URL/v1/leases" &
+curl -s --max-time 20 -o /dev/null -d '{"name":"cap:n1","owner_id":"c","ttl_ms":5000,"wait_ms":15000}' "$URL/v1/leases" &
 wc=$!
 tn_wait_metric tenure_waiters 2 "a waiter queued again"
-wait "$wc" || true
+kill "$wc" 2>/dev/null || true
+wait "$wc" 2>/dev/null || true
 pass "--max-waiters-per-name and --max-waiters: refused with 503 capacity, counted; the holder renews and releases; a waiter fits again after one was served"
 kill "$wb" 2>/dev/null || true
 wait "$wb" 2>/dev/null || true
