@@ -62,6 +62,8 @@ bench: deps
 soak: build
 	@scripts/soak.sh
 	@scripts/chaos.sh --minutes $${SOAK_MINUTES:-30}
+	@bench/retire.sh names
+	@bench/retire.sh restart
 
 fuzz: deps
 	@scripts/fuzz.sh long

@@ -37,7 +37,8 @@ extern "C" {
     X(TN_EHDRTOOBIG, -24, "header fields too large")                           \
     X(TN_ECANCELED, -25, "canceled")                                           \
     X(TN_EURITOOLONG, -26, "request target too long")                          \
-    X(TN_ENOTIMPL, -27, "not implemented")
+    X(TN_ENOTIMPL, -27, "not implemented")                                     \
+    X(TN_ECAPACITY, -28, "server at capacity")
 
 enum tn_err {
     TN_OK = 0,

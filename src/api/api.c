@@ -146,6 +146,28 @@ void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
     tn_buf_release(&b);
 }
 
+const char *const tn_api_limits[TN_API_N_LIMITS] = {
+    "leases", "names", "waiters", "waiters_per_name", "subscribers"};
+
+void tn_api_fail_capacity(struct tn_api_call *c, const char *limit)
+{
+    size_t i = 0;
+    while (i < TN_API_N_LIMITS &&
+           (limit == NULL || strcmp(tn_api_limits[i], limit) != 0))
+        i++;
+    if (i < TN_API_N_LIMITS)
+        c->api->capacity_refused[i]++;
+    char msg[128];
+    (void)snprintf(msg, sizeof(msg),
+                   "server at capacity (--max-%s), retry later",
+                   limit != NULL ? limit : "?");
+    for (char *p = msg; *p != '\0'; p++) {
+        if (*p == '_')
+            *p = '-'; /* the option's spelling */
+    }
+    tn_api_fail(c, TN_ECAPACITY, msg);
+}
+
 void tn_api_fail_method(struct tn_api_call *c, const char *methods)
 {
     char msg[96];
@@ -210,6 +232,13 @@ static void print_metrics(struct tn_api *api, struct tn_buf *b)
                         (unsigned long long)api->grants,
                         (unsigned long long)api->renews,
                         (unsigned long long)api->releases);
+    (void)tn_buf_printf(b, "# TYPE tenure_capacity_refused_total counter\n");
+    for (size_t i = 0; i < TN_API_N_LIMITS; i++)
+        (void)tn_buf_printf(b,
+                            "tenure_capacity_refused_total{limit=\"%s\"} "
+                            "%llu\n",
+                            tn_api_limits[i],
+                            (unsigned long long)api->capacity_refused[i]);
 }
 
 void tn_api_set_http(struct tn_api *api, struct tn_http *http)
@@ -308,7 +337,10 @@ static void handle_events(struct tn_api_call *c, struct tn_route_match *m)
     int rc = tn_events_subscribe(hub, c->req, prefix, plen, last);
     if (rc < 0) {
         c->api->requests[c->route][2]--; /* counted as 2xx above */
-        tn_api_fail(c, rc, "too many event subscribers");
+        if (rc == TN_ECAPACITY)
+            tn_api_fail_capacity(c, "subscribers");
+        else
+            tn_api_fail(c, rc, "cannot subscribe");
         return;
     }
     tn_api_call_free(c);

@@ -12,6 +12,10 @@
 
 #define TN_API_LAT_BUCKETS 14 /* log2 buckets from 50 us */
 
+/* The capacity limits, in the order of tn_api.capacity_refused. */
+#define TN_API_N_LIMITS 5
+extern const char *const tn_api_limits[TN_API_N_LIMITS];
+
 struct tn_api {
     struct tn_api_config cfg;             /* copy */
     bool draining;                        /* SIGTERM: refuse new work */
@@ -20,9 +24,10 @@ struct tn_api {
     uint64_t requests[TN_ROUTE_COUNT][6]; /* by route and status class */
     uint64_t lat[TN_ROUTE_COUNT][TN_API_LAT_BUCKETS + 1]; /* histogram */
     double lat_sum[TN_ROUTE_COUNT];                       /* seconds */
-    uint64_t grants;           /* new tokens handed out */
-    uint64_t renews;           /* successful renews */
-    uint64_t releases;         /* successful releases */
+    uint64_t grants;                            /* new tokens handed out */
+    uint64_t renews;                            /* successful renews */
+    uint64_t releases;                          /* successful releases */
+    uint64_t capacity_refused[TN_API_N_LIMITS]; /* 503 capacity, by limit */
     struct tn_api_call *spare; /* finished calls kept for reuse */
     size_t n_spare;            /* how many */
 };
@@ -42,6 +47,8 @@ struct tn_api_call {
 
 /* Reply with the error of rc and a message; frees the call. */
 void tn_api_fail(struct tn_api_call *c, int rc, const char *message);
+/* Reply 503 capacity for the limit named (counted); frees the call. */
+void tn_api_fail_capacity(struct tn_api_call *c, const char *limit);
 /* 405 with an Allow header listing methods; frees the call. */
 void tn_api_fail_method(struct tn_api_call *c, const char *methods);
 /* Reply with status and body; frees the call. */

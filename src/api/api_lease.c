@@ -81,8 +81,8 @@ static void fail_result(struct tn_api_call *c)
     case TN_ENOSPC:
         tn_api_fail(c, r->rc, "store is out of disk space, retry later");
         return;
-    case TN_ETOOMANY:
-        tn_api_fail(c, r->rc, "too many blocked acquires, retry later");
+    case TN_ECAPACITY:
+        tn_api_fail_capacity(c, r->capacity);
         return;
     default:
         (void)snprintf(msg, sizeof(msg), "store: %s", tn_strerror(r->rc));

@@ -22,6 +22,7 @@ static const struct tn_errmap_entry table[] = {
     {TN_EHDRTOOBIG, 431, "request_header_fields_too_large"},
     {TN_ENOTIMPL, 501, "not_implemented"},
     {TN_EUNAVAIL, 503, "unavailable"},
+    {TN_ECAPACITY, 503, "capacity"},
     {TN_ENOSPC, 503, "unavailable"},
     {TN_EBUSY, 503, "unavailable"},
     {TN_ETIMEDOUT, 503, "unavailable"},

@@ -266,7 +266,7 @@ int tn_events_subscribe(struct tn_events *hub, struct tn_http_req *req,
                         const char *last_id)
 {
     if (hub->n_subs >= hub->cfg.max_subscribers)
-        return TN_ETOOMANY;
+        return TN_ECAPACITY;
     struct sub *s = tn_calloc(1, sizeof(*s));
     if (s == NULL || (s->prefix = tn_strndup(prefix, prefix_len)) == NULL) {
         tn_free(s);

@@ -22,7 +22,7 @@ struct tn_events;
 struct tn_events_config {
     size_t backlog;         /* events kept for resumption */
     size_t max_buffered;    /* unsent bytes per subscriber before cutting */
-    size_t max_subscribers; /* beyond: 429 */
+    size_t max_subscribers; /* beyond: 503 capacity */
     int64_t heartbeat_ms;   /* comment line interval */
 };
 
@@ -38,7 +38,7 @@ bool tn_events_watched(void *hub);
 /* Answer req with a stream of the events whose names start with prefix.
  * last_id (or NULL): the Last-Event-ID header; events after it are
  * replayed from the backlog, or a reset event says they are gone.
- * Returns 0, or TN_ETOOMANY (req not answered). */
+ * Returns 0, or TN_ECAPACITY (req not answered). */
 int tn_events_subscribe(struct tn_events *ev, struct tn_http_req *req,
                         const char *prefix, size_t prefix_len,
                         const char *last_id);

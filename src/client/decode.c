@@ -27,6 +27,7 @@ static const struct err_row err_table[] = {
     {"request_header_fields_too_large", TN_EHDRTOOBIG},
     {"too_many_requests", TN_ETOOMANY},
     {"unavailable", TN_EUNAVAIL},
+    {"capacity", TN_ECAPACITY}, /* 503 with Retry-After: a server limit */
     {"internal", TN_EINTERNAL},
     {"unauthorized", TN_EUNAUTH},
 };

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Lease table (chained hash, entries never removed) and the decisions. */
+/* Lease table (chained hash; entries leave only when their name is
+ * retired) and the decisions. */
 #include "lease.h"
 
 #include <assert.h>
@@ -27,13 +28,17 @@
 
 /* Issue #8: the fixed part stays compact (no padding); the name starts
  * right after it. */
-static_assert(sizeof(void *) != 8 || offsetof(struct tn_lease, str) == 124,
+static_assert(sizeof(void *) != 8 || offsetof(struct tn_lease, str) == 125,
               "struct tn_lease grew");
 
 static uint32_t hash_name(const char *s, size_t len)
 {
     return (uint32_t)tn_hash(s, len); /* keyed: names come from clients */
 }
+
+/* Entry sizes are multiples of 8 up to this (the fixed part, a 256-byte
+ * name, the largest inline room, rounding). */
+#define TN_LEASE_SIZE_CLASSES ((size_t)128)
 
 int tn_lease_table_init(struct tn_lease_table *t, size_t expected)
 {
@@ -42,10 +47,31 @@ int tn_lease_table_init(struct tn_lease_table *t, size_t expected)
     while (n < expected)
         n *= 2;
     t->buckets = tn_calloc(n, sizeof(*t->buckets));
-    if (t->buckets == NULL)
+    t->free_lists = tn_calloc(TN_LEASE_SIZE_CLASSES, sizeof(*t->free_lists));
+    if (t->buckets == NULL || t->free_lists == NULL) {
+        tn_free(t->buckets);
+        tn_free(t->free_lists);
+        t->buckets = NULL;
+        t->free_lists = NULL;
         return TN_ENOMEM;
+    }
     t->mask = n - 1;
     return TN_OK;
+}
+
+void tn_lease_table_reserve(struct tn_lease_table *t, size_t n)
+{
+    if (t->count != 0 || t->old != NULL || n <= t->mask + 1)
+        return;
+    size_t b = t->mask + 1;
+    while (b < n)
+        b *= 2;
+    struct tn_lease **v = tn_calloc(b, sizeof(*v));
+    if (v == NULL)
+        return;
+    tn_free(t->buckets);
+    t->buckets = v;
+    t->mask = b - 1;
 }
 
 /* Where the grant strings go when they fit: right after the name. */
@@ -123,6 +149,7 @@ void tn_lease_table_release(struct tn_lease_table *t)
     tn_lease_each(t, free_one, NULL);
     tn_free(t->buckets);
     tn_free(t->old);
+    tn_free(t->free_lists);
     struct slab *s = t->slabs;
     while (s != NULL) {
         struct slab *next = s->next;
@@ -280,9 +307,15 @@ static struct tn_lease *insert_new(struct tn_lease_table *t, uint32_t h,
     if (size < sizeof(struct tn_lease))
         size = sizeof(struct tn_lease);
     room = size - base; /* the alignment slack can hold a longer owner */
-    struct tn_lease *l = slab_alloc(t, size);
-    if (l == NULL)
+    struct tn_lease *l = NULL;
+    size_t cls = size / TN_LEASE_ALIGN;
+    if (cls < TN_LEASE_SIZE_CLASSES && t->free_lists[cls] != NULL) {
+        l = t->free_lists[cls];
+        TN_LEASE_UNPOISON(l, size);
+        t->free_lists[cls] = l->next;
+    } else if ((l = slab_alloc(t, size)) == NULL) {
         return NULL;
+    }
     memset(l, 0, offsetof(struct tn_lease, str));
     memcpy(l->str, name, name_len);
     l->str[name_len] = '\0';
@@ -447,6 +480,76 @@ int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease *img,
         t->last_token = img->token;
     *out = l;
     return TN_OK;
+}
+
+/* Bytes of l's piece of slab (insert_new: base + room, rounded). */
+static size_t entry_size(const struct tn_lease *l)
+{
+    return offsetof(struct tn_lease, str) + l->name_len + 1 + l->str_room;
+}
+
+/* The link in l's chain that points to l, or NULL. */
+static struct tn_lease **link_of(struct tn_lease_table *t,
+                                 const struct tn_lease *l)
+{
+    struct tn_lease **p = &t->buckets[l->hash & t->mask];
+    while (*p != NULL && *p != l)
+        p = &(*p)->next;
+    if (*p == l)
+        return p;
+    if (t->old == NULL || (l->hash & t->old_mask) < t->old_next)
+        return NULL;
+    p = &t->old[l->hash & t->old_mask];
+    while (*p != NULL && *p != l)
+        p = &(*p)->next;
+    return *p == l ? p : NULL;
+}
+
+void tn_lease_remove(struct tn_lease_table *t, struct tn_lease *l)
+{
+    struct tn_lease **p = link_of(t, l);
+    TN_ASSERT(p != NULL);
+    *p = l->next;
+    t->count--;
+    t->removed++;
+    /* Every token granted so far, the removed name's included: the floor
+     * of an absent name never goes down and covers every token it had. */
+    TN_ASSERT(t->last_token >= l->token);
+    t->retired_floor = t->last_token;
+    lease_free(l);
+    size_t size = entry_size(l);
+    size_t cls = size / TN_LEASE_ALIGN;
+    if (cls >= TN_LEASE_SIZE_CLASSES)
+        return; /* cannot happen (sizes are bounded); the bytes stay unused */
+    memset(l, 0, offsetof(struct tn_lease, str));
+    l->next = t->free_lists[cls];
+    t->free_lists[cls] = l;
+    /* The fixed part stays readable: a stale pointer (the store's expiry
+     * heap) sees a zeroed entry that is not held; the strings are gone. */
+    TN_LEASE_POISON(l->str, size - offsetof(struct tn_lease, str));
+}
+
+uint64_t tn_lease_floor_of_absent(const struct tn_lease_table *t)
+{
+    return t->retired_floor;
+}
+
+size_t tn_lease_scan(struct tn_lease_table *t, size_t *cursor, size_t buckets,
+                     void (*fn)(struct tn_lease *l, void *ctx), void *ctx)
+{
+    rehash_step(t, buckets); /* so that old buckets do not wait for inserts */
+    size_t seen = 0;
+    for (size_t k = 0; k < buckets && k <= t->mask; k++) {
+        size_t i = *cursor & t->mask;
+        *cursor = (i + 1) & t->mask;
+        for (struct tn_lease *l = t->buckets[i]; l != NULL;) {
+            struct tn_lease *next = l->next; /* fn may remove l */
+            fn(l, ctx);
+            seen++;
+            l = next;
+        }
+    }
+    return seen;
 }
 
 static int name_cmp(const char *a, size_t alen, const char *b, size_t blen)

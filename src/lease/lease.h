@@ -5,7 +5,9 @@
  * (DESIGN §4): tokens come from one counter and strictly increase; a name's
  * token is its floor, the highest token ever granted for it; renew never
  * changes a token; renew and release act only on (name, live token,
- * secret).  Entries are never removed, so a floor is never forgotten. */
+ * secret).  An entry leaves the table only when the store retires its
+ * name (tn_lease_remove); the store then answers for it from the table's
+ * retired_floor, which is at least the token of every retired name. */
 #ifndef TN_LEASE_LEASE_H
 #define TN_LEASE_LEASE_H
 
@@ -15,15 +17,18 @@
 
 #define TN_SECRET_BYTES 16
 
-/* One piece of memory per entry, cut from the table's slabs (entries are
- * never removed, so they need no malloc header of their own): the fixed
+/* One piece of memory per entry, cut from the table's slabs (a removed
+ * entry goes to a free list of its size, so entries need no malloc header
+ * of their own): the fixed
  * part, then the name and, when they fit in the room reserved at creation,
  * the strings of the current grant (owner_id, request_id, principal, each
  * NUL-terminated, in that order) inline in str[].  A grant whose strings
  * do not fit keeps them in one malloc'd block instead.  The string
- * pointers point into either place.  Entries never move, so other
- * structures may keep pointers to them until the table is released.
- * Fields are ordered to leave no padding (str[] at 124 bytes on LP64), and
+ * pointers point into either place.  Entries never move and their memory
+ * stays a valid entry until the table is released (a removed one is
+ * zeroed, held false, until an insert reuses it), so other structures may
+ * keep pointers to them and recheck what they point to.
+ * Fields are ordered to leave no padding (str[] at 125 bytes on LP64), and
  * a lookup that misses reads only the first cache line of each entry in
  * the chain: next, hash and name_len. */
 struct tn_lease {
@@ -47,6 +52,7 @@ struct tn_lease {
     uint16_t str_room;  /* bytes reserved in str[] after the name */
     bool held;          /* granted and not released (may be expired) */
     bool expiry_noted;  /* store: the expiry of this grant was announced */
+    bool counted;       /* store: counted among the live leases */
     char str[];         /* name, NUL, then str_room bytes (table entries
                            only; an image passed to restore has none) */
 };
@@ -56,18 +62,21 @@ struct tn_lease {
  * every request for tens of milliseconds.  While `old` is set, an entry
  * is in buckets or, if its old bucket is at or after old_next, in old. */
 struct tn_lease_table {
-    struct tn_lease **buckets; /* power-of-two array of chains */
-    size_t mask;               /* bucket count - 1 */
-    struct tn_lease **old;     /* the table being emptied, or NULL */
-    size_t old_mask;           /* its bucket count - 1 */
-    size_t old_next;           /* its first bucket not yet moved */
-    size_t count;              /* entries (held or not) */
-    uint64_t last_token;       /* highest token ever granted */
-    uint64_t seq;              /* last change number handed out */
-    uint32_t last_row_id;      /* store: highest row id in use */
-    void *slabs;               /* list of the entries' slabs, newest first */
-    char *slab_free;           /* unused bytes of the newest slab */
-    size_t slab_left;          /* how many */
+    struct tn_lease **buckets;    /* power-of-two array of chains */
+    size_t mask;                  /* bucket count - 1 */
+    struct tn_lease **old;        /* the table being emptied, or NULL */
+    size_t old_mask;              /* its bucket count - 1 */
+    size_t old_next;              /* its first bucket not yet moved */
+    size_t count;                 /* entries (held or not) */
+    uint64_t last_token;          /* highest token ever granted */
+    uint64_t seq;                 /* last change number handed out */
+    uint32_t last_row_id;         /* store: highest row id in use */
+    uint64_t retired_floor;       /* >= the token of every removed entry */
+    size_t removed;               /* entries removed so far */
+    struct tn_lease **free_lists; /* removed entries by size / 8 */
+    void *slabs;                  /* list of the entries' slabs, newest first */
+    char *slab_free;              /* unused bytes of the newest slab */
+    size_t slab_left;             /* how many */
 };
 
 struct tn_acquire_req {
@@ -98,6 +107,10 @@ struct tn_token_req {
 /* 0 or TN_ENOMEM.  expected is a sizing hint (entries). */
 int tn_lease_table_init(struct tn_lease_table *t, size_t expected);
 void tn_lease_table_release(struct tn_lease_table *t);
+/* Size an empty table for n entries at once (a load), so that it neither
+ * rehashes nor grows long chains meanwhile.  Best effort: on failure the
+ * table stays as it was. */
+void tn_lease_table_reserve(struct tn_lease_table *t, size_t n);
 
 struct tn_lease *tn_lease_find(const struct tn_lease_table *t, const char *name,
                                size_t name_len);
@@ -139,6 +152,22 @@ size_t tn_lease_list(const struct tn_lease_table *t, const char *prefix,
                      size_t prefix_len, const char *after, size_t after_len,
                      int64_t now_ms, const struct tn_lease **out, size_t limit,
                      bool *more_out);
+
+/* Remove l (found in t) from the table; its memory is reused by a later
+ * insert, so every pointer to it must be gone.  Raises retired_floor to
+ * the highest token granted so far (at least l's). */
+void tn_lease_remove(struct tn_lease_table *t, struct tn_lease *l);
+
+/* The floor of a name not in the table: the highest token a removed name
+ * may have had (0 while nothing was removed). */
+uint64_t tn_lease_floor_of_absent(const struct tn_lease_table *t);
+
+/* Visit the entries of `buckets` buckets starting at *cursor (wrapping
+ * around; *cursor is advanced), first moving as many buckets of a running
+ * rehash.  fn may remove the entry it is given, nothing else.  Returns the
+ * entries visited. */
+size_t tn_lease_scan(struct tn_lease_table *t, size_t *cursor, size_t buckets,
+                     void (*fn)(struct tn_lease *l, void *ctx), void *ctx);
 
 /* Number of live leases at now_ms (O(n); for metrics). */
 size_t tn_lease_count_live(const struct tn_lease_table *t, int64_t now_ms);

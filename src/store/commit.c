@@ -317,8 +317,30 @@ void tn_commit_add_row(struct tn_commit *c, const struct tn_lease *l,
     r->expires_at_ms = l->expires_at_ms;
     r->lock_delay_ms = l->lock_delay_ms;
     r->held = l->held;
+    r->retired = false;
     b->last_seq = l->seq;
     b->last_token = last_token;
+    pthread_mutex_unlock(&c->mu);
+    kick_later(c);
+}
+
+void tn_commit_add_retire(struct tn_commit *c, const struct tn_lease *l,
+                          uint64_t floor)
+{
+    pthread_mutex_lock(&c->mu);
+    struct tn_batch *b = c->open;
+    b->rows = grow(b->rows, &b->cap_rows, b->n_rows + 1, sizeof(*b->rows));
+    struct tn_row *r = &b->rows[b->n_rows++];
+    memset(r, 0, sizeof(*r));
+    r->row_id = l->row_id;
+    r->name_off = add_string(b, l->name);
+    r->owner_off = add_string(b, "");
+    r->rid_off = SIZE_MAX;
+    r->principal_off = SIZE_MAX;
+    r->token = floor;
+    r->retired = true;
+    b->last_seq = l->seq;
+    b->last_token = floor;
     pthread_mutex_unlock(&c->mu);
     kick_later(c);
 }

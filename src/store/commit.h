@@ -33,6 +33,8 @@ struct tn_row {
     int64_t expires_at_ms;           /* server clock */
     int64_t lock_delay_ms;           /* after expiry */
     bool held;                       /* granted and not released */
+    bool retired; /* the name was retired: delete the row; token is the
+                     retirement floor (the token counter at the time) */
 };
 
 struct tn_waiter {
@@ -90,6 +92,10 @@ void tn_commit_stop(struct tn_commit *c);
  * memory (the table would otherwise diverge from what is durable). */
 void tn_commit_add_row(struct tn_commit *c, const struct tn_lease *l,
                        uint64_t last_token);
+/* Loop thread: append the retirement of l's row (l->row_id, l->seq) to
+ * the open batch; floor is the token counter now. */
+void tn_commit_add_retire(struct tn_commit *c, const struct tn_lease *l,
+                          uint64_t floor);
 /* Loop thread: answer done(arg) when the open batch has committed. */
 void tn_commit_add_waiter(struct tn_commit *c, tn_store_done_fn done, void *arg,
                           struct tn_store_result *out);

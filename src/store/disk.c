@@ -61,10 +61,11 @@ struct last_img {
 /* Applying journal records to the open SQLite transaction. */
 struct apply {
     struct tn_sqlite_db *db;
-    struct last_img *last; /* compaction: put last images only; else NULL */
-    uint64_t last_token;   /* highest seen, starting from the file's */
-    int64_t alive_at_ms;   /* latest seen, starting from the file's */
-    uint64_t rows;         /* rows put */
+    struct last_img *last;  /* compaction: put last images only; else NULL */
+    uint64_t last_token;    /* highest seen, starting from the file's */
+    int64_t alive_at_ms;    /* latest seen, starting from the file's */
+    uint64_t retired_floor; /* highest retirement floor seen, or 0 */
+    uint64_t rows;          /* rows put */
 };
 
 static size_t last_find(const struct last_img *m, uint32_t id)
@@ -128,6 +129,13 @@ static int apply_rec(void *ctx, const struct tn_journal_rec *r)
     if (r->alive_at_ms > a->alive_at_ms)
         a->alive_at_ms = r->alive_at_ms;
     int rc = TN_OK;
+    for (size_t i = 0; i < r->batch->n_rows; i++) {
+        /* Every retirement raises the floor, also one whose row a later
+         * image replaces (the id was reused). */
+        const struct tn_row *row = &r->batch->rows[i];
+        if (row->retired && row->token > a->retired_floor)
+            a->retired_floor = row->token;
+    }
     for (size_t i = 0; rc == 0 && i < r->batch->n_rows; i++) {
         if (a->last != NULL &&
             a->last->at[last_find(a->last, r->batch->rows[i].row_id)] !=
@@ -163,7 +171,8 @@ static int settle(struct tn_disk *d, struct tn_errmsg *em)
     if (rc == 0)
         rc = tn_journal_replay(d->j, m.journal_gen, apply_rec, &a, &last, em);
     if (rc == 0 && last > m.journal_gen) {
-        rc = tn_sqlite_db_commit(d->db, a.last_token, a.alive_at_ms, last);
+        rc = tn_sqlite_db_commit(d->db, a.last_token, a.alive_at_ms, last,
+                                 a.retired_floor);
         if (rc < 0)
             tn_errmsg_set(em, "cannot apply the journal to the file");
         else
@@ -199,9 +208,12 @@ static int compact(struct tn_disk *d, uint64_t gen, uint64_t *rows)
     tn_free(last.ids);
     tn_free(last.at);
     if (rc == 0)
-        rc = tn_sqlite_db_commit(d->db, a.last_token, a.alive_at_ms, gen);
+        rc = tn_sqlite_db_commit(d->db, a.last_token, a.alive_at_ms, gen,
+                                 a.retired_floor);
     else
         tn_sqlite_db_rollback(d->db);
+    if (rc == 0)
+        tn_sqlite_db_shrink(d->db);
     if (rc < 0)
         tn_log(TN_LOG_WARN, "store",
                "\"journal compaction failed, will retry\" generation=%llu "

@@ -55,6 +55,17 @@ struct embedded {
     uint64_t expiries_total;            /* grants that ran out */
     struct pending_event *spare_events; /* announced, kept for reuse */
     size_t n_spare_events;              /* how many */
+    int64_t retain_ms;                  /* 0: names are never retired */
+    struct tn_loop_timer retire_timer;  /* tick of the retirement sweep */
+    size_t retire_cursor;               /* next bucket the sweep visits */
+    uint64_t retired_seq;               /* change of the last retirement */
+    uint64_t retired_total;             /* names retired */
+    uint32_t *free_rows;                /* row ids of retired names */
+    size_t n_free_rows;                 /* used */
+    size_t cap_free_rows;               /* allocated */
+    size_t n_live;                      /* leases counted live */
+    size_t max_leases;                  /* cap on n_live; 0 none */
+    size_t max_names;                   /* cap on table.count; 0 none */
 };
 
 /* Persist l and answer done(arg) after its commit. */
@@ -69,7 +80,8 @@ void tn_embedded_finish(struct embedded *e, uint64_t seq,
 /* embedded_wait.c: blocking acquire, FIFO per name. */
 /* Queue r (which got TN_ECONFLICT or TN_ELOCKDELAY on l) until the name is
  * free, its deadline passes, or the requester goes away.  Returns 0 when
- * queued (done runs later), or TN_ETOOMANY. */
+ * queued (done runs later), or TN_ECAPACITY (out->capacity says which
+ * limit). */
 int tn_embedded_wait(struct embedded *e, struct tn_lease *l,
                      const struct tn_acquire_req *r,
                      struct tn_store_result *out, tn_store_done_fn done,
@@ -113,5 +125,18 @@ int tn_embedded_ledger_query(struct embedded *e, struct tn_lease *l,
 
 /* Forget tracked expiries (the table is being replaced). */
 void tn_embedded_clear_expiries(struct embedded *e);
+/* Handle every tracked expiry due at now (the expiry timer's work). */
+void tn_embedded_expire_due(struct embedded *e, int64_t now);
+/* l's grant is no longer live (released, or its expiry was handled). */
+void tn_embedded_uncount(struct embedded *e, struct tn_lease *l);
+/* embedded_retire.c: retiring names (--retain-ms). */
+void tn_embedded_retire_start(struct embedded *e);
+void tn_embedded_retire_stop(struct embedded *e);
+/* A row id a retired name gave back, or 0. */
+uint32_t tn_embedded_take_row(struct embedded *e);
+/* The table was reloaded from the file: the ids given back are gone. */
+void tn_embedded_forget_free_rows(struct embedded *e);
+/* Forget l's grants in the ledger (its name is being retired). */
+void tn_embedded_ledger_forget(struct embedded *e, const struct tn_lease *l);
 
 #endif

@@ -20,7 +20,8 @@
  * expiry has passed, so no token is needed to tell grants apart. */
 struct tn_expiry {
     int64_t at_ms;      /* the grant's expiry when tracked */
-    struct tn_lease *l; /* entries are never freed while the table lives */
+    struct tn_lease *l; /* may be a retired entry, zeroed or reused for
+                           another name: at_ms is checked against it */
 };
 
 /* About 1.2 KiB, past what malloc keeps per thread for quick reuse: the
@@ -140,10 +141,15 @@ static void arm(struct embedded *e)
                           on_expiry_timer, e);
 }
 
+/* Tracked with or without events: the live count (--max-leases) goes down
+ * when a grant's expiry is handled here. */
 void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l)
 {
-    if (e->on_event == NULL)
-        return;
+    struct tn_lease *m = (struct tn_lease *)(uintptr_t)l; /* the table's */
+    if (m->held && !m->counted) {
+        m->counted = true;
+        e->n_live++;
+    }
     if (e->n_expiries == e->cap_expiries) {
         /* First sized like the table (the expected live leases): growing by
          * doubling would leave the outgrown arrays as holes in the heap. */
@@ -152,7 +158,7 @@ void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l)
             n = e->table.mask + 1 > 64 ? e->table.mask + 1 : 64;
         struct tn_expiry *h = tn_reallocarray(e->expiries, n, sizeof(*h));
         if (h == NULL)
-            return; /* the expiry will be announced lazily instead */
+            return; /* announced lazily; counted live until retired */
         e->expiries = h;
         e->cap_expiries = n;
     }
@@ -184,19 +190,35 @@ void tn_embedded_note_expiry(struct embedded *e, struct tn_lease *l,
     e->on_event(e->event_ctx, &ev);
 }
 
-static void on_expiry_timer(void *arg)
+void tn_embedded_expire_due(struct embedded *e, int64_t now)
 {
-    struct embedded *e = arg;
-    int64_t now = tn_clock_now_ms();
     while (e->n_expiries > 0 && e->expiries[0].at_ms <= now) {
         struct tn_expiry x = e->expiries[0];
         pop(e);
         /* Only the entry of the grant's current expiry counts; renews
-         * left older entries behind. */
-        if (x.l->expires_at_ms == x.at_ms)
+         * left older entries behind.  The entry may have been retired and
+         * reused since: an expiry equal to at_ms (passed) is then the new
+         * grant's own, handled early, which is what its entry would do. */
+        if (x.l->expires_at_ms == x.at_ms) {
+            if (x.l->held)
+                tn_embedded_uncount(e, x.l);
             tn_embedded_note_expiry(e, x.l, now);
+        }
     }
     arm(e);
+}
+
+void tn_embedded_uncount(struct embedded *e, struct tn_lease *l)
+{
+    if (!l->counted)
+        return;
+    l->counted = false;
+    e->n_live--;
+}
+
+static void on_expiry_timer(void *arg)
+{
+    tn_embedded_expire_due(arg, tn_clock_now_ms());
 }
 
 void tn_embedded_clear_expiries(struct embedded *e)

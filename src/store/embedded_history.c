@@ -18,7 +18,10 @@ struct tn_ledger_rec {
     int64_t granted_at_ms;    /* server clock */
     int64_t ended_at_ms;      /* 0 while open */
     enum tn_grant_end end;    /* how it ended */
+    uint32_t prev;            /* slot of the name's grant before, or NONE */
 };
+
+#define NONE UINT32_MAX
 
 int tn_embedded_ledger_init(struct embedded *e, size_t capacity)
 {
@@ -73,12 +76,35 @@ void tn_embedded_ledger_grant(struct embedded *e, struct tn_lease *l,
         return;
     size_t slot = e->ledger_next++ % e->ledger_cap;
     struct tn_ledger_rec *r = &e->ledger[slot];
+    uint32_t prev = e->ledger[l->hist_slot % e->ledger_cap].l == l &&
+                            l->hist_slot % e->ledger_cap != slot
+                        ? l->hist_slot
+                        : NONE;
     tn_free(r->owner_id);
     *r = (struct tn_ledger_rec){.l = l,
                                 .token = l->token,
                                 .owner_id = tn_strdup(l->owner_id),
-                                .granted_at_ms = now};
+                                .granted_at_ms = now,
+                                .prev = prev};
     l->hist_slot = (uint32_t)slot;
+}
+
+/* The ring is first in, first out: once one of the name's records was
+ * overwritten, so were all older ones, and the chain from the newest
+ * reaches every record left. */
+void tn_embedded_ledger_forget(struct embedded *e, const struct tn_lease *l)
+{
+    if (e->ledger_cap == 0)
+        return;
+    uint32_t slot = l->hist_slot;
+    for (size_t n = 0; slot != NONE && n < e->ledger_cap; n++) {
+        struct tn_ledger_rec *r = &e->ledger[slot % e->ledger_cap];
+        if (r->l != l)
+            break;
+        slot = r->prev;
+        tn_free(r->owner_id);
+        memset(r, 0, sizeof(*r));
+    }
 }
 
 static void fill(struct tn_grant_record *g, const struct tn_ledger_rec *r,

@@ -148,8 +148,12 @@ int tn_embedded_wait(struct embedded *e, struct tn_lease *l,
 {
     if (e->n_waiters >= e->max_waiters ||
         (l->waiters != NULL &&
-         ((struct tn_waitq *)l->waiters)->n >= e->max_waiters_per_name))
-        return TN_ETOOMANY;
+         ((struct tn_waitq *)l->waiters)->n >= e->max_waiters_per_name)) {
+        out->capacity =
+            e->n_waiters >= e->max_waiters ? "waiters" : "waiters_per_name";
+        out->retry_after_ms = RETRY_AFTER_MS;
+        return TN_ECAPACITY;
+    }
     struct tn_blocked *w = tn_calloc(1, sizeof(*w));
     struct tn_waitq *q = w != NULL ? queue_of(e, l) : NULL;
     if (w != NULL)

@@ -449,7 +449,10 @@ bool tn_pg_wait_acquire(struct tn_pg *p, const struct tn_acquire_req *r,
     }
     if (p->n_waiters >= p->max_waiters ||
         (q != NULL ? q->n : 0) >= p->max_waiters_per_name) {
-        out->rc = TN_ETOOMANY;
+        out->rc = TN_ECAPACITY;
+        out->capacity =
+            p->n_waiters >= p->max_waiters ? "waiters" : "waiters_per_name";
+        out->retry_after_ms = TN_PG_RETRY_AFTER_MS;
         done(arg);
         return true;
     }

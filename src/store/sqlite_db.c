@@ -13,6 +13,7 @@
 struct tn_sqlite_db {
     sqlite3 *db;          /* the connection */
     sqlite3_stmt *upsert; /* INSERT OR REPLACE of one lease row, by id */
+    sqlite3_stmt *del;    /* DELETE of one lease row, by id (retirement) */
     sqlite3_stmt *meta;   /* INSERT OR REPLACE into meta */
     sqlite3_stmt *begin;  /* BEGIN IMMEDIATE */
     sqlite3_stmt *commit; /* COMMIT */
@@ -63,9 +64,11 @@ static int prepare(struct tn_sqlite_db *d, struct tn_errmsg *em)
         " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
     static const char meta[] =
         "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)";
+    static const char del[] = "DELETE FROM leases WHERE id = ?1";
     /* BEGIN and COMMIT too: each batch would otherwise parse them again. */
     if (sqlite3_prepare_v2(d->db, upsert, -1, &d->upsert, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(d->db, meta, -1, &d->meta, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(d->db, del, -1, &d->del, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(d->db, "BEGIN IMMEDIATE", -1, &d->begin, NULL) !=
             SQLITE_OK ||
         sqlite3_prepare_v2(d->db, "COMMIT", -1, &d->commit, NULL) !=
@@ -132,8 +135,11 @@ static const char *const upgrade_v3 =
  * keys rows by id; version 4 changes no table but means that the journal
  * next to the file may hold changes the file lacks (meta journal_gen), so
  * that a server older than the journal refuses the file instead of losing
- * them.  A file from a newer server is refused: this one would write rows
- * the newer one does not expect. */
+ * them.  Version 5 changes no table either: the journal may hold
+ * retirements (rows to delete) and meta holds retired_floor, the floor of
+ * every name no longer in the file; an older server would bring retired
+ * names back with a floor below it.  A file from a newer server is
+ * refused: this one would write rows the newer one does not expect. */
 static int upgrade(struct tn_sqlite_db *d, struct tn_errmsg *em)
 {
     int64_t v = schema_version(d);
@@ -152,10 +158,40 @@ static int upgrade(struct tn_sqlite_db *d, struct tn_errmsg *em)
     return rc;
 }
 
+static int64_t pragma_int(struct tn_sqlite_db *d, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Retired names delete rows; the file gives the pages back only with
+ * auto_vacuum (INCREMENTAL = 2, tn_sqlite_db_shrink).  A new file gets it
+ * before its first table; an older file is rebuilt once by VACUUM. */
+static int set_auto_vacuum(struct tn_sqlite_db *d, struct tn_errmsg *em)
+{
+    int rc = exec(d, "PRAGMA auto_vacuum=INCREMENTAL", em);
+    if (rc == 0 && pragma_int(d, "PRAGMA auto_vacuum") != 2) {
+        tn_log(TN_LOG_INFO, "store",
+               "\"rebuilding the data file once so "
+               "that it can shrink\"");
+        rc = exec(d, "VACUUM", em);
+    }
+    return rc;
+}
+
 static int configure(struct tn_sqlite_db *d, struct tn_errmsg *em)
 {
     sqlite3_busy_timeout(d->db, 0);
     int rc = exec(d, "PRAGMA locking_mode=EXCLUSIVE", em);
+    if (rc == 0)
+        rc = exec(d, "PRAGMA journal_size_limit=16777216", em);
+    if (rc == 0)
+        rc = set_auto_vacuum(d, em);
     if (rc == 0)
         rc = exec(d, "PRAGMA journal_mode=WAL", em);
     if (rc == 0)
@@ -207,6 +243,7 @@ void tn_sqlite_db_close(struct tn_sqlite_db *d)
     if (d == NULL)
         return;
     sqlite3_finalize(d->upsert);
+    sqlite3_finalize(d->del);
     sqlite3_finalize(d->meta);
     sqlite3_finalize(d->begin);
     sqlite3_finalize(d->commit);
@@ -230,6 +267,8 @@ int tn_sqlite_db_meta(struct tn_sqlite_db *d, struct tn_sqlite_meta *m)
             m->alive_at_ms = sqlite3_column_int64(st, 1);
         if (strcmp(k, "journal_gen") == 0)
             m->journal_gen = (uint64_t)sqlite3_column_int64(st, 1);
+        if (strcmp(k, "retired_floor") == 0)
+            m->retired_floor = (uint64_t)sqlite3_column_int64(st, 1);
         if (strcmp(k, "boot_id") == 0) {
             const char *v = (const char *)sqlite3_column_text(st, 1);
             m->same_boot = v != NULL && strcmp(v, d->boot_id) == 0;
@@ -300,6 +339,9 @@ static bool superseded(struct tn_lease_table *t, const struct tn_lease *img)
 static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
                      int64_t now_ms, const struct tn_sqlite_meta *m, bool exact)
 {
+    int64_t rows = pragma_int(d, "SELECT count(*) FROM leases");
+    if (rows > 0)
+        tn_lease_table_reserve(t, (size_t)rows);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(d->db,
                            "SELECT name, owner_id, request_id, token, secret,"
@@ -346,6 +388,9 @@ int tn_sqlite_db_load(struct tn_sqlite_db *d, struct tn_lease_table *t,
     }
     if (m.last_token > t->last_token)
         t->last_token = m.last_token;
+    t->retired_floor = m.retired_floor;
+    if (m.retired_floor > t->last_token)
+        t->last_token = m.retired_floor; /* cannot happen; never go below */
     rc = exec(d, "BEGIN IMMEDIATE", em);
     if (rc == 0)
         rc = set_meta_text(d, "boot_id", d->boot_id);
@@ -400,13 +445,21 @@ int tn_sqlite_db_begin(struct tn_sqlite_db *d)
 int tn_sqlite_db_put_row(struct tn_sqlite_db *d, const struct tn_batch *b,
                          size_t i)
 {
-    return write_row(d, b, &b->rows[i]);
+    const struct tn_row *r = &b->rows[i];
+    if (!r->retired)
+        return write_row(d, b, r);
+    sqlite3_reset(d->del);
+    sqlite3_bind_int64(d->del, 1, r->row_id);
+    return map_rc(sqlite3_step(d->del));
 }
 
 int tn_sqlite_db_commit(struct tn_sqlite_db *d, uint64_t last_token,
-                        int64_t alive_at_ms, uint64_t journal_gen)
+                        int64_t alive_at_ms, uint64_t journal_gen,
+                        uint64_t retired_floor)
 {
     int rc = set_meta_int(d, "last_token", (int64_t)last_token);
+    if (rc == 0 && retired_floor > 0)
+        rc = set_meta_int(d, "retired_floor", (int64_t)retired_floor);
     if (rc == 0)
         rc = set_meta_int(d, "alive_at_ms", alive_at_ms);
     if (rc == 0)
@@ -419,6 +472,24 @@ int tn_sqlite_db_commit(struct tn_sqlite_db *d, uint64_t last_token,
         tn_sqlite_db_rollback(d);
     }
     return rc;
+}
+
+/* Free pages worth giving back (4 KiB each): below this, keep them for
+ * the next rows. */
+#define SHRINK_PAGES 64
+
+void tn_sqlite_db_shrink(struct tn_sqlite_db *d)
+{
+    if (pragma_int(d, "PRAGMA freelist_count") < SHRINK_PAGES)
+        return;
+    if (sqlite3_exec(d->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL) !=
+            SQLITE_OK ||
+        sqlite3_exec(d->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL,
+                     NULL) != SQLITE_OK)
+        tn_log(TN_LOG_WARN, "store",
+               "\"could not shrink the data file\" "
+               "detail=\"%s\"",
+               sqlite3_errmsg(d->db));
 }
 
 void tn_sqlite_db_rollback(struct tn_sqlite_db *d)

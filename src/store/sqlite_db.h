@@ -14,7 +14,7 @@
 #include "commit.h"
 #include "lease/lease.h"
 
-#define TN_SQLITE_SCHEMA_VERSION 4
+#define TN_SQLITE_SCHEMA_VERSION 5
 
 struct tn_sqlite_db;
 
@@ -38,21 +38,27 @@ int tn_sqlite_db_load(struct tn_sqlite_db *db, struct tn_lease_table *t,
 /* Writing, used to apply the journal (disk.c): begin, put rows of any
  * number of batches (row i of b, by its row id, never 0, later rows
  * replacing earlier ones), then commit together with the meta values the
- * rows bring: the token counter, the server's last sign of life and the
- * newest journal generation now in the file.  0, TN_ENOSPC (disk full),
- * TN_EIO, TN_EBUSY or TN_ENOMEM; a failed commit is rolled back. */
+ * rows bring: the token counter, the server's last sign of life, the
+ * newest journal generation now in the file and the retirement floor (a
+ * retired row is deleted; 0 leaves the stored floor).  0, TN_ENOSPC (disk
+ * full), TN_EIO, TN_EBUSY or TN_ENOMEM; a failed commit is rolled back. */
 int tn_sqlite_db_begin(struct tn_sqlite_db *db);
 int tn_sqlite_db_put_row(struct tn_sqlite_db *db, const struct tn_batch *b,
                          size_t i);
 int tn_sqlite_db_commit(struct tn_sqlite_db *db, uint64_t last_token,
-                        int64_t alive_at_ms, uint64_t journal_gen);
+                        int64_t alive_at_ms, uint64_t journal_gen,
+                        uint64_t retired_floor);
 void tn_sqlite_db_rollback(struct tn_sqlite_db *db);
+/* Outside a transaction: give the pages of deleted rows back to the file
+ * system when there are enough of them.  Failure only leaves them. */
+void tn_sqlite_db_shrink(struct tn_sqlite_db *db);
 
 struct tn_sqlite_meta {
-    uint64_t last_token;  /* highest token committed to the file */
-    int64_t alive_at_ms;  /* last sign of life written to the file */
-    uint64_t journal_gen; /* newest journal generation in the file */
-    bool same_boot;       /* the file was last loaded during this boot */
+    uint64_t last_token;    /* highest token committed to the file */
+    int64_t alive_at_ms;    /* last sign of life written to the file */
+    uint64_t journal_gen;   /* newest journal generation in the file */
+    uint64_t retired_floor; /* floor of every name retired from the file */
+    bool same_boot;         /* the file was last loaded during this boot */
 };
 int tn_sqlite_db_meta(struct tn_sqlite_db *db, struct tn_sqlite_meta *m);
 

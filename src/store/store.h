@@ -67,6 +67,8 @@ struct tn_store_result {
     bool more;                       /* list: more after the last item */
     struct tn_grant_record *history; /* history: owned, newest first */
     size_t n_history;                /* history */
+    const char *capacity; /* TN_ECAPACITY: the limit ("leases", "names",
+                             "waiters", "waiters_per_name") */
 };
 
 struct tn_list_req {
@@ -167,6 +169,9 @@ struct tn_store_config {
     size_t max_waiters;          /* blocked acquires in all */
     size_t max_waiters_per_name; /* blocked acquires per name */
     int64_t max_wait_ms;         /* cap of wait_ms */
+    int64_t retain_ms;           /* retire names ended longer ago; 0 never */
+    size_t max_leases;           /* live leases; 0 = no cap */
+    size_t max_names;            /* names remembered; 0 = no cap */
     tn_store_event_fn on_event;  /* may be NULL */
     void *event_ctx;             /* its argument */
     tn_store_watched_fn watched; /* may be NULL: always watched */

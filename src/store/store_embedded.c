@@ -70,6 +70,12 @@ static void assign_row(struct embedded *e, struct tn_lease *l)
 {
     if (l->row_id != 0)
         return;
+    /* A retired name's id, once its deletion is in the batch stream: the
+     * journal applies rows in order, so the new row replaces the deleted
+     * one wherever both meet. */
+    l->row_id = tn_embedded_take_row(e);
+    if (l->row_id != 0)
+        return;
     TN_ASSERT(e->table.last_row_id < UINT32_MAX);
     l->row_id = ++e->table.last_row_id;
 }
@@ -124,6 +130,38 @@ static void refuse_queued(struct embedded *e, struct tn_lease *l, int64_t now,
     tn_embedded_finish(e, l->seq, out, done, arg);
 }
 
+/* Would an acquire of l (NULL: a new name) grant now?  Not if it is live
+ * or in lock delay. */
+static bool would_grant(const struct tn_lease *l, int64_t now)
+{
+    if (l == NULL)
+        return true;
+    if (tn_lease_is_live(l, now))
+        return false;
+    return !(l->held && l->lock_delay_ms > 0 &&
+             now < l->expires_at_ms + l->lock_delay_ms);
+}
+
+/* --max-leases and --max-names: a grant that would pass one is refused
+ * with TN_ECAPACITY (answered now; nothing changed). */
+static bool refuse_if_full(struct embedded *e, const struct tn_lease *l,
+                           int64_t now, struct tn_store_result *out,
+                           tn_store_done_fn done, void *arg)
+{
+    if (!would_grant(l, now))
+        return false;
+    if (e->max_leases > 0 && e->n_live >= e->max_leases)
+        out->capacity = "leases";
+    else if (l == NULL && e->max_names > 0 && e->table.count >= e->max_names)
+        out->capacity = "names";
+    else
+        return false;
+    out->rc = TN_ECAPACITY;
+    out->retry_after_ms = RETRY_AFTER_MS;
+    done(arg);
+    return true;
+}
+
 static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
                       struct tn_store_result *out, tn_store_done_fn done,
                       void *arg)
@@ -146,6 +184,8 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
         return;
     }
     tn_embedded_note_expiry(e, l, now);
+    if (refuse_if_full(e, l, now, out, done, arg))
+        return;
     out->rc = tn_lease_acquire(&e->table, r, now, &l, &out->replayed,
                                &out->retry_after_ms);
     if (l != NULL)
@@ -200,6 +240,7 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
     if (l != NULL)
         tn_store_view_from_lease(&out->lease, l, now);
     if (out->rc == TN_OK) {
+        tn_embedded_uncount(e, l);
         tn_embedded_commit_change(e, l, out, done, arg);
         tn_embedded_ledger_end(
             e, l, r->force ? TN_GRANT_REVOKED : TN_GRANT_RELEASED, now);
@@ -207,6 +248,13 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
         tn_embedded_wake(e, l); /* granted at once to the first waiter */
     } else
         tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
+}
+
+/* The change an answer about l reveals: for a name not in the table (never
+ * granted, or retired), the last retirement, whose floor it shows. */
+static uint64_t seq_of(const struct embedded *e, const struct tn_lease *l)
+{
+    return l != NULL ? l->seq : e->retired_seq;
 }
 
 static void e_get(struct tn_store *s, const char *name, size_t name_len,
@@ -220,7 +268,7 @@ static void e_get(struct tn_store *s, const char *name, size_t name_len,
     out->rc = tn_lease_is_live(l, now) ? TN_OK : TN_ENOTFOUND;
     if (out->rc == TN_OK)
         tn_store_view_from_lease(&out->lease, l, now);
-    tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
+    tn_embedded_finish(e, seq_of(e, l), out, done, arg);
 }
 
 static void e_check(struct tn_store *s, const char *name, size_t name_len,
@@ -233,12 +281,12 @@ static void e_check(struct tn_store *s, const char *name, size_t name_len,
     int64_t now = tn_clock_now_ms();
     struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
     out->rc = TN_OK;
-    out->floor = l != NULL ? l->token : 0;
+    out->floor = l != NULL ? l->token : tn_lease_floor_of_absent(&e->table);
     out->has_live = tn_lease_is_live(l, now);
     out->current = out->has_live && l->token == token;
     if (out->has_live)
         tn_store_view_from_lease(&out->lease, l, now);
-    tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
+    tn_embedded_finish(e, seq_of(e, l), out, done, arg);
 }
 
 static void e_list(struct tn_store *s, const struct tn_list_req *r,
@@ -279,7 +327,7 @@ static void e_history(struct tn_store *s, const char *name, size_t name_len,
     out->rc = l != NULL ? tn_embedded_ledger_query(e, l, limit,
                                                    tn_clock_now_ms(), out)
                         : TN_OK;
-    tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
+    tn_embedded_finish(e, seq_of(e, l), out, done, arg);
 }
 
 static bool e_is_ready(struct tn_store *s)
@@ -342,6 +390,13 @@ static void e_metrics(struct tn_store *s, struct tn_buf *out)
         (unsigned long long)e->waits_granted,
         (unsigned long long)e->waits_timed_out,
         (unsigned long long)e->waits_dropped);
+    (void)tn_buf_printf(
+        out,
+        "# TYPE tenure_names_retired_total counter\n"
+        "tenure_names_retired_total %llu\n"
+        "# TYPE tenure_retired_floor gauge\ntenure_retired_floor %llu\n",
+        (unsigned long long)e->retired_total,
+        (unsigned long long)tn_lease_floor_of_absent(&e->table));
     (void)tn_buf_printf(out, "# TYPE tenure_commit_batch_rows histogram\n");
     print_hist(out, "tenure_commit_batch_rows", e->batch_hist, N_BATCH_BUCKETS,
                1, 1.0);
@@ -431,6 +486,27 @@ static int c_recover(void *ctx)
     return rc;
 }
 
+struct track_walk {
+    struct embedded *e;
+    int64_t now;
+};
+
+static bool track_one(const struct tn_lease *l, void *ctx)
+{
+    struct track_walk *w = ctx;
+    if (tn_lease_is_live(l, w->now))
+        tn_embedded_track_expiry(w->e, l);
+    return true;
+}
+
+/* After a load: count the live leases and track their expiries. */
+static void track_loaded(struct embedded *e)
+{
+    struct track_walk w = {.e = e, .now = tn_clock_now_ms()};
+    e->n_live = 0;
+    tn_lease_each(&e->table, track_one, &w);
+}
+
 /* Loop thread: the store takes writes again; adopt the reloaded table. */
 static void on_recovered(void *ctx)
 {
@@ -438,12 +514,15 @@ static void on_recovered(void *ctx)
     uint64_t seq = e->table.seq;
     tn_embedded_clear_expiries(e);
     tn_embedded_ledger_clear(e); /* it points into the old table */
+    tn_embedded_forget_free_rows(e);
     tn_lease_table_release(&e->table);
     e->table = e->reloaded;
     memset(&e->reloaded, 0, sizeof(e->reloaded));
     e->table.seq = seq;
     e->durable_seq = seq;
+    e->retired_seq = 0;
     e->degraded_rc = 0;
+    track_loaded(e);
     tn_log(TN_LOG_INFO, "store", "\"store writable again, table reloaded\"");
 }
 
@@ -456,6 +535,7 @@ static void e_close(struct tn_store *s)
 {
     struct embedded *e = (struct embedded *)s;
     tn_embedded_fail_waiters(e, TN_EUNAVAIL);
+    tn_embedded_retire_stop(e);
     tn_commit_stop(e->commit);
     tn_disk_close(e->disk);
     tn_lease_table_release(&e->table);
@@ -516,6 +596,9 @@ int tn_store_embedded_open(struct tn_loop *loop,
     e->max_waiters = cfg->max_waiters;
     e->max_waiters_per_name = cfg->max_waiters_per_name;
     e->max_wait_ms = cfg->max_wait_ms;
+    e->retain_ms = cfg->retain_ms;
+    e->max_leases = cfg->max_leases;
+    e->max_names = cfg->max_names;
     e->on_event = cfg->on_event;
     e->event_ctx = cfg->event_ctx;
     int rc = tn_embedded_ledger_init(e, LEDGER_RECORDS);
@@ -537,10 +620,14 @@ int tn_store_embedded_open(struct tn_loop *loop,
         rc = TN_ENOMEM;
         goto out_free;
     }
+    track_loaded(e);
+    tn_embedded_retire_start(e);
     tn_log(TN_LOG_INFO, "store",
-           "\"embedded store open\" dir=\"%s\" leases=%zu last_token=%llu",
+           "\"embedded store open\" dir=\"%s\" leases=%zu last_token=%llu "
+           "retired_floor=%llu",
            cfg->data_dir, e->table.count,
-           (unsigned long long)e->table.last_token);
+           (unsigned long long)e->table.last_token,
+           (unsigned long long)e->table.retired_floor);
     *out = &e->base;
     return TN_OK;
 out_free:

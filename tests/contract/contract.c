@@ -311,6 +311,7 @@ static const struct tcase cases[] = {
     {"events", case_events, false},
     {"wait_fifo", case_wait_fifo, false},
     {"principal", case_principal, false},
+    {"retire", case_retire, false},
     {"pg_slow_acquirer", case_pg_slow_acquirer, true},
     {"pg_sequence_lifted", case_pg_sequence_lifted, true},
     {"pg_concurrent_migrations", case_pg_concurrent_migrations, true},

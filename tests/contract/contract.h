@@ -139,6 +139,7 @@ void case_history(void);
 void case_events(void);
 void case_wait_fifo(void);
 void case_principal(void);
+void case_retire(void);
 void case_pg_sequence_lifted(void);
 void case_pg_concurrent_migrations(void);
 void case_pg_down(void);

@@ -325,7 +325,8 @@ void case_wait_fifo(void)
     run_for(50);
     start_wait(&w[3], nm("wait"), "extra", 8000, false);
     wait_calls(&w[3], 1);
-    CHECK_RC(w[3].res.rc, TN_ETOOMANY);
+    CHECK_RC(w[3].res.rc, TN_ECAPACITY);
+    CHECK(w[3].res.capacity != NULL && w[3].res.retry_after_ms > 0);
     CHECK_RC(acquire(&c, nm("wait"), "rude", 5000, NULL, 0), TN_ECONFLICT);
     CHECK(!w[0].done && !w[2].done);
     CHECK_RC(release(&h, &c), TN_OK);
@@ -380,3 +381,106 @@ void case_principal(void)
 }
 
 /* ---- PostgreSQL-only cases ---- */
+
+/* Reopen the suite's store with retain_ms (0: the suite's own config). */
+static int reopen(int64_t retain_ms)
+{
+    if (E.s != NULL)
+        E.s->ops->close(E.s);
+    E.s = NULL;
+    struct tn_store_config cfg = base_config();
+    cfg.retain_ms = retain_ms;
+    struct tn_errmsg em = {{0}};
+    int rc;
+    if (E.pg) {
+        cfg.pg_url = E.pg_url;
+        rc = tn_store_open_url(E.loop, &cfg, &E.s, &em);
+        if (rc == 0 && !wait_ready(E.s, 15000))
+            rc = TN_EUNAVAIL;
+    } else {
+        cfg.data_dir = E.dir;
+        rc = tn_store_embedded_open(E.loop, &cfg, &E.s, &em);
+    }
+    if (rc < 0)
+        fprintf(stderr, "reopen: %s %s\n", tn_errname(rc), em.text);
+    return rc;
+}
+
+/* Run the loop until name is retired (check answers from the retired
+ * floor: no live lease and a floor above `above`), or ms pass. */
+static bool await_retired(const char *name, uint64_t above, int64_t ms)
+{
+    int64_t until = tn_clock_now_ms() + ms;
+    struct call c;
+    while (tn_clock_now_ms() < until) {
+        if (check(name, 1, &c) == TN_OK && c.res.floor > above)
+            return true;
+        run_for(50);
+    }
+    return false;
+}
+
+/* Retiring names (docs/SAFETY.md "Retired names"): a name whose last lease
+ * ended more than retain_ms ago is forgotten; check answers the retired
+ * floor, at least every token the name had; no old token is current or
+ * renewable again; live names stay; all of it across a restart; a new
+ * grant gets a token above the floor. */
+static void retire_body(void)
+{
+    struct call a, b, live, c, x;
+    CHECK_RC(reopen(300), TN_OK);
+    CHECK_RC(acquire(&a, nm("ret-rel"), "o1", 5000, NULL, 0), TN_OK);
+    CHECK_RC(acquire(&b, nm("ret-exp"), "o2", 100, NULL, 0), TN_OK);
+    CHECK_RC(acquire(&live, nm("ret-live"), "o3", 60000, NULL, 0), TN_OK);
+    CHECK_RC(release(&a, &c), TN_OK);
+    uint64_t ta = a.res.lease.token, tb = b.res.lease.token;
+    /* Before retain_ms passed, the floor is the name's own token. */
+    CHECK_RC(check(nm("ret-rel"), ta, &c), TN_OK);
+    CHECK(c.res.floor == ta && !c.res.current);
+    /* The released name's floor then rises to the retired floor, which
+     * covers the other name's token too. */
+    CHECK(await_retired(nm("ret-rel"), ta, 5000));
+    CHECK(await_retired(nm("ret-exp"), tb, 5000));
+    CHECK_RC(check(nm("ret-rel"), ta, &c), TN_OK);
+    uint64_t floor = c.res.floor;
+    CHECK(floor >= tb && floor >= ta && !c.res.current && !c.res.has_live);
+    CHECK_RC(check(nm("ret-exp"), tb, &c), TN_OK);
+    CHECK(c.res.floor == floor && !c.res.current);
+    CHECK_RC(get(nm("ret-rel"), &c), TN_ENOTFOUND);
+    CHECK_RC(renew(&b, 0, &c), TN_ELOST);
+    CHECK_RC(release(&a, &c), TN_ELOST);
+    /* A live lease is never retired, whatever its age. */
+    CHECK_RC(check(nm("ret-live"), live.res.lease.token, &c), TN_OK);
+    CHECK(c.res.current && c.res.floor == live.res.lease.token);
+    if (!E.pg)
+        CHECK(store_gauge(E.s, "tenure_names_retired_total") >= 2);
+    /* After a restart: the same floor, the live lease still current. */
+    CHECK_RC(reopen(300), TN_OK);
+    CHECK_RC(check(nm("ret-rel"), ta, &c), TN_OK);
+    CHECK(c.res.floor >= floor && !c.res.current);
+    CHECK_RC(check(nm("ret-exp"), tb, &c), TN_OK);
+    CHECK(c.res.floor >= floor && !c.res.current);
+    CHECK_RC(renew(&b, 0, &c), TN_ELOST);
+    CHECK_RC(check(nm("ret-live"), live.res.lease.token, &c), TN_OK);
+    CHECK(c.res.current);
+    /* A new grant of a retired name: a token above the floor, and the
+     * floor is the new token again. */
+    CHECK_RC(acquire(&x, nm("ret-rel"), "o4", 5000, NULL, 0), TN_OK);
+    CHECK(x.res.lease.token > floor);
+    CHECK_RC(check(nm("ret-rel"), x.res.lease.token, &c), TN_OK);
+    CHECK(c.res.current && c.res.floor == x.res.lease.token);
+    CHECK_RC(release(&live, &c), TN_OK);
+    CHECK_RC(release(&x, &c), TN_OK);
+}
+
+void case_retire(void)
+{
+    if (E.pg) { /* PostgreSQL keeps its rows: docs/SAFETY.md */
+        printf(
+            "skip pg/retire: names are retired by the embedded store only\n");
+        return;
+    }
+    retire_body();
+    if (reopen(0) < 0)
+        E.failures++;
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Blocking acquire (wait_ms): waiters are granted in arrival order; a
 # waiter whose client disconnected is dropped and never holds the lease;
-# the queue is bounded (429 beyond); SIGTERM answers waiters with 503.
+# the queue is bounded (503 capacity beyond); SIGTERM answers waiters with 503.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 need_tools
@@ -32,9 +32,9 @@ for w in w1 w2 gone w3; do
     n=$((${n:-0} + 1))
     wait_waiters "$n"
 done
-# The queue holds 4: a fifth waiter is refused with 429 at once.
+# The queue holds 4: a fifth waiter is refused with 503 capacity at once.
 acquire "q:1" extra 300 '"wait_ms":20000'
-expect_error 429 too_many_requests "fifth waiter on one name"
+expect_error 503 capacity "fifth waiter on one name"
 wait "$pid_gone" 2>/dev/null || true
 sleep 0.2
 

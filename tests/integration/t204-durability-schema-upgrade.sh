@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The embedded store's file format across versions: a file written by the
-# version-2 schema (rows keyed by name) is upgraded in place to version 4
-# (rows keyed by an id, and a journal next to the file) with every lease, floor and secret intact; tokens
+# version-2 schema (rows keyed by name) is upgraded in place to version 5
+# (rows keyed by an id, a journal next to the file, retired names and an
+# incrementally vacuumed file) with every lease, floor and secret intact; tokens
 # continue above the file's highest; a file from a newer server is refused;
 # two rows of one name (which only an older server writing a newer file
 # could leave) resolve to the higher token.
@@ -51,8 +52,10 @@ acquire "up:c" new 60000
 expect_code 201 "a new name"
 expect_field token 43 "tokens continue"
 stop_server
-[ "$(sqlite3 "$DB" "SELECT value FROM meta WHERE key='schema_version'")" = 4 ] ||
-    fail "schema not upgraded to 4"
+[ "$(sqlite3 "$DB" "SELECT value FROM meta WHERE key='schema_version'")" = 5 ] ||
+    fail "schema not upgraded to 5"
+[ "$(sqlite3 "$DB" "PRAGMA auto_vacuum")" = 2 ] ||
+    fail "the upgraded file cannot shrink (auto_vacuum is not incremental)"
 sqlite3 "$DB" "PRAGMA table_info(leases)" | grep -q '|id|INTEGER|' ||
     fail "leases has no id column after the upgrade"
 rows=$(sqlite3 "$DB" "SELECT count(*), count(DISTINCT name), count(DISTINCT id) FROM leases")

@@ -2,7 +2,7 @@
 # Blocking acquire (wait_ms) on the PostgreSQL store: waiters on one
 # instance are granted in arrival order; a waiter whose client
 # disconnected is dropped and never holds the lease; the queue is bounded
-# (429 beyond); a non-waiting acquire does not jump the queue; a release
+# (503 capacity beyond); a non-waiting acquire does not jump the queue; a release
 # made on another instance wakes a waiter at once (NOTIFY), an expiry by
 # the holder's expiry timer; a waiter whose wait_ms passes gets the 409.
 . "$(dirname "$0")/lib.sh"
@@ -33,9 +33,9 @@ for w in w1 w2 gone w3; do
     eval "pid_$w=\$!"
     sleep 0.15
 done
-# The queue holds 4: a fifth waiter is refused with 429 at once.
+# The queue holds 4: a fifth waiter is refused with 503 capacity at once.
 acquire "q:1" extra 300 '"wait_ms":20000'
-expect_error 429 too_many_requests "fifth waiter on one name"
+expect_error 503 capacity "fifth waiter on one name"
 # A non-waiting acquire is refused while others queue.
 acquire "q:1" rude 300
 expect_code 409 "non-waiting acquire with waiters queued"

@@ -247,6 +247,7 @@ static void test_client__error_table(void **st)
         {431, "{\"error\":\"request_header_fields_too_large\"}", TN_EHDRTOOBIG},
         {500, "{\"error\":\"internal\"}", TN_EINTERNAL},
         {503, "{\"error\":\"unavailable\"}", TN_EUNAVAIL},
+        {503, "{\"error\":\"capacity\",\"message\":\"m\"}", TN_ECAPACITY},
         /* Unknown codes and bodies that are not JSON: the status decides. */
         {409, "{\"error\":\"something_new\"}", TN_ECONFLICT},
         {503, "<html>busy</html>", TN_EUNAVAIL},

@@ -589,6 +589,96 @@ static void test_lease__random_walk_keeps_token_contract(void **state)
     }
 }
 
+/* Sweep visitor: remove every entry that is not live at *now. */
+static void remove_ended(struct tn_lease *l, void *ctx)
+{
+    struct tn_lease_table *t = ((void **)ctx)[0];
+    int64_t now = *(int64_t *)((void **)ctx)[1];
+    if (!tn_lease_is_live(l, now))
+        tn_lease_remove(t, l);
+}
+
+/* Retirement (tn_lease_remove, tn_lease_scan): churn through many unique
+ * names while sweeping, also mid-rehash.  Removed names are gone, their
+ * memory is reused (the slabs stop growing), live ones stay findable with
+ * their strings; the absent floor covers every removed token and only
+ * grows; tokens keep rising; a removed name granted again gets a token
+ * above the floor. */
+static void test_lease__remove_and_reuse_under_churn(void **state)
+{
+    struct fixture *f = *state;
+    char name[300];
+    int64_t now = 0;
+    size_t cursor = 0;
+    uint64_t floor_before = 0, last = 0;
+    size_t slabs_at_half = 0;
+    enum { N = 20000 };
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(name, sizeof(name), "job:%d-", i);
+        size_t len = (size_t)n + (size_t)(i % 200);
+        memset(name + n, 'x', len - (size_t)n);
+        name[len] = '\0';
+        struct tn_acquire_req r = acq(name, "owner", 10, secret_a);
+        struct tn_lease *l;
+        bool replayed;
+        int64_t retry;
+        assert_int_equal(
+            tn_lease_acquire(&f->t, &r, now, &l, &replayed, &retry), TN_OK);
+        assert_true(l->token > last);
+        assert_true(l->token > tn_lease_floor_of_absent(&f->t));
+        last = l->token;
+        now++;
+        void *ctx[2] = {&f->t, &now};
+        (void)tn_lease_scan(&f->t, &cursor, 8, remove_ended, ctx);
+        uint64_t fl = tn_lease_floor_of_absent(&f->t);
+        assert_true(fl >= floor_before);
+        floor_before = fl;
+        if (i == N / 2) {
+            slabs_at_half = 0;
+            for (void **s = f->t.slabs; s != NULL; s = *s)
+                slabs_at_half++;
+        }
+    }
+    /* Only the names of the last few ms (and those the sweep has not
+     * reached yet) are left. */
+    assert_true(f->t.count < N / 4);
+    assert_true(f->t.removed > N / 2);
+    size_t slabs_end = 0;
+    for (void **s = f->t.slabs; s != NULL; s = *s)
+        slabs_end++;
+    assert_true(slabs_end <= slabs_at_half + 1); /* memory is reused */
+    /* Every remaining entry is findable with its strings; every removed
+     * name is absent, its token below the floor. */
+    size_t found = 0;
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(name, sizeof(name), "job:%d-", i);
+        size_t len = (size_t)n + (size_t)(i % 200);
+        memset(name + n, 'x', len - (size_t)n);
+        name[len] = '\0';
+        struct tn_lease *l = tn_lease_find(&f->t, name, len);
+        if (l == NULL) {
+            assert_true((uint64_t)i + 1 <= tn_lease_floor_of_absent(&f->t));
+            continue;
+        }
+        found++;
+        assert_string_equal(l->name, name);
+        assert_string_equal(l->owner_id, "owner");
+        assert_int_equal(l->token, (uint64_t)i + 1);
+    }
+    assert_int_equal(found, f->t.count);
+    /* A removed name granted again: a fresh entry, a token above the
+     * floor. */
+    struct tn_acquire_req r = acq("job:0-", "again", 10, secret_a);
+    struct tn_lease *l;
+    bool replayed;
+    int64_t retry;
+    assert_null(tn_lease_find(&f->t, "job:0-", 6));
+    assert_int_equal(tn_lease_acquire(&f->t, &r, now, &l, &replayed, &retry),
+                     TN_OK);
+    assert_true(l->token > tn_lease_floor_of_absent(&f->t));
+    assert_string_equal(l->owner_id, "again");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -618,6 +708,8 @@ int main(void)
             test_lease__list_in_name_order_with_paging, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_lease__random_walk_keeps_token_contract, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_lease__remove_and_reuse_under_churn, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,8 @@
  *   tn-hammer load   --url U --out F [--conns N] [--names N] [--prefix P]
  *                    [--ttl-min MS] [--ttl-max MS] [--duration-ms MS]
  *                    [--count N] [--kill-pid PID --kill-after-ms MS]
- *                    [--drain-ms MS] [--seed N]
+ *                    [--drain-ms MS] [--seed N] [--unique 1]
+ *                    (--unique 1: every acquire a new name, PREFIX<n>)
  *   tn-hammer probe  --url U --grants F --restart-ms MS --out F
  *                    [--ready-ms MS] [--floor-token T] [--passes N]
  *                    [--gap-ms MS] [--conns N] [--owner O] [--probe-ttl MS]
@@ -53,6 +54,7 @@ static int parse_opts(int argc, char **argv, struct hm_opts *o)
     const struct opt_num nums[] = {
         {"--conns", &o->conns},
         {"--names", &o->names},
+        {"--unique", &o->unique},
         {"--ttl-min", &o->ttl_min_ms},
         {"--ttl-max", &o->ttl_max_ms},
         {"--duration-ms", &o->duration_ms},

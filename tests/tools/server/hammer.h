@@ -22,6 +22,7 @@ struct hm_opts {
     const char *owner;       /* owner id of the probe */
     long conns;              /* concurrent connections, >= 1 */
     long names;              /* load picks names among this many */
+    long unique;             /* load: 1 = a new name per acquire */
     long ttl_min_ms;         /* load ttl range, inclusive */
     long ttl_max_ms;         /* load ttl range, inclusive */
     long duration_ms;        /* load stops after this long */

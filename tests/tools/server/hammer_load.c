@@ -20,6 +20,7 @@ struct load_ctx {
     long errors;             /* transport errors */
     long other;              /* any other status */
     int stopping;            /* no new requests once set */
+    long next_name;          /* --unique: the next name's number */
 };
 
 static uint64_t next_rand(uint64_t *x)
@@ -36,7 +37,8 @@ static void start_one(struct load_ctx *c, struct hm_slot *s)
     char name[HM_NAME_MAX];
     char owner[32];
     long span = o->ttl_max_ms - o->ttl_min_ms + 1;
-    long idx = (long)(next_rand(&c->rng) % (uint64_t)o->names);
+    long idx = o->unique ? c->next_name++
+                         : (long)(next_rand(&c->rng) % (uint64_t)o->names);
     long ttl = o->ttl_min_ms + (long)(next_rand(&c->rng) % (uint64_t)span);
     (void)snprintf(name, sizeof name, "%s%ld", o->prefix, idx);
     (void)snprintf(owner, sizeof owner, "h%ld", (long)(s - c->r->slots));
@@ -62,7 +64,8 @@ static void on_done(void *ctx, struct hm_slot *s, long code)
         if (c->other++ < 5)
             (void)fprintf(stderr, "tn-hammer: HTTP %ld: %s\n", code, s->resp);
     }
-    if (c->o->count > 0 && c->grants >= c->o->count)
+    if (c->o->count > 0 &&
+        (c->o->unique ? c->next_name : c->grants) >= c->o->count)
         c->stopping = 1;
     if (!c->stopping)
         start_one(c, s);
