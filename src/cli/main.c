@@ -34,8 +34,8 @@ static const struct command commands[] = {
 static void usage(FILE *f)
 {
     (void)fprintf(
-        f, "Usage: tenure [--server URL[,URL...]] [--json] [--timeout DUR] "
-           "COMMAND [OPTIONS]\n\nCommands:\n");
+        f, "Usage: tenure [--server URL[,URL...]] [--bearer TOKEN] [--json] "
+           "[--timeout DUR]\n              COMMAND [OPTIONS]\n\nCommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         (void)fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     (void)fprintf(
