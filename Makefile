@@ -6,7 +6,7 @@ DATA_DIR ?= ./tenure-data
 CTEST_ARGS ?=
 
 .PHONY: all deps build release run check check-dev check-asan check-fuzz lint tsan \
-        bench soak fuzz install clean incident
+        bench soak fuzz install clean incident deb
 
 all: build
 
@@ -79,6 +79,10 @@ install: release
 	@cmake --preset release -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	@cmake --build --preset release -j2
 	@cmake --install build/release
+
+# Debian packages in build/deb/ (docs in README.md, "Install").
+deb: deps
+	@scripts/deb.sh
 
 clean:
 	rm -rf build

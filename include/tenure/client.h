@@ -144,6 +144,14 @@ int tn_client_renew(struct tn_client *c, struct tn_lease *l, int64_t ttl_ms,
 int tn_client_release(struct tn_client *c, struct tn_lease *l,
                       struct tn_errmsg *em);
 
+/* Force release (admin): end whatever grant of name is live, whoever
+ * holds it (DELETE /v1/leases/{name}?force=true); the server emits a
+ * "revoked" event and the next grant gets a higher token, as always.  0 on
+ * success; TN_ELOST when nothing was live; TN_EFORBIDDEN when the bearer
+ * token is not an admin's; transport errors.  Thread-safe. */
+int tn_client_force_release(struct tn_client *c, const char *name,
+                            struct tn_errmsg *em);
+
 /* Read the live lease of name into *out.  0, TN_ENOTFOUND when the name is
  * free, or a transport/server error.  Thread-safe. */
 int tn_client_get(struct tn_client *c, const char *name,

@@ -36,7 +36,7 @@ struct rd_kafka_message_s; /* rd_kafka_message_t */
 /* A lease name is 1..256 bytes of printable UTF-8. */
 #define TN_FENCE_NAME_MAX 256
 
-/* Record header names (DESIGN section 6). */
+/* Record header names (CONTRACT §6). */
 #define TN_FENCE_HDR_TOKEN "lease-token"
 #define TN_FENCE_HDR_PROOF "lease-proof"
 #define TN_FENCE_HDR_CLAIM "lease-claim"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The history checker: judges a parsed history against the token contract
- * (DESIGN.md sections 4 and 6).  Every rule gives unknown outcomes (info,
- * no completion) the reading most favourable to the server, so every
+ * (docs/CONTRACT.md sections 4 and 6).  Every rule gives unknown outcomes
+ * (info, no completion) the reading most favourable to the server, so every
  * violation it reports is certain.  O(N log N) in the number of events.
  * The rules are written out in docs/SAFETY.md. */
 #ifndef TN_CHECK_CHECK_H

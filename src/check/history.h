@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The history of a run as tenure-check reads it (DESIGN.md section 8): JSON
+/* The history of a run as tenure-check reads it (CONTRACT §8): JSON
  * lines of client operations (invoke + completion, paired per process) and
  * sink decisions (in the sink's own order).  This module only parses and
  * pairs; it judges nothing.  Every string is interned to a small id.

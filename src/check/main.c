@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* tenure-check [FILE]: read a history (JSON lines, DESIGN.md section 8)
+/* tenure-check [FILE]: read a history (JSON lines, CONTRACT §8)
  * from FILE or stdin, check it and print the JSON report.  Exit 0 when no
  * violation, 1 with violations, 2 when no verdict is possible (malformed
  * input, unreadable file, bad usage). */

@@ -27,11 +27,12 @@ enum tn_cli_exit {
 
 struct tn_cli {
     struct tn_client_options opts; /* URLs point into servers */
-    char servers[1024];            /* --server / TENURE_SERVER, split in
-                                      place on ',' */
+    char servers[1280];            /* --server / TENURE_SERVER: each URL
+                                      NUL-terminated, http:// added to a
+                                      bare host:port */
     bool json;                     /* --json */
     bool verbose;                  /* -v: progress on stderr */
-    char token[4096];              /* from TENURE_TOKEN_FILE */
+    char bearer[4096];             /* from TENURE_TOKEN_FILE */
     const char *prog;              /* "tenure" */
 };
 
@@ -41,7 +42,7 @@ enum {
     TN_CLI_OPT_JSON,
     TN_CLI_OPT_TIMEOUT,
     TN_CLI_OPT_HELP,
-    TN_CLI_OPT_TOKEN,
+    TN_CLI_OPT_BEARER,
     TN_CLI_OPT_CACERT,
     TN_CLI_OPT_CERT,
     TN_CLI_OPT_KEY,
@@ -50,7 +51,7 @@ enum {
     {"server", required_argument, NULL, TN_CLI_OPT_SERVER},                    \
         {"json", no_argument, NULL, TN_CLI_OPT_JSON},                          \
         {"timeout", required_argument, NULL, TN_CLI_OPT_TIMEOUT},              \
-        {"token", required_argument, NULL, TN_CLI_OPT_TOKEN},                  \
+        {"bearer", required_argument, NULL, TN_CLI_OPT_BEARER},                \
         {"cacert", required_argument, NULL, TN_CLI_OPT_CACERT},                \
         {"cert", required_argument, NULL, TN_CLI_OPT_CERT},                    \
         {"key", required_argument, NULL, TN_CLI_OPT_KEY},                      \
@@ -66,12 +67,18 @@ int tn_cli_common_opt(struct tn_cli *cli, int opt, const char *arg);
 /* Use the first line of file as the bearer token; 0 or -1 (printed). */
 int tn_cli_read_token(struct tn_cli *cli, const char *file);
 
-/* Set the server list from a comma-separated string; 0 or -1 (printed). */
+/* Set the server list from a comma-separated string of URLs or host:port
+ * (http:// implied); 0 or -1 (printed). */
 int tn_cli_set_servers(struct tn_cli *cli, const char *list);
 
-/* Parse "10s", "500ms", "2m", "1h" or plain milliseconds into *out_ms.
- * 0 or -1. */
+/* Parse "10s", "500ms", "2m", "1h" (or "0") into *out_ms.  0, -2 for a
+ * number without a unit, -1 otherwise. */
 int tn_cli_parse_duration(const char *s, int64_t *out_ms);
+/* Parse the duration arg of flag; on a bad one (no unit, garbage, or 0
+ * when positive) print one usage line and return TN_CLI_USAGE, else 0. */
+int tn_cli_duration_arg(const struct tn_cli *cli, const char *cmd,
+                        const char *flag, const char *arg, bool positive,
+                        int64_t *out_ms);
 /* Parse a non-negative decimal integer (token, limit). 0 or -1. */
 int tn_cli_parse_u64(const char *s, uint64_t *out);
 
@@ -104,11 +111,16 @@ enum {
  * Returns the option's value (> 0) or one of TN_CLI_OPTS_*. */
 int tn_cli_next_opt(struct tn_cli *cli, int argc, char **argv,
                     const struct option *opts, const char *help);
+/* Print the one usage line for a '?' (unknown option) or ':' (option
+ * without its value) from getopt; returns TN_CLI_USAGE. */
+int tn_cli_bad_opt(const struct tn_cli *cli, const char *cmd, int opt, int argc,
+                   char **argv);
 /* What a command's parse returns for a TN_CLI_OPTS_* result other than
  * TN_CLI_OPTS_END: -1 (help printed) or TN_CLI_USAGE. */
 int tn_cli_opts_exit(int r);
 
-/* Usage error: print msg and the hint, return TN_CLI_USAGE. */
+/* Usage error: print msg and the --help hint on one line, return
+ * TN_CLI_USAGE (cmd NULL: the global --help). */
 int tn_cli_usage(const struct tn_cli *cli, const char *cmd, const char *msg);
 
 /* The credentials of renew and release. */
@@ -117,6 +129,7 @@ struct tn_cli_cred {
     uint64_t token;     /* --token */
     bool has_token;     /* --token given */
     const char *secret; /* --secret or $TENURE_SECRET */
+    bool force;         /* release --force (admin) */
     int64_t ttl_ms;     /* --ttl (renew only), 0 = keep */
 };
 
@@ -124,7 +137,8 @@ struct tn_cli_cred {
 struct tn_cli_cred_cmd {
     const char *name; /* "renew" or "release" */
     const char *help; /* its --help text */
-    bool with_ttl;    /* accepts --ttl */
+    bool with_ttl;    /* accepts --ttl (renew) */
+    bool with_force;  /* accepts --force (release) */
 };
 
 /* Parse renew/release arguments.  0 to go on, -1 after --help, else an

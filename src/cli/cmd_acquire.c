@@ -45,17 +45,19 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
             a->name = optarg;
             break;
         case 't':
-            if (tn_cli_parse_duration(optarg, &a->ttl_ms) < 0)
-                return tn_cli_usage(cli, "acquire", "--ttl: bad duration");
+            if (tn_cli_duration_arg(cli, "acquire", "--ttl", optarg, true,
+                                    &a->ttl_ms) != 0)
+                return TN_CLI_USAGE;
             break;
         case 'w':
-            if (tn_cli_parse_duration(optarg, &a->wait_ms) < 0)
-                return tn_cli_usage(cli, "acquire", "--wait: bad duration");
+            if (tn_cli_duration_arg(cli, "acquire", "--wait", optarg, false,
+                                    &a->wait_ms) != 0)
+                return TN_CLI_USAGE;
             break;
         case 'd':
-            if (tn_cli_parse_duration(optarg, &a->lock_delay_ms) < 0)
-                return tn_cli_usage(cli, "acquire",
-                                    "--lock-delay: bad duration");
+            if (tn_cli_duration_arg(cli, "acquire", "--lock-delay", optarg,
+                                    false, &a->lock_delay_ms) != 0)
+                return TN_CLI_USAGE;
             break;
         case 'o':
             a->owner_id = optarg;
@@ -73,8 +75,11 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         a->name = argv[optind++];
     if (optind != argc)
         return tn_cli_usage(cli, "acquire", "unexpected argument");
-    if (a->name == NULL || a->ttl_ms <= 0)
-        return tn_cli_usage(cli, "acquire", "--name and --ttl are required");
+    if (a->name == NULL)
+        return tn_cli_usage(cli, "acquire", "a lease name is required");
+    if (a->ttl_ms <= 0)
+        return tn_cli_usage(cli, "acquire",
+                            "--ttl is required (e.g. --ttl 10s)");
     return 0;
 }
 
@@ -103,27 +108,34 @@ static void print_lease(const struct tn_cli *cli, struct tn_lease *l)
 
 static int report_held(const struct tn_cli *cli, int rc,
                        const struct tn_lease_info *h,
-                       const struct tn_errmsg *em)
+                       const struct tn_errmsg *em, int64_t wait_ms)
 {
+    char waited[80] = "";
+    if (wait_ms > 0)
+        (void)snprintf(waited, sizeof(waited),
+                       "the wait of %" PRId64 " ms ended: ", wait_ms);
     if (cli->json) {
         json_t *o = json_pack("{s:s,s:s}", "error",
                               rc == TN_ELOCKDELAY ? "lock_delay" : "held",
                               "message", em->text);
         if (o != NULL && rc == TN_ECONFLICT)
             (void)json_object_set_new(o, "holder", tn_cli_info_json(h));
+        if (o != NULL && wait_ms > 0)
+            (void)json_object_set_new(o, "waited_ms", json_integer(wait_ms));
         if (o != NULL && h->retry_after_ms >= 0)
             (void)json_object_set_new(o, "retry_after_ms",
                                       json_integer(h->retry_after_ms));
         tn_cli_print_json(o);
     }
     if (rc == TN_ELOCKDELAY)
-        tn_cli_err(cli, "lease is in lock delay for %" PRId64 " ms",
+        tn_cli_err(cli, "%slease is in lock delay for %" PRId64 " ms", waited,
                    h->retry_after_ms);
     else
         tn_cli_err(cli,
-                   "lease is held by \"%s\" (token %" PRIu64
+                   "%slease is %sheld by \"%s\" (token %" PRIu64
                    ", expires in %" PRId64 " ms)",
-                   h->owner_id, h->token, h->expires_in_ms);
+                   waited, wait_ms > 0 ? "still " : "", h->owner_id, h->token,
+                   h->expires_in_ms);
     return TN_CLI_HELD;
 }
 
@@ -142,7 +154,7 @@ int tn_cmd_acquire(struct tn_cli *cli, int argc, char **argv)
     struct tn_errmsg em = {{0}};
     int rc = tn_client_acquire(c, &a, &l, &holder, &em);
     if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY)
-        ex = report_held(cli, rc, &holder, &em);
+        ex = report_held(cli, rc, &holder, &em, a.wait_ms);
     else if (rc < 0)
         ex = tn_cli_fail(cli, "acquire", rc, &em);
     else

@@ -7,11 +7,15 @@
 #include "cli/cli.h"
 
 static const char help[] =
-    "Usage: tenure check [--name] NAME --token T [--json]\n"
+    "Usage: tenure check [--name] NAME [--token] T [--json]\n"
     "\n"
-    "Ask whether token T is the live grant of NAME.  Prints current (yes or\n"
-    "no), the live token if any, and the floor: the highest token ever\n"
-    "issued for NAME (a sink admits a token only if it is >= the floor).\n"
+    "Ask whether fencing token T is the live grant of NAME.  Prints the\n"
+    "token asked about, current (yes or no), the live token (none when the\n"
+    "name is free) and the floor: the highest token ever issued for NAME (a\n"
+    "sink admits a token only if it is >= the floor).\n"
+    "\n"
+    "  tenure check shard:8841 4\n"
+    "  tenure check --name shard:8841 --token 4\n"
     "\n"
     "Exit: 0 current, 4 not current, 1 error, 2 usage.\n";
 
@@ -36,39 +40,53 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         else if (opt == 'T' && tn_cli_parse_u64(optarg, &a->token) == 0)
             a->has_token = true;
         else
-            return tn_cli_usage(cli, "check", "bad option");
+            return tn_cli_usage(cli, "check", "--token: expected a number");
     }
     if (opt != TN_CLI_OPTS_END)
         return tn_cli_opts_exit(opt);
     if (a->name == NULL && optind < argc)
         a->name = argv[optind++];
+    if (!a->has_token && optind < argc) {
+        if (tn_cli_parse_u64(argv[optind], &a->token) < 0)
+            return tn_cli_usage(cli, "check", "the token must be a number");
+        a->has_token = true;
+        optind++;
+    }
     if (optind != argc)
         return tn_cli_usage(cli, "check", "unexpected argument");
-    if (a->name == NULL || !a->has_token)
-        return tn_cli_usage(cli, "check", "--name and --token are required");
+    if (a->name == NULL)
+        return tn_cli_usage(cli, "check", "a lease name is required");
+    if (!a->has_token)
+        return tn_cli_usage(cli, "check", "a token to check is required");
     return 0;
 }
 
-static void print_check(const struct tn_cli *cli,
+/* The token asked about and the live token are two numbers: each has its
+ * own label, so "current: no" never sits beside a token that looks like
+ * the one asked about. */
+static void print_check(const struct tn_cli *cli, const struct check_args *a,
                         const struct tn_check_result *r)
 {
     if (cli->json) {
-        json_t *o = json_pack("{s:b,s:I}", "current", r->current, "floor",
-                              (json_int_t)r->floor);
+        json_t *o = json_pack("{s:s,s:I,s:b,s:I}", "name", a->name, "token",
+                              (json_int_t)a->token, "current", r->current,
+                              "floor", (json_int_t)r->floor);
         if (o != NULL)
-            (void)json_object_set_new(o, "token",
+            (void)json_object_set_new(o, "live_token",
                                       r->has_token
                                           ? json_integer((json_int_t)r->token)
                                           : json_null());
         tn_cli_print_json(o);
         return;
     }
-    (void)printf("current: %s\n", r->current ? "yes" : "no");
+    (void)printf("name:       %s\n", a->name);
+    (void)printf("token:      %" PRIu64 "\n", a->token);
+    (void)printf("current:    %s\n", r->current ? "yes" : "no");
     if (r->has_token)
-        (void)printf("token:   %" PRIu64 "\n", r->token);
+        (void)printf("live token: %" PRIu64 "\n", r->token);
     else
-        (void)printf("token:   none\n");
-    (void)printf("floor:   %" PRIu64 "\n", r->floor);
+        (void)printf("live token: none\n");
+    (void)printf("floor:      %" PRIu64 "\n", r->floor);
 }
 
 int tn_cmd_check(struct tn_cli *cli, int argc, char **argv)
@@ -87,7 +105,7 @@ int tn_cmd_check(struct tn_cli *cli, int argc, char **argv)
     if (rc < 0) {
         ex = tn_cli_fail(cli, "check", rc, &em);
     } else {
-        print_check(cli, &r);
+        print_check(cli, &a, &r);
         ex = r.current ? TN_CLI_OK : TN_CLI_LOST;
     }
     tn_client_free(c);

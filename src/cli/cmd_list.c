@@ -10,8 +10,11 @@ static const char help[] =
     "Usage: tenure list [--prefix P] [--limit N] [--after NAME] [--json]\n"
     "\n"
     "List live leases in name order.  Without --limit every page is\n"
-    "fetched; with --limit one page is printed (and, with --json, its\n"
-    "\"next\" name to pass as --after).\n"
+    "fetched; with --limit one page is printed.  --json prints one object\n"
+    "per line per lease "
+    "({\"name\",\"owner_id\",\"token\",\"expires_in_ms\"});\n"
+    "with --limit, when more leases follow, a last line {\"next\":NAME}\n"
+    "gives the name to pass as --after.\n"
     "\n"
     "Exit: 0 listed (possibly none), 1 error, 2 usage.\n";
 
@@ -35,7 +38,8 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
                  v <= 100000)
             a->limit = (unsigned)v;
         else
-            return tn_cli_usage(cli, "list", "bad option");
+            return tn_cli_usage(cli, "list",
+                                "--limit: expected a number from 1 to 100000");
     }
     if (opt != TN_CLI_OPTS_END)
         return tn_cli_opts_exit(opt);
@@ -45,12 +49,12 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
 }
 
 static void print_page(const struct tn_cli *cli,
-                       const struct tn_lease_list *page, json_t *arr)
+                       const struct tn_lease_list *page)
 {
     for (size_t i = 0; i < page->count; i++) {
         const struct tn_lease_info *it = &page->items[i];
         if (cli->json)
-            (void)json_array_append_new(arr, tn_cli_info_json(it));
+            tn_cli_print_json(tn_cli_info_json(it));
         else
             (void)printf("%-32s %10" PRIu64 " %8" PRId64 "ms  %s\n", it->name,
                          it->token, it->expires_in_ms, it->owner_id);
@@ -58,7 +62,7 @@ static void print_page(const struct tn_cli *cli,
 }
 
 static int run_list(struct tn_cli *cli, struct tn_client *c,
-                    const struct tn_list_args *a, json_t *arr, json_t **next)
+                    const struct tn_list_args *a)
 {
     char after[TN_CLIENT_NAME_MAX + 1] = {0};
     struct tn_list_args q = *a;
@@ -68,7 +72,7 @@ static int run_list(struct tn_cli *cli, struct tn_client *c,
         int rc = tn_client_list(c, &q, &page, &em);
         if (rc < 0)
             return tn_cli_fail(cli, "list", rc, &em);
-        print_page(cli, page, arr);
+        print_page(cli, page);
         bool more = page->has_next;
         if (more)
             (void)snprintf(after, sizeof(after), "%s", page->next);
@@ -76,7 +80,10 @@ static int run_list(struct tn_cli *cli, struct tn_client *c,
         if (!more)
             return TN_CLI_OK;
         if (a->limit > 0) {
-            *next = json_string(after);
+            if (cli->json)
+                tn_cli_print_json(json_pack("{s:s}", "next", after));
+            else
+                tn_cli_err(cli, "more follow: --after %s", after);
             return TN_CLI_OK;
         }
         q.after = after;
@@ -93,18 +100,10 @@ int tn_cmd_list(struct tn_cli *cli, int argc, char **argv)
     ex = tn_cli_client(cli, &c);
     if (ex != 0)
         return ex;
-    json_t *arr = json_array();
-    json_t *next = NULL;
     if (!cli->json)
         (void)printf("%-32s %10s %10s  %s\n", "NAME", "TOKEN", "EXPIRES",
                      "OWNER");
-    ex = run_list(cli, c, &a, arr, &next);
-    if (ex == TN_CLI_OK && cli->json)
-        tn_cli_print_json(json_pack("{s:O,s:o}", "leases", arr, "next",
-                                    next != NULL ? next : json_null()));
-    else
-        json_decref(next);
-    json_decref(arr);
+    ex = run_list(cli, c, &a);
     tn_client_free(c);
     return ex;
 }

@@ -7,17 +7,23 @@
 
 static const char help[] =
     "Usage: tenure release [--name] NAME --token T --secret S\n"
+    "       tenure release [--name] NAME --force\n"
     "\n"
     "Release the lease NAME granted with token T (secret from the command\n"
     "line or $TENURE_SECRET).  A release never touches a newer grant.\n"
     "\n"
-    "Exit: 0 released, 4 lost (it was no longer live), 1 error (e.g. wrong\n"
-    "secret), 2 usage.\n";
+    "  --force   admin force release: end whatever grant of NAME is live,\n"
+    "            whoever holds it (with --auth-file, an admin's --bearer);\n"
+    "            watchers see a \"revoked\" event and the next grant gets a\n"
+    "            higher token, as always\n"
+    "\n"
+    "Exit: 0 released, 4 lost (it was no longer live; with --force: nothing\n"
+    "was live), 1 error (e.g. wrong secret, not an admin), 2 usage.\n";
 
 int tn_cmd_release(struct tn_cli *cli, int argc, char **argv)
 {
     struct tn_cli_cred cred = {0};
-    static const struct tn_cli_cred_cmd cmd = {"release", help, false};
+    static const struct tn_cli_cred_cmd cmd = {"release", help, false, true};
     int ex = tn_cli_parse_cred(cli, &cmd, argc, argv, &cred);
     if (ex != 0)
         return ex < 0 ? TN_CLI_OK : ex;
@@ -27,11 +33,23 @@ int tn_cmd_release(struct tn_cli *cli, int argc, char **argv)
         return ex;
     struct tn_lease *l = NULL;
     struct tn_errmsg em = {{0}};
-    int rc = tn_client_lease_adopt(c, cred.name, cred.token, cred.secret, &l);
-    if (rc == 0)
-        rc = tn_client_release(c, l, &em);
+    int rc = 0;
+    if (cred.force) {
+        rc = tn_client_force_release(c, cred.name, &em);
+    } else {
+        rc = tn_client_lease_adopt(c, cred.name, cred.token, cred.secret, &l);
+        if (rc == 0)
+            rc = tn_client_release(c, l, &em);
+    }
+    if (rc == TN_ELOST && cred.force)
+        tn_errmsg_set(&em, "no grant of \"%s\" is live", cred.name);
     if (rc < 0)
         ex = tn_cli_fail(cli, "release", rc, &em);
+    else if (cred.force && cli->json)
+        tn_cli_print_json(json_pack("{s:s,s:b,s:b}", "name", cred.name,
+                                    "released", 1, "forced", 1));
+    else if (cred.force)
+        (void)printf("released %s (forced)\n", cred.name);
     else if (cli->json)
         tn_cli_print_json(json_pack("{s:s,s:I,s:b}", "name", cred.name, "token",
                                     (json_int_t)cred.token, "released", 1));

@@ -34,8 +34,10 @@ static int cred_opt(struct tn_cli *cli, const char *cmd, int opt,
         out->secret = optarg;
         return 0;
     case 't':
-        if (tn_cli_parse_duration(optarg, &out->ttl_ms) < 0 || out->ttl_ms <= 0)
-            return tn_cli_usage(cli, cmd, "--ttl: bad duration");
+        return tn_cli_duration_arg(cli, cmd, "--ttl", optarg, true,
+                                   &out->ttl_ms);
+    case 'f':
+        out->force = true;
         return 0;
     default:
         return tn_cli_usage(cli, cmd, "unknown option");
@@ -47,13 +49,24 @@ static int finish_cred(struct tn_cli *cli, const char *cmd, int argc,
 {
     if (out->name == NULL && optind < argc)
         out->name = argv[optind++];
-    if (out->secret == NULL)
-        out->secret = getenv("TENURE_SECRET");
     if (optind != argc)
         return tn_cli_usage(cli, cmd, "unexpected argument");
-    if (out->name == NULL || !out->has_token || out->secret == NULL)
+    if (out->name == NULL)
+        return tn_cli_usage(cli, cmd, "a lease name is required");
+    if (out->force) {
+        /* Whatever grant is live ends: no credential of it is needed. */
+        if (out->has_token || out->secret != NULL)
+            return tn_cli_usage(cli, cmd,
+                                "--force ends whatever grant is live; it "
+                                "takes no --token or --secret");
+        return 0;
+    }
+    if (out->secret == NULL)
+        out->secret = getenv("TENURE_SECRET");
+    if (!out->has_token || out->secret == NULL)
         return tn_cli_usage(cli, cmd,
-                            "--name, --token and --secret are required");
+                            "--token and --secret (or $TENURE_SECRET) are "
+                            "required");
     return 0;
 }
 
@@ -65,12 +78,15 @@ int tn_cli_parse_cred(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
         {"token", required_argument, NULL, 'T'},
         {"secret", required_argument, NULL, 's'},
         {"ttl", required_argument, NULL, 't'},
+        {"force", no_argument, NULL, 'f'},
         TN_CLI_COMMON_OPTS,
         {0}};
     int opt = 0;
     while ((opt = tn_cli_next_opt(cli, argc, argv, opts, cmd->help)) > 0) {
         if (opt == 't' && !cmd->with_ttl)
             return tn_cli_usage(cli, cmd->name, "--ttl is for renew only");
+        if (opt == 'f' && !cmd->with_force)
+            return tn_cli_usage(cli, cmd->name, "--force is for release only");
         int ex = cred_opt(cli, cmd->name, opt, out);
         if (ex != 0)
             return ex;
@@ -97,7 +113,7 @@ static void print_renewed(const struct tn_cli *cli, struct tn_lease *l)
 int tn_cmd_renew(struct tn_cli *cli, int argc, char **argv)
 {
     struct tn_cli_cred cred = {0};
-    static const struct tn_cli_cred_cmd cmd = {"renew", help, true};
+    static const struct tn_cli_cred_cmd cmd = {"renew", help, true, false};
     int ex = tn_cli_parse_cred(cli, &cmd, argc, argv, &cred);
     if (ex != 0)
         return ex < 0 ? TN_CLI_OK : ex;

@@ -91,17 +91,14 @@ static int parse_opt(struct tn_cli *cli, int opt, struct run_args *r)
         r->a.name = optarg;
         return 0;
     case 't':
-        if (tn_cli_parse_duration(optarg, &r->a.ttl_ms) == 0)
-            return 0;
-        return tn_cli_usage(cli, "run", "--ttl: bad duration");
+        return tn_cli_duration_arg(cli, "run", "--ttl", optarg, true,
+                                   &r->a.ttl_ms);
     case 'w':
-        if (tn_cli_parse_duration(optarg, &r->a.wait_ms) == 0)
-            return 0;
-        return tn_cli_usage(cli, "run", "--wait: bad duration");
+        return tn_cli_duration_arg(cli, "run", "--wait", optarg, false,
+                                   &r->a.wait_ms);
     case 'g':
-        if (tn_cli_parse_duration(optarg, &r->grace_ms) == 0)
-            return 0;
-        return tn_cli_usage(cli, "run", "--grace: bad duration");
+        return tn_cli_duration_arg(cli, "run", "--grace", optarg, false,
+                                   &r->grace_ms);
     case 'o':
         r->a.owner_id = optarg;
         return 0;
@@ -132,10 +129,14 @@ static int parse(struct tn_cli *cli, int argc, char **argv, struct run_args *r)
         return tn_cli_opts_exit(opt);
     if (r->a.name == NULL && optind < argc)
         r->a.name = argv[optind++];
-    if (r->a.name == NULL || r->a.ttl_ms <= 0 || optind >= argc)
+    if (r->a.name == NULL)
+        return tn_cli_usage(cli, "run", "a lease name is required");
+    if (r->a.ttl_ms <= 0)
+        return tn_cli_usage(cli, "run", "--ttl is required (e.g. --ttl 10s)");
+    if (optind >= argc)
         return tn_cli_usage(cli, "run",
-                            "--name, --ttl and a command are "
-                            "required");
+                            "a command is required after the options "
+                            "(tenure run NAME --ttl 10s -- COMMAND)");
     r->cmd = argv + optind;
     if (r->grace_ms > r->a.ttl_ms / 4)
         r->grace_ms = r->a.ttl_ms / 4;
@@ -373,8 +374,16 @@ int tn_cmd_run(struct tn_cli *cli, int argc, char **argv)
     struct tn_errmsg em = {{0}};
     int rc = tn_client_acquire(c, &r.a, &l, &holder, &em);
     if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY) {
-        tn_cli_err(cli, "lease \"%s\" is held by \"%s\" (token %" PRIu64 ")",
-                   r.a.name, holder.owner_id, holder.token);
+        if (rc == TN_ELOCKDELAY)
+            tn_cli_err(cli,
+                       "%slease \"%s\" is in lock delay for %" PRId64 " ms",
+                       r.a.wait_ms > 0 ? "the wait ended: " : "", r.a.name,
+                       holder.retry_after_ms);
+        else
+            tn_cli_err(
+                cli, "%slease \"%s\" is %sheld by \"%s\" (token %" PRIu64 ")",
+                r.a.wait_ms > 0 ? "the wait ended: " : "", r.a.name,
+                r.a.wait_ms > 0 ? "still " : "", holder.owner_id, holder.token);
         ex = TN_CLI_HELD;
     } else if (rc < 0) {
         ex = tn_cli_fail(cli, "acquire", rc, &em);

@@ -151,8 +151,8 @@ static int parse(struct tn_cli *cli, int argc, char **argv, const char **prefix,
     while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
         if (opt == 'p')
             *prefix = optarg;
-        else if (opt != 'c' || tn_cli_parse_u64(optarg, count) < 0)
-            return tn_cli_usage(cli, "watch", "unknown option or bad --count");
+        else if (tn_cli_parse_u64(optarg, count) < 0)
+            return tn_cli_usage(cli, "watch", "--count: expected a number");
     }
     if (opt != TN_CLI_OPTS_END)
         return tn_cli_opts_exit(opt);

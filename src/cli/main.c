@@ -34,24 +34,25 @@ static const struct command commands[] = {
 static void usage(FILE *f)
 {
     (void)fprintf(
-        f, "Usage: tenure [--server URL[,URL...]] [--json] [--timeout DUR] "
-           "COMMAND [OPTIONS]\n\nCommands:\n");
+        f, "Usage: tenure [--server URL[,URL...]] [--bearer TOKEN] [--json] "
+           "[--timeout DUR]\n              COMMAND [OPTIONS]\n\nCommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         (void)fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     (void)fprintf(
         f,
         "\nGlobal options (also accepted after the command):\n"
-        "  --server URL[,URL...]  tenured base URL(s); the next one is tried "
-        "when a\n"
-        "                         connection fails (default $TENURE_SERVER "
-        "or\n"
-        "                         " TN_CLI_DEFAULT_SERVER ")\n"
+        "  --server URL[,URL...]  tenured base URL(s) or host:port "
+        "(http:// implied);\n"
+        "                         the next one is tried when a connection "
+        "fails\n"
+        "                         (default $TENURE_SERVER "
+        "or " TN_CLI_DEFAULT_SERVER ")\n"
         "  --json                 print JSON (one object per line)\n"
         "  --timeout DUR          per-request timeout (default 5s)\n"
-        "  --token TOKEN          bearer token (or $TENURE_AUTH_TOKEN, or the\n"
-        "                         first line of $TENURE_TOKEN_FILE); give it\n"
-        "                         before renew/release/check, where --token\n"
-        "                         after the command is the fencing token\n"
+        "  --bearer TOKEN         bearer token for --auth-file servers (or\n"
+        "                         $TENURE_AUTH_TOKEN, or the first line of\n"
+        "                         $TENURE_TOKEN_FILE); --token is always a\n"
+        "                         fencing token (renew, release, check)\n"
         "  --cacert FILE          CA bundle for https:// servers "
         "($TENURE_CACERT)\n"
         "  --cert FILE, --key FILE  client certificate and key (mutual TLS)\n"
@@ -59,7 +60,7 @@ static void usage(FILE *f)
         "  -h, --help             this help; 'tenure COMMAND --help' for a "
         "command\n"
         "  --version              print the version\n"
-        "\nDurations: 10s, 500ms, 2m, 1h, or plain milliseconds.\n"
+        "\nDurations take a unit: 500ms, 10s, 2m, 1h.\n"
         "\nExit codes:\n"
         "  0  success\n"
         "  1  error (network, server, forbidden, protocol)\n"
@@ -80,7 +81,10 @@ static int global_opts(struct tn_cli *cli, int argc, char **argv)
     static const struct option opts[] = {
         TN_CLI_COMMON_OPTS, {"version", no_argument, NULL, 'V'}, {0}};
     int opt = 0;
-    while ((opt = getopt_long(argc, argv, "+hv", opts, NULL)) != -1) {
+    opterr = 0; /* every message is ours, one line each */
+    while ((opt = getopt_long(argc, argv, "+:hv", opts, NULL)) != -1) {
+        if (opt == '?' || opt == ':')
+            return -tn_cli_bad_opt(cli, NULL, opt, argc, argv);
         int r = tn_cli_common_opt(cli, opt, optarg);
         if (r < 0)
             return -TN_CLI_USAGE;
@@ -94,8 +98,7 @@ static int global_opts(struct tn_cli *cli, int argc, char **argv)
             (void)printf("tenure %s\n", TN_VERSION);
             return -TN_CLI_OK - 100;
         }
-        usage(stderr);
-        return -TN_CLI_USAGE;
+        return -tn_cli_usage(cli, NULL, "unknown option");
     }
     return optind;
 }
@@ -142,7 +145,7 @@ int main(int argc, char **argv)
         optind = 0; /* re-initialise getopt for the command's argv */
         return commands[i].fn(&cli, argc - first, argv + first);
     }
-    tn_cli_err(&cli, "unknown command \"%s\"", argv[first]);
-    usage(stderr);
-    return TN_CLI_USAGE;
+    char msg[160];
+    (void)snprintf(msg, sizeof(msg), "unknown command \"%.100s\"", argv[first]);
+    return tn_cli_usage(&cli, NULL, msg);
 }

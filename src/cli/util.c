@@ -8,53 +8,71 @@
 
 #include "cli/cli.h"
 
-static int add_url(struct tn_cli *cli, char *url)
+/* Append one server to cli->servers (NUL-terminated entries back to back)
+ * and point the next URL at it.  "host:port" means "http://host:port", as
+ * etcdctl --endpoints takes it; http:// and https:// are kept as given. */
+static int add_url(struct tn_cli *cli, const char *url, size_t len,
+                   size_t *used)
 {
-    if (*url == '\0')
+    if (len == 0)
         return 0;
     if (cli->opts.n_urls == TN_CLIENT_MAX_URLS) {
         tn_cli_err(cli, "at most %d server URLs", TN_CLIENT_MAX_URLS);
         return -1;
     }
-    cli->opts.urls[cli->opts.n_urls++] = url;
+    const char *scheme = "";
+    const char *sep = strstr(url, "://");
+    if (sep == NULL || sep >= url + len)
+        scheme = "http://";
+    else if (strncmp(url, "http://", 7) != 0 &&
+             strncmp(url, "https://", 8) != 0) {
+        tn_cli_err(cli,
+                   "--server: \"%.*s\": only http:// and https:// are "
+                   "spoken",
+                   (int)len, url);
+        return -1;
+    }
+    char *dst = cli->servers + *used;
+    size_t room = sizeof(cli->servers) - *used;
+    int n = snprintf(dst, room, "%s%.*s", scheme, (int)len, url);
+    if (n < 0 || (size_t)n >= room) {
+        tn_cli_err(cli, "--server: the list is too long");
+        return -1;
+    }
+    cli->opts.urls[cli->opts.n_urls++] = dst;
+    *used += (size_t)n + 1;
     return 0;
 }
 
 int tn_cli_read_token(struct tn_cli *cli, const char *file)
 {
     FILE *f = fopen(file, "re");
-    if (f == NULL || fgets(cli->token, sizeof(cli->token), f) == NULL) {
+    if (f == NULL || fgets(cli->bearer, sizeof(cli->bearer), f) == NULL) {
         if (f != NULL)
             (void)fclose(f);
         tn_cli_err(cli, "cannot read a token from \"%s\"", file);
         return -1;
     }
     (void)fclose(f);
-    cli->token[strcspn(cli->token, "\r\n")] = '\0';
-    cli->opts.auth_token = cli->token;
+    cli->bearer[strcspn(cli->bearer, "\r\n")] = '\0';
+    cli->opts.auth_token = cli->bearer;
     return 0;
 }
 
 int tn_cli_set_servers(struct tn_cli *cli, const char *list)
 {
-    size_t len = strlen(list);
-    if (len == 0 || len >= sizeof(cli->servers)) {
-        tn_cli_err(cli, "--server: expected one or more URLs");
-        return -1;
-    }
-    memcpy(cli->servers, list, len + 1);
     cli->opts.n_urls = 0;
-    char *p = cli->servers;
+    size_t used = 0;
+    const char *p = list;
     while (p != NULL) {
-        char *comma = strchr(p, ',');
-        if (comma != NULL)
-            *comma = '\0';
-        if (add_url(cli, p) < 0)
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        if (add_url(cli, p, len, &used) < 0)
             return -1;
         p = comma != NULL ? comma + 1 : NULL;
     }
     if (cli->opts.n_urls == 0) {
-        tn_cli_err(cli, "--server: expected one or more URLs");
+        tn_cli_err(cli, "--server: expected one or more URLs or host:port");
         return -1;
     }
     return 0;
@@ -72,7 +90,7 @@ int tn_cli_common_opt(struct tn_cli *cli, int opt, const char *arg)
     case 'v':
         cli->verbose = true;
         return 1;
-    case TN_CLI_OPT_TOKEN:
+    case TN_CLI_OPT_BEARER:
         cli->opts.auth_token = arg;
         return 1;
     case TN_CLI_OPT_CACERT:
@@ -85,10 +103,8 @@ int tn_cli_common_opt(struct tn_cli *cli, int opt, const char *arg)
         cli->opts.key_file = arg;
         return 1;
     case TN_CLI_OPT_TIMEOUT:
-        if (tn_cli_parse_duration(arg, &ms) < 0 || ms <= 0) {
-            tn_cli_err(cli, "--timeout: bad duration \"%s\"", arg);
+        if (tn_cli_duration_arg(cli, NULL, "--timeout", arg, true, &ms) != 0)
             return -1;
-        }
         cli->opts.request_timeout_ms = ms;
         return 1;
     default:
@@ -96,11 +112,38 @@ int tn_cli_common_opt(struct tn_cli *cli, int opt, const char *arg)
     }
 }
 
+int tn_cli_bad_opt(const struct tn_cli *cli, const char *cmd, int opt, int argc,
+                   char **argv)
+{
+    char name[64];
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
+    if (arg != NULL && strncmp(arg, "--", 2) == 0)
+        (void)snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
+    else
+        (void)snprintf(name, sizeof(name), "-%c", optopt);
+    char msg[256];
+    if (opt == ':')
+        (void)snprintf(msg, sizeof(msg), "option %s needs a value", name);
+    else if (strcmp(name, "--token") == 0)
+        (void)snprintf(msg, sizeof(msg),
+                       "--token is the fencing token of renew, release and "
+                       "check; the bearer token is --bearer (or "
+                       "$TENURE_AUTH_TOKEN)");
+    else
+        (void)snprintf(msg, sizeof(msg), "unknown option %s", name);
+    return tn_cli_usage(cli, cmd, msg);
+}
+
 int tn_cli_next_opt(struct tn_cli *cli, int argc, char **argv,
                     const struct option *opts, const char *help)
 {
     int opt = 0;
-    while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
+    opterr = 0; /* every message is ours, one line each */
+    while ((opt = getopt_long(argc, argv, ":hv", opts, NULL)) != -1) {
+        if (opt == '?' || opt == ':') {
+            (void)tn_cli_bad_opt(cli, argv[0], opt, argc, argv);
+            return TN_CLI_OPTS_BAD;
+        }
         int r = tn_cli_common_opt(cli, opt, optarg);
         if (r < 0)
             return TN_CLI_OPTS_BAD;
@@ -128,7 +171,7 @@ struct unit {
 int tn_cli_parse_duration(const char *s, int64_t *out_ms)
 {
     static const struct unit units[] = {
-        {"", 1}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+        {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
     if (s == NULL || *s < '0' || *s > '9')
         return -1;
     errno = 0;
@@ -136,6 +179,12 @@ int tn_cli_parse_duration(const char *s, int64_t *out_ms)
     long long v = strtoll(s, &end, 10);
     if (errno != 0 || v < 0)
         return -1;
+    if (*end == '\0' && v != 0)
+        return -2; /* a number without a unit: 10 what?  (0 is 0 of any) */
+    if (*end == '\0') {
+        *out_ms = 0;
+        return 0;
+    }
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(end, units[i].suffix) != 0)
             continue;
@@ -145,6 +194,31 @@ int tn_cli_parse_duration(const char *s, int64_t *out_ms)
         return 0;
     }
     return -1;
+}
+
+int tn_cli_duration_arg(const struct tn_cli *cli, const char *cmd,
+                        const char *flag, const char *arg, bool positive,
+                        int64_t *out_ms)
+{
+    char msg[256];
+    int rc = tn_cli_parse_duration(arg, out_ms);
+    if (rc == -2)
+        (void)snprintf(msg, sizeof(msg),
+                       "%s %s: a duration needs a unit: ms, s, m or h "
+                       "(e.g. %ss)",
+                       flag, arg, arg);
+    else if (rc < 0)
+        (void)snprintf(msg, sizeof(msg),
+                       "%s: bad duration \"%s\"; write a whole number with "
+                       "ms, s, m or h (e.g. 10s)",
+                       flag, arg);
+    else if (*out_ms == 0 && positive)
+        (void)snprintf(msg, sizeof(msg),
+                       "%s 0: the duration must be more than 0 (e.g. %s 10s)",
+                       flag, flag);
+    else
+        return 0;
+    return tn_cli_usage(cli, cmd, msg);
 }
 
 int tn_cli_parse_u64(const char *s, uint64_t *out)
@@ -239,8 +313,9 @@ json_t *tn_cli_info_json(const struct tn_lease_info *info)
 
 int tn_cli_usage(const struct tn_cli *cli, const char *cmd, const char *msg)
 {
-    tn_cli_err(cli, "%s", msg);
-    (void)fprintf(stderr, "Try '%s %s --help'.\n", cli->prog,
-                  cmd != NULL ? cmd : "");
+    if (cmd != NULL)
+        tn_cli_err(cli, "%s (see '%s %s --help')", msg, cli->prog, cmd);
+    else
+        tn_cli_err(cli, "%s (see '%s --help')", msg, cli->prog);
     return TN_CLI_USAGE;
 }

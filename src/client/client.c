@@ -679,6 +679,27 @@ int tn_client_release(struct tn_client *c, struct tn_lease *l,
     return rc;
 }
 
+int tn_client_force_release(struct tn_client *c, const char *name,
+                            struct tn_errmsg *em)
+{
+    int rc = valid_name(name, em);
+    if (rc < 0)
+        return rc;
+    char *path = lease_path(name, "?force=true");
+    if (path == NULL)
+        return TN_ENOMEM;
+    struct tn_http_resp r;
+    struct call_args ca = {"DELETE", path, NULL, 0};
+    rc = call(c, &ca, &r, em);
+    tn_free(path);
+    if (rc < 0)
+        return rc;
+    if (r.status != 204 && r.status != 200)
+        rc = tn_client_map_error(r.status, r.body, r.body_len, NULL, em);
+    tn_http_resp_release(&r);
+    return rc;
+}
+
 static int get_json(struct tn_client *c, const char *path, json_t **out,
                     struct tn_errmsg *em)
 {

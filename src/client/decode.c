@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Decoding of tenured's JSON answers: the error table of DESIGN §3 mapped
+/* Decoding of tenured's JSON answers: the error table of CONTRACT §3 mapped
  * onto tn_err, and lease objects.  Pure functions over jansson; nothing
  * here touches the network or a clock. */
 #include <string.h>

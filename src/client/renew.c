@@ -165,8 +165,12 @@ static void renew_one_locked(struct tn_client *c, struct tn_lease *l)
     }
     char msg[TN_RENEW_MSG_MAX];
     describe(msg, l, rc, safe, &em);
+    /* A renew that answers after the caller released the lease says
+     * nothing the caller needs: the release decided, so it is not logged
+     * (after a lease was lost or ran out, the late answer still is). */
+    bool quiet = l->state == TN_LEASE_RELEASED;
     tn_lease_unref_locked(l);
-    if (c->log != NULL) {
+    if (c->log != NULL && !quiet) {
         (void)pthread_mutex_unlock(&c->mu);
         c->log(c->log_ud, msg);
         (void)pthread_mutex_lock(&c->mu);

@@ -71,7 +71,7 @@ static int republish(struct tn_mat *m, const rd_kafka_message_t *msg,
     return TN_OK;
 }
 
-/* One sink decision in the history format of tenure-check (DESIGN 8),
+/* One sink decision in the history format of tenure-check (CONTRACT §8),
  * buffered until the batch commits.  hwm NULL omits hwm_before. */
 static int history_add(struct tn_mat *m, const char *name, size_t len,
                        uint64_t token, bool admit, const uint64_t *hwm)

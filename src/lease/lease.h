@@ -2,7 +2,7 @@
 /* The lease state machine: a table of named leases and the decisions of
  * acquire, renew, release and the reads.  Pure: no I/O, no locks, no clock
  * reads (callers pass now_ms on the server clock), no globals.  Invariants
- * (DESIGN §4): tokens come from one counter and strictly increase; a name's
+ * (CONTRACT §4): tokens come from one counter and strictly increase; a name's
  * token is its floor, the highest token ever granted for it; renew never
  * changes a token; renew and release act only on (name, live token,
  * secret).  An entry leaves the table only when the store retires its

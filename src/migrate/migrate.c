@@ -236,6 +236,15 @@ int main(int argc, char **argv)
 {
     const char *dir = NULL;
     const char *url = NULL;
+    if (argc == 2 &&
+        (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: tenure-migrate --data-dir DIR --to postgresql://...\n"
+               "Move a stopped embedded store into PostgreSQL, live leases "
+               "included;\ntokens continue above every token issued before "
+               "(docs/OPERATIONS.md).\nExit: 0 migrated, 1 error, 2 "
+               "usage.\n");
+        return 0;
+    }
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--data-dir") == 0)
             dir = argv[i + 1];

@@ -24,7 +24,7 @@ int tn_sqlite_db_open(const char *path, struct tn_sqlite_db **out,
                       struct tn_errmsg *em);
 void tn_sqlite_db_close(struct tn_sqlite_db *db);
 
-/* Load every row into t (which must be empty).  Restart rule (DESIGN §4.5):
+/* Load every row into t (which must be empty).  Restart rule (CONTRACT §4.5):
  * a held row that may have been live at the crash stays held for its full
  * TTL counted from now_ms.  Every write records alive_at_ms (server clock);
  * if the file was written in this same boot, a row whose stored expiry is

@@ -6,7 +6,7 @@
  * Contract of every operation: it fills the caller's struct tn_store_result
  * and then calls done(arg) exactly once, on the loop thread, possibly before
  * the operation returns.  done is called only once the state the result
- * reveals is durable (DESIGN §4.4), or with rc = TN_EUNAVAIL / TN_ENOSPC.
+ * reveals is durable (CONTRACT §4.4), or with rc = TN_EUNAVAIL / TN_ENOSPC.
  * The request structs are borrowed only for the duration of the call. */
 #ifndef TN_STORE_STORE_H
 #define TN_STORE_STORE_H
@@ -177,7 +177,7 @@ struct tn_store_config {
     tn_store_watched_fn watched; /* may be NULL: always watched */
 };
 
-/* Open the embedded store: load the table (restart rules of DESIGN §4.5)
+/* Open the embedded store: load the table (restart rules of CONTRACT §4.5)
  * and start the committer thread.  0, TN_EIO (with em) or TN_ENOMEM. */
 int tn_store_embedded_open(struct tn_loop *loop,
                            const struct tn_store_config *cfg,

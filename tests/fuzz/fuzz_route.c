@@ -4,7 +4,7 @@
  * "path?query" (the query split at '&' into key=value pairs, values
  * form-decoded as the HTTP layer does).  Checked: the result is one of the
  * four documented codes; the path agrees with an independent reading of
- * the routes of DESIGN.md section 3; a decoded name is a valid name (no
+ * the routes of CONTRACT §3; a decoded name is a valid name (no
  * NUL inside, NUL-terminated) and, percent-encoded again, routes to the
  * same name; a resolved route's method is in its Allow set and a 405's is
  * not, the Allow bits and header agree; query values of a matched route

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Helpers for the t9xx security tests (DESIGN §9).  Source after lib.sh and
+# Helpers for the t9xx security tests (CONTRACT §9).  Source after lib.sh and
 # lib-server.sh:
 #   . "$(dirname "$0")/lib.sh"; . "$(dirname "$0")/lib-server.sh"
 #   . "$(dirname "$0")/lib-security.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every error case of DESIGN §3 Errors on the lease API: malformed JSON,
+# Every error case of CONTRACT §3 Errors on the lease API: malformed JSON,
 # duplicate keys, trailing garbage, wrong types, missing fields, ttl out of
 # range, over-long and non-printable names and owners, invalid UTF-8, body
 # over 4 KiB (413), headers over 8 KiB (431), text/plain (415).  Each answer

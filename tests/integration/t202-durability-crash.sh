@@ -9,7 +9,7 @@
 #    get 409 held by that very grant, with an expiry no earlier than
 #    restart + ttl (the rule of issue 2: every lease live at the crash stays
 #    held for its full TTL counted from the restart).
-#    TN_CRASH_FULL_TTL=0 checks only what DESIGN §4.5 allows at the least: a
+#    TN_CRASH_FULL_TTL=0 checks only what CONTRACT §4.5 allows at the least: a
 #    server may drop, within one boot, a lease whose own CLOCK_BOOTTIME expiry
 #    passed before the restart, so the full-ttl rule then applies to the
 #    leases surely still live once the restarted server was ready (sent +

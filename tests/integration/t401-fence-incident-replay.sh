@@ -141,7 +141,7 @@ case $last in indexer-17*) ;; *) fail "control: expected the zombie to write las
 pass "negative control: without the fence the zombie's writes are accepted (the incident)"
 
 say "9. An independent check: tenure-check on the recorded histories"
-echo "    (the workers' acquires and each sink's decisions, in the format of DESIGN section 8)"
+echo "    (the workers' acquires and each sink's decisions, in the format of docs/CONTRACT.md section 8)"
 cat "$T/indexer-17.history" "$T/indexer-04.history" "$T/sink.history" >"$T/fenced.history"
 rc=0
 HTML_DIR=${TN_INCIDENT_HTML_DIR:-$T}

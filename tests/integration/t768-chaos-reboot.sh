@@ -6,7 +6,7 @@
 # 1-1000 s behind the current clock, as instants of another boot are (the
 # journal is applied to tenure.db first, so the rewrite reaches everything).  No
 # stored instant may then be trusted: every lease that may have been live
-# at the kill must stay held for its full TTL after the restart (DESIGN
+# at the kill must stay held for its full TTL after the restart (CONTRACT
 # section 4.5).  The history must check clean.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"

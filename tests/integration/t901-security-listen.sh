@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Secure default (DESIGN §9): tenured refuses a non-loopback listen address
+# Secure default (CONTRACT §9): tenured refuses a non-loopback listen address
 # without authentication, says what to do instead, and binds nothing;
 # --insecure-no-auth overrides it; loopback needs no flag.  Once --auth-file
 # is wired, a non-loopback address with an auth file starts.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Auth and ACLs (DESIGN §9) over HTTP: 401 {"error":"unauthorized"} without
+# Auth and ACLs (CONTRACT §9) over HTTP: 401 {"error":"unauthorized"} without
 # or with bad credentials; 403 {"error":"forbidden"} outside one's prefixes,
 # for read vs acquire, and for list prefixes reaching beyond a rule; renew
 # and release bound to the principal that acquired the lease; admin force

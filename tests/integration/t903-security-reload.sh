@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reload of the auth file on SIGHUP (DESIGN §9): a new token works and a
+# Reload of the auth file on SIGHUP (CONTRACT §9): a new token works and a
 # removed one gets 401 at once; leases stay bound to their principal by
 # name across the reload; a keep-alive connection opened before the reload
 # keeps working (and is judged by the new file); a broken file is refused

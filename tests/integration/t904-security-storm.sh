@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 100 000 adversarial renew, release and force-release attempts against one
-# live lease (DESIGN §9): no token, wrong token, another scheme, another
+# live lease (CONTRACT §9): no token, wrong token, another scheme, another
 # principal, a read-only principal, the holder's principal with a wrong
 # secret or with the fencing token as the secret, force release by
 # non-admins.  None may succeed, each gets its documented status, and

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The auth module (DESIGN §9): strict parsing of the auth file (a good
+/* The auth module (CONTRACT §9): strict parsing of the auth file (a good
  * file, then one table row per kind of bad file), file checks, bearer
  * authentication, prefix authorization, holder binding, and every
  * allocation failing in turn.  All table-driven. */

@@ -391,7 +391,7 @@ static void test_check__sink_admits_token_never_granted(void **state)
 {
     (void)state;
     /* Token 9 may be what the info acquire got, but a token is known only
-     * from an ok completion (DESIGN.md section 8). */
+     * from an ok completion (CONTRACT §8). */
     struct hb b = {.len = 0};
     acq(&b, 0, "w1", "a", 10);
     done(&b, 1, "w1", "acquire", "info", NONE);

@@ -20,26 +20,19 @@ static void test_cli__durations(void **st)
     (void)st;
     struct {
         const char *text; /* as typed */
-        int64_t ms;       /* expected, -1 = rejected */
+        int64_t ms;       /* expected, -1 = rejected, -2 = no unit */
     } cases[] = {
-        {"250", 250},
-        {"500ms", 500},
-        {"10s", 10000},
-        {"2m", 120000},
-        {"1h", 3600000},
-        {"0", 0},
-        {"", -1},
-        {"10parsecs", -1},
-        {"-1s", -1},
-        {"1.5s", -1},
-        {"s", -1},
-        {" 5s", -1},
-        {"99999999999999999999h", -1},
+        {"250", -2},       {"10", -2},     {"500ms", 500},
+        {"10s", 10000},    {"2m", 120000}, {"1h", 3600000},
+        {"0", 0},          {"0s", 0},      {"", -1},
+        {"10parsecs", -1}, {"-1s", -1},    {"1.5s", -1},
+        {"s", -1},         {" 5s", -1},    {"99999999999999999999h", -1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int64_t ms = -7;
         int rc = tn_cli_parse_duration(cases[i].text, &ms);
-        if (cases[i].ms < 0 ? rc == 0 : rc != 0 || ms != cases[i].ms)
+        if (cases[i].ms < 0 ? rc != (cases[i].ms == -2 ? -2 : -1)
+                            : rc != 0 || ms != cases[i].ms)
             fail_msg("\"%s\": rc %d ms %lld", cases[i].text, rc, (long long)ms);
     }
 }
@@ -66,6 +59,15 @@ static void test_cli__server_list(void **st)
     assert_string_equal(cli.opts.urls[0], "http://a:1");
     assert_string_equal(cli.opts.urls[1], "http://b:2");
     assert_int_equal(tn_cli_set_servers(&cli, ","), -1);
+    /* host:port means http://host:port, as etcdctl takes it; https:// and
+     * http:// are kept; any other scheme is refused. */
+    assert_int_equal(
+        tn_cli_set_servers(&cli, "localhost:7300,https://b:2,http://c:3"), 0);
+    assert_int_equal(cli.opts.n_urls, 3);
+    assert_string_equal(cli.opts.urls[0], "http://localhost:7300");
+    assert_string_equal(cli.opts.urls[1], "https://b:2");
+    assert_string_equal(cli.opts.urls[2], "http://c:3");
+    assert_int_equal(tn_cli_set_servers(&cli, "ftp://a:1"), -1);
     assert_int_equal(tn_cli_set_servers(&cli, "h,h,h,h,h,h,h,h,h"), -1);
 }
 

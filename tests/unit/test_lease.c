@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The lease state machine: table-driven cases, then a seeded random walk
- * against a shadow model that checks the token contract (DESIGN §4) after
+ * against a shadow model that checks the token contract (CONTRACT §4) after
  * every step.  The clock is the test's: now_ms is passed in. */
 #include <setjmp.h>
 #include <stdarg.h>

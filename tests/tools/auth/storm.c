@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* tn-auth-storm: adversarial renew, release and force-release attempts
- * against one victim lease (DESIGN §9), over keep-alive connections with
+ * against one victim lease (CONTRACT §9), over keep-alive connections with
  * curl multi.  Each attempt cycles through a table of attacks (no token,
  * wrong token, another scheme, another principal, a read-only principal,
  * the holder's principal with a wrong secret or the fencing token as the

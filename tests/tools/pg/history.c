@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tn-pg-history: concurrent clients contending on a few names across
  * several tenured instances, recording every operation as a history line
- * (DESIGN.md section 8) for tenure-check.  Times are CLOCK_MONOTONIC ns,
+ * (CONTRACT §8) for tenure-check.  Times are CLOCK_MONOTONIC ns,
  * taken just before a request is sent and just after its answer.  An
  * answer that leaves the outcome unknown (timeout, broken connection,
  * 503) is "info"; only definite refusals are "fail".

@@ -4,7 +4,7 @@
  * kill) must stay held by that same grant until its own ttl has run out
  * (sent + ttl), and, when it was surely still live once the restarted server
  * was ready (sent + ttl > ready), until ttl has passed since the restart
- * (DESIGN §4.5: the server may drop a lease whose CLOCK_BOOTTIME expiry
+ * (CONTRACT §4.5: the server may drop a lease whose CLOCK_BOOTTIME expiry
  * passed before the restart, within one boot, and nothing else).  Without
  * --ready-ms every lease live at the kill gets the full-ttl rule.  Every
  * grant must carry a token above every token acknowledged before. */

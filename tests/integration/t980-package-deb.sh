@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The Debian packages (make deb): each .deb is extracted with dpkg-deb -x
+# into a temp root and used from there: every binary answers --help,
+# tenured from the extracted tree serves an acquire made by the extracted
+# CLI, a program builds against libtenure-dev's headers and tenure.pc and
+# runs on libtenure0's shared library, the unit and the maintainer scripts
+# say what docs/OPERATIONS.md and README.md promise, and lintian reports no
+# error (warnings are printed).  The packages of build/deb/ are reused when
+# no source file is newer than them; else scripts/deb.sh builds them
+# (a few minutes on a busy machine).
+. "$(dirname "$0")/lib.sh"
+cd "$TN_SRC"
+for tool in dpkg-deb dpkg-buildpackage lintian fakeroot; do
+    command -v "$tool" >/dev/null || fail "$tool is missing (scripts/deps.sh installs it)"
+done
+version=$(dpkg-parsechangelog -S Version)
+arch=$(dpkg --print-architecture)
+deb() { echo "build/deb/${1}_${version}_${arch}.deb"; }
+fresh=1
+for p in tenured tenure-tools libtenure0 libtenure-dev; do
+    [ -f "$(deb $p)" ] || fresh=0
+done
+if [ "$fresh" = 1 ]; then
+    while IFS= read -r f; do
+        if [ "$f" -nt "$(deb tenured)" ]; then fresh=0; echo "stale: $f is newer"; break; fi
+    done < <(git ls-files -co --exclude-standard -- src include debian contrib CMakeLists.txt)
+fi
+if [ "$fresh" = 0 ]; then
+    echo "building the packages (scripts/deb.sh)"
+    nice -n 5 scripts/deb.sh >/dev/null || fail "make deb failed"
+fi
+
+R=$T/root
+for p in tenured tenure-tools libtenure0 libtenure-dev; do
+    dpkg-deb -x "$(deb $p)" "$R" || fail "dpkg-deb -x $p"
+    dpkg-deb -e "$(deb $p)" "$T/ctl-$p" || fail "dpkg-deb -e $p"
+done
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+for f in usr/bin/tenured usr/bin/tenure usr/bin/tenure-materializer usr/bin/tenure-check \
+    usr/bin/tenure-migrate usr/lib/$ma/libtenure.so.0 usr/lib/$ma/libtenure.so \
+    usr/lib/$ma/libtenure.a usr/lib/$ma/pkgconfig/tenure.pc usr/include/tenure/client.h \
+    usr/include/tenure/fence.h lib/systemd/system/tenured.service etc/tenure/tenured.env; do
+    [ -e "$R/$f" ] || fail "no /$f in the packages"
+done
+pass "the packages hold the server, the tools, the library, headers, tenure.pc and the unit"
+
+for b in tenured tenure tenure-materializer tenure-check tenure-migrate; do
+    "$R/usr/bin/$b" --help >"$T/help" 2>&1 || fail "$b --help exited $?: $(cat "$T/help")"
+    grep -qi usage "$T/help" || fail "$b --help: $(cat "$T/help")"
+done
+PORT=$(tn_free_port)
+"$R/usr/bin/tenured" --listen "127.0.0.1:$PORT" --data-dir "$T/data" >>"$T/tenured.log" 2>&1 &
+TN_PIDS+=("$!")
+tn_wait_ready "http://127.0.0.1:$PORT" || fail "the packaged tenured did not become ready"
+"$R/usr/bin/tenure" --server "127.0.0.1:$PORT" --json acquire deb:1 --ttl 30s --owner pkg \
+    >"$T/acq" || fail "acquire through the packaged CLI: $(cat "$T/acq")"
+BODY=$(cat "$T/acq"); expect_field token 1 "packaged acquire"; expect_field owner_id pkg "owner"
+pass "the extracted binaries run; the packaged tenured serves an acquire"
+
+# libtenure-dev + libtenure0: build with tenure.pc, run on the .so.
+cat >"$T/prog.c" <<'C'
+#include <stdio.h>
+#include <tenure/client.h>
+int main(void)
+{
+    struct tn_client_options o;
+    tn_client_options_init(&o);
+    printf("%s\n", tn_errname(TN_ELOST));
+    return 0;
+}
+C
+pc=$R/usr/lib/$ma/pkgconfig/tenure.pc
+grep -qx 'prefix=/usr' "$pc" || fail "tenure.pc prefix: $(cat "$pc")"
+grep -qx "libdir=\${prefix}/lib/$ma" "$pc" || fail "tenure.pc libdir: $(cat "$pc")"
+# The same file with the prefix moved to the extracted root.
+mkdir -p "$T/pc"
+sed "s|^prefix=.*|prefix=$R/usr|" "$pc" >"$T/pc/tenure.pc"
+cflags=$(PKG_CONFIG_PATH="$T/pc" pkg-config --cflags tenure) || fail "pkg-config --cflags tenure"
+libs=$(PKG_CONFIG_PATH="$T/pc" pkg-config --libs tenure) || fail "pkg-config --libs tenure"
+grep -q -- "-I$R/usr/include" <<<"$cflags" || fail "tenure.pc cflags: $cflags"
+cc $cflags -o "$T/prog" "$T/prog.c" $libs || fail "cannot build against libtenure-dev"
+out=$(LD_LIBRARY_PATH="$R/usr/lib/$ma" "$T/prog") || fail "prog exited $?"
+[ "$out" = TN_ELOST ] || fail "prog printed '$out'"
+LD_LIBRARY_PATH="$R/usr/lib/$ma" ldd "$T/prog" | grep -q "$R/usr/lib/$ma/libtenure.so.0" ||
+    fail "prog does not use the packaged libtenure.so.0"
+pass "a program builds with tenure.pc and runs on libtenure0"
+
+# The service as packaged: /usr/bin/tenured as the tenure user, data in
+# /var/lib/tenure, settings in /etc/tenure; the user and the first auth
+# file are made by postinst; purge removes them.
+unit=$R/lib/systemd/system/tenured.service
+grep -q '^ExecStart=/usr/bin/tenured$' "$unit" || fail "unit ExecStart: $(grep ExecStart "$unit")"
+grep -q '^User=tenure$' "$unit" || fail "unit user"
+grep -q '^StateDirectory=tenure$' "$unit" || fail "unit state dir"
+grep -q '^EnvironmentFile=-/etc/tenure/tenured.env$' "$unit" || fail "unit env file"
+grep -q '/etc/tenure/tenured.env' "$T/ctl-tenured/conffiles" || fail "tenured.env is not a conffile"
+grep -q 'adduser --system' "$T/ctl-tenured/postinst" || fail "postinst makes no system user"
+grep -q 'auth.json' "$T/ctl-tenured/postinst" || fail "postinst writes no auth file"
+grep -q 'systemctl\|deb-systemd' "$T/ctl-tenured/postinst" || fail "postinst does not enable the unit"
+sh -n "$T/ctl-tenured/postinst" && sh -n "$T/ctl-tenured/postrm" || fail "maintainer script syntax"
+pass "unit, conffile and maintainer scripts"
+
+rc=0
+lintian --tag-display-limit 0 "$(deb tenured)" "$(deb tenure-tools)" "$(deb libtenure0)" \
+    "$(deb libtenure-dev)" >"$T/lintian" 2>&1 || rc=$?
+grep -v '^running with root' "$T/lintian" | sed 's/^/  lintian: /' || true
+if grep -q '^E: ' "$T/lintian"; then fail "lintian reports errors"; fi
+[ "$rc" = 0 ] || fail "lintian exited $rc"
+pass "lintian: no errors ($(grep -c '^W: ' "$T/lintian" || true) warnings)"
