@@ -7,9 +7,10 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       libclang-rt-14-dev curl
       libmicrohttpd-dev libjansson-dev libsqlite3-dev sqlite3 libpq-dev
       libcurl4-openssl-dev libgnutls28-dev openssl libsodium-dev librdkafka-dev libcmocka-dev
-      postgresql-15 postgresql-contrib kcat faketime spin)
+      postgresql-15 postgresql-contrib kcat faketime spin
+      libhiredis-dev redis-server redis-tools)
 if [ "${1:-}" = "--bench" ]; then
-    pkgs+=(wrk redis-server redis-tools hyperfine linux-perf)
+    pkgs+=(wrk hyperfine linux-perf)
 fi
 
 missing=()
