@@ -66,3 +66,11 @@ pub_check() {
     [ "$got" = "$resets" ] || fail "expected $resets reset records, got $got: $(awk '$2 == "reset"' "$dump.uniq" | head -3)"
     echo "$(wc -l <"$dump") entries, $(wc -l <"$dump.uniq") distinct ids $(head -1 "$dump.uniq" | cut -d' ' -f1)..$(tail -1 "$dump.uniq" | cut -d' ' -f1), $(wc -l <"$T/acked") acknowledged grants all present, $got resets"
 }
+
+# pub_dump_kafka TOPIC: like pub_dump, from a Kafka topic (one partition:
+# the order is the stream's).
+pub_dump_kafka() {
+    kcat -C -b "$BROKERS" -t "$1" -e -q -f '%s\n' 2>/dev/null | sed -E \
+        's/^\{"id":([0-9]+),"type":"([a-z]+)","name":"([^"]*)","owner_id":"([^"]*)","token":([0-9]+),"floor":([0-9]+).*/\1 \2 \3 \4 \5 \6/' |
+        awk '{ if ($3 == "") $3 = "-"; print }'
+}
