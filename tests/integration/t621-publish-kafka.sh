@@ -22,7 +22,8 @@ pub_dump_kafka lease-events >"$T/d1"
 [ "$(wc -l <"$T/d1")" -ge 10000 ] || fail "only $(wc -l <"$T/d1") records for 5,000 grants and their expiries"
 kcat -C -b "$BROKERS" -t lease-events -e -q -c 1 -f '%k\n' 2>/dev/null | grep -q '^hammer:' ||
     fail "records are not keyed by the lease name"
-pass "10,000 events: $(pub_check "$T/d1" "$T/g1")"
+r=$(pub_check "$T/d1" "$T/g1")
+pass "10,000 events: $r"
 
 hammer --out "$T/g2" --names 400 --ttl-min 100 --ttl-max 300 --duration-ms 5000 &
 H=$!
@@ -37,7 +38,8 @@ wait "$H" || fail "load during the outage: $(tail -2 "$T/hammer.log")"
 sleep 0.5
 pub_wait_caught_up
 pub_dump_kafka lease-events >"$T/d2"
-pass "Kafka stopped 3 s during grants ($((n1 - n0)) grants meanwhile): $(pub_check "$T/d2" "$T/g2")"
+r=$(pub_check "$T/d2" "$T/g2")
+pass "Kafka stopped 3 s during grants ($((n1 - n0)) grants meanwhile): $r"
 
 hammer --out "$T/g3" --names 400 --ttl-min 2000 --ttl-max 4000 --duration-ms 10000 \
     --kill-pid "$SERVER_PID" --kill-after-ms 1500 || true
@@ -46,5 +48,6 @@ fence_start_server "${PUB[@]}"
 pub_wait_caught_up
 pub_dump_kafka lease-events >"$T/d3"
 cat "$T/g1" "$T/g2" "$T/g3" >"$T/g123"
-pass "kill -9 while publishing: $(pub_check "$T/d3" "$T/g123" 1)"
+r=$(pub_check "$T/d3" "$T/g123" 1)
+pass "kill -9 while publishing: $r"
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
