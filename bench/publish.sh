@@ -10,7 +10,8 @@
 #     the publisher took to drain after the load stopped;
 #  3. a holder following the Redis stream (libtenure events_url): from
 #     tenured logging a force release to the holder's callback, N times.
-# Environment: RUNS (3), DURATION (5 s), CONNS (50), N (20).
+# Environment: RUNS (3), DURATION (5 s), CONNS (50), N (20), HOLDER_ONLY=1
+# (part 3 only).
 # Needs a dev build (build/dev/bin), wrk, redis-server, redis-cli.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -86,6 +87,7 @@ one() { # RUN MODE(off|redis)
 }
 
 echo "# bench/publish.sh: RUNS=$RUNS DURATION=${DUR}s CONNS=$CONNS, $(nproc) cores, $(date -u +%F)"
+[ "${HOLDER_ONLY:-0}" = 1 ] && RUNS=0
 for run in $(seq 1 "$RUNS"); do
     if [ $((run % 2)) = 1 ]; then one "$run" off; one "$run" redis; else one "$run" redis; one "$run" off; fi
 done | tee "$WORK/runs"
@@ -103,8 +105,9 @@ for i in $(seq 1 "$N"); do
     for _ in $(seq 1 200); do grep -q '^acquired' "$WORK/h.$i" && break; sleep 0.02; done
     sleep 0.3
     curl -s -o /dev/null -X DELETE "$TURL/v1/leases/h:$i?force=true"
-    wait "$p"
-    at_cb=$(sed -n 2p "$WORK/h.$i" | awk '{print $4}')
+    wait "$p" || true
+    at_cb=$(sed -n 2p "$WORK/h.$i" | awk '$1 == "lost" {print $4}')
+    [ -n "$at_cb" ] || { echo "holder $i: $(cat "$WORK/h.$i")" >&2; continue; }
     at_ev=$(rcli XRANGE holder - + | awk -v n="h:$i" '
         $0 == "type" { getline; t = $0 } $0 == "name" { getline; nm = $0 }
         $0 == "at_ms" { getline; if (t == "revoked" && nm == n) { print; exit } }')
