@@ -16,15 +16,17 @@
 #include "target.h"
 
 #define FLUSH_SLICE_MS 100
+#define TN_PUB_KAFKA_OPTS 32
 
 struct kafka_target {
-    char brokers[1024];                 /* bootstrap.servers */
-    char topic[256];                    /* where to produce */
-    const struct tn_pub_target_opts *o; /* borrowed: lives as long */
-    rd_kafka_t *rk;                     /* producer or NULL */
-    int *status;                        /* per record of the batch */
-    size_t cap;                         /* its size */
-    struct tn_buf value;                /* JSON of one record */
+    char brokers[1024];            /* bootstrap.servers */
+    char topic[256];               /* where to produce */
+    char *opts[TN_PUB_KAFKA_OPTS]; /* owned "KEY=VALUE" for librdkafka */
+    size_t n_opts;                 /* count */
+    rd_kafka_t *rk;                /* producer or NULL */
+    int *status;                   /* per record of the batch */
+    size_t cap;                    /* its size */
+    struct tn_buf value;           /* JSON of one record */
 };
 
 enum { PENDING = 0, DELIVERED = 1, FAILED = 2 };
@@ -63,26 +65,12 @@ static int make_producer(struct kafka_target *k, rd_kafka_t **out,
      * record stays in the event log and is sent again. */
     if (rc == 0)
         rc = set(conf, "message.timeout.ms", "10000", em);
-    for (size_t i = 0; rc == 0 && i < k->o->n_kv; i++) {
-        const char *kv = k->o->kv[i];
-        if (strncmp(kv, "kafka.", 6) != 0)
-            continue;
-        const char *eq = strchr(kv, '=');
-        char key[256];
-        if (eq == NULL || (size_t)(eq - kv - 6) >= sizeof(key)) {
-            tn_errmsg_set(em, "--publish-opt \"%s\": expected kafka.KEY=VALUE",
-                          kv);
-            rc = TN_EINVAL;
-            break;
-        }
-        memcpy(key, kv + 6, (size_t)(eq - kv - 6));
-        key[eq - kv - 6] = '\0';
-        if (strcmp(key, "enable.idempotence") == 0) {
-            tn_errmsg_set(em, "--publish-opt: enable.idempotence stays true");
-            rc = TN_EINVAL;
-            break;
-        }
-        rc = set(conf, key, eq + 1, em);
+    for (size_t i = 0; rc == 0 && i < k->n_opts; i++) {
+        char *kv = k->opts[i];
+        char *eq = strchr(kv, '=');
+        *eq = '\0'; /* checked at open */
+        rc = set(conf, kv, eq + 1, em);
+        *eq = '=';
     }
     if (rc < 0) {
         rd_kafka_conf_destroy(conf);
@@ -97,6 +85,34 @@ static int make_producer(struct kafka_target *k, rd_kafka_t **out,
         return TN_EINVAL;
     }
     *out = rk;
+    return TN_OK;
+}
+
+static void kafka_close(void *arg);
+
+/* Keep our own copies of the kafka.* options (without the prefix). */
+static int copy_opts(struct kafka_target *k, const struct tn_pub_target_opts *o,
+                     struct tn_errmsg *em)
+{
+    for (size_t i = 0; i < o->n_kv; i++) {
+        const char *kv = o->kv[i];
+        if (strncmp(kv, "kafka.", 6) != 0)
+            continue;
+        const char *eq = strchr(kv, '=');
+        if (eq == NULL || eq == kv + 6 || k->n_opts == TN_PUB_KAFKA_OPTS) {
+            tn_errmsg_set(em, "--publish-opt \"%s\": expected kafka.KEY=VALUE",
+                          kv);
+            return TN_EINVAL;
+        }
+        if ((size_t)(eq - kv) == 6 + strlen("enable.idempotence") &&
+            strncmp(kv + 6, "enable.idempotence", (size_t)(eq - kv - 6)) == 0) {
+            tn_errmsg_set(em, "--publish-opt: enable.idempotence stays true");
+            return TN_EINVAL;
+        }
+        if ((k->opts[k->n_opts] = tn_strdup(kv + 6)) == NULL)
+            return TN_ENOMEM;
+        k->n_opts++;
+    }
     return TN_OK;
 }
 
@@ -115,16 +131,19 @@ static int kafka_open(const char *url, const struct tn_pub_target_opts *o,
     struct kafka_target *k = tn_calloc(1, sizeof(*k));
     if (k == NULL)
         return TN_ENOMEM;
+    tn_buf_init(&k->value, 4096);
     memcpy(k->brokers, s, (size_t)(slash - s));
     memcpy(k->topic, slash + 1, strlen(slash + 1) + 1);
-    k->o = o;
-    tn_buf_init(&k->value, 4096);
+    int rc = copy_opts(k, o, em);
+    if (rc < 0) {
+        kafka_close(k);
+        return rc;
+    }
     /* Check the options now, so that a typo fails at start. */
     rd_kafka_t *rk = NULL;
-    int rc = make_producer(k, &rk, em);
+    rc = make_producer(k, &rk, em);
     if (rc < 0) {
-        tn_buf_release(&k->value);
-        tn_free(k);
+        kafka_close(k);
         return rc;
     }
     k->rk = rk;
@@ -213,6 +232,8 @@ static void kafka_close(void *arg)
         (void)rd_kafka_flush(k->rk, 1000);
         rd_kafka_destroy(k->rk);
     }
+    for (size_t i = 0; i < k->n_opts; i++)
+        tn_free(k->opts[i]);
     tn_free(k->status);
     tn_buf_release(&k->value);
     tn_free(k);

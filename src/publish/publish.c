@@ -581,10 +581,12 @@ static int add_target(struct tn_publish *p, const char *url,
             ops = target_kinds[i];
     }
     if (ops == NULL) {
+        char label[160];
+        make_label(url, label, sizeof(label));
         tn_errmsg_set(em,
                       "--publish \"%s\": the URL must start with redis://, "
                       "rediss:// or kafka://",
-                      url);
+                      label);
         return TN_EINVAL;
     }
     struct target *t = &p->targets[p->n_targets];

@@ -25,7 +25,8 @@ struct tn_pub_record {
 };
 
 struct tn_pub_target_opts {
-    const char *const *kv; /* "key=value" from --publish-opt */
+    const char *const *kv; /* "key=value" from --publish-opt; borrowed by
+                              open() only: a target copies what it keeps */
     size_t n_kv;           /* count */
     uint64_t maxlen;       /* Redis MAXLEN ~, 0 for none */
 };

@@ -250,12 +250,8 @@ static int open_store(struct server *s)
     } else {
         rc = lock_data_dir(s);
         if (rc == 0)
-            rc = start_publish(s);
-        if (rc == 0)
             rc = tn_store_embedded_open(s->loop, &sc, &s->store, &em);
     }
-    if (rc == 0 && s->cfg->store[0] != '\0')
-        rc = start_publish(s);
     if (rc < 0)
         tn_log(TN_LOG_ERROR, "server",
                "\"cannot open the store\" err=%s "
@@ -444,6 +440,9 @@ int tn_server_run(const struct tn_config *cfg)
     int rc = s.events != NULL ? setup_signals(&s) : TN_ENOMEM;
     if (rc == 0)
         rc = open_store(&s);
+    /* Before the loop runs, so that no event goes unlogged. */
+    if (rc == 0)
+        rc = start_publish(&s);
     if (rc == 0)
         rc = start_api(&s);
     if (rc == 0)
