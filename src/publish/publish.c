@@ -15,14 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "leader.h"
 #include "log.h"
-
 #define SEGMENT_EVENTS 100000
 #define BATCH_MAX 512
 #define SYNC_MS 100
@@ -51,6 +52,10 @@ struct target {
     uint64_t saved;                      /* cursor in the file */
     struct tn_pub_reader rd;             /* reads the log */
     struct tn_pub_record *batch;         /* BATCH_MAX records */
+    struct tn_pub_record *mapped;        /* PostgreSQL: batch, ids mapped */
+    uint64_t term;                       /* PostgreSQL: publisher term */
+    uint64_t offset;                     /* PostgreSQL: log id -> sent id */
+    uint64_t reserved;                   /* PostgreSQL: ids reserved */
 };
 
 struct tn_publish {
@@ -74,7 +79,10 @@ struct tn_publish {
     pthread_t flusher;               /* syncs and prunes */
     bool flusher_started;            /* thread runs */
     struct target targets[TN_PUBLISH_MAX_TARGETS];
-    size_t n_targets; /* count */
+    size_t n_targets;          /* count */
+    bool pg;                   /* one publisher per PostgreSQL cluster */
+    struct tn_pub_leader lead; /* when pg */
+    int lockfd;                /* flock on dir/LOCK */
 };
 
 /* ---- shared helpers ---- */
@@ -277,6 +285,11 @@ static int open_log(struct tn_publish *p, bool *was_clean)
 {
     if (mkdir(p->dir, 0700) < 0 && errno != EEXIST)
         return TN_EIO;
+    char lock[1200];
+    (void)snprintf(lock, sizeof(lock), "%s/LOCK", p->dir);
+    p->lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (p->lockfd < 0 || flock(p->lockfd, LOCK_EX | LOCK_NB) < 0)
+        return TN_EBUSY; /* another tenured logs here */
     char clean[1200];
     (void)snprintf(clean, sizeof(clean), "%s/clean", p->dir);
     *was_clean = access(clean, F_OK) == 0;
@@ -358,6 +371,8 @@ static void *flusher_main(void *arg)
         }
         if (fd >= 0)
             (void)close(fd);
+        if (p->pg)
+            tn_pub_leader_tick(&p->lead);
         int64_t now = tn_clock_mono_ms();
         if (now >= next_prune) {
             prune(p);
@@ -431,10 +446,63 @@ static void decide_reset(struct target *t, uint64_t head, const char *why)
 }
 
 /* One round: 1 when something was sent, 0 when idle, <0 on failure. */
+/* PostgreSQL: only the cluster's publisher sends.  At the start of its
+ * term a target goes on from the log's head, its ids mapped above every
+ * id reserved before, after a reset if another publisher came first.
+ * 1 to go on with the round, 0 when not the publisher, <0 on failure. */
+static int pg_term(struct target *t, uint64_t head)
+{
+    struct tn_publish *p = t->p;
+    if (!atomic_load(&p->lead.leader)) {
+        atomic_store(&t->cursor, head);
+        atomic_store(&t->oldest_ms, 0);
+        t->reset_pending = false;
+        t->term = 0;
+        return 0;
+    }
+    uint64_t term = atomic_load(&p->lead.term);
+    if (term == t->term)
+        return 1;
+    uint64_t hi = 0;
+    int rc = tn_pub_leader_begin(&p->lead, t->label, &hi);
+    if (rc < 0)
+        return rc;
+    t->term = term;
+    t->reserved = hi;
+    t->reset_pending = hi > 0;
+    t->reset_id = head;
+    t->offset = hi + (hi > 0 ? 1 : 0) - head;
+    atomic_store(&t->cursor, head);
+    tn_pub_reader_seek(&t->rd, head + 1);
+    if (hi > 0)
+        tn_log(TN_LOG_INFO, "publish",
+               "\"taking over from an earlier publisher, with a reset\" "
+               "target=\"%s\" first_id=%llu",
+               t->label, (unsigned long long)(hi + 1));
+    return 1;
+}
+
+/* PostgreSQL: the batch with ids as sent, once they are reserved. */
+static int pg_map(struct target *t, size_t n, const struct tn_pub_record **out)
+{
+    for (size_t i = 0; i < n; i++) {
+        t->mapped[i] = t->batch[i];
+        t->mapped[i].id += t->offset;
+    }
+    *out = t->mapped;
+    return tn_pub_leader_reserve(&t->p->lead, t->label, t->mapped[n - 1].id,
+                                 &t->reserved);
+}
+
 static int round_once(struct target *t)
 {
     struct tn_publish *p = t->p;
     uint64_t head = atomic_load(&p->head);
+    if (p->pg) {
+        int rc = pg_term(t, head);
+        if (rc <= 0)
+            return rc;
+    }
     uint64_t cur = atomic_load(&t->cursor);
     if (head > cur && head - cur > p->backlog)
         decide_reset(t, head, "backlog full");
@@ -468,7 +536,10 @@ static int round_once(struct target *t)
             return 0;
         atomic_store(&t->oldest_ms, t->batch[0].at_ms);
     }
-    int rc = t->ops->send(t->impl, t->batch, n, &acked, &em);
+    const struct tn_pub_record *send = t->batch;
+    int rc = p->pg ? pg_map(t, n, &send) : TN_OK;
+    if (rc == 0)
+        rc = t->ops->send(t->impl, send, n, &acked, &em);
     if (acked > 0) {
         uint64_t last = t->batch[acked - 1].id;
         if (t->reset_pending) {
@@ -610,7 +681,10 @@ static int add_target(struct tn_publish *p, const char *url,
     if (rc < 0)
         return rc;
     t->batch = tn_calloc(BATCH_MAX, sizeof(*t->batch));
-    if (t->batch == NULL) {
+    t->mapped = tn_calloc(BATCH_MAX, sizeof(*t->mapped));
+    if (t->batch == NULL || t->mapped == NULL) {
+        tn_free(t->batch);
+        tn_free(t->mapped);
         ops->close(t->impl);
         return TN_ENOMEM;
     }
@@ -626,7 +700,12 @@ static void free_all(struct tn_publish *p)
         t->ops->close(t->impl);
         tn_pub_reader_release(&t->rd);
         tn_free(t->batch);
+        tn_free(t->mapped);
     }
+    if (p->pg)
+        tn_pub_leader_release(&p->lead);
+    if (p->lockfd >= 0)
+        (void)close(p->lockfd);
     if (p->fd >= 0)
         (void)close(p->fd);
     if (p->retired_fd >= 0)
@@ -653,6 +732,7 @@ int tn_publish_start(const struct tn_publish_config *cfg,
         return TN_ENOMEM;
     p->fd = -1;
     p->retired_fd = -1;
+    p->lockfd = -1;
     (void)pthread_mutex_init(&p->mu, NULL);
     (void)tn_clock_cond_init(&p->cv);
     size_t dlen = strnlen(cfg->dir, sizeof(p->dir) - 1);
@@ -664,6 +744,10 @@ int tn_publish_start(const struct tn_publish_config *cfg,
     struct tn_pub_target_opts o = {
         .kv = cfg->opts, .n_kv = cfg->n_opts, .maxlen = cfg->maxlen};
     int rc = TN_OK;
+    if (cfg->pg_url != NULL) {
+        rc = tn_pub_leader_init(&p->lead, cfg->pg_url);
+        p->pg = rc == 0;
+    }
     for (size_t i = 0; rc == 0 && i < cfg->n_urls; i++)
         rc = add_target(p, cfg->urls[i], &o, em);
     bool was_clean = true;
@@ -756,9 +840,12 @@ void tn_publish_metrics(struct tn_publish *p, struct tn_buf *out)
                         "tenure_publish_log_head %llu\n"
                         "# TYPE tenure_publish_log_write_failures_total "
                         "counter\n"
-                        "tenure_publish_log_write_failures_total %llu\n",
+                        "tenure_publish_log_write_failures_total %llu\n"
+                        "# TYPE tenure_publish_leader gauge\n"
+                        "tenure_publish_leader %d\n",
                         (unsigned long long)head,
-                        (unsigned long long)atomic_load(&p->write_failures));
+                        (unsigned long long)atomic_load(&p->write_failures),
+                        !p->pg || atomic_load(&p->lead.leader) ? 1 : 0);
     static const char *const heads[] = {
         "# TYPE tenure_publish_events_total counter\n",
         "# TYPE tenure_publish_lag_events gauge\n",

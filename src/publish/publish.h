@@ -34,6 +34,9 @@ struct tn_publish_config {
     uint64_t backlog;        /* events a target may lag, then reset */
     uint64_t maxlen;         /* Redis MAXLEN ~ (0: no trimming) */
     uint64_t segment_events; /* events per log file (0: default) */
+    const char *pg_url;      /* PostgreSQL store: only the instance holding
+                                the advisory lock publishes; NULL for the
+                                embedded store */
 };
 
 /* Open the log (recovering a torn tail; after an unclean stop the log

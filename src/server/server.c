@@ -192,13 +192,6 @@ static int start_publish(struct server *s)
     const struct tn_config *c = s->cfg;
     if (c->publish[0] == '\0')
         return TN_OK;
-    if (c->store[0] != '\0') {
-        tn_log(TN_LOG_ERROR, "server",
-               "\"--publish is not supported with the PostgreSQL store yet: "
-               "each instance would publish its own copy of the cluster's "
-               "events (docs/FENCING.md)\"");
-        return TN_EINVAL;
-    }
     static char urls[sizeof(c->publish)], opts[sizeof(c->publish_opt)];
     memcpy(urls, c->publish, sizeof(urls));
     memcpy(opts, c->publish_opt, sizeof(opts));
@@ -213,6 +206,7 @@ static int start_publish(struct server *s)
         .n_opts = split_lines(opts, o, TN_PUBLISH_MAX_OPTS + 1),
         .backlog = (uint64_t)c->publish_backlog,
         .maxlen = (uint64_t)c->publish_maxlen,
+        .pg_url = c->store[0] != '\0' ? c->store : NULL,
     };
     struct tn_errmsg em = {{0}};
     int rc = tn_publish_start(&pc, &s->publish, &em);

@@ -47,12 +47,15 @@ pub_wait_caught_up() {
 }
 
 # pub_check DUMP GRANTS [RESETS]: the stream in DUMP (pub_dump output)
-# holds, after dropping repeated ids (at least once), ids in increasing
+# holds no id with two different events, and, after dropping repeated ids
+# (at least once), ids in increasing
 # order with no gap, every grant of tn-hammer's GRANTS file as an
 # "acquired" event with its token, and exactly RESETS reset records
 # (default 0).  Prints a summary.
 pub_check() {
     local dump=$1 grants=$2 resets=${3:-0}
+    awk '($1 in first) && first[$1] != $0 { printf "id %s carries two events: %s / %s\n", $1, first[$1], $0; exit 1 }
+         !($1 in first) { first[$1] = $0 }' "$dump" >"$T/dup" || fail "$(cat "$T/dup")"
     awk '!seen[$1]++' "$dump" >"$dump.uniq"
     awk 'NR > 1 && $1 != prev + 1 { printf "gap or disorder: %s after %s\n", $1, prev; bad = 1; exit }
          { prev = $1 } END { exit bad }' "$dump.uniq" >"$T/gap" || fail "$(cat "$T/gap")"
