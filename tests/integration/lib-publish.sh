@@ -35,6 +35,16 @@ pub_dump() {
 # pub_metric NAME: the value of NAME (first series) on $URL/metrics.
 pub_metric() { curl -s --max-time 2 "$URL/metrics" | awk -v m="$1" 'index($1, m "{") == 1 || $1 == m {print $2; exit}'; }
 
+# pub_wait_grants FILE: until tn-hammer has written some grants to FILE
+# (it starts slowly on a busy machine, or under a sanitizer).
+pub_wait_grants() {
+    for _ in $(seq 1 400); do
+        [ "$(grep -c '^grant' "$1" 2>/dev/null || true)" -gt 20 ] && return 0
+        sleep 0.05
+    done
+    fail "tn-hammer wrote no grants to $1"
+}
+
 # pub_wait_caught_up: until every target has sent the whole log (bounded).
 pub_wait_caught_up() {
     local i lag

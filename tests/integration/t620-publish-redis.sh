@@ -27,7 +27,7 @@ pass "10,000 events: $r"
 # 2. Redis frozen during grants: grants go on, nothing is lost after.
 hammer --out "$T/g2" --names 400 --ttl-min 100 --ttl-max 300 --duration-ms 4000 &
 H=$!
-sleep 0.5
+pub_wait_grants "$T/g2"
 kill -STOP "$REDIS_PID"
 n0=$(grep -c '^grant' "$T/g2")
 sleep 2.5

@@ -27,7 +27,7 @@ pass "10,000 events: $r"
 
 hammer --out "$T/g2" --names 400 --ttl-min 100 --ttl-max 300 --duration-ms 5000 &
 H=$!
-sleep 0.5
+pub_wait_grants "$T/g2"
 kill -STOP "$MOCK_PID"
 n0=$(grep -c '^grant' "$T/g2")
 sleep 3
