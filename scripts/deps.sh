@@ -7,7 +7,8 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       libclang-rt-14-dev curl
       libhttp-parser-dev libssl-dev libjansson-dev libsqlite3-dev sqlite3 libpq-dev
       libcurl4-openssl-dev openssl libsodium-dev librdkafka-dev libcmocka-dev
-      postgresql-15 postgresql-contrib kcat faketime spin
+      libhiredis-dev postgresql-15 postgresql-contrib kcat faketime spin
+      redis-server redis-tools
       chromium chromium-driver python3-selenium
       python3 python3-pytest python3-psycopg2 python3-setuptools python3-pip
       python3-pyflakes python3-yaml python3-hypothesis python3-jsonschema
@@ -15,7 +16,7 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
 # make lint also needs Node.js >= 20.19 with npm (Debian 12's nodejs is 18,
 # too old for the pinned @redocly/cli): see scripts/npm-tools.sh.
 if [ "${1:-}" = "--bench" ]; then
-    pkgs+=(wrk redis-server redis-tools hyperfine linux-perf)
+    pkgs+=(wrk hyperfine linux-perf)
 fi
 
 missing=()

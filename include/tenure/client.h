@@ -69,6 +69,14 @@ struct tn_client_options {
                                    the default: a tenth of the lease's TTL */
     tn_client_log_fn log;       /* may be NULL */
     void *log_ud;               /* passed to log */
+    const char *events_url;     /* with watch_events: NULL follows GET
+                                   /v1/events; "redis://[USER:PASS@]HOST:
+                                   PORT[/DB]/STREAM" follows the Redis
+                                   stream tenured --publish fills instead
+                                   (spoken directly: no extra library).
+                                   Same rule: a reset record, or a jump in
+                                   the events' ids, renews every kept lease
+                                   at once.  Copied by new(). */
 };
 
 /* Fill o with the defaults (no URLs).  Thread-safe. */

@@ -303,6 +303,8 @@ static void handle_ops(struct tn_api_call *c, struct tn_route_match *m)
             tn_events_metrics(c->api->cfg.events, &b);
         if (c->api->http != NULL)
             print_http_metrics(c->api->http, &b);
+        if (c->api->cfg.more_metrics != NULL)
+            c->api->cfg.more_metrics(c->api->cfg.more_metrics_ctx, &b);
         tn_api_send(c, 200, &b, 0);
         tn_buf_release(&b);
     }

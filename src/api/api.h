@@ -21,6 +21,9 @@ struct tn_api_config {
     struct tn_events *events;   /* event hub, borrowed, or NULL */
     bool client_certs;          /* principals come from verified client
                                    certificate CNs instead of tokens */
+    /* More Prometheus lines for /metrics (the publisher's), or NULL. */
+    void (*more_metrics)(void *ctx, struct tn_buf *out);
+    void *more_metrics_ctx; /* its argument */
 };
 
 struct tn_api;

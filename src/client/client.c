@@ -50,6 +50,13 @@ static int check_options(const struct tn_client_options *o,
             return TN_EINVAL;
         }
     }
+    const char *ev = o->events_url;
+    if (ev != NULL &&
+        (strncmp(ev, "redis://", 8) != 0 || strchr(ev + 8, '/') == NULL ||
+         strrchr(ev, '/')[1] == '\0' || strlen(ev) > 1000)) {
+        tn_errmsg_set(em, "events_url must be redis://HOST:PORT[/DB]/STREAM");
+        return TN_EINVAL;
+    }
     if (o->connect_timeout_ms <= 0 || o->request_timeout_ms <= 0) {
         tn_errmsg_set(em, "timeouts must be positive");
         return TN_EINVAL;
@@ -105,6 +112,9 @@ static int init_fields(struct tn_client *c, const struct tn_client_options *o)
         if (files[i] != NULL && (c->tls_files[i] = tn_strdup(files[i])) == NULL)
             return TN_ENOMEM;
     }
+    if (o->events_url != NULL &&
+        (c->events_url = tn_strdup(o->events_url)) == NULL)
+        return TN_ENOMEM;
     c->request_timeout_ms = o->request_timeout_ms;
     c->safety_margin_ms = o->safety_margin_ms;
     c->log = o->log;
@@ -115,6 +125,7 @@ static int init_fields(struct tn_client *c, const struct tn_client_options *o)
     c->opts.ca_file = c->tls_files[0];
     c->opts.cert_file = c->tls_files[1];
     c->opts.key_file = c->tls_files[2];
+    c->opts.events_url = c->events_url;
     int rc = tn_http_init(&c->http, &c->opts, c->auth_header, NULL,
                           tn_clock_mono_ms);
     /* The renewer's connection is built later from our own URL copies. */
@@ -178,6 +189,7 @@ void tn_client_free(struct tn_client *c)
     tn_free(c->auth_header);
     for (size_t i = 0; i < 3; i++)
         tn_free(c->tls_files[i]);
+    tn_free(c->events_url);
     tn_free(c);
 }
 

@@ -120,6 +120,7 @@ struct tn_client {
     char *owner_id;             /* owned default owner */
     char *auth_header;          /* owned "Authorization: Bearer ..." */
     char *tls_files[3];         /* owned copies: CA, certificate, key */
+    char *events_url;           /* owned copy of opts.events_url or NULL */
     int64_t request_timeout_ms; /* beyond wait_ms */
     int64_t safety_margin_ms;   /* < 0: ttl / 10 */
     tn_client_log_fn log;       /* may be NULL */
@@ -144,6 +145,14 @@ struct tn_client {
 
 /* events.c: the optional event follower (opts.watch_events). */
 int tn_client_events_start_locked(struct tn_client *c);
+/* events.c: an event (type, name, token) from any follower: mark the kept
+ * leases it ends lost.  Any thread but the keepalive's lock holder. */
+void tn_client_events_apply(struct tn_client *c, const char *type,
+                            const char *name, uint64_t token);
+/* Events may have been missed: renew every kept lease now. */
+void tn_client_events_renew_all(struct tn_client *c);
+/* events_redis.c: the follower thread of a Redis stream (arg: client). */
+void *tn_client_events_redis_main(void *arg);
 void tn_client_events_join(struct tn_client *c);
 
 /* Safety margin for a lease of ttl_ms under the client's settings. */

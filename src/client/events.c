@@ -37,7 +37,7 @@ static bool ends(const struct tn_lease *l, const char *type, uint64_t token)
 /* Events may have been missed (the server restarted, another instance
  * answered, or its own feed of events was cut): a lease may have ended
  * unheard, so renew every kept lease now rather than at its timer. */
-static void renew_all_now(struct tn_client *c)
+void tn_client_events_renew_all(struct tn_client *c)
 {
     (void)pthread_mutex_lock(&c->mu);
     int64_t now = c->now_ms();
@@ -55,7 +55,7 @@ static void apply(struct tn_client *c, const char *data)
     json_t *v = json_loads(data, 0, &err);
     const char *type = json_string_value(json_object_get(v, "type"));
     if (type != NULL && strcmp(type, "reset") == 0) {
-        renew_all_now(c);
+        tn_client_events_renew_all(c);
         json_decref(v);
         return;
     }
@@ -65,7 +65,13 @@ static void apply(struct tn_client *c, const char *data)
         json_decref(v);
         return;
     }
-    uint64_t token = (uint64_t)json_integer_value(tok);
+    tn_client_events_apply(c, type, name, (uint64_t)json_integer_value(tok));
+    json_decref(v);
+}
+
+void tn_client_events_apply(struct tn_client *c, const char *type,
+                            const char *name, uint64_t token)
+{
     (void)pthread_mutex_lock(&c->mu);
     for (struct tn_lease *l = c->kept; l != NULL; l = l->next) {
         if (l->state != TN_LEASE_HELD || strcmp(l->name, name) != 0 ||
@@ -77,7 +83,6 @@ static void apply(struct tn_client *c, const char *data)
         (void)pthread_cond_signal(&c->cond);
     }
     (void)pthread_mutex_unlock(&c->mu);
-    json_decref(v);
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
@@ -171,7 +176,9 @@ int tn_client_events_start_locked(struct tn_client *c)
 {
     if (c->ev_started)
         return TN_OK;
-    if (pthread_create(&c->ev_thread, NULL, follower_main, c) != 0)
+    void *(*main_fn)(void *) =
+        c->events_url != NULL ? tn_client_events_redis_main : follower_main;
+    if (pthread_create(&c->ev_thread, NULL, main_fn, c) != 0)
         return TN_EIO;
     c->ev_started = true;
     return TN_OK;

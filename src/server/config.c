@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum opt_type { OPT_STR, OPT_INT, OPT_BOOL };
+/* OPT_LIST: repeatable; each value is appended as one line (an empty
+ * value clears the list). */
+enum opt_type { OPT_STR, OPT_INT, OPT_BOOL, OPT_LIST };
 
 struct option_def {
     const char *name;   /* flag without dashes; env is TENURE_<NAME> */
@@ -25,6 +27,8 @@ struct option_def {
     OPT_STR, offsetof(struct tn_config, f), sizeof(((struct tn_config *)0)->f)
 #define INT(f) OPT_INT, offsetof(struct tn_config, f), 0
 #define BOOL(f) OPT_BOOL, offsetof(struct tn_config, f), 0
+#define LIST(f)                                                                \
+    OPT_LIST, offsetof(struct tn_config, f), sizeof(((struct tn_config *)0)->f)
 
 static const struct option_def options[] = {
     {"listen", STR(listen), "127.0.0.1:7300", 0, 0,
@@ -125,6 +129,23 @@ static const struct option_def options[] = {
     {"insecure-no-auth", BOOL(insecure_no_auth), "false", 0, 0,
      "allow a non-loopback listen address without authentication",
      "refused by default: anyone who can reach it could release leases"},
+    {"publish", LIST(publish), "", 0, 0,
+     "repeatable: also append every event to redis://HOST:PORT[/DB]/STREAM "
+     "or kafka://BROKERS/TOPIC (docs/FENCING.md)",
+     "off: the SSE stream needs nothing else; these streams are a "
+     "latency aid, not safety"},
+    {"publish-opt", LIST(publish_opt), "", 0, 0,
+     "repeatable: redis.password=, redis.user=, redis.timeout_ms=, or "
+     "kafka.KEY=VALUE handed to librdkafka (TLS, SASL)",
+     "the libraries' own defaults"},
+    {"publish-backlog", INT(publish_backlog), "100000", 1, 100000000,
+     "events a --publish target may lag before it gets one reset record "
+     "instead",
+     "about a minute of heavy churn; the log keeps them on disk, not in "
+     "memory"},
+    {"publish-maxlen", INT(publish_maxlen), "1000000", 0, 1000000000000,
+     "Redis streams: XADD MAXLEN ~ this (0: never trimmed)",
+     "bounds Redis memory to a few hundred MB of events"},
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -139,6 +160,21 @@ static int set_value(struct tn_config *c, const struct option_def *o,
             return TN_EINVAL;
         }
         memcpy(field, v, strlen(v) + 1);
+        return TN_OK;
+    }
+    if (o->type == OPT_LIST) {
+        size_t used = strlen(field), n = strlen(v);
+        if (n == 0) {
+            field[0] = '\0';
+            return TN_OK;
+        }
+        if (strchr(v, '\n') != NULL || used + n + 2 > o->size) {
+            tn_errmsg_set(em, "option \"%s\" is too long or repeated too often",
+                          o->name);
+            return TN_EINVAL;
+        }
+        memcpy(field + used, v, n);
+        memcpy(field + used + n, "\n", 2);
         return TN_OK;
     }
     if (o->type == OPT_BOOL) {

@@ -29,6 +29,7 @@
 #include "common/log.h"
 #include "common/loop.h"
 #include "http/http.h"
+#include "publish/publish.h"
 #include "store/store.h"
 
 struct server {
@@ -37,6 +38,7 @@ struct server {
     struct tn_store *store;      /* the store */
     struct tn_api *api;          /* the API */
     struct tn_events *events;    /* the event hub */
+    struct tn_publish *publish;  /* --publish targets, or NULL */
     struct tn_http *http;        /* the listener */
     int sigfd;                   /* signalfd for TERM/INT */
     int lockfd;                  /* flock on data_dir/LOCK */
@@ -156,6 +158,70 @@ static int setup_signals(struct server *s)
     return tn_loop_add_fd(s->loop, s->sigfd, EPOLLIN, on_signal, s);
 }
 
+/* Every event goes to the SSE hub and, with --publish, to the log. */
+static void on_event(void *arg, const struct tn_event *ev)
+{
+    struct server *s = arg;
+    tn_publish_event(s->publish, ev);
+    tn_events_publish(s->events, ev);
+}
+
+static bool watched(void *arg)
+{
+    struct server *s = arg;
+    return s->publish != NULL || tn_events_watched(s->events);
+}
+
+/* Split a list option (one value per line) into ptrs; returns the count. */
+static size_t split_lines(char *list, const char **ptrs, size_t max)
+{
+    size_t n = 0;
+    for (char *line = list; *line != '\0' && n < max;) {
+        char *nl = strchr(line, '\n');
+        ptrs[n++] = line;
+        if (nl == NULL)
+            break;
+        *nl = '\0';
+        line = nl + 1;
+    }
+    return n;
+}
+
+static int start_publish(struct server *s)
+{
+    const struct tn_config *c = s->cfg;
+    if (c->publish[0] == '\0')
+        return TN_OK;
+    static char urls[sizeof(c->publish)], opts[sizeof(c->publish_opt)];
+    memcpy(urls, c->publish, sizeof(urls));
+    memcpy(opts, c->publish_opt, sizeof(opts));
+    const char *u[TN_PUBLISH_MAX_TARGETS + 1], *o[TN_PUBLISH_MAX_OPTS + 1];
+    char dir[1100];
+    (void)snprintf(dir, sizeof(dir), "%s/publish", c->data_dir);
+    struct tn_publish_config pc = {
+        .dir = dir,
+        .urls = u,
+        .n_urls = split_lines(urls, u, TN_PUBLISH_MAX_TARGETS + 1),
+        .opts = o,
+        .n_opts = split_lines(opts, o, TN_PUBLISH_MAX_OPTS + 1),
+        .backlog = (uint64_t)c->publish_backlog,
+        .maxlen = (uint64_t)c->publish_maxlen,
+        .pg_url = c->store[0] != '\0' ? c->store : NULL,
+    };
+    struct tn_errmsg em = {{0}};
+    int rc = tn_publish_start(&pc, &s->publish, &em);
+    if (rc < 0)
+        tn_log(TN_LOG_ERROR, "server",
+               "\"cannot start publishing\" detail=\"%s\"", em.text);
+    return rc;
+}
+
+static void publish_metrics(void *arg, struct tn_buf *out)
+{
+    struct server *s = arg;
+    tn_publish_metrics(s->publish, out);
+}
+
 static int open_store(struct server *s)
 {
     struct tn_store_config sc = {
@@ -170,9 +236,9 @@ static int open_store(struct server *s)
         .max_names = (size_t)s->cfg->max_names,
         .retain_ms = s->cfg->retain_ms,
         .max_wait_ms = s->cfg->max_wait_ms,
-        .on_event = tn_events_publish,
-        .event_ctx = s->events,
-        .watched = tn_events_watched,
+        .on_event = on_event,
+        .event_ctx = s,
+        .watched = watched,
     };
     struct tn_errmsg em = {{0}};
     int rc;
@@ -198,8 +264,9 @@ static int start_api(struct server *s)
                                .max_ttl_ms = s->cfg->max_ttl_ms,
                                .max_wait_ms = s->cfg->max_wait_ms,
                                .events = s->events,
-                               .client_certs =
-                                   s->cfg->tls_client_ca[0] != '\0'};
+                               .client_certs = s->cfg->tls_client_ca[0] != '\0',
+                               .more_metrics = publish_metrics,
+                               .more_metrics_ctx = s};
     if (s->cfg->signing_key[0] != '\0') {
         struct tn_errmsg em = {{0}};
         int rc =
@@ -328,6 +395,9 @@ static void shutdown_all(struct server *s)
 {
     if (s->store != NULL)
         s->store->ops->close(s->store);
+    /* After the store: its last events are in the log by now. */
+    tn_publish_stop(s->publish, 2000);
+    s->publish = NULL;
     if (s->http != NULL) {
         tn_loop_run_posts(s->loop);
         tn_api_set_http(s->api, NULL);
@@ -372,6 +442,9 @@ int tn_server_run(const struct tn_config *cfg)
     int rc = s.events != NULL ? setup_signals(&s) : TN_ENOMEM;
     if (rc == 0)
         rc = open_store(&s);
+    /* Before the loop runs, so that no event goes unlogged. */
+    if (rc == 0)
+        rc = start_publish(&s);
     if (rc == 0)
         rc = start_api(&s);
     if (rc == 0)

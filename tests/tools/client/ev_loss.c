@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* tn-ev-loss URL NAME TTL_MS WATCH(0|1): acquire NAME, keep it alive, print
- * "acquired TOKEN", then wait (at most 2*TTL) for the keepalive to report
- * the loss and print "lost MS REASON", MS counted from "acquired".  With
- * WATCH=1 the client follows the event stream.  A test helper only. */
+/* tn-ev-loss URL NAME TTL_MS WATCH(0|1|redis://...): acquire NAME, keep it
+ * alive, print "acquired TOKEN", then wait (at most 2*TTL) for the
+ * keepalive to report the loss and print "lost MS REASON AT", MS counted
+ * from "acquired", AT the wall clock then (ms since the epoch, as the
+ * at_ms of published events).
+ * With WATCH=1 the client follows the event stream; with a redis:// URL,
+ * that Redis stream (tenured --publish).  A test helper only. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -40,7 +43,9 @@ int main(int argc, char **argv)
     tn_client_options_init(&o);
     o.urls[0] = argv[1];
     o.n_urls = 1;
-    o.watch_events = strcmp(argv[4], "1") == 0;
+    o.watch_events = strcmp(argv[4], "0") != 0;
+    if (strncmp(argv[4], "redis://", 8) == 0)
+        o.events_url = argv[4];
     struct tn_client *c = NULL;
     struct tn_errmsg em = {{0}};
     if (tn_client_new(&o, &c, &em) < 0)
@@ -69,10 +74,11 @@ int main(int argc, char **argv)
     }
     int got = ended;
     pthread_mutex_unlock(&mu);
-    if (got)
-        (void)printf("lost %" PRId64 " %s\n", tn_clock_mono_ms() - t0,
-                     tn_lease_end_name(why));
-    else
+    if (got) {
+        (void)printf("lost %" PRId64 " %s %" PRId64 "\n",
+                     tn_clock_mono_ms() - t0, tn_lease_end_name(why),
+                     tn_clock_wall_ms());
+    } else
         (void)printf("held\n");
     (void)fflush(stdout);
     tn_lease_free(l);

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/* The Redis Streams target: redis://[USER:PASS@]HOST:PORT[/DB]/STREAM.
+ * Each record becomes one XADD STREAM [MAXLEN ~ N] * id .. type .. name ..
+ * owner_id .. token .. floor .. at_ms .., pipelined per batch; an entry
+ * counts as taken when its reply is an entry id (Redis then has it in
+ * memory and in its AOF as configured: durability is the server's
+ * setting).  Options: redis.password, redis.user, redis.timeout_ms.
+ * rediss:// is refused: Debian 12's hiredis (0.14) has no TLS. */
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/alloc.h"
+#include "target.h"
+
+struct redis_target {
+    char host[256];     /* to connect to */
+    int port;           /* its port */
+    int db;             /* SELECT, -1 for none */
+    char stream[512];   /* the key */
+    char user[128];     /* AUTH user or "" */
+    char password[256]; /* AUTH password or "" */
+    int64_t timeout_ms; /* connect and each reply */
+    uint64_t maxlen;    /* MAXLEN ~, 0 none */
+    redisContext *c;    /* connection or NULL */
+};
+
+/* Percent-decode s[0..n) into out (len bytes); false if malformed. */
+static bool pct_decode(const char *s, size_t n, char *out, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (o + 1 >= len)
+            return false;
+        if (s[i] == '%') {
+            unsigned v;
+            if (i + 2 >= n)
+                return false;
+            if (sscanf(s + i + 1, "%2x", &v) != 1)
+                return false;
+            out[o++] = (char)v;
+            i += 2;
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    out[o] = '\0';
+    return true;
+}
+
+static int parse_url(struct redis_target *r, const char *url,
+                     struct tn_errmsg *em)
+{
+    const char *s = strstr(url, "://") + 3;
+    const char *slash = strchr(s, '/');
+    if (slash == NULL || slash[1] == '\0')
+        goto bad;
+    const char *at = memchr(s, '@', (size_t)(slash - s));
+    if (at != NULL) {
+        const char *colon = memchr(s, ':', (size_t)(at - s));
+        const char *pw = colon != NULL ? colon + 1 : s;
+        if (colon != NULL &&
+            !pct_decode(s, (size_t)(colon - s), r->user, sizeof(r->user)))
+            goto bad;
+        if (!pct_decode(pw, (size_t)(at - pw), r->password,
+                        sizeof(r->password)))
+            goto bad;
+        s = at + 1;
+    }
+    const char *colon = memchr(s, ':', (size_t)(slash - s));
+    size_t hlen = (size_t)((colon != NULL ? colon : slash) - s);
+    if (hlen == 0 || hlen >= sizeof(r->host))
+        goto bad;
+    memcpy(r->host, s, hlen);
+    r->host[hlen] = '\0';
+    r->port = 6379;
+    if (colon != NULL) {
+        char *end = NULL;
+        long port = strtol(colon + 1, &end, 10);
+        if (end != slash || port <= 0 || port > 65535)
+            goto bad;
+        r->port = (int)port;
+    }
+    const char *path = slash + 1;
+    const char *next = strchr(path, '/');
+    r->db = -1;
+    if (next != NULL) {
+        char *end = NULL;
+        long db = strtol(path, &end, 10);
+        if (end != next || db < 0 || db > 100000)
+            goto bad;
+        r->db = (int)db;
+        path = next + 1;
+    }
+    if (path[0] == '\0' || strlen(path) >= sizeof(r->stream) ||
+        !pct_decode(path, strlen(path), r->stream, sizeof(r->stream)))
+        goto bad;
+    return TN_OK;
+bad:
+    tn_errmsg_set(em, "--publish: expected redis://[USER:PASS@]HOST:PORT[/DB]/"
+                      "STREAM");
+    return TN_EINVAL;
+}
+
+static int apply_opts(struct redis_target *r,
+                      const struct tn_pub_target_opts *o, struct tn_errmsg *em)
+{
+    for (size_t i = 0; i < o->n_kv; i++) {
+        const char *kv = o->kv[i];
+        if (strncmp(kv, "redis.", 6) != 0)
+            continue;
+        const char *eq = strchr(kv, '=');
+        if (eq == NULL)
+            goto bad;
+        size_t klen = (size_t)(eq - kv);
+        const char *v = eq + 1;
+        if (klen == 14 && strncmp(kv, "redis.password", klen) == 0 &&
+            strlen(v) < sizeof(r->password)) {
+            memcpy(r->password, v, strlen(v) + 1);
+        } else if (klen == 10 && strncmp(kv, "redis.user", klen) == 0 &&
+                   strlen(v) < sizeof(r->user)) {
+            memcpy(r->user, v, strlen(v) + 1);
+        } else if (klen == 16 && strncmp(kv, "redis.timeout_ms", klen) == 0) {
+            char *end = NULL;
+            long long ms = strtoll(v, &end, 10);
+            if (end == v || *end != '\0' || ms < 10 || ms > 600000)
+                goto bad;
+            r->timeout_ms = ms;
+        } else {
+            goto bad;
+        }
+        continue;
+    bad:
+        tn_errmsg_set(em,
+                      "--publish-opt \"%s\": Redis takes redis.password, "
+                      "redis.user, redis.timeout_ms (10..600000)",
+                      kv);
+        return TN_EINVAL;
+    }
+    return TN_OK;
+}
+
+static int redis_open(const char *url, const struct tn_pub_target_opts *o,
+                      void **out, struct tn_errmsg *em)
+{
+    struct redis_target *r = tn_calloc(1, sizeof(*r));
+    if (r == NULL)
+        return TN_ENOMEM;
+    r->timeout_ms = 2000;
+    r->maxlen = o->maxlen;
+    int rc = parse_url(r, url, em);
+    if (rc == 0)
+        rc = apply_opts(r, o, em);
+    if (rc < 0) {
+        tn_free(r);
+        return rc;
+    }
+    *out = r;
+    return TN_OK;
+}
+
+static int rediss_open(const char *url, const struct tn_pub_target_opts *o,
+                       void **out, struct tn_errmsg *em)
+{
+    (void)url;
+    (void)o;
+    (void)out;
+    tn_errmsg_set(em, "--publish rediss://: this build's hiredis (0.14, "
+                      "Debian 12) has no TLS; reach Redis over a TLS tunnel "
+                      "(stunnel, spiped) with redis:// to the tunnel's end");
+    return TN_EINVAL;
+}
+
+static void disconnect(struct redis_target *r)
+{
+    if (r->c != NULL)
+        redisFree(r->c);
+    r->c = NULL;
+}
+
+/* Run one command and check its reply is not an error. */
+static int command_ok(struct redis_target *r, int argc, const char **argv,
+                      struct tn_errmsg *em)
+{
+    redisReply *rep = redisCommandArgv(r->c, argc, argv, NULL);
+    if (rep == NULL) {
+        tn_errmsg_set(em, "%s", r->c->errstr);
+        return TN_EUNAVAIL;
+    }
+    int rc = rep->type == REDIS_REPLY_ERROR ? TN_EUNAVAIL : TN_OK;
+    if (rc < 0)
+        tn_errmsg_set(em, "%s: %.200s", argv[0], rep->str);
+    freeReplyObject(rep);
+    return rc;
+}
+
+static int connect_to(struct redis_target *r, struct tn_errmsg *em)
+{
+    struct timeval tv = {.tv_sec = r->timeout_ms / 1000,
+                         .tv_usec = (r->timeout_ms % 1000) * 1000};
+    r->c = redisConnectWithTimeout(r->host, r->port, tv);
+    if (r->c == NULL || r->c->err) {
+        tn_errmsg_set(em, "connect %s:%d: %s", r->host, r->port,
+                      r->c != NULL ? r->c->errstr : "out of memory");
+        disconnect(r);
+        return TN_EUNAVAIL;
+    }
+    int rc = redisSetTimeout(r->c, tv) == REDIS_OK ? TN_OK : TN_EUNAVAIL;
+    if (rc == 0 && r->password[0] != '\0') {
+        const char *a1[] = {"AUTH", r->password};
+        const char *a2[] = {"AUTH", r->user, r->password};
+        rc = r->user[0] != '\0' ? command_ok(r, 3, a2, em)
+                                : command_ok(r, 2, a1, em);
+    }
+    if (rc == 0 && r->db >= 0) {
+        char db[16];
+        (void)snprintf(db, sizeof(db), "%d", r->db);
+        const char *a[] = {"SELECT", db};
+        rc = command_ok(r, 2, a, em);
+    }
+    if (rc < 0)
+        disconnect(r);
+    return rc;
+}
+
+static int redis_send(void *arg, const struct tn_pub_record *recs, size_t n,
+                      size_t *acked, struct tn_errmsg *em)
+{
+    struct redis_target *r = arg;
+    *acked = 0;
+    if (r->c == NULL) {
+        int rc = connect_to(r, em);
+        if (rc < 0)
+            return rc;
+    }
+    char maxlen[24];
+    (void)snprintf(maxlen, sizeof(maxlen), "%llu",
+                   (unsigned long long)r->maxlen);
+    for (size_t i = 0; i < n; i++) {
+        const struct tn_pub_record *x = &recs[i];
+        char id[24], token[24], floor[24], at[24];
+        (void)snprintf(id, sizeof(id), "%llu", (unsigned long long)x->id);
+        (void)snprintf(token, sizeof(token), "%llu",
+                       (unsigned long long)x->token);
+        (void)snprintf(floor, sizeof(floor), "%llu",
+                       (unsigned long long)x->floor);
+        (void)snprintf(at, sizeof(at), "%lld", (long long)x->at_ms);
+        const char *argv[20];
+        int argc = 0;
+        argv[argc++] = "XADD";
+        argv[argc++] = r->stream;
+        if (r->maxlen > 0) {
+            argv[argc++] = "MAXLEN";
+            argv[argc++] = "~";
+            argv[argc++] = maxlen;
+        }
+        argv[argc++] = "*";
+        argv[argc++] = "id";
+        argv[argc++] = id;
+        argv[argc++] = "type";
+        argv[argc++] = tn_pub_type_name(x->type);
+        argv[argc++] = "name";
+        argv[argc++] = x->name;
+        argv[argc++] = "owner_id";
+        argv[argc++] = x->owner_id;
+        argv[argc++] = "token";
+        argv[argc++] = token;
+        argv[argc++] = "floor";
+        argv[argc++] = floor;
+        argv[argc++] = "at_ms";
+        argv[argc++] = at;
+        if (redisAppendCommandArgv(r->c, argc, argv, NULL) != REDIS_OK) {
+            tn_errmsg_set(em, "%s", r->c->errstr);
+            disconnect(r);
+            return TN_EUNAVAIL;
+        }
+    }
+    int rc = TN_OK;
+    for (size_t i = 0; i < n; i++) {
+        void *rep = NULL;
+        if (redisGetReply(r->c, &rep) != REDIS_OK || rep == NULL) {
+            tn_errmsg_set(em, "%s", r->c->errstr);
+            disconnect(r); /* replies still due cannot be matched */
+            return TN_EUNAVAIL;
+        }
+        redisReply *x = rep;
+        if (x->type != REDIS_REPLY_STRING && rc == 0) {
+            tn_errmsg_set(em, "XADD: %.200s",
+                          x->type == REDIS_REPLY_ERROR ? x->str : "odd reply");
+            rc = TN_EUNAVAIL;
+        }
+        if (rc == 0)
+            (*acked)++;
+        freeReplyObject(x);
+    }
+    return rc;
+}
+
+static void redis_close(void *arg)
+{
+    struct redis_target *r = arg;
+    if (r == NULL)
+        return;
+    disconnect(r);
+    tn_free(r);
+}
+
+const struct tn_pub_target_ops tn_pub_redis_ops = {
+    .scheme = "redis",
+    .open = redis_open,
+    .send = redis_send,
+    .close = redis_close,
+};
+
+const struct tn_pub_target_ops tn_pub_rediss_ops = {
+    .scheme = "rediss",
+    .open = rediss_open,
+    .send = redis_send,
+    .close = redis_close,
+};
