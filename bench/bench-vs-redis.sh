@@ -33,14 +33,7 @@ for tool in wrk redis-server redis-benchmark redis-cli curl ss /usr/bin/time; do
 done
 
 WORK=$(mktemp -d /tmp/tenure-bench.XXXXXX)
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
 
 free_port() {
     local p

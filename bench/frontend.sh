@@ -40,14 +40,7 @@ for tool in wrk redis-server redis-cli curl ss awk cc; do
 done
 
 WORK=$(mktemp -d /tmp/tenure-bench-fe.XXXXXX)
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
 log() { echo "$*" >&2; }
 RES=$WORK/results # KEY VALUE ROUND lines
 record() { echo "$1 $2 $run" >>"$RES"; }

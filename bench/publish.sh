@@ -18,14 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BIN=${TN_BIN:-$here/../build/dev/bin}
 RUNS=${RUNS:-3} DUR=${DURATION:-5} CONNS=${CONNS:-50} N=${N:-20}
 WORK=$(mktemp -d /tmp/tenure-bench-publish.XXXXXX)
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
 for tool in wrk redis-server redis-cli curl; do
     command -v "$tool" >/dev/null || { echo "bench/publish: needs $tool" >&2; exit 2; }
 done

@@ -28,14 +28,7 @@ fi
 ulimit -n "$(ulimit -Hn)"
 
 WORK=$(mktemp -d /tmp/tenure-bench-slow.XXXXXX)
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
 
 port=""
 for _ in $(seq 1 200); do

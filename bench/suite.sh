@@ -50,14 +50,7 @@ else
     RES=${BENCH_RESULTS:-$BUILD/bench-results.txt}
     : >"$RES"
 fi
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
 
 want() { [ "$ONLY" = all ] || [[ ",$ONLY," == *",$1,"* ]]; }
 log() { echo "$*" >&2; }
