@@ -45,9 +45,9 @@ struct tn_config {
     int64_t max_subscribers;          /* event streams at once */
     bool insecure_no_auth;            /* allow non-loopback without auth */
     char publish[8192];               /* --publish URLs, one per line */
-    char publish_opt[8192];           /* --publish-opt key=value, one per line */
-    int64_t publish_backlog;          /* events a target may lag, then reset */
-    int64_t publish_maxlen;           /* Redis MAXLEN ~ (0: none) */
+    char publish_opt[8192];  /* --publish-opt key=value, one per line */
+    int64_t publish_backlog; /* events a target may lag, then reset */
+    int64_t publish_maxlen;  /* Redis MAXLEN ~ (0: none) */
 };
 
 /* What parsing decided. */
