@@ -14,7 +14,7 @@ need_tools
 SUBS=${TN_STALL_SUBS:-1000}
 GRANTS=${TN_STALL_GRANTS:-30000}
 RSS_MAX_KIB=$((200 * 1024))
-tn_start_server --max-connections $((SUBS + 200))
+tn_start_server --max-connections $((SUBS + 200)) --max-subscribers $((SUBS + 50))
 rss0=$(rss_kib "$SERVER_PID")
 
 python3 "$ATTACK" stall-subscribe "$PORT" "$SUBS" "$T/go" >"$T/subs.out" 2>&1 &
