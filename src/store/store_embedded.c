@@ -113,6 +113,7 @@ static void refuse_queued(struct embedded *e, struct tn_lease *l, int64_t now,
                           struct tn_store_result *out, tn_store_done_fn done,
                           void *arg)
 {
+    tn_embedded_note_expiry(e, l, now); /* lock_delay reveals the end */
     tn_store_view_from_lease(&out->lease, l, now);
     out->rc = TN_ECONFLICT;
     if (!tn_lease_is_live(l, now)) {
@@ -182,6 +183,7 @@ static void e_renew(struct tn_store *s, const struct tn_token_req *r,
         tn_embedded_track_expiry(e, l);
         tn_embedded_wake(e, l); /* the expiry moved */
     } else {
+        tn_embedded_note_expiry(e, l, now); /* `lost` reveals the end */
         tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
     }
 }
@@ -204,8 +206,10 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
             e, l, r->force ? TN_GRANT_REVOKED : TN_GRANT_RELEASED, now);
         tn_embedded_emit(e, r->force ? TN_EVENT_REVOKED : TN_EVENT_RELEASED, l);
         tn_embedded_wake(e, l); /* granted at once to the first waiter */
-    } else
+    } else {
+        tn_embedded_note_expiry(e, l, now); /* `lost` reveals the end */
         tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
+    }
 }
 
 static void e_get(struct tn_store *s, const char *name, size_t name_len,
@@ -216,6 +220,7 @@ static void e_get(struct tn_store *s, const char *name, size_t name_len,
         return;
     int64_t now = tn_clock_now_ms();
     struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    tn_embedded_note_expiry(e, l, now); /* 404 reveals the end */
     out->rc = tn_lease_is_live(l, now) ? TN_OK : TN_ENOTFOUND;
     if (out->rc == TN_OK)
         tn_store_view_from_lease(&out->lease, l, now);
@@ -231,6 +236,7 @@ static void e_check(struct tn_store *s, const char *name, size_t name_len,
         return;
     int64_t now = tn_clock_now_ms();
     struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    tn_embedded_note_expiry(e, l, now); /* current:false reveals the end */
     out->rc = TN_OK;
     out->floor = l != NULL ? l->token : 0;
     out->has_live = tn_lease_is_live(l, now);
@@ -248,6 +254,7 @@ static void e_list(struct tn_store *s, const struct tn_list_req *r,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
+    tn_embedded_note_due(e, now); /* a list reveals the ends it leaves out */
     const struct tn_lease **found = tn_calloc(r->limit, sizeof(*found));
     out->items = tn_calloc(r->limit, sizeof(*out->items));
     if (found == NULL || out->items == NULL) {
@@ -443,6 +450,7 @@ static void on_recovered(void *ctx)
     e->table.seq = seq;
     e->durable_seq = seq;
     e->degraded_rc = 0;
+    tn_embedded_track_all(e);
     tn_log(TN_LOG_INFO, "store", "\"store writable again, table reloaded\"");
 }
 
@@ -530,6 +538,7 @@ int tn_store_embedded_open(struct tn_loop *loop,
         rc = TN_ENOMEM;
         goto out_free;
     }
+    tn_embedded_track_all(e);
     tn_log(TN_LOG_INFO, "store",
            "\"embedded store open\" dir=\"%s\" leases=%zu last_token=%llu",
            cfg->data_dir, e->table.count,
