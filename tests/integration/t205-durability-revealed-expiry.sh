@@ -28,7 +28,7 @@ tn_start_server
 reveal() {
     local c=$1 w=$2 ttl=$3 n="rv$1-$3:$2" extra="" tok sec ev_pid=""
     if [ "$w" = event ]; then
-        curl -sN --max-time 5 "$URL/v1/events?prefix=$n" >"$T/events.$c.$ttl" &
+        curl -sN --max-time 10 "$URL/v1/events?prefix=$n" >"$T/events.$c.$ttl" &
         ev_pid=$!
         tn_wait_subscribers 1
     fi
@@ -65,7 +65,7 @@ reveal() {
             fail "$n: the list still shows the expired lease: $BODY"
         ;;
     event)
-        for _ in $(seq 1 250); do
+        for _ in $(seq 1 1250); do # up to 5 s on a loaded machine
             grep -q '"type":"expired"' "$T/events.$c.$ttl" && break
             sleep 0.004
         done
