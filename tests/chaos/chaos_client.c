@@ -288,15 +288,16 @@ static void one_lease(struct worker *w, int64_t end_ns)
 
 /* The crash-after-reveal probe (docs/SAFETY.md section 8): acquire a name
  * of this thread's own, let the lease run out, then ask about it
- * o->reveal times, a check and a renew each time, some 80-250 ms apart,
- * so that the first answers reveal the end and the later ones come after
- * whatever kill and restart the nemesis put in between.  A server that
+ * until o->reveal checks were answered, a check and a renew each time,
+ * some 80-250 ms apart, so that the first answers reveal the end and the
+ * later ones come after whatever kill and restart the nemesis put in
+ * between.  A server that
  * undoes a revealed expiry answers one of them current:true or 200. */
 static void reveal_lease(struct worker *w)
 {
     const struct chaos_opts *o = w->o;
     char name[128], path[256], json[512], secret[256], tail[64];
-    (void)snprintf(name, sizeof(name), "%sr%u", o->name_prefix, w->idx);
+    (void)snprintf(name, sizeof(name), "%s%s", o->name_prefix, w->proc);
     int64_t ttl = chaos_between(&w->rng, o->ttl_min_ms, o->ttl_max_ms);
     (void)snprintf(json, sizeof(json),
                    "{\"name\":\"%s\",\"owner_id\":\"%s\",\"ttl_ms\":%" PRId64
@@ -316,7 +317,10 @@ static void reveal_lease(struct worker *w)
     }
     sleep_ms(ttl + chaos_between(&w->rng, 20, 80));
     (void)snprintf(path, sizeof(path), "/v1/leases/%s", name);
-    for (unsigned i = 0; i < o->reveal; i++) {
+    /* Questions that got no answer (the server is down) do not count:
+     * the later ones must reach the restarted server. */
+    unsigned answered = 0;
+    for (unsigned i = 0; answered < o->reveal && i < 10 * o->reveal; i++) {
         char cpath[300];
         (void)snprintf(cpath, sizeof(cpath), "%s/check?token=%" PRIu64, path,
                        token);
@@ -338,6 +342,7 @@ static void reveal_lease(struct worker *w)
             (void)error_tail(w, st, tail, sizeof(tail));
         }
         rec(w, tail, "check", ph, name, 0, 0, tn_clock_mono_ns());
+        answered += st == 200;
         (void)snprintf(json, sizeof(json),
                        "{\"token\":%" PRIu64 ",\"lease_secret\":\"%s\"}", token,
                        secret);

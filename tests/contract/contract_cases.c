@@ -389,8 +389,11 @@ void case_revealed_end_stays(void)
 {
     struct call g, c;
     const char *n = nm("revealed");
-    CHECK_RC(acquire(&g, n, "o1", 150, NULL, 0), TN_OK);
-    run_for(200);
+    /* 1.5 s: a store that revives the lease holds it for that long from
+     * the open, long enough for the check after a slow open to see it;
+     * and the expiry falls between two idle heartbeats (1 s apart). */
+    CHECK_RC(acquire(&g, n, "o1", 1500, NULL, 0), TN_OK);
+    run_for(1550);
     CHECK_RC(check(n, g.res.lease.token, &c), TN_OK);
     CHECK(!c.res.current);
     CHECK(reopen_store() == 0);
