@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # chaos.sh: long runs of the fault-injection harness (docs/SAFETY.md
-# section 4).  Runs the chaos profiles (tests/integration/t76N-chaos-*.sh)
+# section 4).  Runs the chaos profiles (tests/integration/t76N/t77N-chaos-*.sh)
 # one after another, round-robin, each for SECONDS with a fresh random seed,
 # until MINUTES have passed, and prints the totals.  Every run's seed,
 # schedule, history and checker report are kept under OUT/run-N-PROFILE; a
@@ -24,8 +24,8 @@ while [ $# -gt 0 ]; do
     shift 2
 done
 if [ -z "$profiles" ]; then
-    for f in tests/integration/t76[0-9]-chaos-*.sh; do
-        p=${f##*/t76?-chaos-}
+    for f in tests/integration/t7[67][0-9]-chaos-*.sh; do
+        p=${f##*/t7[67]?-chaos-}
         profiles+="${p%.sh} "
     done
 fi
@@ -42,7 +42,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
         seed=$(((RANDOM << 15) | RANDOM))
         dir=$out/run-$runs-$p
         mkdir -p "$dir"
-        script=$(ls tests/integration/t76?-chaos-"$p".sh)
+        script=$(ls tests/integration/t7[67]?-chaos-"$p".sh)
         TN_CHAOS_SEED=$seed TN_CHAOS_SECONDS=$seconds CHAOS_OUT=$dir \
             bash "$script" >"$dir/log" 2>&1
         rc=$?

@@ -33,6 +33,13 @@ struct lease {
     size_t applied_op;   /* op whose invoke is applied_t */
     size_t renew_op;     /* renew that set renew_until */
     size_t from_op;      /* op whose invoke renew_until counts from */
+    int64_t lost_t;      /* ns: earliest completion of an answer that the
+                            grant ended (renew/release `lost`, check
+                            current:false), or NEVER */
+    size_t lost_op;      /* that answer */
+    int64_t false_t;     /* ns: earliest completion of a check that
+                            answered current:false, or NEVER */
+    size_t false_op;     /* that check */
     bool renewed;        /* an ok renew may have been applied last */
     uint32_t name;       /* interned lease name */
     uint32_t request_id; /* interned request_id or NO_ID */
@@ -52,6 +59,7 @@ const char *tn_check_class_name(unsigned cls)
         "duplicate_token",    "token_order",          "overlapping_grant",
         "superseded_success", "renew_token_changed",  "sink_below_mark",
         "sink_never_granted", "sink_mark_moved_down", "sink_mark_mismatch",
+        "renew_after_lost",   "check_revived",
     };
     return cls < TN_CHECK_N_CLASSES ? names[cls] : "?";
 }
@@ -180,6 +188,10 @@ static int collect_leases(struct ctx *c)
                           .applied_op = i,
                           .renew_op = i,
                           .from_op = i,
+                          .lost_t = TN_HISTORY_NEVER,
+                          .lost_op = i,
+                          .false_t = TN_HISTORY_NEVER,
+                          .false_op = i,
                           .renewed = false,
                           .name = op->name,
                           .request_id = op->request_id};
@@ -223,7 +235,7 @@ static void apply_renews_releases(struct ctx *c)
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
         const struct tn_history_op *op = &h->ops[i];
-        if (op->kind == TN_HISTORY_ACQUIRE)
+        if (op->kind == TN_HISTORY_ACQUIRE || op->kind == TN_HISTORY_CHECK)
             continue;
         struct lease *l = lease_of(c, op);
         if (l == NULL)
@@ -422,7 +434,8 @@ static int rule_superseded(struct ctx *c)
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
         const struct tn_history_op *op = &h->ops[i];
-        if (op->kind == TN_HISTORY_ACQUIRE || op->outcome != TN_HISTORY_OK)
+        if (op->kind == TN_HISTORY_ACQUIRE || op->kind == TN_HISTORY_CHECK ||
+            op->outcome != TN_HISTORY_OK)
             continue;
         size_t k = find_lease(c, op->name, op->token_in, true);
         if (k == c->n || c->by_name[k].name != op->name)
@@ -448,6 +461,65 @@ static void rule_renew_token(struct ctx *c)
             continue;
         struct tn_check_ref ev[1] = {op_ref(i)};
         report(c, TN_CHECK_RENEW_TOKEN_CHANGED, ev, 1, op->token_out);
+    }
+}
+
+/* op told its client that the grant of l ended: a renew or release that
+ * failed with `lost`, or a check that answered current:false.  Counted
+ * only when invoked after the grant completed: before, the token may not
+ * have been granted yet. */
+static bool reveals_end(const struct tn_history_op *op, const struct lease *l)
+{
+    if (op->invoke_t <= l->complete_t)
+        return false;
+    if (op->kind == TN_HISTORY_CHECK)
+        return op->outcome == TN_HISTORY_OK && !op->current;
+    return (op->kind == TN_HISTORY_RENEW || op->kind == TN_HISTORY_RELEASE) &&
+           op->outcome == TN_HISTORY_FAIL && op->lost;
+}
+
+/* An ended grant stays ended (docs/SAFETY.md 8.4): no renew of it returns
+ * ok and no check of it answers current:true when invoked strictly after
+ * the server said it ended.  Two passes: the earliest such answer per
+ * lease, then the operations invoked after it. */
+static void rule_revived(struct ctx *c)
+{
+    const struct tn_history *h = c->h;
+    for (size_t i = 0; i < h->n_ops; i++) {
+        const struct tn_history_op *op = &h->ops[i];
+        if (op->kind == TN_HISTORY_ACQUIRE)
+            continue;
+        struct lease *l = lease_of(c, op);
+        if (l == NULL || !reveals_end(op, l))
+            continue;
+        if (op->complete_t < l->lost_t) {
+            l->lost_t = op->complete_t;
+            l->lost_op = i;
+        }
+        if (op->kind == TN_HISTORY_CHECK && op->complete_t < l->false_t) {
+            l->false_t = op->complete_t;
+            l->false_op = i;
+        }
+    }
+    for (size_t i = 0; i < h->n_ops; i++) {
+        const struct tn_history_op *op = &h->ops[i];
+        if (op->outcome != TN_HISTORY_OK ||
+            (op->kind != TN_HISTORY_RENEW &&
+             !(op->kind == TN_HISTORY_CHECK && op->current)))
+            continue;
+        const struct lease *l = lease_of(c, op);
+        if (l == NULL)
+            continue;
+        if (op->kind == TN_HISTORY_RENEW && l->lost_t < op->invoke_t) {
+            struct tn_check_ref ev[3] = {op_ref(l->op), op_ref(l->lost_op),
+                                         op_ref(i)};
+            report(c, TN_CHECK_RENEW_AFTER_LOST, ev, 3, l->lost_t);
+        }
+        if (op->kind == TN_HISTORY_CHECK && l->false_t < op->invoke_t) {
+            struct tn_check_ref ev[3] = {op_ref(l->op), op_ref(l->false_op),
+                                         op_ref(i)};
+            report(c, TN_CHECK_CHECK_REVIVED, ev, 3, l->false_t);
+        }
     }
 }
 
@@ -528,6 +600,7 @@ int tn_check_run(const struct tn_history *h, struct tn_check_report *out)
     if (rc < 0)
         goto out_free;
     rule_renew_token(&c);
+    rule_revived(&c);
     rc = rule_sink(&c);
 out_free:
     tn_free(c.by_token);

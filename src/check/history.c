@@ -42,8 +42,8 @@ const char *tn_history_str(const struct tn_history *h, uint32_t id)
 
 const char *tn_history_kind_name(unsigned kind)
 {
-    static const char *const names[] = {"acquire", "renew", "release"};
-    return kind < 3 ? names[kind] : "?";
+    static const char *const names[] = {"acquire", "renew", "release", "check"};
+    return kind < TN_HISTORY_N_KINDS ? names[kind] : "?";
 }
 
 const char *tn_history_outcome_name(unsigned outcome)
@@ -289,7 +289,7 @@ static int add_invoke(const struct line_ctx *c, int64_t t, uint32_t proc,
         rc = get_int(c, "token", 0, TN_HISTORY_MAX_VALUE, true, &op.token_in);
     else
         op.token_in = TN_HISTORY_NONE;
-    if (rc == 0 && kind != TN_HISTORY_RELEASE)
+    if (rc == 0 && kind != TN_HISTORY_RELEASE && kind != TN_HISTORY_CHECK)
         rc = get_int(c, "ttl_ms", 1, TN_HISTORY_MAX_TTL_MS, is_acquire,
                      &op.ttl_ms);
     else
@@ -332,6 +332,22 @@ static int add_completion(const struct line_ctx *c, int64_t t, uint32_t proc,
         return rc;
     if (name != TN_HISTORY_NO_ID && name != op->name)
         return bad(c, "completion's name differs from its invoke's");
+    bool current = false;
+    if (phase == TN_HISTORY_OK && kind == TN_HISTORY_CHECK) {
+        struct tn_errmsg sub = {{0}};
+        rc = tn_json_get_bool(c->obj, "current", &current, &sub);
+        if (rc == TN_ENOTFOUND)
+            return bad(c, "an ok check must carry \"current\"");
+        if (rc < 0)
+            return bad(c, sub.text);
+    }
+    uint32_t error = TN_HISTORY_NO_ID;
+    rc = get_id(c, "error", false, &error);
+    if (rc < 0)
+        return rc;
+    op->current = current;
+    op->lost = error != TN_HISTORY_NO_ID &&
+               strcmp(tn_history_str(h, error), "lost") == 0;
     if (phase == TN_HISTORY_OK && kind == TN_HISTORY_ACQUIRE &&
         token == TN_HISTORY_NONE)
         return bad(c, "an ok acquire must carry its token");
@@ -345,14 +361,14 @@ static int add_completion(const struct line_ctx *c, int64_t t, uint32_t proc,
 
 static int add_op(const struct line_ctx *c, int64_t t)
 {
-    static const char *const kinds[] = {"acquire", "renew", "release"};
+    static const char *const kinds[] = {"acquire", "renew", "release", "check"};
     static const char *const phases[] = {"invoke", "ok", "fail", "info"};
     uint32_t proc = 0;
     unsigned kind = 0;
     unsigned phase = 0;
     int rc = get_id(c, "proc", true, &proc);
     if (rc == 0)
-        rc = get_enum(c, "op", kinds, 3, &kind);
+        rc = get_enum(c, "op", kinds, TN_HISTORY_N_KINDS, &kind);
     if (rc == 0)
         rc = get_enum(c, "phase", phases, 4, &phase);
     if (rc == 0)

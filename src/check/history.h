@@ -33,7 +33,9 @@ enum tn_history_kind {
     TN_HISTORY_ACQUIRE = 0,
     TN_HISTORY_RENEW = 1,
     TN_HISTORY_RELEASE = 2,
+    TN_HISTORY_CHECK = 3, /* GET .../check?token= (docs/SAFETY.md 8.4) */
 };
+#define TN_HISTORY_N_KINDS 4
 
 enum tn_history_outcome {
     TN_HISTORY_PENDING = 0, /* no completion line (yet): unknown outcome */
@@ -56,6 +58,8 @@ struct tn_history_op {
     uint32_t complete_line; /* 1-based, 0 when there is no completion */
     uint8_t kind;           /* enum tn_history_kind */
     uint8_t outcome;        /* enum tn_history_outcome; PENDING read as INFO */
+    bool current;           /* an ok check: the "current" it answered */
+    bool lost;              /* the completion carried "error":"lost" */
 };
 
 /* One sink decision. */

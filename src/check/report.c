@@ -40,6 +40,10 @@ static json_t *op_json(const struct tn_history *h, size_t idx)
     }
     if (op->token_out != TN_HISTORY_NONE)
         rc |= set_int(o, "token_returned", op->token_out);
+    if (op->kind == TN_HISTORY_CHECK && op->outcome == TN_HISTORY_OK)
+        rc |= json_object_set_new(o, "current", json_boolean(op->current));
+    if (op->lost)
+        rc |= set_str(o, "error", "lost");
     if (rc != 0) {
         json_decref(o);
         return NULL;
@@ -108,6 +112,21 @@ static void why_ops(const struct tn_history *h, unsigned cls,
                        tn_history_kind_name(b->kind), ll(b->token_in), name,
                        ll(b->invoke_t), ll(a->token_out), ll(a->complete_t));
         break;
+    case TN_CHECK_RENEW_AFTER_LOST:
+    case TN_CHECK_CHECK_REVIVED: {
+        const struct tn_history_op *x = &h->ops[w->ev[2].idx];
+        (void)snprintf(out, cap,
+                       "%s of token %lld of \"%s\" invoked at t=%lld %s, "
+                       "though the %s of line %u had answered at t=%lld "
+                       "that this grant ended",
+                       tn_history_kind_name(x->kind), ll(x->token_in),
+                       tn_history_str(h, x->name), ll(x->invoke_t),
+                       x->kind == TN_HISTORY_CHECK ? "answered current:true"
+                                                   : "returned ok",
+                       tn_history_kind_name(b->kind), b->invoke_line,
+                       ll(w->bound));
+        break;
+    }
     default:
         (void)snprintf(
             out, cap, "renew of token %lld of \"%s\" returned token %lld",
@@ -154,7 +173,7 @@ static json_t *violation_json(const struct tn_history *h,
 {
     const struct tn_check_witness *w = &r->witness[cls];
     char why[WHY_BYTES];
-    if (cls >= TN_CHECK_SINK_BELOW_MARK)
+    if (cls >= TN_CHECK_SINK_BELOW_MARK && cls <= TN_CHECK_SINK_MARK_MISMATCH)
         why_sink(h, cls, w, why, sizeof(why));
     else
         why_ops(h, cls, w, why, sizeof(why));
@@ -182,7 +201,7 @@ static json_t *violation_json(const struct tn_history *h,
 
 static json_t *op_counts(const struct tn_history *h)
 {
-    int64_t kinds[3] = {0, 0, 0};
+    int64_t kinds[TN_HISTORY_N_KINDS] = {0};
     int64_t outcomes[4] = {0, 0, 0, 0};
     for (size_t i = 0; i < h->n_ops; i++) {
         kinds[h->ops[i].kind]++;
@@ -192,7 +211,7 @@ static json_t *op_counts(const struct tn_history *h)
     if (o == NULL)
         return NULL;
     int rc = 0;
-    for (unsigned k = 0; k < 3; k++)
+    for (unsigned k = 0; k < TN_HISTORY_N_KINDS; k++)
         rc |= set_int(o, tn_history_kind_name(k), kinds[k]);
     for (unsigned k = 0; k < 4; k++)
         rc |= set_int(o, tn_history_outcome_name(k), outcomes[k]);

@@ -140,6 +140,23 @@ static int parse_args(int argc, char **argv, struct tn_mat_config *c)
     }
     if (optind != argc || c->brokers == NULL || c->topic == NULL)
         return TN_EINVAL;
+    /* An empty value is a mistake (an unset variable), never a default:
+     * librdkafka would wait for brokers that do not exist, and an empty
+     * topic or sink names nothing. */
+    const struct {
+        const char *flag, *value;
+    } named[] = {{"--brokers", c->brokers},
+                 {"--topic", c->topic},
+                 {"--sink", c->sink},
+                 {"--dlq-topic", c->dlq_topic},
+                 {"--clean-topic", c->clean_topic}};
+    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+        if (named[i].value != NULL && named[i].value[0] == '\0') {
+            (void)fprintf(stderr, "tenure-materializer: %s is empty\n",
+                          named[i].flag);
+            return TN_EINVAL;
+        }
+    }
     return TN_OK;
 }
 

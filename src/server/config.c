@@ -369,6 +369,24 @@ static int load_file(struct tn_config *c, const char *path,
     return rc;
 }
 
+/* --listen is host:port with a decimal port in 0..65535 (0 picks a free
+ * one): getaddrinfo would take 99999 modulo 65536, and a name as port. */
+static int check_listen(const char *listen, struct tn_errmsg *em)
+{
+    const char *colon = strrchr(listen, ':');
+    const char *p = colon != NULL ? colon + 1 : "";
+    size_t n = strspn(p, "0123456789");
+    if (colon == NULL || colon == listen || n == 0 || n > 5 || p[n] != '\0' ||
+        strtol(p, NULL, 10) > 65535) {
+        tn_errmsg_set(em,
+                      "option \"listen\" takes host:port with a port in "
+                      "1..65535 (0 picks a free one), not \"%s\"",
+                      listen);
+        return TN_EINVAL;
+    }
+    return TN_OK;
+}
+
 int tn_config_parse(struct tn_config *c, int argc, char **argv,
                     enum tn_config_action *action, struct tn_errmsg *em)
 {
@@ -389,6 +407,8 @@ int tn_config_parse(struct tn_config *c, int argc, char **argv,
     }
     if (rc == 0)
         rc = parse_flags(c, argc, argv, action, em);
+    if (rc == 0)
+        rc = check_listen(c->listen, em);
     if (rc == 0 && c->min_ttl_ms > c->max_ttl_ms) {
         tn_errmsg_set(em, "min-ttl-ms is above max-ttl-ms");
         rc = TN_EINVAL;

@@ -318,6 +318,7 @@ void tn_commit_add_row(struct tn_commit *c, const struct tn_lease *l,
     r->lock_delay_ms = l->lock_delay_ms;
     r->held = l->held;
     r->retired = false;
+    r->ended = l->held && l->expiry_noted;
     b->last_seq = l->seq;
     b->last_token = last_token;
     pthread_mutex_unlock(&c->mu);

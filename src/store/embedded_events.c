@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Events of the embedded store.  acquired/released/revoked ride on the
- * commit of the change (a waiter of the open batch), so no event reveals
- * state that is not yet durable.  Expiry is lazy in the state machine, so
- * a min-heap of grant expiries and one timer announce "expired" when a
- * grant's time runs out without a renew. */
+/* Events and expiries of the embedded store.  acquired/released/revoked
+ * ride on the commit of the change (a waiter of the open batch), so no
+ * event reveals state that is not yet durable.  Expiry is lazy in the
+ * state machine; an expiry is recorded (written like any change, and
+ * announced as "expired" once that commit is durable) by the first thing
+ * that would reveal it, or by one timer at the min-heap of grant expiries,
+ * whichever comes first (docs/SAFETY.md section 8). */
 #include <string.h>
 
 #include <tenure/err.h>
@@ -173,21 +175,36 @@ void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l)
     arm(e);
 }
 
+/* Write l, now ended, into the open batch: the answers that reveal the
+ * end wait for l->seq like the answer to a change. */
+#ifndef TN_PLANT_BUG_REVEAL_BEFORE_DURABLE
+static void record_end(struct embedded *e, struct tn_lease *l)
+{
+    l->seq = ++e->table.seq;
+    tn_commit_add_row(e->commit, l, e->table.last_token);
+}
+#else
+/* Negative control (docs/SAFETY.md): reveal an expiry without recording
+ * it, so a restart may bring the lease back. */
+static void record_end(struct embedded *e, struct tn_lease *l)
+{
+    (void)e;
+    (void)l;
+}
+#endif
+
 void tn_embedded_note_expiry(struct embedded *e, struct tn_lease *l,
                              int64_t now)
 {
     if (l == NULL || !l->held || l->expiry_noted || now < l->expires_at_ms)
         return;
+    if (e->degraded_rc != 0)
+        return; /* nothing is answered; the reload keeps what is durable */
     if (tn_embedded_ledger_end(e, l, TN_GRANT_EXPIRED, l->expires_at_ms))
         e->expiries_total++;
-    if (l->seq > e->durable_seq)
-        return; /* never announce a grant that is not yet durable */
     l->expiry_noted = true;
-    if (e->on_event == NULL)
-        return;
-    struct tn_event ev;
-    fill(&ev, TN_EVENT_EXPIRED, l);
-    e->on_event(e->event_ctx, &ev);
+    record_end(e, l);
+    tn_embedded_emit(e, TN_EVENT_EXPIRED, l);
 }
 
 void tn_embedded_expire_due(struct embedded *e, int64_t now)
@@ -219,6 +236,18 @@ void tn_embedded_uncount(struct embedded *e, struct tn_lease *l)
 static void on_expiry_timer(void *arg)
 {
     tn_embedded_expire_due(arg, tn_clock_now_ms());
+}
+
+static bool track_one(const struct tn_lease *l, void *ctx)
+{
+    if (l->held && !l->expiry_noted)
+        tn_embedded_track_expiry(ctx, l);
+    return true;
+}
+
+void tn_embedded_track_all(struct embedded *e)
+{
+    tn_lease_each(&e->table, track_one, e);
 }
 
 void tn_embedded_clear_expiries(struct embedded *e)

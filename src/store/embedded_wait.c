@@ -118,6 +118,7 @@ static void answer_blocked(struct embedded *e, struct tn_blocked *w,
                            struct tn_lease *l, int64_t now)
 {
     struct tn_store_result *out = w->out;
+    tn_embedded_note_expiry(e, l, now); /* lock_delay reveals the end */
     tn_store_view_from_lease(&out->lease, l, now);
     if (tn_lease_is_live(l, now)) {
         out->rc = TN_ECONFLICT;

@@ -13,8 +13,9 @@
  *        n_rows rows of ROW_BYTES, then strings_len bytes of NUL-ended
  *        strings the rows point into
  *      then zeros up to the next boundary.
- * A row: u32 row_id, u32 flags (1 = held, 2 = retired: the row is
- * deleted and token is the retirement floor), u64 token, i64 ttl_ms,
+ * A row: u32 row_id, u32 flags (1 = held, 2 = its expiry was recorded:
+ * docs/SAFETY.md section 8; 4 = retired: the row is deleted and token is
+ * the retirement floor), u64 token, i64 ttl_ms,
  * i64 expires_at_ms, i64 lock_delay_ms, 16 bytes of secret, and u32
  * offsets of name, owner, request id and principal (NONE when absent).
  *
@@ -255,7 +256,8 @@ static int decode(const unsigned char *p, uint32_t len, struct rows *r,
         if (row->row_id == 0 || off[0] == NONE || off[1] == NONE)
             return TN_EIO;
         row->held = (get32(q + 4) & 1) != 0;
-        row->retired = (get32(q + 4) & 2) != 0;
+        row->ended = row->held && (get32(q + 4) & 2) != 0;
+        row->retired = (get32(q + 4) & 4) != 0;
         row->token = get64(q + 8);
         row->ttl_ms = (int64_t)get64(q + 16);
         row->expires_at_ms = (int64_t)get64(q + 24);
@@ -490,7 +492,8 @@ static uint64_t encode(struct tn_journal *j, const struct tn_batch *b,
         const struct tn_row *r = &b->rows[i];
         unsigned char *w = q + PAYLOAD_FIXED + i * ROW_BYTES;
         put32(w, r->row_id);
-        put32(w + 4, (r->held ? 1u : 0u) | (r->retired ? 2u : 0u));
+        put32(w + 4, (r->held ? 1u : 0u) | (r->held && r->ended ? 2u : 0u) |
+                         (r->retired ? 4u : 0u));
         put64(w + 8, r->token);
         put64(w + 16, (uint64_t)r->ttl_ms);
         put64(w + 24, (uint64_t)r->expires_at_ms);

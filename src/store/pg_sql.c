@@ -192,6 +192,25 @@ const size_t tn_pg_n_migrations =
     " + c.lock_delay_ms * interval '1 millisecond' - now())) * 1000))::bigint" \
     " FROM cur c"
 
+/* Whether a grant still runs, for the statements that change it: on the
+ * instant the row lock is held, not on now(), the start of the
+ * transaction, nor on when the row was first read: a renew that began
+ * before the expiry and waited for the row lock past it would otherwise
+ * revive a grant that another instance already answered as ended
+ * (docs/SAFETY.md section 8.3).  An UPDATE evaluates its WHERE before it
+ * waits for a row that is only locked (it re-evaluates only a row that was
+ * changed), so the clock is read by an uncorrelated sub-select over one
+ * that takes the lock itself: it runs once, before the comparison, waits
+ * for the lock, and only then reads the clock (a clock read in the
+ * locking select itself is projected before the lock is taken).
+ * New expiries still count from now(), never later than the request. */
+#define STILL_RUNS                                                             \
+    " > (SELECT clock_timestamp() FROM (SELECT 1 FROM leases x"                \
+    " WHERE x.name = $1 OFFSET 0 FOR UPDATE) k)"
+/* The same for the read that tells lost from forbidden (no lock needed:
+ * it runs after the UPDATE found nothing). */
+#define STILL_RUNS_NOW " > clock_timestamp()"
+
 /* $1 name, $2 token, $3 secret, $4 ttl_ms (0 keeps the grant's),
  * $5 principal or NULL (auth off, or an admin).  The UPDATE re-checks its
  * WHERE on the newest row version after locking it, so it never touches a
@@ -202,7 +221,7 @@ const size_t tn_pg_n_migrations =
     " ttl_ms = CASE WHEN $4 > 0 THEN $4 ELSE l.ttl_ms END,"                    \
     " expires_at = now() + (CASE WHEN $4 > 0 THEN $4 ELSE l.ttl_ms END)"       \
     " * interval '1 millisecond'"                                              \
-    " WHERE l.name = $1 AND NOT l.released AND l.expires_at > now()"           \
+    " WHERE l.name = $1 AND NOT l.released AND l.expires_at" STILL_RUNS        \
     " AND l.fencing_token = $2 AND l.secret = $3"                              \
     " AND ($5::text IS NULL OR l.principal = $5)"                              \
     " RETURNING l.owner_id, l.fencing_token, l.ttl_ms)," FORBIDDEN_CTE         \
@@ -215,7 +234,7 @@ const size_t tn_pg_n_migrations =
     " AND NOT EXISTS (SELECT 1 FROM u))"
 
 #define FORBIDDEN_ROW                                                          \
-    " SELECT CASE WHEN NOT c.released AND c.expires_at > now()"                \
+    " SELECT CASE WHEN NOT c.released AND c.expires_at" STILL_RUNS_NOW         \
     " AND c.fencing_token = $2 AND (c.secret <> $3 OR ($5::text IS NOT NULL"   \
     " AND c.principal IS DISTINCT FROM $5)) THEN 'forbidden'"                  \
     " ELSE 'lost' END, NULL, NULL, NULL"
@@ -231,7 +250,7 @@ const size_t tn_pg_n_migrations =
 #define RELEASE_SQL                                                            \
     "WITH u AS (UPDATE leases l SET released = true, expires_at = now(),"      \
     " request_id = NULL"                                                       \
-    " WHERE l.name = $1 AND NOT l.released AND l.expires_at > now()"           \
+    " WHERE l.name = $1 AND NOT l.released AND l.expires_at" STILL_RUNS        \
     " AND ($4 OR (l.fencing_token = $2 AND l.secret = $3"                      \
     " AND ($5::text IS NULL OR l.principal = $5)))"                            \
     " RETURNING l.owner_id, l.fencing_token, l.ttl_ms),"                       \

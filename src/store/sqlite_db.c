@@ -278,12 +278,21 @@ int tn_sqlite_db_meta(struct tn_sqlite_db *d, struct tn_sqlite_meta *m)
     return map_rc(rc);
 }
 
-/* Apply the restart rule to a held row's expiry. */
+/* Apply the restart rule to a held row's expiry.  A row whose expiry was
+ * recorded (docs/SAFETY.md section 8: its end may have been revealed)
+ * stays ended: within one boot its stored instant is exact and already
+ * past; after a reboot it means nothing, and the end is put at the
+ * restart, so that a lock delay counts from there. */
 static void restart_expiry(struct tn_lease *img, int64_t now_ms,
                            const struct tn_sqlite_meta *m, bool exact)
 {
     if (!img->held || exact)
         return;
+    if (img->expiry_noted) {
+        if (!m->same_boot || img->expires_at_ms > now_ms)
+            img->expires_at_ms = now_ms;
+        return;
+    }
 #ifndef TN_PLANT_BUG_NO_HOLD_AFTER_RESTART
     if (m->same_boot && img->expires_at_ms <= m->alive_at_ms)
         return; /* expired while the server was still alive */
@@ -307,6 +316,7 @@ static void row_to_image(sqlite3_stmt *st, struct tn_lease *img)
         memcpy(img->secret, sec, TN_SECRET_BYTES);
     img->ttl_ms = sqlite3_column_int64(st, 5);
     img->held = sqlite3_column_int(st, 6) != 0;
+    img->expiry_noted = sqlite3_column_int(st, 6) == 2;
     img->expires_at_ms = sqlite3_column_int64(st, 7);
     img->lock_delay_ms = sqlite3_column_int64(st, 8);
     img->principal = (char *)sqlite3_column_text(st, 9);
@@ -368,6 +378,7 @@ static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
             return TN_ENOMEM;
         }
         l->row_id = img.row_id;
+        l->expiry_noted = img.expiry_noted;
         if (img.row_id > t->last_row_id)
             t->last_row_id = img.row_id;
     }
@@ -417,7 +428,9 @@ static int write_row(struct tn_sqlite_db *d, const struct tn_batch *b,
     sqlite3_bind_int64(st, 4, (sqlite3_int64)r->token);
     sqlite3_bind_blob(st, 5, r->secret, TN_SECRET_BYTES, SQLITE_STATIC);
     sqlite3_bind_int64(st, 6, r->ttl_ms);
-    sqlite3_bind_int(st, 7, r->held);
+    /* 0 released, 1 held, 2 held and its expiry recorded (an older server
+     * reads 2 as held). */
+    sqlite3_bind_int(st, 7, r->held ? (r->ended ? 2 : 1) : 0);
     sqlite3_bind_int64(st, 8, r->expires_at_ms);
     sqlite3_bind_int64(st, 9, r->lock_delay_ms);
     const char *who = tn_batch_str(b, r->principal_off);

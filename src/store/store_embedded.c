@@ -120,6 +120,7 @@ static void refuse_queued(struct embedded *e, struct tn_lease *l, int64_t now,
                           struct tn_store_result *out, tn_store_done_fn done,
                           void *arg)
 {
+    tn_embedded_note_expiry(e, l, now); /* lock_delay reveals the end */
     tn_store_view_from_lease(&out->lease, l, now);
     out->rc = TN_ECONFLICT;
     if (!tn_lease_is_live(l, now)) {
@@ -223,6 +224,7 @@ static void e_renew(struct tn_store *s, const struct tn_token_req *r,
         tn_embedded_track_expiry(e, l);
         tn_embedded_wake(e, l); /* the expiry moved */
     } else {
+        tn_embedded_note_expiry(e, l, now); /* `lost` reveals the end */
         tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
     }
 }
@@ -246,8 +248,10 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
             e, l, r->force ? TN_GRANT_REVOKED : TN_GRANT_RELEASED, now);
         tn_embedded_emit(e, r->force ? TN_EVENT_REVOKED : TN_EVENT_RELEASED, l);
         tn_embedded_wake(e, l); /* granted at once to the first waiter */
-    } else
+    } else {
+        tn_embedded_note_expiry(e, l, now); /* `lost` reveals the end */
         tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
+    }
 }
 
 /* The change an answer about l reveals: for a name not in the table (never
@@ -265,6 +269,7 @@ static void e_get(struct tn_store *s, const char *name, size_t name_len,
         return;
     int64_t now = tn_clock_now_ms();
     struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    tn_embedded_note_expiry(e, l, now); /* 404 reveals the end */
     out->rc = tn_lease_is_live(l, now) ? TN_OK : TN_ENOTFOUND;
     if (out->rc == TN_OK)
         tn_store_view_from_lease(&out->lease, l, now);
@@ -280,6 +285,7 @@ static void e_check(struct tn_store *s, const char *name, size_t name_len,
         return;
     int64_t now = tn_clock_now_ms();
     struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    tn_embedded_note_expiry(e, l, now); /* current:false reveals the end */
     out->rc = TN_OK;
     out->floor = l != NULL ? l->token : tn_lease_floor_of_absent(&e->table);
     out->has_live = tn_lease_is_live(l, now);
@@ -297,6 +303,7 @@ static void e_list(struct tn_store *s, const struct tn_list_req *r,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
+    tn_embedded_expire_due(e, now); /* a list reveals the ends it leaves out */
     const struct tn_lease **found = tn_calloc(r->limit, sizeof(*found));
     out->items = tn_calloc(r->limit, sizeof(*out->items));
     if (found == NULL || out->items == NULL) {
@@ -486,25 +493,13 @@ static int c_recover(void *ctx)
     return rc;
 }
 
-struct track_walk {
-    struct embedded *e;
-    int64_t now;
-};
-
-static bool track_one(const struct tn_lease *l, void *ctx)
-{
-    struct track_walk *w = ctx;
-    if (tn_lease_is_live(l, w->now))
-        tn_embedded_track_expiry(w->e, l);
-    return true;
-}
-
-/* After a load: count the live leases and track their expiries. */
+/* After a load: count the held leases whose end is not recorded and track
+ * their expiries (tracking counts them; a due one is recorded and
+ * uncounted by the expiry timer, docs/SAFETY.md 8). */
 static void track_loaded(struct embedded *e)
 {
-    struct track_walk w = {.e = e, .now = tn_clock_now_ms()};
     e->n_live = 0;
-    tn_lease_each(&e->table, track_one, &w);
+    tn_embedded_track_all(e);
 }
 
 /* Loop thread: the store takes writes again; adopt the reloaded table. */

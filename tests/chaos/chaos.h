@@ -33,6 +33,9 @@ struct chaos_opts {
     int64_t timeout_ms;  /* whole request; past it the outcome is info */
     unsigned abort_pct;  /* sink transactions rolled back on purpose */
     unsigned max_rounds; /* renews per lease in [0, max] (0: none) */
+    unsigned reveal;     /* > 0: each lease is left to expire, then probed
+                            this many times (check + renew), across the
+                            nemesis's kills (docs/SAFETY.md section 8) */
     uint64_t seed;
 };
 

@@ -93,8 +93,13 @@ static long http(struct worker *w, const char *method, const char *path,
     w->body_len = 0;
     w->body[0] = '\0';
     curl_easy_setopt(w->easy, CURLOPT_URL, url);
-    curl_easy_setopt(w->easy, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(w->easy, CURLOPT_POSTFIELDS, json);
+    if (json != NULL) {
+        curl_easy_setopt(w->easy, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(w->easy, CURLOPT_POSTFIELDS, json);
+    } else { /* a plain GET, no body */
+        curl_easy_setopt(w->easy, CURLOPT_CUSTOMREQUEST, NULL);
+        curl_easy_setopt(w->easy, CURLOPT_HTTPGET, 1L);
+    }
     curl_easy_setopt(w->easy, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(w->easy, CURLOPT_TIMEOUT_MS, (long)w->o->timeout_ms);
     curl_easy_setopt(w->easy, CURLOPT_CONNECTTIMEOUT_MS,
@@ -136,6 +141,22 @@ static int body_secret(struct worker *w, char *out, size_t cap)
     }
     json_decref(root);
     return rc;
+}
+
+/* ",\"error\":\"<code>\"" of a 4xx answer's body into tail (else ""). */
+static const char *error_tail(struct worker *w, long status, char *tail,
+                              size_t cap)
+{
+    tail[0] = '\0';
+    if (status < 400 || status >= 500)
+        return tail;
+    json_t *root = json_loads(w->body, 0, NULL);
+    json_t *v = root != NULL ? json_object_get(root, "error") : NULL;
+    if (json_is_string(v) && strlen(json_string_value(v)) < 32 &&
+        strpbrk(json_string_value(v), "\"\\") == NULL)
+        (void)snprintf(tail, cap, ",\"error\":\"%s\"", json_string_value(v));
+    json_decref(root);
+    return tail;
 }
 
 static void rec(struct worker *w, const char *fmt_tail, const char *op,
@@ -243,7 +264,9 @@ static void one_lease(struct worker *w, int64_t end_ns)
         t1 = tn_clock_mono_ns();
         w->ops++;
         uint64_t got = st == 200 ? body_token(w) : 0;
-        rec(w, "", "renew", phase_of(st, 200), name, got, 0, t1);
+        char tail[64];
+        rec(w, error_tail(w, st, tail, sizeof(tail)), "renew",
+            phase_of(st, 200), name, got, 0, t1);
         live = st == 200;
     }
     if (live)
@@ -258,15 +281,91 @@ static void one_lease(struct worker *w, int64_t end_ns)
     st = http(w, "DELETE", path, json);
     t1 = tn_clock_mono_ns();
     w->ops++;
-    rec(w, "", "release", phase_of(st, 204), name, 0, 0, t1);
+    char tail[64];
+    rec(w, error_tail(w, st, tail, sizeof(tail)), "release", phase_of(st, 204),
+        name, 0, 0, t1);
+}
+
+/* The crash-after-reveal probe (docs/SAFETY.md section 8): acquire a name
+ * of this thread's own, let the lease run out, then ask about it
+ * until o->reveal checks were answered, a check and a renew each time,
+ * some 80-250 ms apart, so that the first answers reveal the end and the
+ * later ones come after whatever kill and restart the nemesis put in
+ * between.  A server that
+ * undoes a revealed expiry answers one of them current:true or 200. */
+static void reveal_lease(struct worker *w)
+{
+    const struct chaos_opts *o = w->o;
+    char name[128], path[256], json[512], secret[256], tail[64];
+    (void)snprintf(name, sizeof(name), "%s%s", o->name_prefix, w->proc);
+    int64_t ttl = chaos_between(&w->rng, o->ttl_min_ms, o->ttl_max_ms);
+    (void)snprintf(json, sizeof(json),
+                   "{\"name\":\"%s\",\"owner_id\":\"%s\",\"ttl_ms\":%" PRId64
+                   "}",
+                   name, w->proc, ttl);
+    rec(w, "", "acquire", "invoke", name, 0, ttl, tn_clock_mono_ns());
+    long st = http(w, "POST", "/v1/leases", json);
+    w->ops++;
+    uint64_t token = st == 201 ? body_token(w) : 0;
+    if (st == 201 && (token == 0 || body_secret(w, secret, sizeof(secret))))
+        st = 0;
+    rec(w, "", "acquire", phase_of(st, 201), name, token, 0,
+        tn_clock_mono_ns());
+    if (st != 201) {
+        sleep_ms(chaos_between(&w->rng, 20, 100));
+        return;
+    }
+    sleep_ms(ttl + chaos_between(&w->rng, 20, 80));
+    (void)snprintf(path, sizeof(path), "/v1/leases/%s", name);
+    /* Questions that got no answer (the server is down) do not count:
+     * the later ones must reach the restarted server. */
+    unsigned answered = 0;
+    for (unsigned i = 0; answered < o->reveal && i < 10 * o->reveal; i++) {
+        char cpath[300];
+        (void)snprintf(cpath, sizeof(cpath), "%s/check?token=%" PRIu64, path,
+                       token);
+        rec(w, "", "check", "invoke", name, token, 0, tn_clock_mono_ns());
+        st = http(w, "GET", cpath, NULL);
+        w->ops++;
+        const char *ph = phase_of(st, 200);
+        tail[0] = '\0';
+        if (st == 200) {
+            json_t *root = json_loads(w->body, 0, NULL);
+            json_t *v = root != NULL ? json_object_get(root, "current") : NULL;
+            if (json_is_boolean(v))
+                (void)snprintf(tail, sizeof(tail), ",\"current\":%s",
+                               json_is_true(v) ? "true" : "false");
+            else
+                ph = "info"; /* an answer we cannot read */
+            json_decref(root);
+        } else {
+            (void)error_tail(w, st, tail, sizeof(tail));
+        }
+        rec(w, tail, "check", ph, name, 0, 0, tn_clock_mono_ns());
+        answered += st == 200;
+        (void)snprintf(json, sizeof(json),
+                       "{\"token\":%" PRIu64 ",\"lease_secret\":\"%s\"}", token,
+                       secret);
+        rec(w, "", "renew", "invoke", name, token, 0, tn_clock_mono_ns());
+        st = http(w, "PATCH", path, json);
+        w->ops++;
+        uint64_t got = st == 200 ? body_token(w) : 0;
+        rec(w, error_tail(w, st, tail, sizeof(tail)), "renew",
+            phase_of(st, 200), name, got, 0, tn_clock_mono_ns());
+        sleep_ms(chaos_between(&w->rng, 80, 250));
+    }
 }
 
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     int64_t end_ns = tn_clock_mono_ns() + w->o->duration_ms * 1000000;
-    while (tn_clock_mono_ns() < end_ns)
-        one_lease(w, end_ns);
+    while (tn_clock_mono_ns() < end_ns) {
+        if (w->o->reveal > 0)
+            reveal_lease(w);
+        else
+            one_lease(w, end_ns);
+    }
     return NULL;
 }
 

@@ -97,7 +97,8 @@ static int usage(void)
         "         [--brokers LIST --topic T] (write records to Kafka)\n"
         "         [--proc P] [--prefix NAMEPREFIX] [--threads N] [--names N]\n"
         "         [--ttl-min MS] [--ttl-max MS] [--duration-ms MS]\n"
-        "         [--timeout-ms MS] [--abort-pct N] [--max-rounds N] [--seed "
+        "         [--timeout-ms MS] [--abort-pct N] [--max-rounds N] [--reveal "
+        "N] [--seed "
         "N]\n");
     return 2;
 }
@@ -153,6 +154,8 @@ static int cmd_client(int argc, char **argv)
             o.abort_pct = (unsigned)n;
         else if (strcmp(k, "--max-rounds") == 0 && n <= 100)
             o.max_rounds = (unsigned)n;
+        else if (strcmp(k, "--reveal") == 0 && n <= 100)
+            o.reveal = (unsigned)n;
         else if (strcmp(k, "--seed") == 0)
             o.seed = (uint64_t)n;
         else

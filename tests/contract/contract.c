@@ -312,6 +312,8 @@ static const struct tcase cases[] = {
     {"wait_fifo", case_wait_fifo, false},
     {"principal", case_principal, false},
     {"retire", case_retire, false},
+    {"revealed_end_stays", case_revealed_end_stays, false},
+    {"pg_renew_blocked_past_expiry", case_pg_renew_blocked_past_expiry, true},
     {"pg_slow_acquirer", case_pg_slow_acquirer, true},
     {"pg_sequence_lifted", case_pg_sequence_lifted, true},
     {"pg_concurrent_migrations", case_pg_concurrent_migrations, true},
@@ -319,6 +321,18 @@ static const struct tcase cases[] = {
     {"pg_listen_first", case_pg_listen_first, true},
     {"pg_broken_in_flight", case_pg_broken_in_flight, true},
 };
+
+static int open_embedded(void)
+{
+    struct tn_store_config cfg = base_config();
+    cfg.data_dir = E.dir;
+    struct tn_errmsg em = {{0}};
+    if (tn_store_embedded_open(E.loop, &cfg, &E.s, &em) < 0) {
+        fprintf(stderr, "embedded open: %s\n", em.text);
+        return 1;
+    }
+    return 0;
+}
 
 static int open_store(void)
 {
@@ -335,12 +349,18 @@ static int open_store(void)
     (void)snprintf(E.dir, sizeof(E.dir), "/tmp/tn-contract.XXXXXX");
     if (mkdtemp(E.dir) == NULL)
         return 1;
-    struct tn_store_config cfg = base_config();
-    cfg.data_dir = E.dir;
-    struct tn_errmsg em = {{0}};
-    if (tn_store_embedded_open(E.loop, &cfg, &E.s, &em) < 0) {
-        fprintf(stderr, "embedded open: %s\n", em.text);
-        return 1;
+    return open_embedded();
+}
+
+int reopen_store(void)
+{
+    E.s->ops->close(E.s);
+    E.s = NULL;
+    int rc = E.pg ? open_pg(E.pg_url, &E.s) < 0 || !wait_ready(E.s, 15000)
+                  : open_embedded();
+    if (rc != 0) {
+        fprintf(stderr, "cannot open the store again: giving up\n");
+        exit(1); /* every later case needs it */
     }
     return 0;
 }

@@ -119,6 +119,11 @@ void start_wait(struct call *c, const char *name, const char *owner,
 /* Record from now on the events of the names that start with filter. */
 void events_watch(const char *filter);
 
+/* Close E.s and open it again on the same data (embedded: the same data
+ * dir, whose journal a clean close leaves complete; PostgreSQL: the same
+ * database).  0 or 1. */
+int reopen_store(void);
+
 /* Open the PostgreSQL store at url with the suite's config (contract_pg.c). */
 int open_pg(const char *url, struct tn_store **out);
 
@@ -140,6 +145,8 @@ void case_events(void);
 void case_wait_fifo(void);
 void case_principal(void);
 void case_retire(void);
+void case_revealed_end_stays(void);
+void case_pg_renew_blocked_past_expiry(void);
 void case_pg_sequence_lifted(void);
 void case_pg_concurrent_migrations(void);
 void case_pg_down(void);

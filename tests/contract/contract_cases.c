@@ -380,6 +380,32 @@ void case_principal(void)
     CHECK_RC(principal_op(false, &a, "alice", &c), TN_OK);
 }
 
+/* docs/SAFETY.md section 8: once the store said that a grant ended (here
+ * check current:false after its expiry), no restart brings it back: after
+ * a close and an open on the same data the check still answers false, the
+ * holder's renew is lost, and GET finds nothing.  (Before the embedded
+ * store recorded expiries, the restart rule held the lease again for its
+ * TTL from the open.) */
+void case_revealed_end_stays(void)
+{
+    struct call g, c;
+    const char *n = nm("revealed");
+    /* 1.5 s: a store that revives the lease holds it for that long from
+     * the open, long enough for the check after a slow open to see it;
+     * and the expiry falls between two idle heartbeats (1 s apart). */
+    CHECK_RC(acquire(&g, n, "o1", 1500, NULL, 0), TN_OK);
+    run_for(1550);
+    CHECK_RC(check(n, g.res.lease.token, &c), TN_OK);
+    CHECK(!c.res.current);
+    CHECK(reopen_store() == 0);
+    CHECK_RC(check(n, g.res.lease.token, &c), TN_OK);
+    CHECK(!c.res.current);
+    CHECK_RC(renew(&g, 0, &c), TN_ELOST);
+    CHECK_RC(get(n, &c), TN_ENOTFOUND);
+    CHECK_RC(check(n, g.res.lease.token, &c), TN_OK);
+    CHECK(!c.res.current);
+}
+
 /* ---- PostgreSQL-only cases ---- */
 
 /* Reopen the suite's store with retain_ms (0: the suite's own config). */

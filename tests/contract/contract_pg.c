@@ -704,3 +704,64 @@ void case_pg_events_order(void)
 }
 
 /* ---- main ---- */
+
+/* docs/SAFETY.md section 8.3: a renew whose transaction began before the
+ * expiry but that waited for the row lock (another instance's batch, a
+ * slow synchronous commit) past the expiry must not succeed once a check
+ * has answered current:false: it must compare the expiry with the instant
+ * it holds the row lock, not with its transaction's start (now()) nor with
+ * when it first read the row.  The check goes out on another of the
+ * store's connections while the renew waits on its own. */
+void case_pg_renew_blocked_past_expiry(void)
+{
+    struct call g;
+    const char *n = nm("blocked");
+    int rc = acquire(&g, n, "o1", 400, NULL, 0);
+    PGconn *db = rc == TN_OK ? hold_row(n) : NULL;
+    struct call r, c = {0};
+    memset(&r, 0, sizeof(r));
+    bool blocked = false;
+    if (db != NULL) {
+        struct tn_token_req q = {
+            .name = n, .name_len = strlen(n), .token = g.res.lease.token};
+        memcpy(q.secret, g.res.lease.secret, TN_SECRET_BYTES);
+        E.s->ops->renew(E.s, &q, &r.res, on_done, &r);
+        run_for(100); /* sent 100 ms into the 400 ms lease; now waits */
+        blocked = !r.done;
+        run_for(400); /* past the expiry */
+        /* Another instance's check: the store's own check statement on
+         * a connection of its own (this store's connections may be queued
+         * behind the waiting renew), unlocked. */
+        PGconn *other = admin();
+        char sql[256];
+        (void)snprintf(sql, sizeof(sql), "EXECUTE tn_check_probe('%s')", n);
+        if (other != NULL &&
+            exec_ok(other, "PREPARE tn_check_probe(text) AS "
+                           "SELECT NOT released AND expires_at > now()"
+                           " FROM leases WHERE name = $1")) {
+            PGresult *res = PQexec(other, sql);
+            if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+                c.res.current = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+            else
+                c.res.rc = TN_EIO;
+            PQclear(res);
+        } else {
+            c.res.rc = TN_EIO;
+        }
+        PQfinish(other);
+        (void)exec_ok(db, "COMMIT");
+        wait_calls(&r, 1);
+        PQfinish(db);
+    }
+    struct call after = {0};
+    if (db != NULL)
+        (void)check(n, g.res.lease.token, &after);
+    CHECK_RC(rc, TN_OK);
+    CHECK(db != NULL);
+    CHECK(blocked);
+    CHECK_RC(c.res.rc, TN_OK);
+    CHECK(!c.res.current);
+    CHECK_RC(r.res.rc, TN_ELOST);
+    CHECK_RC(after.res.rc, TN_OK);
+    CHECK(!after.res.current);
+}

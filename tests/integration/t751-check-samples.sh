@@ -13,7 +13,7 @@ JGET=$TN_BIN/tn-json-get
 DIR=$TN_SRC/tests/check
 CLASSES="duplicate_token token_order overlapping_grant superseded_success
 renew_token_changed sink_below_mark sink_never_granted sink_mark_moved_down
-sink_mark_mismatch"
+sink_mark_mismatch renew_after_lost check_revived"
 
 # run FILE: sets RC, OUT (stdout file), ERR (stderr file).
 run() {

@@ -71,6 +71,7 @@ static void make(struct mk *m, uint64_t rec)
         r->expires_at_ms = -5 - (int64_t)rec; /* negative survives too */
         r->lock_delay_ms = (int64_t)i * 3;
         r->held = i % 2 == 0;
+        r->ended = r->held && i % 4 == 0; /* an expiry recorded */
     }
 }
 
@@ -113,6 +114,7 @@ static int check_rec(void *ctx, const struct tn_journal_rec *r)
         assert_int_equal(x->expires_at_ms, y->expires_at_ms);
         assert_int_equal(x->lock_delay_ms, y->lock_delay_ms);
         assert_int_equal(x->held, y->held);
+        assert_int_equal(x->ended, y->ended);
         assert_memory_equal(x->secret, y->secret, TN_SECRET_BYTES);
         same_str(b, x->name_off, &m.b, y->name_off);
         same_str(b, x->owner_off, &m.b, y->owner_off);
@@ -452,6 +454,8 @@ static void test_disk_crash(void **state)
             assert_non_null(l);
             assert_int_equal(l->token, m.rows[i].token);
             assert_int_equal(l->held, m.rows[i].held);
+            /* through tenure.db's held column (2 = ended) */
+            assert_int_equal(l->expiry_noted, m.rows[i].ended);
             want++;
         }
         unmake(&m);
