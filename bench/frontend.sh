@@ -16,6 +16,8 @@
 # generators are one thread: wrk -t1 and redis-cycle).  Then the medians
 # of the rounds and the ratios tenured / Redis, as a Markdown table.
 #
+# TENURED_B=path: also measure this second tenured binary in the same
+# rounds (say the build before a change) and print it against the first.
 # Environment: BENCH_TABLE (only print the table of this raw results file,
 # as kept by BENCH_RESULTS), RUNS (rounds, default 5), DURATION (seconds per figure,
 # default 5), CONNS (default "50 200"), WRK_THREADS (default 1), TENURED (a
@@ -80,14 +82,19 @@ REDISCYCLE=$WORK/redis-cycle
 COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || COMMIT="$COMMIT+changes"
 
-# tenured_one RUN MODE CONNS: a fresh server and data dir, one wrk run.
+# tenured_one RUN MODE CONNS [B]: a fresh server and data dir, one wrk
+# run (of TENURED_B, keys "tenuredB.*", when the fourth argument is B).
 tenured_one() {
-    local run=$1 mode=$2 conns=$3 port data tpid out c0 c1 reqs rps key
+    local run=$1 mode=$2 conns=$3 port data tpid out c0 c1 reqs rps key bin=$TENURED
     key="tenured.$mode.c$conns"
+    if [ "${4:-}" = B ]; then
+        key="tenuredB.$mode.c$conns"
+        bin=$TENURED_B
+    fi
     port=$(free_port)
     data="$WORK/t.$key.$run"
     mkdir -p "$data"
-    "$TENURED" --listen "127.0.0.1:$port" --data-dir "$data" --max-connections 1024 \
+    "$bin" --listen "127.0.0.1:$port" --data-dir "$data" --max-connections 1024 \
         >"$data.log" 2>&1 &
     tpid=$!
     PIDS+=("$tpid")
@@ -174,13 +181,17 @@ for run in $(seq 1 "$RUNS"); do
         # right after the other's fsyncs.
         if [ $((run % 2)) = 1 ]; then
             tenured_one "$run" acquire "$conns"
+            [ -z "${TENURED_B:-}" ] || tenured_one "$run" acquire "$conns" B
             redis_one "$run" set "$conns"
             tenured_one "$run" cycle "$conns"
+            [ -z "${TENURED_B:-}" ] || tenured_one "$run" cycle "$conns" B
             redis_one "$run" lua "$conns"
         else
             redis_one "$run" set "$conns"
+            [ -z "${TENURED_B:-}" ] || tenured_one "$run" acquire "$conns" B
             tenured_one "$run" acquire "$conns"
             redis_one "$run" lua "$conns"
+            [ -z "${TENURED_B:-}" ] || tenured_one "$run" cycle "$conns" B
             tenured_one "$run" cycle "$conns"
         fi
     done
@@ -226,6 +237,25 @@ table() {
                 "$(ratio "$(median "$t.cpu")" "$(median "$r.cpu")")" "$(round_ratios "$t.cpu" "$r.cpu")" \
                 "$(median "$t.client")" "$(median "$r.client")" \
                 "$(count "$t.ops")" "$(count "$r.ops")"
+        done
+    done
+    [ "$(count tenuredB.acquire.c${CONNS_LIST%% *}.ops)" -gt 0 ] || return 0
+    echo
+    echo "Against a second tenured build measured in the same rounds (TENURED_B=${TENURED_B:-?}):"
+    echo
+    echo "| workload | conns | tenured /s | tenured B /s | tenured / B (per round) | B / Redis (per round) | server CPU µs/op tenured, B | CPU tenured / B (per round) | rounds |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    for what in acquire cycle; do
+        for conns in $CONNS_LIST; do
+            t="tenured.$what.c$conns" b="tenuredB.$what.c$conns" r="redis.set.c$conns"
+            [ "$what" = cycle ] && r="redis.lua.c$conns"
+            printf '| %s | %s | %s | %s | %s (%s) | %s (%s) | %s, %s | %s (%s) | %s |\n' "$what" "$conns" \
+                "$(fmt0 "$(median "$t.ops")")" "$(fmt0 "$(median "$b.ops")")" \
+                "$(ratio "$(median "$t.ops")" "$(median "$b.ops")")" "$(round_ratios "$t.ops" "$b.ops")" \
+                "$(ratio "$(median "$b.ops")" "$(median "$r.ops")")" "$(round_ratios "$b.ops" "$r.ops")" \
+                "$(median "$t.cpu")" "$(median "$b.cpu")" \
+                "$(ratio "$(median "$t.cpu")" "$(median "$b.cpu")")" "$(round_ratios "$t.cpu" "$b.cpu")" \
+                "$(count "$b.ops")"
         done
     done
 }

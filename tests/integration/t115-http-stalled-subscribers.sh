@@ -68,9 +68,19 @@ wait "$subs_pid" || fail "attack.py stall-subscribe failed: $(cat "$T/subs.out")
 res=$(tail -1 "$T/subs.out")
 echo "stalled subscribers, once they read: $res"
 
-[ "$rss_max" -lt "$RSS_MAX_KIB" ] ||
-    fail "server RSS reached $rss_max KiB (limit $RSS_MAX_KIB KiB) with $SUBS stalled subscribers"
-pass "server RSS peaked at $rss_max KiB under $SUBS stalled subscribers and $GRANTS grants"
+# AddressSanitizer's shadow memory and quarantine of freed blocks make the
+# RSS of an instrumented build no measure of tenured's own memory: there
+# the bound is left out (the rest of the test still runs).
+# (ldd's output is read whole first: `| grep -q` under pipefail fails
+# whenever grep exits before ldd has written its last line.)
+libs=$(ldd "$TN_BIN/tenured" 2>/dev/null || true)
+if grep -q libasan <<<"$libs"; then
+    echo "# tenured is built with AddressSanitizer: RSS bound not checked (peak $rss_max KiB)"
+else
+    [ "$rss_max" -lt "$RSS_MAX_KIB" ] ||
+        fail "server RSS reached $rss_max KiB (limit $RSS_MAX_KIB KiB) with $SUBS stalled subscribers"
+    pass "server RSS peaked at $rss_max KiB under $SUBS stalled subscribers and $GRANTS grants"
+fi
 
 ka=$(cat "$T/ka.out")
 kv() { sed -n "s/.*\<$1=\([0-9]*\).*/\1/p" <<<"$ka"; }
@@ -80,9 +90,9 @@ pass "the keep-alive client was served all along ($ka)"
 
 eof=$(sed -n 's/.*eof=\([0-9]*\).*/\1/p' <<<"$res")
 reset=$(sed -n 's/.*reset=\([0-9]*\).*/\1/p' <<<"$res")
-[ "${eof:-0}" -ge 1 ] || fail "no stalled subscriber was cut: $res"
+[ "${eof:-0}" -ge 1 ] || fail "no sampled stalled subscriber was cut: $res"
 [ "${reset:-0}" -ge 1 ] || fail "no cut subscriber got a final reset event: $res"
-pass "$eof stalled subscribers were cut, $reset of them with a final reset event"
+pass "$eof of the sampled stalled subscribers were cut, $reset of them with a final reset event"
 
 acquire "after:stall" o 1000
 expect_code 201 "acquire after the stalled subscribers"
