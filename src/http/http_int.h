@@ -135,6 +135,11 @@ void tn_http_req_destroy(struct tn_http_req *r);
 size_t tn_http_conn_feed(struct conn *c, const char *p, size_t len);
 
 /* conn.c */
+/* Serve fd, a new connected socket (closed when refused). */
+void tn_http_conn_accept(struct tn_http *h, int fd);
+/* End of a loop turn: write what the turn produced, free what died. */
+void tn_http_conn_tick(void *arg);
+void tn_http_conn_free(struct conn *c);
 void tn_http_conn_dispatch(struct conn *c, struct tn_http_req *r);
 /* Put r at the end of c's reply queue (marks it dispatched). */
 void tn_http_conn_enqueue(struct conn *c, struct tn_http_req *r);

@@ -20,7 +20,10 @@ sec=$(jget lease_secret)
 # Four waiters in a known order, then one whose client gives up early.
 for w in w1 w2 gone w3; do
     if [ "$w" = gone ]; then
-        curl -s --max-time 1 -o /dev/null \
+        # It leaves once the queue was seen full (killed below): a waiter
+        # whose client leaves is cancelled at once, so a time-out here
+        # would shrink the queue before the test looked at it.
+        curl -s --max-time 20 -o /dev/null \
             -d "{\"name\":\"q:1\",\"owner_id\":\"$w\",\"ttl_ms\":300,\"wait_ms\":20000}" \
             "$URL/v1/leases" &
     else
@@ -35,8 +38,9 @@ done
 # The queue holds 4: a fifth waiter is refused with 503 capacity at once.
 acquire "q:1" extra 300 '"wait_ms":20000'
 expect_error 503 capacity "fifth waiter on one name"
+kill "$pid_gone" 2>/dev/null || true
 wait "$pid_gone" 2>/dev/null || true
-sleep 0.2
+wait_waiters 3 # the departed waiter is cancelled at once, not at its turn
 
 release "q:1" "$tok" "$sec"
 expect_code 204 "release with four waiters queued"
