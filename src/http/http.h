@@ -135,6 +135,9 @@ void tn_http_req_on_disconnect(struct tn_http_req *r, tn_http_disconnect_fn fn,
 /* Add "Allow: methods" to the reply (a 405).  methods is borrowed and
  * must be a string literal or outlive the reply. */
 void tn_http_req_set_allow(struct tn_http_req *r, const char *methods);
+/* Add header lines to the reply: fields is "Name: value\r\n" lines, each
+ * ended by CRLF, borrowed like methods above (a string literal). */
+void tn_http_req_set_fields(struct tn_http_req *r, const char *fields);
 
 /* Send the reply (body copied).  retry_after_s > 0 adds Retry-After.
  * Afterwards r must not be touched. */

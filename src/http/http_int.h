@@ -57,9 +57,10 @@ struct tn_http_req {
     tn_http_disconnect_fn on_disc;      /* the client went away, or NULL */
     void *disc_ctx;                     /* its argument */
     const char *allow;                  /* Allow header of a 405, or NULL */
-    struct tn_http_stream *stream;      /* the reply is this stream */
-    struct tn_buf out;                  /* reply bytes not yet handed on */
-    struct tn_http_req *next_spare;     /* in tn_http.spare */
+    const char *fields; /* more header lines ("Name: value\r\n"...), or NULL */
+    struct tn_http_stream *stream;  /* the reply is this stream */
+    struct tn_buf out;              /* reply bytes not yet handed on */
+    struct tn_http_req *next_spare; /* in tn_http.spare */
 };
 
 struct tn_http_stream {

@@ -70,6 +70,8 @@ static void format(struct tn_http_req *r, struct tn_buf *b, unsigned status,
                         status, reason(status), type, len);
     if (r->allow != NULL)
         (void)tn_buf_printf(b, "Allow: %s\r\n", r->allow);
+    if (r->fields != NULL)
+        (void)tn_buf_append(b, r->fields, strlen(r->fields));
     if (retry_after_s > 0)
         (void)tn_buf_printf(b, "Retry-After: %lld\r\n",
                             (long long)retry_after_s);

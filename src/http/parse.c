@@ -441,6 +441,11 @@ void tn_http_req_set_allow(struct tn_http_req *r, const char *methods)
     r->allow = methods;
 }
 
+void tn_http_req_set_fields(struct tn_http_req *r, const char *fields)
+{
+    r->fields = fields;
+}
+
 long tn_http_pct_decode(const char *s, size_t len, bool form, char *out)
 {
     size_t o = 0;

@@ -47,6 +47,23 @@ def test_console__loads_without_console_errors(server, browser):
     assert console_errors(browser) == []
 
 
+def test_console__files_carry_a_strict_policy(server):
+    import urllib.request
+    for path, kind in (("/ui", "text/html"), ("/ui/console.js",
+                                                "text/javascript"),
+                       ("/ui/console.css", "text/css")):
+        with urllib.request.urlopen(server.base + path, timeout=10) as r:
+            assert r.status == 200
+            assert r.headers["Content-Type"].startswith(kind)
+            csp = r.headers["Content-Security-Policy"]
+            assert "default-src 'none'" in csp and "frame-ancestors 'none'" \
+                in csp, csp
+            assert "unsafe" not in csp
+            assert r.headers["X-Content-Type-Options"] == "nosniff"
+    status, body = server.call("GET", "/ui/nothing.js")
+    assert status == 404 and body["error"] == "not_found"
+
+
 def test_console__lease_appears_live_and_leaves_on_release(server, browser):
     open_console(browser, server)
     t0 = time.monotonic()
