@@ -223,3 +223,43 @@ def test_iterator_yields_every_event_in_order(pub: Any, redis: Redis,
     it = iter(es2)
     assert [next(it)["id"], next(it)["id"]] == ids[-2:]
     es2.close()
+
+
+@pytest.mark.parametrize("reply", [
+    b"$99999999\r\n" + b"x" * 70000,         # a bulk string beyond the cap
+    b"*99999999\r\n" + b":1\r\n" * 20000,    # an array beyond the cap
+    b"*1\r\n" * 50 + b":1\r\n",              # nested beyond the cap
+    b"+" + b"x" * 70000,                     # a line without an end
+    b"?what\r\n",                            # not RESP
+], ids=["bulk", "array", "depth", "line", "type"])
+def test_hostile_replies_drop_the_connection(reply: bytes) -> None:
+    """Whatever a fake Redis answers, the reader refuses it after reading at
+    most a little beyond its caps, instead of buffering or recursing."""
+    import socket
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    sent: List[int] = []
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        conn.recv(4096)
+        try:
+            conn.sendall(reply)
+            sent.append(len(reply))
+            conn.recv(4096)  # until the reader hangs up
+        except OSError:
+            pass
+        conn.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    es = tenure.RedisEventStream(f"redis://127.0.0.1:{port}/s",
+                                 reconnect=False)
+    t0 = time.monotonic()
+    with pytest.raises(tenure.ProtocolError):
+        next(iter(es))
+    assert time.monotonic() - t0 < 2.5  # refused, not timed out
+    t.join(5)
+    srv.close()
