@@ -197,7 +197,8 @@ def _fields(kv: Any) -> Optional[Dict[str, str]]:
 
 
 def _num(s: Optional[str]) -> Optional[int]:
-    return int(s) if s is not None and s.isdigit() else None
+    return int(s) if s is not None and s.isascii() and s.isdigit() \
+        and len(s) <= 20 else None
 
 
 def _reset(ev_id: Optional[int], why: str) -> Dict[str, Any]:

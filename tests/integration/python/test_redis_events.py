@@ -263,3 +263,22 @@ def test_hostile_replies_drop_the_connection(reply: bytes) -> None:
     assert time.monotonic() - t0 < 2.5  # refused, not timed out
     t.join(5)
     srv.close()
+
+
+def test_odd_records_are_skipped(redis: Redis) -> None:
+    """Records without a usable id or type (a stray writer on the stream)
+    are passed over; the reader goes on with the next good one."""
+    stream = f"odd:{time.monotonic_ns()}"
+    es = tenure.RedisEventStream(f"redis://127.0.0.1:{redis.port}/{stream}",
+                                 last_event_id=0)
+    for fields in (["id", "\u00b2", "type", "acquired", "name", "a"],
+                   ["id", "9" * 40, "type", "acquired", "name", "a"],
+                   ["type", "acquired", "name", "a"],
+                   ["id", "1"],
+                   ["id", "1", "type", "acquired", "name", "a", "owner_id",
+                    "o", "token", "x", "floor", "1"]):
+        redis.call("XADD", stream, "*", *fields)
+    ev = next(iter(es))
+    es.close()
+    assert (ev["id"], ev["type"], ev["name"], ev["token"]) \
+        == (1, "acquired", "a", None)
