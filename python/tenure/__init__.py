@@ -9,6 +9,7 @@
 See docs/PYTHON.md.  Standard library only.
 """
 from . import fence
+from ._redis import RedisEventStream
 from .client import (END_EXPIRED, END_LOST, END_RELEASED, END_STOPPED,
                      CheckResult, Client, EventStream, Hold, Lease, LeaseInfo)
 from .errors import (BadRequest, ConnectError, Error, Expired, Forbidden,
@@ -21,7 +22,8 @@ from .errors import (BadRequest, ConnectError, Error, Expired, Forbidden,
 __version__ = "0.1.0"
 
 __all__ = [
-    "Client", "Lease", "LeaseInfo", "CheckResult", "EventStream", "Hold",
+    "Client", "Lease", "LeaseInfo", "CheckResult", "EventStream",
+    "RedisEventStream", "Hold",
     "END_LOST", "END_EXPIRED", "END_RELEASED", "END_STOPPED", "fence",
     "Error", "BadRequest", "Unauthorized", "Forbidden", "NotFound",
     "MethodNotAllowed", "Held", "Holder", "LockDelay", "Lost", "Expired",

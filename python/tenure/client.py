@@ -14,6 +14,9 @@
 * With ``watch_events=True`` a second thread follows the event stream and
   reports a kept lease lost as soon as the server announces its end; on a
   ``reset`` it renews every kept lease at once.  A latency optimisation only.
+  With ``events_url="redis://HOST:PORT[/DB]/STREAM"`` it follows the Redis
+  stream ``tenured --publish`` fills instead, with the same rules (a
+  ``reset`` record or a jump in the events' ids counts as a reset).
 """
 from __future__ import annotations
 
@@ -30,6 +33,8 @@ from urllib.parse import quote, urlencode
 
 from . import _http
 from ._http import mono_ms
+from ._redis import RedisEventStream
+from ._redis import parse_url as _redis_url
 from .errors import (ConnectError, Error, Expired, Forbidden, Lost,
                      ProtocolError, TooManyRequests, TransportError,
                      Unavailable, from_response)
@@ -436,6 +441,7 @@ class Client:
                  owner_id: Optional[str] = None,
                  safety_margin_ms: Optional[int] = None,
                  watch_events: bool = False,
+                 events_url: Optional[str] = None,
                  ca_file: Optional[str] = None,
                  cert_file: Optional[str] = None,
                  key_file: Optional[str] = None,
@@ -465,13 +471,18 @@ class Client:
                 ctx.load_cert_chain(cert_file, key_file)
             self._ssl_ctx = ctx
         self._log = log
+        if events_url is not None:
+            _redis_url(events_url)  # ValueError now, not in the thread
+            watch_events = True
+        self._events_url = events_url
         self._watch_events = watch_events
         self._mu = threading.Lock()
         self._cond = threading.Condition(self._mu)
         self._kept: List[Lease] = []
         self._thread: Optional[threading.Thread] = None
         self._ev_thread: Optional[threading.Thread] = None
-        self._ev_stream: Optional[EventStream] = None
+        self._ev_stream: Optional[Union[EventStream,
+                                        RedisEventStream]] = None
         self._stopping = False
         self._ka_sock: Optional[socket.socket] = None  # renew in flight
         self.event_losses = 0  # kept leases reported lost by the event stream
@@ -761,11 +772,19 @@ class Client:
         return res.current, res.floor
 
     def events(self, prefix: str = "", *, last_event_id: Optional[int] = None,
-               idle_timeout: float = 60.0,
-               reconnect: bool = True) -> EventStream:
+               idle_timeout: float = 60.0, reconnect: bool = True,
+               source: Optional[str] = None
+               ) -> Union[EventStream, RedisEventStream]:
         """Follow lease events of names starting with ``prefix``; see
         :class:`EventStream`.  ``idle_timeout`` (seconds without a byte,
-        heartbeats included) counts as a cut."""
+        heartbeats included) counts as a cut.  With ``source=
+        "redis://HOST:PORT[/DB]/STREAM"`` the same dicts come from the
+        Redis stream ``tenured --publish`` fills (the prefix is applied
+        here; ``idle_timeout`` does not apply: it reads with XREAD BLOCK)."""
+        if source is not None:
+            return RedisEventStream(
+                source, prefix, last_event_id, reconnect,
+                connect_timeout_s=self._connect_timeout_ms / 1000.0)
         return EventStream(self, prefix, last_event_id, idle_timeout, reconnect)
 
     def hold(self, name: str, owner: Optional[str] = None, ttl_ms: int = 0,
@@ -800,7 +819,8 @@ class Client:
                     daemon=True)
                 self._thread.start()
             if self._watch_events and self._ev_thread is None:
-                self._ev_stream = self.events("", idle_timeout=60.0)
+                self._ev_stream = self.events(
+                    "", idle_timeout=60.0, source=self._events_url)
                 self._ev_thread = threading.Thread(
                     target=self._follow_main, name="tenure-events",
                     daemon=True)
