@@ -46,14 +46,16 @@ done
 pass "renew 200: token unchanged, ttl_ms changed or kept"
 
 # --- renew 403 forbidden: right token, wrong secret; lease not extended
-renew "rn:1" "$tok" "$sec" 3000
-expect_code 200 "renew rn:1 to 3000"
+# 15 s: the checks below make six requests, which a loaded machine has
+# been seen to take over 3 s for.
+renew "rn:1" "$tok" "$sec" 15000
+expect_code 200 "renew rn:1 to 15000"
 wrong=$(printf '%s' "$sec" | tr '0-9a-f' '1-9a-f0')
 renew "rn:1" "$tok" "$wrong" 60000
 expect_error 403 forbidden "renew with a wrong secret"
 get_lease "rn:1"
 expect_code 200 "lease still there"
-[ "$(jget expires_in_ms)" -le 3000 ] || fail "forbidden renew extended the lease: $BODY"
+[ "$(jget expires_in_ms)" -le 15000 ] || fail "forbidden renew extended the lease: $BODY"
 acquire "rn:other" b 5000
 osec=$(jget lease_secret)
 renew "rn:1" "$tok" "$osec" 60000
