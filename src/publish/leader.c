@@ -56,7 +56,7 @@ static void lose(struct tn_pub_leader *l, const char *why)
     l->conn = NULL;
 }
 
-void tn_pub_leader_tick(struct tn_pub_leader *l)
+void tn_pub_leader_tick(struct tn_pub_leader *l, uint64_t head)
 {
     (void)pthread_mutex_lock(&l->mu);
     if (l->conn == NULL) {
@@ -83,6 +83,7 @@ void tn_pub_leader_tick(struct tn_pub_leader *l)
     if (failed) {
         lose(l, "lock query failed");
     } else if (got) {
+        atomic_store(&l->term_head, head);
         atomic_fetch_add(&l->term, 1);
         atomic_store(&l->leader, true);
         tn_log(TN_LOG_INFO, "publish",

@@ -372,7 +372,7 @@ static void *flusher_main(void *arg)
         if (fd >= 0)
             (void)close(fd);
         if (p->pg)
-            tn_pub_leader_tick(&p->lead);
+            tn_pub_leader_tick(&p->lead, atomic_load(&p->head));
         int64_t now = tn_clock_mono_ms();
         if (now >= next_prune) {
             prune(p);
@@ -467,6 +467,11 @@ static int pg_term(struct target *t, uint64_t head)
     int rc = tn_pub_leader_begin(&p->lead, t->label, &hi);
     if (rc < 0)
         return rc;
+    /* From the head when the lock was taken, not when this thread noticed:
+     * events in between were heard by no other publisher. */
+    uint64_t start = atomic_load(&p->lead.term_head);
+    if (start < head)
+        head = start;
     t->term = term;
     t->reserved = hi;
     t->reset_pending = hi > 0;
