@@ -10,7 +10,7 @@
 export TN_CHAOS_SECONDS=6 TN_CHAOS_KILL_MS="150 500"
 export TN_CHAOS_CLIENT_ARGS="--threads 8 --names 64 --max-rounds 0 --ttl-min 100 --ttl-max 400"
 pb=$(neg_plant REPLY_BEFORE_COMMIT tenured)
-res=$(neg_caught "$pb" t761-chaos-kill9.sh 4 "token_order|duplicate_token") || fail "REPLY_BEFORE_COMMIT was not caught"
+res=$(neg_caught "$pb" t761-chaos-kill9.sh 8 "token_order|duplicate_token") || fail "REPLY_BEFORE_COMMIT was not caught"
 echo "$res"
 clean=$(neg_clean t761-chaos-kill9.sh)
 pass "REPLY_BEFORE_COMMIT caught by kill -9 + tenure-check ($res); normal build: $clean"
