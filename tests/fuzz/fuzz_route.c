@@ -123,6 +123,10 @@ static int ref_path(const char *p, enum tn_route *route, char *name,
             return 0;
         }
     }
+    if (strcmp(p, "/ui") == 0 || strncmp(p, "/ui/", 4) == 0) {
+        *route = TN_ROUTE_UI; /* the console's files: any name under /ui/ */
+        return 0;
+    }
     if (strncmp(p, "/v1/leases/", 11) != 0)
         return TN_ENOTFOUND;
     const char *seg = p + 11;
