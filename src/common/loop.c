@@ -65,16 +65,9 @@ int tn_loop_add_fd(struct tn_loop *loop, int fd, uint32_t events,
                    tn_loop_fd_fn fn, void *arg)
 {
     for (int i = 0; i < MAX_WATCHERS; i++) {
-        struct watcher *w = &loop->watchers[i];
-        if (w->fd != -1)
-            continue;
-        struct epoll_event ev = {.events = events, .data.ptr = w};
-        if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
-            return TN_EIO;
-        w->fd = fd;
-        w->fn = fn;
-        w->arg = arg;
-        return TN_OK;
+        if (loop->watchers[i].fd == -1)
+            return tn_loop_watch_add(loop, &loop->watchers[i], fd, events, fn,
+                                     arg);
     }
     return TN_ENOMEM;
 }
@@ -119,8 +112,7 @@ int tn_loop_mod_fd(struct tn_loop *loop, int fd, uint32_t events)
     struct watcher *w = find_watcher(loop, fd);
     if (w == NULL)
         return TN_EINVAL;
-    struct epoll_event ev = {.events = events, .data.ptr = w};
-    return epoll_ctl(loop->epfd, EPOLL_CTL_MOD, fd, &ev) < 0 ? TN_EIO : TN_OK;
+    return tn_loop_watch_mod(loop, w, events);
 }
 
 void tn_loop_del_fd(struct tn_loop *loop, int fd)
