@@ -23,8 +23,8 @@
 #include "common/clock.h"
 #include "common/rand.h"
 #include "lease/lease.h"
-#include "store/disk.h"
-#include "store/pg_sql.h"
+#include "store/embedded/disk.h"
+#include "store/pg/sql.h"
 
 #define INSERT_LEASE                                                           \
     "INSERT INTO leases (name, owner_id, expires_at, fencing_token, secret,"   \

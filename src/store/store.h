@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The store interface: where lease decisions are made durable.  One
- * versioned vtable, one backend per file (store_embedded.c: the in-memory
- * state machine with SQLite group commit; store_pg.c: PostgreSQL).
+ * versioned vtable, one backend per file (src/store/embedded/store.c: the in-memory
+ * state machine with SQLite group commit; src/store/pg/store.c: PostgreSQL).
  *
  * Contract of every operation: it fills the caller's struct tn_store_result
  * and then calls done(arg) exactly once, on the loop thread, possibly before
@@ -188,7 +188,7 @@ int tn_store_embedded_open(struct tn_loop *loop,
 int tn_store_open_url(struct tn_loop *loop, const struct tn_store_config *cfg,
                       struct tn_store **out, struct tn_errmsg *em);
 
-/* The PostgreSQL store (store_pg.c). */
+/* The PostgreSQL store (src/store/pg/store.c). */
 int tn_store_pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
                      struct tn_store **out, struct tn_errmsg *em);
 

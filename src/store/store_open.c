@@ -2,7 +2,7 @@
 /* Choosing a store backend from a URL. */
 #include <string.h>
 
-#include "store.h"
+#include "store/store.h"
 
 int tn_store_open_url(struct tn_loop *loop, const struct tn_store_config *cfg,
                       struct tn_store **out, struct tn_errmsg *em)

@@ -20,7 +20,7 @@
 
 #include "chaos.h"
 #include "common/clock.h"
-#include "store/disk.h"
+#include "store/embedded/disk.h"
 
 static pthread_mutex_t hist_mu = PTHREAD_MUTEX_INITIALIZER;
 

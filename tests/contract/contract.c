@@ -23,7 +23,7 @@
 #include "common/clock.h"
 #include "common/loop.h"
 #include "common/rand.h"
-#include "store/pg_sql.h"
+#include "store/pg/sql.h"
 #include "store/store.h"
 
 struct env E;

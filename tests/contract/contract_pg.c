@@ -14,8 +14,8 @@
 #include "common/clock.h"
 #include "common/rand.h"
 #include "contract.h"
-#include "store/pg_sql.h"
-#include "store/pg_store.h"
+#include "store/pg/sql.h"
+#include "store/pg/pg.h"
 
 static void quiet(void *arg, const char *message)
 {

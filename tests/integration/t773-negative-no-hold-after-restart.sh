@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Negative control: NO_HOLD_AFTER_RESTART (src/store/sqlite_db.c trusts the
+# Negative control: NO_HOLD_AFTER_RESTART (src/store/embedded/sqlite.c trusts the
 # stored expiries after a restart).  Two catches:
 #  1. the reboot profile (kill -9, restart as if on another boot, where the
 #     stored CLOCK_BOOTTIME instants mean nothing): the planted server drops

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Negative control: REVEAL_BEFORE_DURABLE (src/store/embedded_events.c
+# Negative control: REVEAL_BEFORE_DURABLE (src/store/embedded/events.c
 # reveals an expiry without recording it, as tenured did before
 # docs/SAFETY.md section 8).  Two catches:
 #  1. the crash-after-reveal profile (t770): a lease answered `lost` or

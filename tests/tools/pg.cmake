@@ -6,4 +6,4 @@ add_executable(tn-pg-history pg/history.c)
 target_link_libraries(tn-pg-history PRIVATE tn_common PkgConfig::CURL
     PkgConfig::JANSSON Threads::Threads)
 
-add_executable(tn-pg-sql pg/pg_sql_dump.c ${CMAKE_SOURCE_DIR}/src/store/pg_sql.c)
+add_executable(tn-pg-sql pg/pg_sql_dump.c ${CMAKE_SOURCE_DIR}/src/store/pg/sql.c)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The embedded store's journal (src/store/journal.c) and the disk layer
- * over it (src/store/disk.c), on real files in a temporary directory:
+/* The embedded store's journal (src/store/embedded/journal.c) and the disk layer
+ * over it (src/store/embedded/disk.c), on real files in a temporary directory:
  * records come back as written; a torn last append is dropped whatever
  * the point where it was cut; damage that is not a torn tail, a generation
  * cut short and a missing generation are refused; a reused file's
@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "common/buf.h"
-#include "store/disk.h"
-#include "store/journal.h"
+#include "store/embedded/disk.h"
+#include "store/embedded/journal.h"
 
 #include <cmocka.h>
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "store/pg_sql.h"
+#include "store/pg/sql.h"
 
 static const char *const names[TN_PG_N_STMTS] = {
     "acquire", "renew",   "release", "get",   "check",

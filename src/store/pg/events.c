@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Events of the PostgreSQL store.  Every statement that changes hands
  * writes its event to the session's outbox, sent with pg_notify right
- * after (or, for the sweep, inside) its commit (pg_sql.c, store_pg.c), so
+ * after (or, for the sweep, inside) its commit (src/store/pg/sql.c, src/store/pg/store.c), so
  * PostgreSQL delivers each event in commit order to every instance
  * listening, this one included.  Here:
  * the dedicated LISTEN connection (reconnecting with backoff; events sent
@@ -19,8 +19,8 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "pg_sql.h"
-#include "pg_store.h"
+#include "store/pg/sql.h"
+#include "store/pg/pg.h"
 
 #define SWEEP_MS 200
 #define SWEEP_ROWS 200

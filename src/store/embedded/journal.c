@@ -22,7 +22,7 @@
  * The checksum is not a secret: it catches torn and damaged writes.  Lease
  * names and owners are printable text without NUL bytes, so a name cannot
  * spell a header (gen, seq and prev_count have zero high bytes). */
-#include "journal.h"
+#include "store/embedded/journal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -18,7 +18,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/hash.h"
-#include "pg_store.h"
+#include "store/pg/pg.h"
 
 struct pg_waiter {
     struct tn_pg_waitq *q;           /* its queue */

@@ -7,7 +7,7 @@
  * token below the row's current one (see docs/OPERATIONS.md).  Every
  * change of hands also writes its event to the session's outbox in the
  * same statement; NOTIFY_SQL sends it once the transaction committed. */
-#include "pg_sql.h"
+#include "store/pg/sql.h"
 
 #define OID_BOOL 16u
 #define OID_BYTEA 17u
@@ -107,10 +107,10 @@ const struct tn_pg_migration tn_pg_migrations[] = {
 const size_t tn_pg_n_migrations =
     sizeof(tn_pg_migrations) / sizeof(tn_pg_migrations[0]);
 
-/* The channel this schema's events go to (see pg_sql.h). */
+/* The channel this schema's events go to (see src/store/pg/sql.h). */
 #define CHANNEL "'" TN_PG_CHANNEL_PREFIX "' || current_schema()"
 
-/* One event line (pg_sql.h); every argument is an SQL expression. */
+/* One event line (src/store/pg/sql.h); every argument is an SQL expression. */
 #define EV_LINE(type, token, floor, owner, name)                               \
     "(" type ") || ' ' || (" token ")::text || ' ' || (" floor ")::text"       \
     " || ' ' || octet_length(" owner ")::text || ' ' || " owner " || " name

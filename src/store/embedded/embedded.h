@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Internals of the embedded store shared by its files: store_embedded.c
- * (decisions and group commit) and embedded_wait.c (blocking acquire).
+/* Internals of the embedded store shared by its files: src/store/embedded/store.c
+ * (decisions and group commit) and src/store/embedded/wait.c (blocking acquire).
  * Loop thread only, except where a field says otherwise. */
 #ifndef TN_STORE_EMBEDDED_H
 #define TN_STORE_EMBEDDED_H
 
-#include "commit.h"
+#include "store/embedded/commit.h"
 #include "common/loop.h"
 #include "lease/lease.h"
-#include "store.h"
+#include "store/store.h"
 
 struct tn_disk;
 
@@ -77,7 +77,7 @@ void tn_embedded_finish(struct embedded *e, uint64_t seq,
                         struct tn_store_result *out, tn_store_done_fn done,
                         void *arg);
 
-/* embedded_wait.c: blocking acquire, FIFO per name. */
+/* src/store/embedded/wait.c: blocking acquire, FIFO per name. */
 /* Queue r (which got TN_ECONFLICT or TN_ELOCKDELAY on l) until the name is
  * free, its deadline passes, or the requester goes away.  Returns 0 when
  * queued (done runs later), or TN_ECAPACITY (out->capacity says which
@@ -96,7 +96,7 @@ void tn_embedded_fail_waiters(struct embedded *e, int rc);
 /* Drop and answer (TN_ECANCELED) the waiter whose wanted_ctx is ctx. */
 void tn_embedded_cancel_wait(struct embedded *e, void *ctx);
 
-/* embedded_events.c: durable events. */
+/* src/store/embedded/events.c: durable events. */
 /* Free the announced events kept for reuse (at close). */
 void tn_embedded_free_events(struct embedded *e);
 /* Announce ev about l after the open batch commits. */
@@ -113,7 +113,7 @@ void tn_embedded_note_expiry(struct embedded *e, struct tn_lease *l,
 /* Track the expiry of every held lease whose expiry is not recorded yet
  * (after a load). */
 void tn_embedded_track_all(struct embedded *e);
-/* embedded_history.c: the grant ledger. */
+/* src/store/embedded/history.c: the grant ledger. */
 int tn_embedded_ledger_init(struct embedded *e, size_t capacity);
 void tn_embedded_ledger_clear(struct embedded *e);
 void tn_embedded_ledger_free(struct embedded *e);
@@ -135,7 +135,7 @@ void tn_embedded_clear_expiries(struct embedded *e);
 void tn_embedded_expire_due(struct embedded *e, int64_t now);
 /* l's grant is no longer live (released, or its expiry was handled). */
 void tn_embedded_uncount(struct embedded *e, struct tn_lease *l);
-/* embedded_retire.c: retiring names (--retain-ms). */
+/* src/store/embedded/retire.c: retiring names (--retain-ms). */
 void tn_embedded_retire_start(struct embedded *e);
 void tn_embedded_retire_stop(struct embedded *e);
 /* A row id a retired name gave back, or 0. */

@@ -10,7 +10,7 @@
  *
  * `mu` guards the fields marked so; the SQLite connection belongs to the
  * compaction thread while `busy`, otherwise to whoever holds `mu`. */
-#include "disk.h"
+#include "store/embedded/disk.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -22,8 +22,8 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "journal.h"
-#include "sqlite_db.h"
+#include "store/embedded/journal.h"
+#include "store/embedded/sqlite.h"
 
 #define RETRY_MS 500
 #define COMPACTOR_NICE 10

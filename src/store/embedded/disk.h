@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What the embedded store keeps on disk: the journal (journal.h), where
  * every batch becomes durable with one append and one fdatasync, and the
- * SQLite file (sqlite_db.h), where a compaction thread applies each sealed
+ * SQLite file (src/store/embedded/sqlite.h), where a compaction thread applies each sealed
  * generation of the journal in one transaction.  Restart, recovery after a
  * failure, and tenure-migrate first settle: they apply whatever the
  * journal holds beyond the file, then read the file.
@@ -16,7 +16,7 @@
 
 #include <tenure/err.h>
 
-#include "commit.h"
+#include "store/embedded/commit.h"
 #include "common/buf.h"
 #include "lease/lease.h"
 

@@ -11,7 +11,7 @@
 
 #include <tenure/err.h>
 
-#include "commit.h"
+#include "store/embedded/commit.h"
 #include "lease/lease.h"
 
 #define TN_SQLITE_SCHEMA_VERSION 5

@@ -9,7 +9,7 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
-#include "embedded.h"
+#include "store/embedded/embedded.h"
 
 struct tn_ledger_rec {
     const struct tn_lease *l; /* the name's entry; NULL when unused */

@@ -12,17 +12,17 @@
 
 #include <tenure/err.h>
 
-#include "commit.h"
+#include "store/embedded/commit.h"
 #include "common/alloc.h"
 #include "common/assert.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "embedded.h"
+#include "store/embedded/embedded.h"
 
 /* Grants remembered for GET .../history, across all names. */
 #define LEDGER_RECORDS 65536
-#include "disk.h"
-#include "store.h"
+#include "store/embedded/disk.h"
+#include "store/store.h"
 
 void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
                               int64_t now_ms)

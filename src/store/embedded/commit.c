@@ -2,7 +2,7 @@
 /* The committer thread and the batch hand-over.  `mu` guards open, free
  * list, flags; a batch taken by the committer belongs to it until posted,
  * then to the loop thread until recycled. */
-#include "commit.h"
+#include "store/embedded/commit.h"
 
 #include <errno.h>
 #include <pthread.h>

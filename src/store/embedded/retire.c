@@ -22,7 +22,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "embedded.h"
+#include "store/embedded/embedded.h"
 
 #define TICK_MS 100
 #define PASS_MAX_MS 60000

@@ -33,7 +33,7 @@
 
 #include <tenure/err.h>
 
-#include "commit.h"
+#include "store/embedded/commit.h"
 
 #define TN_JOURNAL_ALIGN 512         /* records start on this boundary */
 #define TN_JOURNAL_CHUNK (64 * 1024) /* files grow by this much */

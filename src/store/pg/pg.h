@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Internals shared by the PostgreSQL store's parts: pg_conn.c (each libpq
+/* Internals shared by the PostgreSQL store's parts: src/store/pg/conn.c (each libpq
  * connection on the loop thread: connect, migrate, prepare, reconnect with
- * backoff), store_pg.c (operations, batched into pipelined transactions
- * spread over the connections), pg_result.c (rows and SQLSTATEs into
- * results), pg_events.c (the LISTEN connection, the expiry sweep and the
- * ledger prune) and pg_wait.c (blocking acquire).  Loop thread only; no
+ * backoff), src/store/pg/store.c (operations, batched into pipelined transactions
+ * spread over the connections), src/store/pg/result.c (rows and SQLSTATEs into
+ * results), src/store/pg/events.c (the LISTEN connection, the expiry sweep and the
+ * ledger prune) and src/store/pg/wait.c (blocking acquire).  Loop thread only; no
  * other thread ever touches a struct tn_pg. */
 #ifndef TN_STORE_PG_STORE_H
 #define TN_STORE_PG_STORE_H
@@ -15,8 +15,8 @@
 
 #include "common/loop.h"
 #include "lease/lease.h"
-#include "pg_sql.h"
-#include "store.h"
+#include "store/pg/sql.h"
+#include "store/store.h"
 
 #define TN_PG_RETRY_AFTER_MS 1000
 /* Connections per instance: each is one PostgreSQL backend, so batches on
@@ -37,10 +37,10 @@ struct tn_pg_op;
 struct tn_pg_batch;
 struct tn_pg_waitq;
 
-/* Buckets of the table of names with waiters (pg_wait.c). */
+/* Buckets of the table of names with waiters (src/store/pg/wait.c). */
 #define TN_PG_WAIT_BUCKETS 1024
 
-/* The dedicated LISTEN connection (pg_events.c). */
+/* The dedicated LISTEN connection (src/store/pg/events.c). */
 struct tn_pg_listen {
     PGconn *conn;                     /* NULL while down */
     int fd;                           /* watched socket, -1 if none */
@@ -156,12 +156,12 @@ struct tn_pg_batch {
     bool settled;             /* answered; only the trailer is left */
     struct tn_pg_op **held;   /* committed changes, answered, kept until
                                  the trailer's Sync (they pin their
-                                 names, store_pg.c) */
+                                 names, src/store/pg/store.c) */
     size_t n_held;            /* length of held */
     int64_t sent_ms;          /* server clock */
 };
 
-/* pg_conn.c */
+/* src/store/pg/conn.c */
 /* Start connecting now (state DOWN -> CONNECTING). */
 void tn_pg_conn_start(struct tn_pg_conn *c);
 /* Forget the connection (every op in flight on it is answered
@@ -173,7 +173,7 @@ void tn_pg_conn_watch(struct tn_pg_conn *c, uint32_t events);
 /* Stop watching the socket (before anything that may close it). */
 void tn_pg_conn_unwatch(struct tn_pg_conn *c);
 
-/* store_pg.c */
+/* src/store/pg/store.c */
 /* A connection is ready: send what is pending. */
 void tn_pg_on_ready(struct tn_pg_conn *c);
 /* Socket events while ready. */
@@ -203,18 +203,18 @@ void tn_pg_message(PGconn *c, char *out, size_t cap);
  * connection has been ready once since the start. */
 bool tn_pg_is_up(const struct tn_pg *p);
 
-/* pg_events.c */
+/* src/store/pg/events.c */
 /* Start the LISTEN connection, the sweep and the prune timers. */
 void tn_pg_events_start(struct tn_pg *p);
 /* Stop them and close the LISTEN connection. */
 void tn_pg_events_stop(struct tn_pg *p);
-/* Parse one NOTIFY payload (pg_sql.h) and deliver its events in order:
+/* Parse one NOTIFY payload (src/store/pg/sql.h) and deliver its events in order:
  * to on_event, and released/expired/revoked wake the name's waiters.
  * Malformed lines are skipped. */
 void tn_pg_events_deliver(struct tn_pg *p, const char *payload);
 void tn_pg_events_metrics(struct tn_pg *p, struct tn_buf *out);
 
-/* pg_wait.c: blocking acquire, FIFO per name within this instance. */
+/* src/store/pg/wait.c: blocking acquire, FIFO per name within this instance. */
 int tn_pg_wait_init(struct tn_pg *p, const struct tn_store_config *cfg);
 /* Take r if waiting is involved: r waits (wait_ms > 0), or the name has
  * local waiters and r must not jump them.  Returns true when taken (done
@@ -234,7 +234,7 @@ void tn_pg_wait_free(struct tn_pg *p);
 void tn_pg_wait_cancel(struct tn_pg *p, void *ctx);
 void tn_pg_wait_metrics(struct tn_pg *p, struct tn_buf *out);
 
-/* pg_result.c */
+/* src/store/pg/result.c */
 /* The next result of batch b (for b->ops[b->idx]): parse its rows into the
  * op's result, or record the failure in b. */
 void tn_pg_take_result(struct tn_pg_batch *b, PGresult *r);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The PostgreSQL store: every decision is one prepared statement (pg_sql.c)
+/* The PostgreSQL store: every decision is one prepared statement (src/store/pg/sql.c)
  * on the database clock.  Requests that arrive in one loop iteration are
  * sent together as one pipelined transaction (sorted by name, so that two
  * instances always lock rows in the same order and cannot deadlock) and
@@ -13,8 +13,8 @@
  * name goes to the connection where the previous change of that name is
  * still in flight, until that one's events are sent (pinned_to), so this
  * instance's events of a name leave in the order of its changes.  Events,
- * the expiry sweep and blocking acquire live in pg_events.c and
- * pg_wait.c. */
+ * the expiry sweep and blocking acquire live in src/store/pg/events.c and
+ * src/store/pg/wait.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +25,8 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/rand.h"
-#include "pg_sql.h"
-#include "pg_store.h"
+#include "store/pg/sql.h"
+#include "store/pg/pg.h"
 
 #define MAX_INFLIGHT 2
 #define MAX_BATCH 512
@@ -41,7 +41,7 @@ static void change_out(struct tn_pg *p, struct tn_pg_op *op);
  * once since the start, so that whatever this instance answers, its
  * subscribers hear about from then on.  A LISTEN connection lost later
  * does not take the instance out of service (events carry no safety);
- * its subscribers get a reset instead (pg_events.c). */
+ * its subscribers get a reset instead (src/store/pg/events.c). */
 bool tn_pg_is_up(const struct tn_pg *p)
 {
     return any_ready(p) && p->n_listen_connects > 0;
@@ -362,7 +362,7 @@ static void pg_list(struct tn_store *s, const struct tn_list_req *r,
     tn_pg_submit((struct tn_pg *)s, op, out, done, arg);
 }
 
-/* The ledger, newest first (HISTORY_SQL in pg_sql.c). */
+/* The ledger, newest first (HISTORY_SQL in src/store/pg/sql.c). */
 static void pg_history(struct tn_store *s, const char *name, size_t name_len,
                        size_t limit, struct tn_store_result *out,
                        tn_store_done_fn done, void *arg)

@@ -3,7 +3,7 @@
  * start-up steps and the prepared statements that make every decision.
  * Text only, no I/O.  Each decision is ONE statement evaluated on the
  * database clock (now()); the reasons are written next to each statement
- * in pg_sql.c and in docs/OPERATIONS.md. */
+ * in src/store/pg/sql.c and in docs/OPERATIONS.md. */
 #ifndef TN_STORE_PG_SQL_H
 #define TN_STORE_PG_SQL_H
 

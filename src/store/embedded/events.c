@@ -13,7 +13,7 @@
 #include "common/alloc.h"
 #include "common/assert.h"
 #include "common/clock.h"
-#include "embedded.h"
+#include "store/embedded/embedded.h"
 
 /* 16 bytes: one per grant or renew still ahead.  An entry whose at_ms is
  * no longer its lease's expiry is stale (renewed, released or granted

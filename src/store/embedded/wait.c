@@ -11,7 +11,7 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
-#include "embedded.h"
+#include "store/embedded/embedded.h"
 
 struct tn_blocked {
     struct tn_waitq *q;              /* its queue */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* SQLite file of the embedded store.  SQLITE_* codes stop here. */
-#include "sqlite_db.h"
+#include "store/embedded/sqlite.h"
 
 #include <sqlite3.h>
 #include <string.h>
