@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The store interface: where lease decisions are made durable.  One
- * versioned vtable, one backend per file (src/store/embedded/store.c: the in-memory
- * state machine with SQLite group commit; src/store/pg/store.c: PostgreSQL).
+ * versioned vtable, one backend per file (src/store/embedded/store.c: the
+ * in-memory state machine with SQLite group commit; src/store/pg/store.c:
+ * PostgreSQL).
  *
  * Contract of every operation: it fills the caller's struct tn_store_result
  * and then calls done(arg) exactly once, on the loop thread, possibly before

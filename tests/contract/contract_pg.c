@@ -14,8 +14,8 @@
 #include "common/clock.h"
 #include "common/rand.h"
 #include "contract.h"
-#include "store/pg/sql.h"
 #include "store/pg/pg.h"
+#include "store/pg/sql.h"
 
 static void quiet(void *arg, const char *message)
 {

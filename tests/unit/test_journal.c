@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The embedded store's journal (src/store/embedded/journal.c) and the disk layer
- * over it (src/store/embedded/disk.c), on real files in a temporary directory:
- * records come back as written; a torn last append is dropped whatever
- * the point where it was cut; damage that is not a torn tail, a generation
- * cut short and a missing generation are refused; a reused file's
+/* The embedded store's journal (src/store/embedded/journal.c) and the disk
+ * layer over it (src/store/embedded/disk.c), on real files in a temporary
+ * directory: records come back as written; a torn last append is dropped
+ * whatever the point where it was cut; damage that is not a torn tail, a
+ * generation cut short and a missing generation are refused; a reused file's
  * leftovers are not read; a process that dies without closing loses
  * nothing it was told was durable, across many compactions; and a
  * compaction leaves each row's last image. */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* What the embedded store keeps on disk: the journal (journal.h), where
  * every batch becomes durable with one append and one fdatasync, and the
- * SQLite file (src/store/embedded/sqlite.h), where a compaction thread applies each sealed
- * generation of the journal in one transaction.  Restart, recovery after a
- * failure, and tenure-migrate first settle: they apply whatever the
+ * SQLite file (src/store/embedded/sqlite.h), where a compaction thread applies
+ * each sealed generation of the journal in one transaction.  Restart, recovery
+ * after a failure, and tenure-migrate first settle: they apply whatever the
  * journal holds beyond the file, then read the file.
  *
  * tn_disk_write, tn_disk_probe and tn_disk_recover run on one thread (the
@@ -16,9 +16,9 @@
 
 #include <tenure/err.h>
 
-#include "store/embedded/commit.h"
 #include "common/buf.h"
 #include "lease/lease.h"
+#include "store/embedded/commit.h"
 
 /* Journal bytes after which a generation is sealed and compacted. */
 #define TN_DISK_JOURNAL_BYTES (4u << 20)

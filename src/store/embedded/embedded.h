@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Internals of the embedded store shared by its files: src/store/embedded/store.c
- * (decisions and group commit) and src/store/embedded/wait.c (blocking acquire).
- * Loop thread only, except where a field says otherwise. */
+/* Internals of the embedded store shared by its files:
+ * src/store/embedded/store.c (decisions and group commit) and
+ * src/store/embedded/wait.c (blocking acquire). Loop thread only, except where
+ * a field says otherwise. */
 #ifndef TN_STORE_EMBEDDED_H
 #define TN_STORE_EMBEDDED_H
 
-#include "store/embedded/commit.h"
 #include "common/loop.h"
 #include "lease/lease.h"
+#include "store/embedded/commit.h"
 #include "store/store.h"
 
 struct tn_disk;

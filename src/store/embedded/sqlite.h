@@ -11,8 +11,8 @@
 
 #include <tenure/err.h>
 
-#include "store/embedded/commit.h"
 #include "lease/lease.h"
+#include "store/embedded/commit.h"
 
 #define TN_SQLITE_SCHEMA_VERSION 5
 

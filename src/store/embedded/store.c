@@ -12,11 +12,11 @@
 
 #include <tenure/err.h>
 
-#include "store/embedded/commit.h"
 #include "common/alloc.h"
 #include "common/assert.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "store/embedded/commit.h"
 #include "store/embedded/embedded.h"
 
 /* Grants remembered for GET .../history, across all names. */

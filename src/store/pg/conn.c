@@ -17,8 +17,8 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "store/pg/sql.h"
 #include "store/pg/pg.h"
+#include "store/pg/sql.h"
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Events of the PostgreSQL store.  Every statement that changes hands
  * writes its event to the session's outbox, sent with pg_notify right
- * after (or, for the sweep, inside) its commit (src/store/pg/sql.c, src/store/pg/store.c), so
- * PostgreSQL delivers each event in commit order to every instance
- * listening, this one included.  Here:
- * the dedicated LISTEN connection (reconnecting with backoff; events sent
- * while it is down are lost, which is allowed: events carry no safety),
- * the payload parser feeding on_event and waking waiters, the periodic
- * expiry sweep (nobody writes when a lease runs out, so each instance asks
- * every SWEEP_MS; one of them announces each expiry) and the periodic
- * prune that bounds the grants ledger.  Loop thread only. */
+ * after (or, for the sweep, inside) its commit (src/store/pg/sql.c,
+ * src/store/pg/store.c), so PostgreSQL delivers each event in commit order to
+ * every instance listening, this one included.  Here: the dedicated LISTEN
+ * connection (reconnecting with backoff; events sent while it is down are lost,
+ * which is allowed: events carry no safety), the payload parser feeding
+ * on_event and waking waiters, the periodic expiry sweep (nobody writes when a
+ * lease runs out, so each instance asks every SWEEP_MS; one of them announces
+ * each expiry) and the periodic prune that bounds the grants ledger.  Loop
+ * thread only. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +19,8 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "store/pg/sql.h"
 #include "store/pg/pg.h"
+#include "store/pg/sql.h"
 
 #define SWEEP_MS 200
 #define SWEEP_ROWS 200

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Internals shared by the PostgreSQL store's parts: src/store/pg/conn.c (each libpq
- * connection on the loop thread: connect, migrate, prepare, reconnect with
- * backoff), src/store/pg/store.c (operations, batched into pipelined transactions
- * spread over the connections), src/store/pg/result.c (rows and SQLSTATEs into
- * results), src/store/pg/events.c (the LISTEN connection, the expiry sweep and the
- * ledger prune) and src/store/pg/wait.c (blocking acquire).  Loop thread only; no
- * other thread ever touches a struct tn_pg. */
+/* Internals shared by the PostgreSQL store's parts: src/store/pg/conn.c (each
+ * libpq connection on the loop thread: connect, migrate, prepare, reconnect
+ * with backoff), src/store/pg/store.c (operations, batched into pipelined
+ * transactions spread over the connections), src/store/pg/result.c (rows and
+ * SQLSTATEs into results), src/store/pg/events.c (the LISTEN connection, the
+ * expiry sweep and the ledger prune) and src/store/pg/wait.c (blocking
+ * acquire).  Loop thread only; no other thread ever touches a struct tn_pg. */
 #ifndef TN_STORE_PG_STORE_H
 #define TN_STORE_PG_STORE_H
 
@@ -208,8 +208,8 @@ bool tn_pg_is_up(const struct tn_pg *p);
 void tn_pg_events_start(struct tn_pg *p);
 /* Stop them and close the LISTEN connection. */
 void tn_pg_events_stop(struct tn_pg *p);
-/* Parse one NOTIFY payload (src/store/pg/sql.h) and deliver its events in order:
- * to on_event, and released/expired/revoked wake the name's waiters.
+/* Parse one NOTIFY payload (src/store/pg/sql.h) and deliver its events in
+ * order: to on_event, and released/expired/revoked wake the name's waiters.
  * Malformed lines are skipped. */
 void tn_pg_events_deliver(struct tn_pg *p, const char *payload);
 void tn_pg_events_metrics(struct tn_pg *p, struct tn_buf *out);

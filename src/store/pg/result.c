@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Results of the PostgreSQL store's statements: rows into the caller's
- * struct tn_store_result (the columns each statement of src/store/pg/sql.c returns),
- * and SQLSTATEs into what the batch does next.  The only place where
+ * struct tn_store_result (the columns each statement of src/store/pg/sql.c
+ * returns), and SQLSTATEs into what the batch does next.  The only place where
  * PostgreSQL's codes are read; nothing here does I/O. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +12,8 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/rand.h"
-#include "store/pg/sql.h"
 #include "store/pg/pg.h"
+#include "store/pg/sql.h"
 
 static int64_t get_i64(const PGresult *r, int row, int col)
 {

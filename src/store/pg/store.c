@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The PostgreSQL store: every decision is one prepared statement (src/store/pg/sql.c)
- * on the database clock.  Requests that arrive in one loop iteration are
- * sent together as one pipelined transaction (sorted by name, so that two
- * instances always lock rows in the same order and cannot deadlock) and
- * answered only once its Sync reports the commit.  At most MAX_INFLIGHT
+/* The PostgreSQL store: every decision is one prepared statement
+ * (src/store/pg/sql.c) on the database clock.  Requests that arrive in one loop
+ * iteration are sent together as one pipelined transaction (sorted by name, so
+ * that two instances always lock rows in the same order and cannot deadlock)
+ * and answered only once its Sync reports the commit.  At most MAX_INFLIGHT
  * batches are in flight; what arrives meanwhile waits for the next one,
  * which is how the commits group.  A failed batch changed nothing: its
  * statements are sent again (serialization failures) or answered with an
@@ -25,8 +25,8 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/rand.h"
-#include "store/pg/sql.h"
 #include "store/pg/pg.h"
+#include "store/pg/sql.h"
 
 #define MAX_INFLIGHT 2
 #define MAX_BATCH 512
