@@ -323,7 +323,7 @@ static void handle_events(struct tn_api_call *c, struct tn_route_match *m)
         tn_api_fail_method(c, m->allow_header);
         return;
     }
-    if (hub == NULL || !c->api->cfg.store->ops->has_events) {
+    if (hub == NULL || !c->api->cfg.store->backend->caps.events) {
         tn_api_fail(c, TN_ENOTFOUND, "this store has no event stream yet");
         return;
     }

@@ -263,12 +263,12 @@ static void do_acquire(struct tn_api_call *c)
     if (rc == 0)
         rc = get_int_field(o, "wait_ms", 0, cfg->max_wait_ms, false, &r.wait_ms,
                            msg, sizeof(msg));
-    if (rc == 0 && r.wait_ms > 0 && !cfg->store->ops->can_wait) {
+    if (rc == 0 && r.wait_ms > 0 && !cfg->store->backend->caps.waits) {
         /* Refused, never silently ignored. */
         (void)snprintf(msg, sizeof(msg),
                        "field \"wait_ms\" is not supported by the %s store "
                        "yet",
-                       cfg->store->ops->name);
+                       cfg->store->backend->name);
         rc = TN_EINVAL;
     }
     if (rc == 0 && tn_rand_small(secret, sizeof(secret)) < 0) {
@@ -541,7 +541,7 @@ void tn_api_lease_dispatch(struct tn_api_call *c, struct tn_route_match *m)
         return;
     }
     c->route = m->route;
-    if (c->route == TN_ROUTE_HISTORY && s->ops->history == NULL) {
+    if (c->route == TN_ROUTE_HISTORY && !s->backend->caps.history) {
         tn_api_fail(c, TN_ENOTFOUND, "this store keeps no grant history");
         return;
     }

@@ -249,7 +249,7 @@ static int start_publish(struct server *s)
         .n_opts = split_lines(opts, o, TN_PUBLISH_MAX_OPTS + 1),
         .backlog = (uint64_t)c->publish_backlog,
         .maxlen = (uint64_t)c->publish_maxlen,
-        .pg_url = c->store[0] != '\0' ? c->store : NULL,
+        .pg_url = s->store->backend->caps.shared ? c->store : NULL,
     };
     struct tn_errmsg em = {{0}};
     int rc = tn_publish_start(&pc, &s->publish, &em);
@@ -268,8 +268,8 @@ static void publish_metrics(void *arg, struct tn_buf *out)
 static int open_store(struct server *s)
 {
     struct tn_store_config sc = {
+        .url = s->cfg->store,
         .data_dir = s->cfg->data_dir,
-        .pg_url = s->cfg->store,
         .batch_max = 4096,
         .expected_leases = (size_t)s->cfg->expected_leases,
         .journal_bytes = (uint64_t)s->cfg->journal_bytes,
@@ -284,14 +284,10 @@ static int open_store(struct server *s)
         .watched = watched,
     };
     struct tn_errmsg em = {{0}};
-    int rc;
-    if (s->cfg->store[0] != '\0') {
-        rc = tn_store_open_url(s->loop, &sc, &s->store, &em);
-    } else {
-        rc = lock_data_dir(s);
-        if (rc == 0)
-            rc = tn_store_embedded_open(s->loop, &sc, &s->store, &em);
-    }
+    const struct tn_store_backend *b = tn_store_backend_for(sc.url);
+    int rc = b != NULL && b->caps.in_data_dir ? lock_data_dir(s) : TN_OK;
+    if (rc == 0)
+        rc = tn_store_open(s->loop, &sc, &s->store, &em);
     if (rc < 0)
         tn_log(TN_LOG_ERROR, "server",
                "\"cannot open the store\" err=%s "
@@ -327,12 +323,12 @@ static int start_api(struct server *s)
         return TN_ENOMEM;
     if (s->cfg->auth_file[0] == '\0')
         return TN_OK;
-    if (!s->store->ops->binds_principal) {
+    if (!s->store->backend->caps.binds_principal) {
         /* Fail closed: with auth on, renew and release must be bound to
          * the acquiring principal, and this store cannot do that yet. */
         tn_log(TN_LOG_ERROR, "server",
                "\"--auth-file is not supported with the %s store yet\"",
-               s->store->ops->name);
+               s->store->backend->name);
         return TN_EINVAL;
     }
     struct tn_auth *a = NULL;
@@ -427,7 +423,7 @@ static int start_http(struct server *s)
     tn_api_set_http(s->api, s->http);
     tn_log(TN_LOG_INFO, "server",
            "\"listening\" listen=\"%s\" port=%u store=%s tls=%s",
-           s->cfg->listen, tn_http_port(s->http), s->store->ops->name,
+           s->cfg->listen, tn_http_port(s->http), s->store->backend->name,
            s->tls_cert_pem == NULL ? "off"
            : s->tls_ca_pem == NULL ? "on"
                                    : "mutual");

@@ -1,16 +1,81 @@
 /* SPDX-License-Identifier: MIT */
-/* Choosing a store backend from a URL. */
-#include <string.h>
-
+/* The store registry: one line per backend, with the --store spellings it
+ * answers and what it supports.  `tenured --store` opens through
+ * tn_store_open; the contract suite runs every line (tests/contract/).
+ * Adding a backend: its folder beside embedded/ and pg/, exporting one
+ * `const struct tn_store_ops`, and one line below (docs/CONTRIBUTING.md). */
 #include "store/store.h"
 
-int tn_store_open_url(struct tn_loop *loop, const struct tn_store_config *cfg,
-                      struct tn_store **out, struct tn_errmsg *em)
+#include <string.h>
+
+extern const struct tn_store_ops tn_store_embedded_ops;
+extern const struct tn_store_ops tn_store_pg_ops;
+
+static const char *const embedded_schemes[] = {"", NULL};
+static const char *const pg_schemes[] = {"postgresql://", "postgres://", NULL};
+
+/* clang-format off */
+static const struct tn_store_backend backends[] = {
+    /* name, --store spellings, vtable, caps, contract suite's URL */
+    {"embedded", embedded_schemes, &tn_store_embedded_ops,
+     {.waits = true, .events = true, .binds_principal = true, .history = true,
+      .retires_names = true, .limits = true, .in_data_dir = true}, NULL},
+    {"pg", pg_schemes, &tn_store_pg_ops,
+     {.waits = true, .events = true, .binds_principal = true, .history = true,
+      .shared = true}, "TENURE_TEST_PG_URL"},
+};
+/* clang-format on */
+
+#define N_BACKENDS (sizeof(backends) / sizeof(backends[0]))
+
+const struct tn_store_backend *tn_store_backends(size_t *n)
 {
-    const char *u = cfg->pg_url;
-    if (strncmp(u, "postgresql://", 13) == 0 ||
-        strncmp(u, "postgres://", 11) == 0)
-        return tn_store_pg_open(loop, cfg, out, em);
-    tn_errmsg_set(em, "unknown store \"%s\": use postgresql://...", u);
-    return TN_EINVAL;
+    *n = N_BACKENDS;
+    return backends;
+}
+
+static bool answers(const struct tn_store_backend *b, const char *url)
+{
+    for (const char *const *s = b->schemes; *s != NULL; s++) {
+        if ((*s)[0] == '\0' ? url[0] == '\0'
+                            : strncmp(url, *s, strlen(*s)) == 0)
+            return true;
+    }
+    return false;
+}
+
+const struct tn_store_backend *tn_store_backend_for(const char *url)
+{
+    if (url == NULL)
+        url = "";
+    for (size_t i = 0; i < N_BACKENDS; i++) {
+        if (answers(&backends[i], url))
+            return &backends[i];
+    }
+    return NULL;
+}
+
+const struct tn_store_backend *tn_store_backend_named(const char *name)
+{
+    for (size_t i = 0; i < N_BACKENDS; i++) {
+        if (strcmp(backends[i].name, name) == 0)
+            return &backends[i];
+    }
+    return NULL;
+}
+
+int tn_store_open(struct tn_loop *loop, const struct tn_store_config *cfg,
+                  struct tn_store **out, struct tn_errmsg *em)
+{
+    *out = NULL;
+    const struct tn_store_backend *b = tn_store_backend_for(cfg->url);
+    if (b == NULL) {
+        tn_errmsg_set(em, "unknown store \"%s\": use postgresql://...",
+                      cfg->url);
+        return TN_EINVAL;
+    }
+    int rc = b->ops->open(loop, cfg, out, em);
+    if (rc == 0)
+        (*out)->backend = b;
+    return rc;
 }

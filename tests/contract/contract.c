@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* The store contract suite: the same cases driven through the tn_store
- * vtable on a real tn_loop, against the embedded store (a temp dir) or
- * PostgreSQL (TENURE_TEST_PG_URL).  Usage: tn-store-contract embedded |
- * pg.  Exit 0 pass, 1 fail, 77 skip (pg only, and only when the URL is
- * unset).  Names carry a per-run prefix, so runs share a database safely.
+ * vtable on a real tn_loop, against any backend of the store registry
+ * (src/store/store.c): one that keeps its data in a directory gets a temp
+ * dir, one that needs a server gets its URL from the environment variable
+ * its registry line names (TENURE_TEST_PG_URL).  Usage: tn-store-contract
+ * NAME (a backend), or --list (every backend, one a line: how ctest finds
+ * them).  Exit 0 pass, 1 fail, 77 skip (only when the backend's variable
+ * is unset outside CI).  Names carry a per-run prefix, so runs share a
+ * database safely.
  * The shared cases include history, events, blocking acquire and the
  * principal binding.  PostgreSQL-only cases follow the shared ones:
  * sequence lifted above a stored token on start, concurrent migrations,
  * down and broken connections. */
 #include "contract.h"
 
-#include <libpq-fe.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +26,6 @@
 #include "common/clock.h"
 #include "common/loop.h"
 #include "common/rand.h"
-#include "store/pg/sql.h"
 #include "store/store.h"
 
 struct env E;
@@ -286,79 +288,75 @@ void start_wait(struct call *c, const char *name, const char *owner,
     E.s->ops->acquire(E.s, &r, &c->res, on_done, c);
 }
 
-/* ---- shared cases ---- */
+/* ---- the cases ---- */
 
 struct tcase {
     const char *name; /* printed */
     void (*fn)(void); /* the case */
-    bool pg_only;     /* PostgreSQL only */
+    const char *only; /* the one backend it is for, or NULL: every one */
 };
 
 static const struct tcase cases[] = {
-    {"grant_fields", case_grant_fields, false},
-    {"held", case_held, false},
-    {"replay", case_replay, false},
-    {"renew", case_renew, false},
-    {"release", case_release, false},
-    {"check_floor", case_check_floor, false},
-    {"expiry", case_expiry, false},
-    {"lock_delay", case_lock_delay, false},
-    {"get", case_get, false},
-    {"list", case_list, false},
-    {"tokens_increase", case_tokens_increase, false},
-    {"concurrent", case_concurrent, false},
-    {"history", case_history, false},
-    {"events", case_events, false},
-    {"wait_fifo", case_wait_fifo, false},
-    {"principal", case_principal, false},
-    {"retire", case_retire, false},
-    {"revealed_end_stays", case_revealed_end_stays, false},
-    {"pg_renew_blocked_past_expiry", case_pg_renew_blocked_past_expiry, true},
-    {"pg_slow_acquirer", case_pg_slow_acquirer, true},
-    {"pg_sequence_lifted", case_pg_sequence_lifted, true},
-    {"pg_concurrent_migrations", case_pg_concurrent_migrations, true},
-    {"pg_down", case_pg_down, true},
-    {"pg_listen_first", case_pg_listen_first, true},
-    {"pg_broken_in_flight", case_pg_broken_in_flight, true},
+    {"grant_fields", case_grant_fields, NULL},
+    {"held", case_held, NULL},
+    {"replay", case_replay, NULL},
+    {"renew", case_renew, NULL},
+    {"release", case_release, NULL},
+    {"check_floor", case_check_floor, NULL},
+    {"expiry", case_expiry, NULL},
+    {"lock_delay", case_lock_delay, NULL},
+    {"get", case_get, NULL},
+    {"list", case_list, NULL},
+    {"tokens_increase", case_tokens_increase, NULL},
+    {"concurrent", case_concurrent, NULL},
+    {"history", case_history, NULL},
+    {"events", case_events, NULL},
+    {"pg_events_order", case_pg_events_order, "pg"},
+    {"wait_fifo", case_wait_fifo, NULL},
+    {"principal", case_principal, NULL},
+    {"retire", case_retire, NULL},
+    {"revealed_end_stays", case_revealed_end_stays, NULL},
+    {"pg_renew_blocked_past_expiry", case_pg_renew_blocked_past_expiry, "pg"},
+    {"pg_slow_acquirer", case_pg_slow_acquirer, "pg"},
+    {"pg_sequence_lifted", case_pg_sequence_lifted, "pg"},
+    {"pg_concurrent_migrations", case_pg_concurrent_migrations, "pg"},
+    {"pg_down", case_pg_down, "pg"},
+    {"pg_listen_first", case_pg_listen_first, "pg"},
+    {"pg_broken_in_flight", case_pg_broken_in_flight, "pg"},
 };
 
-static int open_embedded(void)
+int open_url(const char *url, const struct tn_store_config *cfg,
+             struct tn_store **out)
 {
-    struct tn_store_config cfg = base_config();
-    cfg.data_dir = E.dir;
+    struct tn_store_config c = cfg != NULL ? *cfg : base_config();
+    c.url = url;
+    c.data_dir = E.dir;
     struct tn_errmsg em = {{0}};
-    if (tn_store_embedded_open(E.loop, &cfg, &E.s, &em) < 0) {
-        fprintf(stderr, "embedded open: %s\n", em.text);
+    int rc = tn_store_open(E.loop, &c, out, &em);
+    if (rc < 0)
+        fprintf(stderr, "open %s: %s %s\n", url, tn_errname(rc), em.text);
+    return rc;
+}
+
+/* Open E.s on the backend's data, ready (a store with a server may take a
+ * while to connect).  0 or 1. */
+static int open_store(void)
+{
+    if (open_url(E.url, NULL, &E.s) < 0)
+        return 1;
+    if (!wait_ready(E.s, 15000)) {
+        fprintf(stderr, "%s store not ready within 15 s (%s)\n", E.b->name,
+                E.url);
         return 1;
     }
     return 0;
-}
-
-static int open_store(void)
-{
-    if (E.pg) {
-        if (open_pg(E.pg_url, &E.s) < 0)
-            return 1;
-        if (!wait_ready(E.s, 15000)) {
-            fprintf(stderr, "PostgreSQL store not ready within 15 s (%s)\n",
-                    E.pg_url);
-            return 1;
-        }
-        return 0;
-    }
-    (void)snprintf(E.dir, sizeof(E.dir), "/tmp/tn-contract.XXXXXX");
-    if (mkdtemp(E.dir) == NULL)
-        return 1;
-    return open_embedded();
 }
 
 int reopen_store(void)
 {
     E.s->ops->close(E.s);
     E.s = NULL;
-    int rc = E.pg ? open_pg(E.pg_url, &E.s) < 0 || !wait_ready(E.s, 15000)
-                  : open_embedded();
-    if (rc != 0) {
+    if (open_store() != 0) {
         fprintf(stderr, "cannot open the store again: giving up\n");
         exit(1); /* every later case needs it */
     }
@@ -377,29 +375,73 @@ static void remove_dir(void)
     (void)rmdir(E.dir);
 }
 
+static int usage(void)
+{
+    size_t n = 0;
+    const struct tn_store_backend *b = tn_store_backends(&n);
+    fprintf(stderr, "usage: tn-store-contract --list | NAME, NAME one of:");
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, " %s", b[i].name);
+    fprintf(stderr, "\n");
+    return 2;
+}
+
+/* Every backend of the registry, one a line. */
+static int list_backends(void)
+{
+    size_t n = 0;
+    const struct tn_store_backend *b = tn_store_backends(&n);
+    for (size_t i = 0; i < n; i++)
+        printf("%s\n", b[i].name);
+    return 0;
+}
+
+/* E.url from the backend's variable: 0, 77 (unset: skip, said on stderr)
+ * or 1 (unset in CI, where every backend must be tested). */
+static int find_url(void)
+{
+    E.url = "";
+    if (E.b->test_env == NULL)
+        return 0;
+    E.url = getenv(E.b->test_env);
+    if (E.url != NULL && E.url[0] != '\0')
+        return 0;
+    const char *ci = getenv("CI");
+    if (ci != NULL && ci[0] != '\0') {
+        fprintf(stderr,
+                "%s is not set, but CI is: the %s store must be "
+                "tested there (scripts/with-pg.sh)\n",
+                E.b->test_env, E.b->name);
+        return 1;
+    }
+    fprintf(stderr, "%s is not set: skipping the %s store\n", E.b->test_env,
+            E.b->name);
+    return 77;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2 ||
-        (strcmp(argv[1], "embedded") != 0 && strcmp(argv[1], "pg") != 0)) {
-        fprintf(stderr, "usage: tn-store-contract embedded|pg\n");
-        return 2;
-    }
-    E.pg = strcmp(argv[1], "pg") == 0;
-    E.pg_url = getenv("TENURE_TEST_PG_URL");
-    if (E.pg && (E.pg_url == NULL || E.pg_url[0] == '\0')) {
-        fprintf(stderr, "TENURE_TEST_PG_URL is not set: skipping\n");
-        return 77;
-    }
+    if (argc == 2 && strcmp(argv[1], "--list") == 0)
+        return list_backends();
+    E.b = argc == 2 ? tn_store_backend_named(argv[1]) : NULL;
+    if (E.b == NULL)
+        return usage();
+    int rc = find_url();
+    if (rc != 0)
+        return rc;
     uint8_t r[4];
     char hex[9];
     (void)tn_rand_bytes(r, sizeof(r));
     tn_hex_encode(r, sizeof(r), hex);
     (void)snprintf(E.prefix, sizeof(E.prefix), "ct-%s/", hex);
+    (void)snprintf(E.dir, sizeof(E.dir), "/tmp/tn-contract.XXXXXX");
+    if (mkdtemp(E.dir) == NULL)
+        return 1;
     E.loop = tn_loop_new();
     if (E.loop == NULL || open_store() != 0)
         return 1;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        if (cases[i].pg_only && !E.pg)
+        if (cases[i].only != NULL && !BACKEND_IS(cases[i].only))
             continue;
         int before = E.failures;
         cases[i].fn();
@@ -407,8 +449,7 @@ int main(int argc, char **argv)
                cases[i].name);
     }
     E.s->ops->close(E.s);
-    if (!E.pg)
-        remove_dir();
+    remove_dir();
     tn_loop_free(E.loop);
     printf("%s: %d failure(s)\n", argv[1], E.failures);
     return E.failures == 0 ? 0 : 1;

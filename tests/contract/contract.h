@@ -2,7 +2,8 @@
 /* What the parts of the store contract suite share: the environment, the
  * checks, and the helpers that drive a store through its vtable on a real
  * tn_loop (contract.c); the shared cases are in contract_cases.c, the
- * PostgreSQL-only ones in contract_pg.c. */
+ * PostgreSQL-only ones in contract_pg.c.  The backends come from the store
+ * registry (src/store/store.c). */
 #ifndef TN_CONTRACT_H
 #define TN_CONTRACT_H
 
@@ -10,20 +11,24 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <tenure/err.h>
 
 #include "common/loop.h"
 #include "store/store.h"
 
+/* The backend under test is the one called name. */
+#define BACKEND_IS(n) (strcmp(E.b->name, (n)) == 0)
+
 struct env {
-    struct tn_loop *loop; /* the loop all stores run on */
-    struct tn_store *s;   /* store under test */
-    bool pg;              /* backend */
-    const char *pg_url;   /* TENURE_TEST_PG_URL */
-    char dir[64];         /* embedded data dir */
-    char prefix[40];      /* per-run name prefix */
-    int failures;         /* failed checks */
+    struct tn_loop *loop;             /* the loop all stores run on */
+    struct tn_store *s;               /* store under test */
+    const struct tn_store_backend *b; /* its registry line */
+    const char *url;                  /* its --store URL ("" default) */
+    char dir[64];                     /* its data dir (fresh, removed) */
+    char prefix[40];                  /* per-run name prefix */
+    int failures;                     /* failed checks */
 };
 
 extern struct env E;
@@ -124,6 +129,11 @@ void events_watch(const char *filter);
  * database).  0 or 1. */
 int reopen_store(void);
 
+/* Open the store at url (through the registry) with cfg, or with the
+ * suite's config when cfg is NULL; 0 or an error, said on stderr. */
+int open_url(const char *url, const struct tn_store_config *cfg,
+             struct tn_store **out);
+
 /* Open the PostgreSQL store at url with the suite's config (contract_pg.c). */
 int open_pg(const char *url, struct tn_store **out);
 
@@ -153,7 +163,7 @@ void case_pg_down(void);
 void case_pg_listen_first(void);
 void case_pg_broken_in_flight(void);
 void case_pg_slow_acquirer(void);
-/* Run from case_events on PostgreSQL: its two connections racing. */
+/* The order of one name's events, its two connections racing. */
 void case_pg_events_order(void);
 
 #endif

@@ -281,7 +281,7 @@ void case_events(void)
     struct call b;
     struct call c;
     struct tn_event ev[4];
-    CHECK(E.s->ops->has_events);
+    CHECK(E.b->caps.events);
     events_watch(nm("ev"));
     for (int i = 0; i < 50 && events_of(nm("ev-probe"), ev, 1) == 0; i++) {
         CHECK_RC(acquire(&a, nm("ev-probe"), "p", 5000, NULL, 0), TN_OK);
@@ -306,8 +306,6 @@ void case_events(void)
           ev[3].floor == t2);
     run_for(300);
     CHECK(events_of(nm("ev"), ev, 4) == 4); /* each change once */
-    if (E.pg)
-        case_pg_events_order();
 }
 
 /* Waiters are granted in arrival order; one whose client left never gets
@@ -317,7 +315,7 @@ void case_wait_fifo(void)
     struct call h;
     struct call w[4];
     struct call c;
-    CHECK(E.s->ops->can_wait);
+    CHECK(E.b->caps.waits);
     CHECK_RC(acquire(&h, nm("wait"), "holder", 5000, NULL, 0), TN_OK);
     start_wait(&w[0], nm("wait"), "w1", 8000, false);
     start_wait(&w[1], nm("wait"), "gone", 8000, true);
@@ -360,7 +358,7 @@ void case_principal(void)
 {
     struct call a;
     struct call c;
-    CHECK(E.s->ops->binds_principal);
+    CHECK(E.b->caps.binds_principal);
     memset(&a, 0, sizeof(a));
     uint8_t sec[TN_SECRET_BYTES];
     (void)tn_rand_bytes(sec, sizeof(sec));
@@ -406,7 +404,7 @@ void case_revealed_end_stays(void)
     CHECK(!c.res.current);
 }
 
-/* ---- PostgreSQL-only cases ---- */
+/* ---- retiring names ---- */
 
 /* Reopen the suite's store with retain_ms (0: the suite's own config). */
 static int reopen(int64_t retain_ms)
@@ -416,19 +414,11 @@ static int reopen(int64_t retain_ms)
     E.s = NULL;
     struct tn_store_config cfg = base_config();
     cfg.retain_ms = retain_ms;
-    struct tn_errmsg em = {{0}};
-    int rc;
-    if (E.pg) {
-        cfg.pg_url = E.pg_url;
-        rc = tn_store_open_url(E.loop, &cfg, &E.s, &em);
-        if (rc == 0 && !wait_ready(E.s, 15000))
-            rc = TN_EUNAVAIL;
-    } else {
-        cfg.data_dir = E.dir;
-        rc = tn_store_embedded_open(E.loop, &cfg, &E.s, &em);
-    }
+    int rc = open_url(E.url, &cfg, &E.s);
+    if (rc == 0 && !wait_ready(E.s, 15000))
+        rc = TN_EUNAVAIL;
     if (rc < 0)
-        fprintf(stderr, "reopen: %s %s\n", tn_errname(rc), em.text);
+        fprintf(stderr, "reopen: %s\n", tn_errname(rc));
     return rc;
 }
 
@@ -478,7 +468,7 @@ static void retire_body(void)
     /* A live lease is never retired, whatever its age. */
     CHECK_RC(check(nm("ret-live"), live.res.lease.token, &c), TN_OK);
     CHECK(c.res.current && c.res.floor == live.res.lease.token);
-    if (!E.pg)
+    if (BACKEND_IS("embedded"))
         CHECK(store_gauge(E.s, "tenure_names_retired_total") >= 2);
     /* After a restart: the same floor, the live lease still current. */
     CHECK_RC(reopen(300), TN_OK);
@@ -501,9 +491,8 @@ static void retire_body(void)
 
 void case_retire(void)
 {
-    if (E.pg) { /* PostgreSQL keeps its rows: docs/SAFETY.md */
-        printf(
-            "skip pg/retire: names are retired by the embedded store only\n");
+    if (!E.b->caps.retires_names) { /* it keeps its rows: docs/SAFETY.md */
+        printf("skip %s/retire: the store does not retire names\n", E.b->name);
         return;
     }
     retire_body();

@@ -2,8 +2,8 @@
 /* The store contract's PostgreSQL-only cases: the sequence lifted above a
  * stored token on start, concurrent migrations, a database that is down or
  * breaks with statements in flight, a slow acquirer behind a row lock, a
- * LISTEN connection that cannot get in at the start, and (run from
- * case_events) the order of one name's events while a backend's
+ * LISTEN connection that cannot get in at the start, and the order of
+ * one name's events while a backend's
  * trailing notify is held back. */
 #include <libpq-fe.h>
 #include <stdlib.h>
@@ -37,7 +37,7 @@ static PGconn *admin_at(const char *url)
 
 static PGconn *admin(void)
 {
-    return admin_at(E.pg_url);
+    return admin_at(E.url);
 }
 
 static bool exec_ok(PGconn *c, const char *sql)
@@ -76,20 +76,14 @@ static PGconn *hold_row(const char *name)
 
 int open_pg(const char *url, struct tn_store **out)
 {
-    struct tn_store_config cfg = base_config();
-    cfg.pg_url = url;
-    struct tn_errmsg em = {{0}};
-    int rc = tn_store_open_url(E.loop, &cfg, out, &em);
-    if (rc < 0)
-        fprintf(stderr, "open: %s\n", em.text);
-    return rc;
+    return open_url(url, NULL, out);
 }
 
 /* A URL for the same database with search_path set to schema. */
 static void url_with_schema(const char *schema, char *out, size_t cap)
 {
-    (void)snprintf(out, cap, "%s%coptions=-csearch_path%%3D%s", E.pg_url,
-                   strchr(E.pg_url, '?') != NULL ? '&' : '?', schema);
+    (void)snprintf(out, cap, "%s%coptions=-csearch_path%%3D%s", E.url,
+                   strchr(E.url, '?') != NULL ? '&' : '?', schema);
 }
 
 /* Restarting over a row whose token is above the sequence (restored from
@@ -110,7 +104,7 @@ void case_pg_sequence_lifted(void)
     PQfinish(db);
     CHECK(ok);
     E.s->ops->close(E.s);
-    CHECK_RC(open_pg(E.pg_url, &E.s), TN_OK);
+    CHECK_RC(open_pg(E.url, &E.s), TN_OK);
     CHECK(wait_ready(E.s, 10000));
     CHECK_RC(acquire(&a, nm("seq2"), "o1", 5000, NULL, 0), TN_OK);
     CHECK(a.res.lease.token > high);
@@ -202,7 +196,7 @@ void case_pg_listen_first(void)
     (void)snprintf(role, sizeof(role), "ct_lim_%d", (int)getpid());
     PGconn *db = admin();
     CHECK(db != NULL);
-    PQconninfoOption *o = PQconninfoParse(E.pg_url, NULL);
+    PQconninfoOption *o = PQconninfoParse(E.url, NULL);
     CHECK(o != NULL);
     const char *host = "127.0.0.1", *port = "5432", *dbname = "postgres";
     for (PQconninfoOption *i = o; i->keyword != NULL; i++) {
@@ -647,7 +641,7 @@ static void order_swept(struct order_env *o)
 }
 
 /* Events of one name leave one instance in the order of its changes, even
- * when the two connections race: run from case_events. */
+ * when the two connections race. */
 void case_pg_events_order(void)
 {
     struct order_env o;

@@ -16,7 +16,7 @@
 #include "common/buf.h"
 #include "common/loop.h"
 #include "lease/lease.h"
-#include "store/store.h"
+#include "store/backend.h"
 
 struct tn_commit;
 

@@ -9,7 +9,7 @@
 #include "common/loop.h"
 #include "lease/lease.h"
 #include "store/embedded/commit.h"
-#include "store/store.h"
+#include "store/backend.h"
 
 struct tn_disk;
 

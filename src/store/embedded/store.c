@@ -21,35 +21,8 @@
 
 /* Grants remembered for GET .../history, across all names. */
 #define LEDGER_RECORDS 65536
+#include "store/backend.h"
 #include "store/embedded/disk.h"
-#include "store/store.h"
-
-void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
-                              int64_t now_ms)
-{
-    memset(v, 0, sizeof(*v));
-    memcpy(v->name, l->name, l->name_len);
-    if (l->owner_id != NULL)
-        (void)snprintf(v->owner_id, sizeof(v->owner_id), "%s", l->owner_id);
-    v->token = l->token;
-    memcpy(v->secret, l->secret, TN_SECRET_BYTES);
-    v->ttl_ms = l->ttl_ms;
-    v->lock_delay_ms = l->lock_delay_ms;
-    /* Expiry is rounded up by a millisecond (lease.c); never report more
-     * than the TTL, so a holder's count stays on the safe side. */
-    int64_t left = l->expires_at_ms - now_ms;
-    v->expires_in_ms = left <= 0 ? 0 : left < l->ttl_ms ? left : l->ttl_ms;
-}
-
-void tn_store_result_release(struct tn_store_result *r)
-{
-    tn_free(r->items);
-    r->items = NULL;
-    r->n_items = 0;
-    tn_free(r->history);
-    r->history = NULL;
-    r->n_history = 0;
-}
 
 /* Answer now if the state seen at change `seq` is durable, else after the
  * open batch commits. */
@@ -547,12 +520,14 @@ static void e_cancel_wait(struct tn_store *s, void *ctx)
     tn_embedded_cancel_wait((struct embedded *)s, ctx);
 }
 
-static const struct tn_store_ops embedded_ops = {
+static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
+                  struct tn_store **out, struct tn_errmsg *em);
+
+/* Its line in the registry: src/store/store.c. */
+extern const struct tn_store_ops tn_store_embedded_ops;
+const struct tn_store_ops tn_store_embedded_ops = {
     .version = TN_STORE_OPS_VERSION,
-    .name = "embedded",
-    .can_wait = true,
-    .has_events = true,
-    .binds_principal = true,
+    .open = e_open,
     .acquire = e_acquire,
     .renew = e_renew,
     .release = e_release,
@@ -578,15 +553,16 @@ static int open_db(struct embedded *e, const struct tn_store_config *cfg,
     return rc;
 }
 
-int tn_store_embedded_open(struct tn_loop *loop,
-                           const struct tn_store_config *cfg,
-                           struct tn_store **out, struct tn_errmsg *em)
+/* Load the table (restart rules of CONTRACT §4.5) and start the committer
+ * thread.  0, TN_EIO (with em) or TN_ENOMEM. */
+static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
+                  struct tn_store **out, struct tn_errmsg *em)
 {
     *out = NULL;
     struct embedded *e = tn_calloc(1, sizeof(*e));
     if (e == NULL)
         return TN_ENOMEM;
-    e->base.ops = &embedded_ops;
+    e->base.ops = &tn_store_embedded_ops;
     e->loop = loop;
     e->max_waiters = cfg->max_waiters;
     e->max_waiters_per_name = cfg->max_waiters_per_name;

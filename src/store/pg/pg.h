@@ -16,7 +16,7 @@
 #include "common/loop.h"
 #include "lease/lease.h"
 #include "store/pg/sql.h"
-#include "store/store.h"
+#include "store/backend.h"
 
 #define TN_PG_RETRY_AFTER_MS 1000
 /* Connections per instance: each is one PostgreSQL backend, so batches on

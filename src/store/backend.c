@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers every backend shares (declared in backend.h). */
+#include "store/backend.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/alloc.h"
+
+void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
+                              int64_t now_ms)
+{
+    memset(v, 0, sizeof(*v));
+    memcpy(v->name, l->name, l->name_len);
+    if (l->owner_id != NULL)
+        (void)snprintf(v->owner_id, sizeof(v->owner_id), "%s", l->owner_id);
+    v->token = l->token;
+    memcpy(v->secret, l->secret, TN_SECRET_BYTES);
+    v->ttl_ms = l->ttl_ms;
+    v->lock_delay_ms = l->lock_delay_ms;
+    /* Expiry is rounded up by a millisecond (lease.c); never report more
+     * than the TTL, so a holder's count stays on the safe side. */
+    int64_t left = l->expires_at_ms - now_ms;
+    v->expires_in_ms = left <= 0 ? 0 : left < l->ttl_ms ? left : l->ttl_ms;
+}
+
+void tn_store_result_release(struct tn_store_result *r)
+{
+    tn_free(r->items);
+    r->items = NULL;
+    r->n_items = 0;
+    tn_free(r->history);
+    r->history = NULL;
+    r->n_history = 0;
+}
