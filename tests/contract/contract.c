@@ -314,6 +314,7 @@ static const struct tcase cases[] = {
     {"pg_events_order", case_pg_events_order, "pg"},
     {"wait_fifo", case_wait_fifo, NULL},
     {"principal", case_principal, NULL},
+    {"wait_principal", case_wait_principal, NULL},
     {"retire", case_retire, NULL},
     {"revealed_end_stays", case_revealed_end_stays, NULL},
     {"pg_renew_blocked_past_expiry", case_pg_renew_blocked_past_expiry, "pg"},

@@ -154,6 +154,7 @@ void case_history(void);
 void case_events(void);
 void case_wait_fifo(void);
 void case_principal(void);
+void case_wait_principal(void);
 void case_retire(void);
 void case_revealed_end_stays(void);
 void case_pg_renew_blocked_past_expiry(void);

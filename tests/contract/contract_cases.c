@@ -378,6 +378,43 @@ void case_principal(void)
     CHECK_RC(principal_op(false, &a, "alice", &c), TN_OK);
 }
 
+/* A blocking acquire is bound to its own principal too: the grant a
+ * waiter gets once the name is free is renewed by that principal, and by
+ * nobody else, as a grant to a non-waiting acquire is. */
+void case_wait_principal(void)
+{
+    struct call h, w, c;
+    const char *n = nm("who-waits");
+    uint8_t sec[TN_SECRET_BYTES];
+    (void)tn_rand_bytes(sec, sizeof(sec));
+    struct tn_acquire_req r = {.name = n,
+                               .name_len = strlen(n),
+                               .owner_id = "o1",
+                               .principal = "alice",
+                               .ttl_ms = 5000,
+                               .secret = sec};
+    memset(&h, 0, sizeof(h));
+    E.s->ops->acquire(E.s, &r, &h.res, on_done, &h);
+    wait_calls(&h, 1);
+    CHECK_RC(h.res.rc, TN_OK);
+    uint8_t sec2[TN_SECRET_BYTES];
+    (void)tn_rand_bytes(sec2, sizeof(sec2));
+    r.owner_id = "o2";
+    r.principal = "bob";
+    r.secret = sec2;
+    r.wait_ms = 5000;
+    memset(&w, 0, sizeof(w));
+    E.s->ops->acquire(E.s, &r, &w.res, on_done, &w);
+    run_for(50);
+    CHECK(!w.done);
+    CHECK_RC(principal_op(false, &h, "alice", &c), TN_OK);
+    wait_calls(&w, 1);
+    CHECK_RC(w.res.rc, TN_OK);
+    CHECK_RC(principal_op(true, &w, "alice", &c), TN_EFORBIDDEN);
+    CHECK_RC(principal_op(true, &w, "bob", &c), TN_OK);
+    CHECK_RC(principal_op(false, &w, "bob", &c), TN_OK);
+}
+
 /* docs/SAFETY.md section 8: once the store said that a grant ended (here
  * check current:false after its expiry), no restart brings it back: after
  * a close and an open on the same data the check still answers false, the

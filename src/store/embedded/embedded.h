@@ -8,8 +8,9 @@
 
 #include "common/loop.h"
 #include "lease/lease.h"
-#include "store/embedded/commit.h"
 #include "store/backend.h"
+#include "store/embedded/commit.h"
+#include "store/waitq.h"
 
 struct tn_disk;
 
@@ -36,37 +37,30 @@ struct embedded {
     double write_seconds;                     /* sum */
     uint64_t sync_hist[N_LAT_BUCKETS + 1]; /* COMMIT (WAL write + fsync) us */
     double sync_seconds;                   /* sum */
-    struct tn_waitq *queues;               /* every name with waiters */
-    size_t n_waiters;                      /* blocked acquires, all names */
-    size_t max_waiters;                    /* cap on n_waiters */
-    size_t max_waiters_per_name;           /* cap per name */
-    int64_t max_wait_ms;                   /* wait_ms is capped to this */
-    uint64_t waits_granted;                /* waiters that got the lease */
-    uint64_t waits_timed_out;           /* waiters answered at their deadline */
-    uint64_t waits_dropped;             /* waiters gone before their turn */
-    tn_store_event_fn on_event;         /* events, or NULL */
-    void *event_ctx;                    /* its argument */
-    struct tn_expiry *expiries;         /* min-heap of grant expiries */
-    size_t n_expiries;                  /* used */
-    size_t cap_expiries;                /* allocated */
-    struct tn_loop_timer expiry_timer;  /* at the heap's minimum */
-    struct tn_ledger_rec *ledger;       /* ring of recent grants */
-    size_t ledger_cap;                  /* its size */
-    size_t ledger_next;                 /* grants recorded so far */
-    uint64_t expiries_total;            /* grants that ran out */
-    struct pending_event *spare_events; /* announced, kept for reuse */
-    size_t n_spare_events;              /* how many */
-    int64_t retain_ms;                  /* 0: names are never retired */
-    struct tn_loop_timer retire_timer;  /* tick of the retirement sweep */
-    size_t retire_cursor;               /* next bucket the sweep visits */
-    uint64_t retired_seq;               /* change of the last retirement */
-    uint64_t retired_total;             /* names retired */
-    uint32_t *free_rows;                /* row ids of retired names */
-    size_t n_free_rows;                 /* used */
-    size_t cap_free_rows;               /* allocated */
-    size_t n_live;                      /* leases counted live */
-    size_t max_leases;                  /* cap on n_live; 0 none */
-    size_t max_names;                   /* cap on table.count; 0 none */
+    struct tn_waitq_set waits;             /* blocked acquires (wait.c) */
+    tn_store_event_fn on_event;            /* events, or NULL */
+    void *event_ctx;                       /* its argument */
+    struct tn_expiry *expiries;            /* min-heap of grant expiries */
+    size_t n_expiries;                     /* used */
+    size_t cap_expiries;                   /* allocated */
+    struct tn_loop_timer expiry_timer;     /* at the heap's minimum */
+    struct tn_ledger_rec *ledger;          /* ring of recent grants */
+    size_t ledger_cap;                     /* its size */
+    size_t ledger_next;                    /* grants recorded so far */
+    uint64_t expiries_total;               /* grants that ran out */
+    struct pending_event *spare_events;    /* announced, kept for reuse */
+    size_t n_spare_events;                 /* how many */
+    int64_t retain_ms;                     /* 0: names are never retired */
+    struct tn_loop_timer retire_timer;     /* tick of the retirement sweep */
+    size_t retire_cursor;                  /* next bucket the sweep visits */
+    uint64_t retired_seq;                  /* change of the last retirement */
+    uint64_t retired_total;                /* names retired */
+    uint32_t *free_rows;                   /* row ids of retired names */
+    size_t n_free_rows;                    /* used */
+    size_t cap_free_rows;                  /* allocated */
+    size_t n_live;                         /* leases counted live */
+    size_t max_leases;                     /* cap on n_live; 0 none */
+    size_t max_names;                      /* cap on table.count; 0 none */
 };
 
 /* Persist l and answer done(arg) after its commit. */
@@ -79,6 +73,9 @@ void tn_embedded_finish(struct embedded *e, uint64_t seq,
                         void *arg);
 
 /* src/store/embedded/wait.c: blocking acquire, FIFO per name. */
+/* Set up e->waits from cfg's limits: 0 or TN_ENOMEM. */
+int tn_embedded_wait_init(struct embedded *e,
+                          const struct tn_store_config *cfg);
 /* Queue r (which got TN_ECONFLICT or TN_ELOCKDELAY on l) until the name is
  * free, its deadline passes, or the requester goes away.  Returns 0 when
  * queued (done runs later), or TN_ECAPACITY (out->capacity says which

@@ -360,16 +360,9 @@ static void e_metrics(struct tn_store *s, struct tn_buf *out)
         (unsigned long long)e->failures);
     (void)tn_buf_printf(
         out,
-        "# TYPE tenure_expiries_total counter\ntenure_expiries_total %llu\n"
-        "# TYPE tenure_waiters gauge\ntenure_waiters %zu\n"
-        "# TYPE tenure_waits_total counter\n"
-        "tenure_waits_total{outcome=\"granted\"} %llu\n"
-        "tenure_waits_total{outcome=\"timed_out\"} %llu\n"
-        "tenure_waits_total{outcome=\"dropped\"} %llu\n",
-        (unsigned long long)e->expiries_total, e->n_waiters,
-        (unsigned long long)e->waits_granted,
-        (unsigned long long)e->waits_timed_out,
-        (unsigned long long)e->waits_dropped);
+        "# TYPE tenure_expiries_total counter\ntenure_expiries_total %llu\n",
+        (unsigned long long)e->expiries_total);
+    tn_waitq_metrics(&e->waits, out);
     (void)tn_buf_printf(
         out,
         "# TYPE tenure_names_retired_total counter\n"
@@ -503,6 +496,7 @@ static void e_close(struct tn_store *s)
 {
     struct embedded *e = (struct embedded *)s;
     tn_embedded_fail_waiters(e, TN_EUNAVAIL);
+    tn_waitq_fini(&e->waits);
     tn_embedded_retire_stop(e);
     tn_commit_stop(e->commit);
     tn_disk_close(e->disk);
@@ -564,15 +558,14 @@ static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
         return TN_ENOMEM;
     e->base.ops = &tn_store_embedded_ops;
     e->loop = loop;
-    e->max_waiters = cfg->max_waiters;
-    e->max_waiters_per_name = cfg->max_waiters_per_name;
-    e->max_wait_ms = cfg->max_wait_ms;
     e->retain_ms = cfg->retain_ms;
     e->max_leases = cfg->max_leases;
     e->max_names = cfg->max_names;
     e->on_event = cfg->on_event;
     e->event_ctx = cfg->event_ctx;
-    int rc = tn_embedded_ledger_init(e, LEDGER_RECORDS);
+    int rc = tn_embedded_wait_init(e, cfg);
+    if (rc == 0)
+        rc = tn_embedded_ledger_init(e, LEDGER_RECORDS);
     if (rc == 0)
         rc = open_db(e, cfg, em);
     if (rc < 0)
@@ -604,6 +597,8 @@ static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
 out_free:
     tn_disk_close(e->disk);
     tn_lease_table_release(&e->table);
+    tn_embedded_ledger_free(e);
+    tn_waitq_fini(&e->waits);
     tn_free(e);
     return rc;
 }

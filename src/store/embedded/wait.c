@@ -1,44 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* Blocking acquire for the embedded store: a FIFO queue of waiters per
- * name, hung on the lease entry.  A name that becomes free (release, or
- * expiry plus lock delay, watched by one timer per queue) is granted at
- * once to the first waiter that is still there; a waiter whose client went
- * away is dropped before its turn and never holds the lease.  A waiter
- * whose deadline passes is answered as a non-waiting acquire would be. */
+/* Blocking acquire for the embedded store, on the shared FIFO waiter queue
+ * (src/store/waitq.c): each name's queue hangs on its lease entry.  A name
+ * that becomes free (release, or expiry plus lock delay, watched by one
+ * timer per queue) is granted at once to the first waiter that is still
+ * there; a waiter whose client went away is dropped before its turn and
+ * never holds the lease.  A waiter whose deadline passes is answered as a
+ * non-waiting acquire would be. */
 #include <string.h>
 
 #include <tenure/err.h>
 
-#include "common/alloc.h"
 #include "common/clock.h"
 #include "store/embedded/embedded.h"
 
-struct tn_blocked {
-    struct tn_waitq *q;              /* its queue */
-    struct tn_blocked *next;         /* FIFO */
-    struct tn_blocked *prev;         /* FIFO */
-    char *owner_id;                  /* owned */
-    char *request_id;                /* owned, or NULL */
-    int64_t ttl_ms;                  /* of the grant it asks for */
-    int64_t lock_delay_ms;           /* of the grant it asks for */
-    uint8_t secret[TN_SECRET_BYTES]; /* drawn by the API */
-    bool (*wanted)(void *ctx);       /* is the client still there */
-    void *wanted_ctx;                /* its argument */
-    struct tn_store_result *out;     /* the caller's result */
-    tn_store_done_fn done;           /* the caller's completion */
-    void *arg;                       /* its argument */
-    struct tn_loop_timer deadline;   /* wait_ms */
-};
-
-struct tn_waitq {
-    struct embedded *e;         /* owner */
-    struct tn_lease *l;         /* the name; l->waiters == this */
-    struct tn_blocked *head;    /* first in line */
-    struct tn_blocked *tail;    /* last in line */
-    size_t n;                   /* waiters */
-    struct tn_loop_timer timer; /* when the name may become free */
-    struct tn_waitq *next;      /* e->queues */
-    struct tn_waitq *prev;      /* e->queues */
+/* A name's queue: the shared one, and the lease it hangs on. */
+struct equeue {
+    struct tn_waitq q;  /* first */
+    struct embedded *e; /* owner */
+    struct tn_lease *l; /* the name; l->waiters == this */
 };
 
 static void wake_timer(void *arg);
@@ -57,62 +36,6 @@ static int64_t free_at(const struct tn_lease *l, int64_t now)
     return l->expires_at_ms + l->lock_delay_ms;
 }
 
-static struct tn_waitq *queue_of(struct embedded *e, struct tn_lease *l)
-{
-    if (l->waiters != NULL)
-        return l->waiters;
-    struct tn_waitq *q = tn_calloc(1, sizeof(*q));
-    if (q == NULL)
-        return NULL;
-    q->e = e;
-    q->l = l;
-    q->next = e->queues;
-    if (e->queues != NULL)
-        e->queues->prev = q;
-    e->queues = q;
-    l->waiters = q;
-    return q;
-}
-
-static void queue_free_if_empty(struct tn_waitq *q)
-{
-    if (q->n > 0)
-        return;
-    struct embedded *e = q->e;
-    tn_loop_timer_disarm(e->loop, &q->timer);
-    if (q->prev != NULL)
-        q->prev->next = q->next;
-    else
-        e->queues = q->next;
-    if (q->next != NULL)
-        q->next->prev = q->prev;
-    q->l->waiters = NULL;
-    tn_free(q);
-}
-
-static void unlink_waiter(struct tn_blocked *w)
-{
-    struct tn_waitq *q = w->q;
-    if (w->prev != NULL)
-        w->prev->next = w->next;
-    else
-        q->head = w->next;
-    if (w->next != NULL)
-        w->next->prev = w->prev;
-    else
-        q->tail = w->prev;
-    q->n--;
-    q->e->n_waiters--;
-    tn_loop_timer_disarm(q->e->loop, &w->deadline);
-}
-
-static void waiter_free(struct tn_blocked *w)
-{
-    tn_free(w->owner_id);
-    tn_free(w->request_id);
-    tn_free(w);
-}
-
 /* Answer w as a non-waiting acquire of a blocked name would be. */
 static void answer_blocked(struct embedded *e, struct tn_blocked *w,
                            struct tn_lease *l, int64_t now)
@@ -129,17 +52,32 @@ static void answer_blocked(struct embedded *e, struct tn_blocked *w,
     tn_embedded_finish(e, l->seq, out, w->done, w->arg);
 }
 
-static void on_deadline(void *arg)
+static void on_deadline(struct tn_blocked *w)
 {
-    struct tn_blocked *w = arg;
-    struct tn_waitq *q = w->q;
-    struct embedded *e = q->e;
-    struct tn_lease *l = q->l;
-    unlink_waiter(w);
-    e->waits_timed_out++;
-    answer_blocked(e, w, l, tn_clock_now_ms());
-    waiter_free(w);
-    queue_free_if_empty(q);
+    struct equeue *q = (struct equeue *)w->q;
+    tn_waitq_unlink(w);
+    q->e->waits.timed_out++;
+    answer_blocked(q->e, w, q->l, tn_clock_now_ms());
+    tn_waitq_blocked_free(w);
+    (void)tn_waitq_release(&q->q);
+}
+
+static void on_free(struct tn_waitq *q)
+{
+    ((struct equeue *)q)->l->waiters = NULL;
+}
+
+int tn_embedded_wait_init(struct embedded *e, const struct tn_store_config *cfg)
+{
+    struct tn_waitq_config wc = {.loop = e->loop,
+                                 .max_waiters = cfg->max_waiters,
+                                 .max_waiters_per_name =
+                                     cfg->max_waiters_per_name,
+                                 .max_wait_ms = cfg->max_wait_ms,
+                                 .queue_size = sizeof(struct equeue),
+                                 .on_deadline = on_deadline,
+                                 .on_free = on_free};
+    return tn_waitq_init(&e->waits, &wc);
 }
 
 int tn_embedded_wait(struct embedded *e, struct tn_lease *l,
@@ -147,48 +85,22 @@ int tn_embedded_wait(struct embedded *e, struct tn_lease *l,
                      struct tn_store_result *out, tn_store_done_fn done,
                      void *arg)
 {
-    if (e->n_waiters >= e->max_waiters ||
-        (l->waiters != NULL &&
-         ((struct tn_waitq *)l->waiters)->n >= e->max_waiters_per_name)) {
-        out->capacity =
-            e->n_waiters >= e->max_waiters ? "waiters" : "waiters_per_name";
-        out->retry_after_ms = RETRY_AFTER_MS;
-        return TN_ECAPACITY;
-    }
-    struct tn_blocked *w = tn_calloc(1, sizeof(*w));
-    struct tn_waitq *q = w != NULL ? queue_of(e, l) : NULL;
-    if (w != NULL)
-        w->owner_id = tn_strdup(r->owner_id);
-    if (w != NULL && r->request_id != NULL)
-        w->request_id = tn_strdup(r->request_id);
-    if (q == NULL || w->owner_id == NULL ||
-        (r->request_id != NULL && w->request_id == NULL)) {
-        if (w != NULL)
-            waiter_free(w);
+    struct tn_waitq *q = l->waiters;
+    int rc = tn_waitq_admit(&e->waits, q, out, RETRY_AFTER_MS);
+    if (rc < 0)
+        return rc;
+    bool fresh = q == NULL;
+    if (tn_waitq_push(&e->waits, &q, r, out, done, arg) == NULL)
         return TN_ENOMEM;
+    struct equeue *eq = (struct equeue *)q;
+    if (fresh) {
+        eq->e = e;
+        eq->l = l;
+        l->waiters = eq;
     }
-    w->q = q;
-    w->ttl_ms = r->ttl_ms;
-    w->lock_delay_ms = r->lock_delay_ms;
-    memcpy(w->secret, r->secret, TN_SECRET_BYTES);
-    w->wanted = r->wanted;
-    w->wanted_ctx = r->wanted_ctx;
-    w->out = out;
-    w->done = done;
-    w->arg = arg;
-    w->prev = q->tail;
-    if (q->tail != NULL)
-        q->tail->next = w;
-    else
-        q->head = w;
-    q->tail = w;
-    q->n++;
-    e->n_waiters++;
-    int64_t now = tn_clock_now_ms();
-    int64_t wait = r->wait_ms < e->max_wait_ms ? r->wait_ms : e->max_wait_ms;
-    tn_loop_timer_arm(e->loop, &w->deadline, now + wait, on_deadline, w);
     if (!q->timer.armed)
-        tn_loop_timer_arm(e->loop, &q->timer, free_at(l, now), wake_timer, q);
+        tn_loop_timer_arm(e->loop, &q->timer, free_at(l, tn_clock_now_ms()),
+                          wake_timer, eq);
     return TN_OK;
 }
 
@@ -201,6 +113,7 @@ static int grant_to(struct embedded *e, struct tn_blocked *w,
                                .name_len = l->name_len,
                                .owner_id = w->owner_id,
                                .request_id = w->request_id,
+                               .principal = w->principal,
                                .ttl_ms = w->ttl_ms,
                                .lock_delay_ms = w->lock_delay_ms,
                                .secret = w->secret};
@@ -211,8 +124,8 @@ static int grant_to(struct embedded *e, struct tn_blocked *w,
     int rc = tn_lease_acquire(&e->table, &r, now, &got, &replayed, &retry);
     if (rc != TN_OK)
         return rc;
-    unlink_waiter(w);
-    e->waits_granted++;
+    tn_waitq_unlink(w);
+    e->waits.granted++;
     w->out->rc = TN_OK;
     w->out->replayed = replayed;
     tn_store_view_from_lease(&w->out->lease, got, now);
@@ -224,7 +137,7 @@ static int grant_to(struct embedded *e, struct tn_blocked *w,
         tn_embedded_emit(e, TN_EVENT_ACQUIRED, got);
         tn_embedded_track_expiry(e, got);
     }
-    waiter_free(w);
+    tn_waitq_blocked_free(w);
     return TN_OK;
 }
 
@@ -237,64 +150,57 @@ void tn_embedded_wake(struct embedded *e, struct tn_lease *l)
     while (q->head != NULL) {
         struct tn_blocked *w = q->head;
         if (w->wanted != NULL && !w->wanted(w->wanted_ctx)) {
-            unlink_waiter(w); /* its client left: it never gets the lease */
-            e->waits_dropped++;
+            tn_waitq_unlink(w); /* its client left: it never gets the lease */
+            e->waits.dropped++;
             answer_blocked(e, w, l, now);
-            waiter_free(w);
+            tn_waitq_blocked_free(w);
             continue;
         }
         int rc = grant_to(e, w, l, now);
         if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY || rc == TN_OK)
             break;
-        unlink_waiter(w); /* out of memory: answer it, try the next */
+        tn_waitq_unlink(w); /* out of memory: answer it, try the next */
         w->out->rc = rc;
         w->done(w->arg);
-        waiter_free(w);
+        tn_waitq_blocked_free(w);
     }
-    if (q->head == NULL) {
-        queue_free_if_empty(q);
+    if (tn_waitq_release(q))
         return;
-    }
     tn_loop_timer_arm(e->loop, &q->timer, free_at(l, now), wake_timer, q);
 }
 
 static void wake_timer(void *arg)
 {
-    struct tn_waitq *q = arg;
+    struct equeue *q = arg;
     tn_embedded_wake(q->e, q->l);
 }
 
 void tn_embedded_fail_waiters(struct embedded *e, int rc)
 {
-    while (e->queues != NULL) {
-        struct tn_waitq *q = e->queues;
+    while (e->waits.all != NULL) {
+        struct tn_waitq *q = e->waits.all;
         while (q->head != NULL) {
             struct tn_blocked *w = q->head;
-            unlink_waiter(w);
+            tn_waitq_unlink(w);
             w->out->rc = rc;
             w->out->retry_after_ms = 1000;
             w->done(w->arg);
-            waiter_free(w);
+            tn_waitq_blocked_free(w);
         }
-        queue_free_if_empty(q);
+        (void)tn_waitq_release(q);
     }
 }
 
-/* A scan of every queue: cancels are rare (a client left mid-wait), and
- * the queues are bounded by --max-waiters. */
 void tn_embedded_cancel_wait(struct embedded *e, void *ctx)
 {
-    for (struct tn_waitq *q = e->queues; q != NULL; q = q->next) {
-        for (struct tn_blocked *w = q->head; w != NULL; w = w->next) {
-            if (w->wanted_ctx != ctx)
-                continue;
-            unlink_waiter(w);
-            e->waits_dropped++;
-            w->out->rc = TN_ECANCELED;
-            w->done(w->arg);
-            waiter_free(w);
-            queue_free_if_empty(q);
-            return;
-        }
-    }
+    struct tn_blocked *w = tn_waitq_find_ctx(&e->waits, ctx);
+    if (w == NULL)
+        return;
+    struct tn_waitq *q = w->q;
+    tn_waitq_unlink(w);
+    e->waits.dropped++;
+    w->out->rc = TN_ECANCELED;
+    w->done(w->arg);
+    tn_waitq_blocked_free(w);
+    (void)tn_waitq_release(q);
 }

@@ -15,8 +15,9 @@
 
 #include "common/loop.h"
 #include "lease/lease.h"
-#include "store/pg/sql.h"
 #include "store/backend.h"
+#include "store/pg/sql.h"
+#include "store/waitq.h"
 
 #define TN_PG_RETRY_AFTER_MS 1000
 /* Connections per instance: each is one PostgreSQL backend, so batches on
@@ -35,10 +36,6 @@ enum tn_pg_state {
 struct tn_pg;
 struct tn_pg_op;
 struct tn_pg_batch;
-struct tn_pg_waitq;
-
-/* Buckets of the table of names with waiters (src/store/pg/wait.c). */
-#define TN_PG_WAIT_BUCKETS 1024
 
 /* The dedicated LISTEN connection (src/store/pg/events.c). */
 struct tn_pg_listen {
@@ -101,14 +98,7 @@ struct tn_pg {
     uint64_t n_events;                    /* events heard on LISTEN */
     uint64_t n_expiries;                  /* expiries this instance swept */
     uint64_t n_listen_connects;           /* LISTEN ups; 0: never up */
-    struct tn_pg_waitq **wait_buckets;    /* TN_PG_WAIT_BUCKETS chains */
-    size_t n_waiters;                     /* blocked acquires, all names */
-    size_t max_waiters;                   /* cap on n_waiters */
-    size_t max_waiters_per_name;          /* cap per name */
-    int64_t max_wait_ms;                  /* wait_ms is capped to this */
-    uint64_t waits_granted;               /* waiters that got the lease */
-    uint64_t waits_timed_out;             /* answered at their deadline */
-    uint64_t waits_dropped;               /* gone before their turn */
+    struct tn_waitq_set waits;            /* blocked acquires (wait.c) */
 };
 
 struct tn_pg_op {

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/* One FIFO waiter queue for every backend (waitq.h). */
+#include "store/waitq.h"
+
+#include <string.h>
+
+#include <tenure/err.h>
+
+#include "common/alloc.h"
+#include "common/clock.h"
+#include "common/hash.h"
+
+/* Buckets of the table of names with waiters. */
+#define N_BUCKETS 1024
+
+int tn_waitq_init(struct tn_waitq_set *s, const struct tn_waitq_config *cfg)
+{
+    memset(s, 0, sizeof(*s));
+    s->cfg = *cfg;
+    if (s->cfg.queue_size < sizeof(struct tn_waitq))
+        s->cfg.queue_size = sizeof(struct tn_waitq);
+    s->buckets = tn_calloc(N_BUCKETS, sizeof(*s->buckets));
+    return s->buckets != NULL ? TN_OK : TN_ENOMEM;
+}
+
+static uint32_t hash_of(const char *name, size_t len)
+{
+    return (uint32_t)tn_hash(name, len);
+}
+
+struct tn_waitq *tn_waitq_find(struct tn_waitq_set *s, const char *name,
+                               size_t name_len)
+{
+    uint32_t h = hash_of(name, name_len);
+    struct tn_waitq *q = s->buckets[h % N_BUCKETS];
+    while (q != NULL && (q->hash != h || q->name_len != name_len ||
+                         memcmp(q->name, name, name_len) != 0))
+        q = q->chain;
+    return q;
+}
+
+static struct tn_waitq *queue_new(struct tn_waitq_set *s, const char *name,
+                                  size_t name_len)
+{
+    struct tn_waitq *q = tn_calloc(1, s->cfg.queue_size);
+    if (q == NULL || (q->name = tn_malloc(name_len + 1)) == NULL) {
+        tn_free(q);
+        return NULL;
+    }
+    memcpy(q->name, name, name_len);
+    q->name[name_len] = '\0';
+    q->name_len = name_len;
+    q->set = s;
+    q->hash = hash_of(name, name_len);
+    q->chain = s->buckets[q->hash % N_BUCKETS];
+    s->buckets[q->hash % N_BUCKETS] = q;
+    q->next = s->all;
+    if (s->all != NULL)
+        s->all->prev = q;
+    s->all = q;
+    return q;
+}
+
+static void queue_free(struct tn_waitq *q)
+{
+    struct tn_waitq_set *s = q->set;
+    if (s->cfg.on_free != NULL)
+        s->cfg.on_free(q);
+    tn_loop_timer_disarm(s->cfg.loop, &q->timer);
+    struct tn_waitq **pp = &s->buckets[q->hash % N_BUCKETS];
+    while (*pp != q)
+        pp = &(*pp)->chain;
+    *pp = q->chain;
+    if (q->prev != NULL)
+        q->prev->next = q->next;
+    else
+        s->all = q->next;
+    if (q->next != NULL)
+        q->next->prev = q->prev;
+    tn_free(q->name);
+    tn_free(q);
+}
+
+bool tn_waitq_release(struct tn_waitq *q)
+{
+    if (q->n > 0 || q->busy)
+        return false;
+    queue_free(q);
+    return true;
+}
+
+void tn_waitq_fini(struct tn_waitq_set *s)
+{
+    if (s->buckets == NULL)
+        return;
+    while (s->all != NULL)
+        queue_free(s->all);
+    tn_free(s->buckets);
+    s->buckets = NULL;
+}
+
+int tn_waitq_admit(const struct tn_waitq_set *s, const struct tn_waitq *q,
+                   struct tn_store_result *out, int64_t retry_ms)
+{
+    bool all = s->n_waiters >= s->cfg.max_waiters;
+    if (!all && (q != NULL ? q->n : 0) < s->cfg.max_waiters_per_name)
+        return TN_OK;
+    out->capacity = all ? "waiters" : "waiters_per_name";
+    out->retry_after_ms = retry_ms;
+    return TN_ECAPACITY;
+}
+
+void tn_waitq_blocked_free(struct tn_blocked *w)
+{
+    tn_free(w->owner_id);
+    tn_free(w->request_id);
+    tn_free(w->principal);
+    tn_free(w);
+}
+
+static struct tn_blocked *blocked_new(const struct tn_acquire_req *r)
+{
+    struct tn_blocked *w = tn_calloc(1, sizeof(*w));
+    if (w == NULL)
+        return NULL;
+    w->owner_id = tn_strdup(r->owner_id);
+    if (r->request_id != NULL)
+        w->request_id = tn_strdup(r->request_id);
+    if (r->principal != NULL)
+        w->principal = tn_strdup(r->principal);
+    if (w->owner_id == NULL || (r->request_id != NULL && !w->request_id) ||
+        (r->principal != NULL && w->principal == NULL)) {
+        tn_waitq_blocked_free(w);
+        return NULL;
+    }
+    w->ttl_ms = r->ttl_ms;
+    w->lock_delay_ms = r->lock_delay_ms;
+    memcpy(w->secret, r->secret, TN_SECRET_BYTES);
+    w->wanted = r->wanted;
+    w->wanted_ctx = r->wanted_ctx;
+    return w;
+}
+
+static void on_deadline(void *arg)
+{
+    struct tn_blocked *w = arg;
+    w->q->set->cfg.on_deadline(w);
+}
+
+struct tn_blocked *tn_waitq_push(struct tn_waitq_set *s, struct tn_waitq **qp,
+                                 const struct tn_acquire_req *r,
+                                 struct tn_store_result *out,
+                                 tn_store_done_fn done, void *arg)
+{
+    struct tn_blocked *w = blocked_new(r);
+    struct tn_waitq *q = *qp;
+    if (w != NULL && q == NULL)
+        q = queue_new(s, r->name, r->name_len);
+    if (w == NULL || q == NULL) {
+        if (w != NULL)
+            tn_waitq_blocked_free(w);
+        return NULL;
+    }
+    *qp = q;
+    w->q = q;
+    w->out = out;
+    w->done = done;
+    w->arg = arg;
+    w->prev = q->tail;
+    if (q->tail != NULL)
+        q->tail->next = w;
+    else
+        q->head = w;
+    q->tail = w;
+    q->n++;
+    s->n_waiters++;
+    int64_t wait =
+        r->wait_ms < s->cfg.max_wait_ms ? r->wait_ms : s->cfg.max_wait_ms;
+    tn_loop_timer_arm(s->cfg.loop, &w->deadline, tn_clock_now_ms() + wait,
+                      on_deadline, w);
+    return w;
+}
+
+void tn_waitq_unlink(struct tn_blocked *w)
+{
+    struct tn_waitq *q = w->q;
+    if (w->prev != NULL)
+        w->prev->next = w->next;
+    else
+        q->head = w->next;
+    if (w->next != NULL)
+        w->next->prev = w->prev;
+    else
+        q->tail = w->prev;
+    w->next = w->prev = NULL;
+    q->n--;
+    q->set->n_waiters--;
+    tn_loop_timer_disarm(q->set->cfg.loop, &w->deadline);
+}
+
+struct tn_blocked *tn_waitq_find_ctx(struct tn_waitq_set *s, void *ctx)
+{
+    for (struct tn_waitq *q = s->all; q != NULL; q = q->next) {
+        for (struct tn_blocked *w = q->head; w != NULL; w = w->next) {
+            if (w->wanted_ctx == ctx)
+                return w;
+        }
+    }
+    return NULL;
+}
+
+void tn_waitq_metrics(const struct tn_waitq_set *s, struct tn_buf *out)
+{
+    (void)tn_buf_printf(out,
+                        "# TYPE tenure_waiters gauge\ntenure_waiters %zu\n"
+                        "# TYPE tenure_waits_total counter\n"
+                        "tenure_waits_total{outcome=\"granted\"} %llu\n"
+                        "tenure_waits_total{outcome=\"timed_out\"} %llu\n"
+                        "tenure_waits_total{outcome=\"dropped\"} %llu\n",
+                        s->n_waiters, (unsigned long long)s->granted,
+                        (unsigned long long)s->timed_out,
+                        (unsigned long long)s->dropped);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* One FIFO waiter queue for every backend.  Blocked acquires wait per name
+ * in arrival order, each with its deadline (wait_ms, capped); the waiters
+ * are bounded in all and per name (TN_ECAPACITY); a queue is found by name
+ * or a waiter by the client that asked (cancel).  What granting or refusing
+ * a waiter means is the backend's (src/store/embedded/wait.c,
+ * src/store/pg/wait.c): the set calls it back when a waiter's deadline
+ * passes and before it frees a queue.  Loop thread only. */
+#ifndef TN_STORE_WAITQ_H
+#define TN_STORE_WAITQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/loop.h"
+#include "store/backend.h"
+
+struct tn_waitq;
+
+/* One blocked acquire: a copy of its request, and whom to answer. */
+struct tn_blocked {
+    struct tn_waitq *q;              /* its queue */
+    struct tn_blocked *next;         /* FIFO */
+    struct tn_blocked *prev;         /* FIFO */
+    char *owner_id;                  /* owned */
+    char *request_id;                /* owned, or NULL */
+    char *principal;                 /* owned, or NULL */
+    int64_t ttl_ms;                  /* of the grant it asks for */
+    int64_t lock_delay_ms;           /* of the grant it asks for */
+    uint8_t secret[TN_SECRET_BYTES]; /* drawn by the API */
+    bool (*wanted)(void *ctx);       /* is the client still there */
+    void *wanted_ctx;                /* its argument */
+    bool timed_out;                  /* backend's: deadline passed while busy */
+    struct tn_store_result *out;     /* the caller's result */
+    tn_store_done_fn done;           /* the caller's completion */
+    void *arg;                       /* its argument */
+    struct tn_loop_timer deadline;   /* wait_ms */
+};
+
+struct tn_waitq_set;
+
+/* The waiters of one name.  A backend's queue struct starts with it. */
+struct tn_waitq {
+    struct tn_waitq_set *set;   /* owner */
+    struct tn_waitq *next;      /* every queue of the set */
+    struct tn_waitq *prev;      /* every queue of the set */
+    struct tn_waitq *chain;     /* its bucket */
+    char *name;                 /* owned, NUL-terminated */
+    size_t name_len;            /* bytes */
+    uint32_t hash;              /* of name */
+    struct tn_blocked *head;    /* first in line */
+    struct tn_blocked *tail;    /* last in line */
+    size_t n;                   /* waiters */
+    bool busy;                  /* the backend works on it: kept when empty */
+    struct tn_loop_timer timer; /* backend's: when the name may be free */
+};
+
+struct tn_waitq_config {
+    struct tn_loop *loop;        /* the loop thread's */
+    size_t max_waiters;          /* in all */
+    size_t max_waiters_per_name; /* per queue */
+    int64_t max_wait_ms;         /* cap of wait_ms */
+    size_t queue_size;           /* of the backend's queue struct */
+    /* w's deadline passed (it is still queued). */
+    void (*on_deadline)(struct tn_blocked *w);
+    /* q is about to be freed; may be NULL. */
+    void (*on_free)(struct tn_waitq *q);
+};
+
+struct tn_waitq_set {
+    struct tn_waitq_config cfg; /* as given */
+    struct tn_waitq *all;       /* every queue, newest first */
+    struct tn_waitq **buckets;  /* by name hash */
+    size_t n_waiters;           /* blocked acquires, all names */
+    uint64_t granted;           /* waiters that got the lease */
+    uint64_t timed_out;         /* answered at their deadline */
+    uint64_t dropped;           /* gone before their turn */
+};
+
+/* 0 or TN_ENOMEM. */
+int tn_waitq_init(struct tn_waitq_set *s, const struct tn_waitq_config *cfg);
+/* Free every queue (their waiters must have been answered). */
+void tn_waitq_fini(struct tn_waitq_set *s);
+
+/* The queue of name, or NULL. */
+struct tn_waitq *tn_waitq_find(struct tn_waitq_set *s, const char *name,
+                               size_t name_len);
+
+/* Room for one more waiter on q (NULL: a name nobody waits for)?  TN_OK,
+ * or TN_ECAPACITY with out->capacity ("waiters" first, then
+ * "waiters_per_name") and out->retry_after_ms set to retry_ms. */
+int tn_waitq_admit(const struct tn_waitq_set *s, const struct tn_waitq *q,
+                   struct tn_store_result *out, int64_t retry_ms);
+
+/* Queue a copy of r at the tail of the queue of its name (*qp, or a new
+ * one, stored in *qp) with its deadline armed; answered later by the
+ * backend through out, done, arg.  NULL when out of memory (nothing
+ * changed). */
+struct tn_blocked *tn_waitq_push(struct tn_waitq_set *s, struct tn_waitq **qp,
+                                 const struct tn_acquire_req *r,
+                                 struct tn_store_result *out,
+                                 tn_store_done_fn done, void *arg);
+
+/* Take w out of its queue (its deadline disarmed); the queue stays. */
+void tn_waitq_unlink(struct tn_blocked *w);
+/* Free an unlinked w. */
+void tn_waitq_blocked_free(struct tn_blocked *w);
+/* Free q if nobody waits on it and it is not busy; true if freed. */
+bool tn_waitq_release(struct tn_waitq *q);
+
+/* The waiter whose wanted_ctx is ctx, or NULL.  A scan of every queue:
+ * cancels are rare (a client left mid-wait), and the waiters are bounded
+ * by max_waiters. */
+struct tn_blocked *tn_waitq_find_ctx(struct tn_waitq_set *s, void *ctx);
+
+/* The waiters gauge and the waits counters, Prometheus text. */
+void tn_waitq_metrics(const struct tn_waitq_set *s, struct tn_buf *out);
+
+#endif
