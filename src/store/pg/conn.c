@@ -6,6 +6,8 @@
  * every stored token, prepared statements in pipeline mode), then ready.
  * Any failure drops the connection and retries with exponential backoff.
  * Everything runs on the loop thread; nothing here blocks. */
+#include "store/pg/conn.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,6 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "store/pg/pg.h"
 #include "store/pg/sql.h"
 
 #define BACKOFF_MIN_MS 100
@@ -80,7 +81,7 @@ void tn_pg_conn_drop(struct tn_pg_conn *c, const char *why)
     c->conn = NULL;
     c->state = TN_PG_DOWN;
     tn_loop_timer_disarm(c->store->loop, &c->conn_timer);
-    tn_pg_fail_conn(c);
+    c->store->conn_failed(c);
     tn_loop_timer_arm(c->store->loop, &c->retry_timer,
                       tn_clock_now_ms() + c->backoff_ms, retry_now, c);
     c->backoff_ms *= 2;
@@ -239,7 +240,7 @@ static void run_step(struct tn_pg_conn *c)
                    "\"postgresql store ready\" schema_version=%d",
                    tn_pg_migrations[tn_pg_n_migrations - 1].version);
             tn_pg_conn_watch(c, EPOLLIN);
-            tn_pg_on_ready(c);
+            c->store->conn_ready(c);
             return;
         }
         c->setup_rc = 0;
@@ -337,7 +338,7 @@ static void on_fd(void *arg, uint32_t events)
         setup_io(c, events);
         return;
     case TN_PG_READY:
-        tn_pg_on_io(c, events);
+        c->store->conn_io(c, events);
         return;
     default:
         return;

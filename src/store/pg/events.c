@@ -10,6 +10,8 @@
  * lease runs out, so each instance asks every SWEEP_MS; one of them announces
  * each expiry) and the periodic prune that bounds the grants ledger.  Loop
  * thread only. */
+#include "store/pg/events.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +21,11 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "store/pg/pg.h"
+#include "store/pg/batch.h"
+#include "store/pg/conn.h"
+#include "store/pg/op.h"
 #include "store/pg/sql.h"
+#include "store/pg/wait.h"
 
 #define SWEEP_MS 200
 #define SWEEP_ROWS 200

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* Internals shared by the PostgreSQL store's parts: src/store/pg/conn.c (each
- * libpq connection on the loop thread: connect, migrate, prepare, reconnect
- * with backoff), src/store/pg/store.c (operations, batched into pipelined
- * transactions spread over the connections), src/store/pg/result.c (rows and
- * SQLSTATEs into results), src/store/pg/events.c (the LISTEN connection, the
- * expiry sweep and the ledger prune) and src/store/pg/wait.c (blocking
- * acquire).  Loop thread only; no other thread ever touches a struct tn_pg. */
+/* The types the PostgreSQL store's parts share, and nothing else: each part
+ * declares its functions in its own header, and includes only the parts
+ * below it.  From the bottom: conn.c (each libpq connection on the loop
+ * thread: connect, migrate, prepare, reconnect with backoff; it tells the
+ * batches above of its state through struct tn_pg's conn_* hooks), op.c
+ * (a statement and its parameters), result.c (rows and SQLSTATEs into
+ * results), batch.c (ops batched into pipelined transactions spread over
+ * the connections), wait.c (blocking acquire), events.c (the LISTEN
+ * connection, the expiry sweep and the ledger prune), store.c (the vtable,
+ * open and close).  Loop thread only; no other thread ever touches a
+ * struct tn_pg. */
 #ifndef TN_STORE_PG_STORE_H
 #define TN_STORE_PG_STORE_H
 
@@ -99,6 +103,11 @@ struct tn_pg {
     uint64_t n_expiries;                  /* expiries this instance swept */
     uint64_t n_listen_connects;           /* LISTEN ups; 0: never up */
     struct tn_waitq_set waits;            /* blocked acquires (wait.c) */
+    /* What a connection tells the batches above it (batch.c), set at
+     * open: it is ready, its socket has events, it failed. */
+    void (*conn_ready)(struct tn_pg_conn *c);
+    void (*conn_io)(struct tn_pg_conn *c, uint32_t events);
+    void (*conn_failed)(struct tn_pg_conn *c);
 };
 
 struct tn_pg_op {
@@ -150,83 +159,5 @@ struct tn_pg_batch {
     size_t n_held;            /* length of held */
     int64_t sent_ms;          /* server clock */
 };
-
-/* src/store/pg/conn.c */
-/* Start connecting now (state DOWN -> CONNECTING). */
-void tn_pg_conn_start(struct tn_pg_conn *c);
-/* Forget the connection (every op in flight on it is answered
- * TN_EUNAVAIL) and reconnect after the backoff.  why is logged. */
-void tn_pg_conn_drop(struct tn_pg_conn *c, const char *why);
-/* Watch the connection's socket for events (re-registers if libpq changed
- * the socket). */
-void tn_pg_conn_watch(struct tn_pg_conn *c, uint32_t events);
-/* Stop watching the socket (before anything that may close it). */
-void tn_pg_conn_unwatch(struct tn_pg_conn *c);
-
-/* src/store/pg/store.c */
-/* A connection is ready: send what is pending. */
-void tn_pg_on_ready(struct tn_pg_conn *c);
-/* Socket events while ready. */
-void tn_pg_on_io(struct tn_pg_conn *c, uint32_t events);
-/* Answer every op in flight on c with TN_EUNAVAIL; and the pending ones
- * too when no connection is ready any more. */
-void tn_pg_fail_conn(struct tn_pg_conn *c);
-
-/* Build the op of an acquire / renew or release / other statement (name
- * is the name, list prefix, or "" for the sweep and prune); NULL when out
- * of memory. */
-struct tn_pg_op *tn_pg_op_acquire(const struct tn_acquire_req *r,
-                                  struct tn_store_result *out);
-struct tn_pg_op *tn_pg_op_token(enum tn_pg_stmt stmt,
-                                const struct tn_token_req *r,
-                                struct tn_store_result *out);
-struct tn_pg_op *tn_pg_op_new(enum tn_pg_stmt stmt, const char *name,
-                              size_t name_len, struct tn_store_result *out);
-/* Queue op (NULL: answer TN_ENOMEM) for the next batch; done(arg) runs
- * exactly once, possibly before this returns (store not ready). */
-void tn_pg_submit(struct tn_pg *p, struct tn_pg_op *op,
-                  struct tn_store_result *out, tn_store_done_fn done,
-                  void *arg);
-/* c's last libpq error on one line, without quotes, for the log. */
-void tn_pg_message(PGconn *c, char *out, size_t cap);
-/* Takes requests: a statement connection is ready, and the LISTEN
- * connection has been ready once since the start. */
-bool tn_pg_is_up(const struct tn_pg *p);
-
-/* src/store/pg/events.c */
-/* Start the LISTEN connection, the sweep and the prune timers. */
-void tn_pg_events_start(struct tn_pg *p);
-/* Stop them and close the LISTEN connection. */
-void tn_pg_events_stop(struct tn_pg *p);
-/* Parse one NOTIFY payload (src/store/pg/sql.h) and deliver its events in
- * order: to on_event, and released/expired/revoked wake the name's waiters.
- * Malformed lines are skipped. */
-void tn_pg_events_deliver(struct tn_pg *p, const char *payload);
-void tn_pg_events_metrics(struct tn_pg *p, struct tn_buf *out);
-
-/* src/store/pg/wait.c: blocking acquire, FIFO per name within this instance. */
-int tn_pg_wait_init(struct tn_pg *p, const struct tn_store_config *cfg);
-/* Take r if waiting is involved: r waits (wait_ms > 0), or the name has
- * local waiters and r must not jump them.  Returns true when taken (done
- * runs later, or already ran), false when r is a plain acquire. */
-bool tn_pg_wait_acquire(struct tn_pg *p, const struct tn_acquire_req *r,
-                        struct tn_store_result *out, tn_store_done_fn done,
-                        void *arg);
-/* The name may have become free (an event said so): try its first
- * waiter. */
-void tn_pg_wait_wake(struct tn_pg *p, const char *name);
-/* Try the first waiter of every name (events may have been missed). */
-void tn_pg_wait_wake_all(struct tn_pg *p);
-/* Answer every waiter with rc (shutdown), then free the table. */
-void tn_pg_wait_fail_all(struct tn_pg *p, int rc);
-void tn_pg_wait_free(struct tn_pg *p);
-/* Drop and answer (TN_ECANCELED) the waiter whose wanted_ctx is ctx. */
-void tn_pg_wait_cancel(struct tn_pg *p, void *ctx);
-void tn_pg_wait_metrics(struct tn_pg *p, struct tn_buf *out);
-
-/* src/store/pg/result.c */
-/* The next result of batch b (for b->ops[b->idx]): parse its rows into the
- * op's result, or record the failure in b. */
-void tn_pg_take_result(struct tn_pg_batch *b, PGresult *r);
 
 #endif

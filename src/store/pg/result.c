@@ -3,6 +3,8 @@
  * struct tn_store_result (the columns each statement of src/store/pg/sql.c
  * returns), and SQLSTATEs into what the batch does next.  The only place where
  * PostgreSQL's codes are read; nothing here does I/O. */
+#include "store/pg/result.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,6 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/rand.h"
-#include "store/pg/pg.h"
 #include "store/pg/sql.h"
 
 static int64_t get_i64(const PGresult *r, int row, int col)

@@ -9,6 +9,8 @@
  * away is dropped before its turn; if it went away while its attempt was
  * in flight, the grant is released at once.  Instances do not share
  * queues: across instances the order is not FIFO (docs/OPERATIONS.md). */
+#include "store/pg/wait.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +18,8 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
-#include "store/pg/pg.h"
+#include "store/pg/batch.h"
+#include "store/pg/op.h"
 
 /* A name's queue: the shared one, and its one attempt at a time. */
 struct pgq {

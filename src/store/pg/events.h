@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* The LISTEN connection, the expiry sweep and the ledger prune
+ * (events.c). */
+#ifndef TN_STORE_PG_EVENTS_H
+#define TN_STORE_PG_EVENTS_H
+
+#include "common/buf.h"
+#include "store/pg/pg.h"
+
+/* Start the LISTEN connection, the sweep and the prune timers. */
+void tn_pg_events_start(struct tn_pg *p);
+/* Stop them and close the LISTEN connection. */
+void tn_pg_events_stop(struct tn_pg *p);
+/* Parse one NOTIFY payload (src/store/pg/sql.h) and deliver its events in
+ * order: to on_event, and released/expired/revoked wake the name's waiters.
+ * Malformed lines are skipped. */
+void tn_pg_events_deliver(struct tn_pg *p, const char *payload);
+void tn_pg_events_metrics(struct tn_pg *p, struct tn_buf *out);
+
+#endif
