@@ -6,6 +6,8 @@
  * announced as "expired" once that commit is durable) by the first thing
  * that would reveal it, or by one timer at the min-heap of grant expiries,
  * whichever comes first (docs/SAFETY.md section 8). */
+#include "store/embedded/events.h"
+
 #include <string.h>
 
 #include <tenure/err.h>
@@ -13,7 +15,7 @@
 #include "common/alloc.h"
 #include "common/assert.h"
 #include "common/clock.h"
-#include "store/embedded/embedded.h"
+#include "store/embedded/history.h"
 
 /* 16 bytes: one per grant or renew still ahead.  An entry whose at_ms is
  * no longer its lease's expiry is stale (renewed, released or granted

@@ -3,13 +3,14 @@
  * names (bounded memory), each with its owner, when it was granted, and
  * when and how it ended.  A query scans the ring for one lease entry.  It
  * is kept in memory: after a restart it starts empty (docs/API.md). */
+#include "store/embedded/history.h"
+
 #include <string.h>
 
 #include <tenure/err.h>
 
 #include "common/alloc.h"
 #include "common/clock.h"
-#include "store/embedded/embedded.h"
 
 struct tn_ledger_rec {
     const struct tn_lease *l; /* the name's entry; NULL when unused */
@@ -128,7 +129,6 @@ int tn_embedded_ledger_query(struct embedded *e, struct tn_lease *l,
                              size_t limit, int64_t now,
                              struct tn_store_result *out)
 {
-    tn_embedded_note_expiry(e, l, now); /* end a grant that ran out */
     out->history = tn_calloc(limit, sizeof(*out->history));
     if (out->history == NULL)
         return TN_ENOMEM;

@@ -17,12 +17,15 @@
  * pass takes about half the retention (at least a tick, at most a
  * minute): memory follows the names of the last retain_ms, not all names
  * ever seen. */
+#include "store/embedded/retire.h"
+
 #include <string.h>
 
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "store/embedded/embedded.h"
+#include "store/embedded/events.h"
+#include "store/embedded/history.h"
 
 #define TICK_MS 100
 #define PASS_MAX_MS 60000

@@ -16,65 +16,17 @@
 #include "common/assert.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "store/backend.h"
+#include "store/embedded/change.h"
 #include "store/embedded/commit.h"
-#include "store/embedded/embedded.h"
+#include "store/embedded/disk.h"
+#include "store/embedded/events.h"
+#include "store/embedded/history.h"
+#include "store/embedded/retire.h"
+#include "store/embedded/wait.h"
 
 /* Grants remembered for GET .../history, across all names. */
 #define LEDGER_RECORDS 65536
-#include "store/backend.h"
-#include "store/embedded/disk.h"
-
-/* Answer now if the state seen at change `seq` is durable, else after the
- * open batch commits. */
-void tn_embedded_finish(struct embedded *e, uint64_t seq,
-                        struct tn_store_result *out, tn_store_done_fn done,
-                        void *arg)
-{
-    if (seq <= e->durable_seq)
-        done(arg);
-    else
-        tn_commit_add_waiter(e->commit, done, arg, out);
-}
-
-/* A name's first write gives it the next row id; ids are never reused
- * while their row may be on disk (the table's highest id comes from the
- * file at load). */
-static void assign_row(struct embedded *e, struct tn_lease *l)
-{
-    if (l->row_id != 0)
-        return;
-    /* A retired name's id, once its deletion is in the batch stream: the
-     * journal applies rows in order, so the new row replaces the deleted
-     * one wherever both meet. */
-    l->row_id = tn_embedded_take_row(e);
-    if (l->row_id != 0)
-        return;
-    TN_ASSERT(e->table.last_row_id < UINT32_MAX);
-    l->row_id = ++e->table.last_row_id;
-}
-
-/* A mutation: persist l and answer after its commit. */
-#ifndef TN_PLANT_BUG_REPLY_BEFORE_COMMIT
-void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
-                               struct tn_store_result *out,
-                               tn_store_done_fn done, void *arg)
-{
-    assign_row(e, l);
-    tn_commit_add_row(e->commit, l, e->table.last_token);
-    tn_commit_add_waiter(e->commit, done, arg, out);
-}
-#else
-/* Negative control (docs/SAFETY.md): answer before the commit. */
-void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
-                               struct tn_store_result *out,
-                               tn_store_done_fn done, void *arg)
-{
-    (void)out;
-    assign_row(e, l);
-    tn_commit_add_row(e->commit, l, e->table.last_token);
-    done(arg);
-}
-#endif
 
 static bool refuse_if_degraded(struct embedded *e, struct tn_store_result *out,
                                tn_store_done_fn done, void *arg)
@@ -304,9 +256,10 @@ static void e_history(struct tn_store *s, const char *name, size_t name_len,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
-    out->rc = l != NULL ? tn_embedded_ledger_query(e, l, limit,
-                                                   tn_clock_now_ms(), out)
-                        : TN_OK;
+    int64_t now = tn_clock_now_ms();
+    tn_embedded_note_expiry(e, l, now); /* end a grant that ran out */
+    out->rc =
+        l != NULL ? tn_embedded_ledger_query(e, l, limit, now, out) : TN_OK;
     tn_embedded_finish(e, seq_of(e, l), out, done, arg);
 }
 

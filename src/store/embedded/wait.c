@@ -6,12 +6,16 @@
  * there; a waiter whose client went away is dropped before its turn and
  * never holds the lease.  A waiter whose deadline passes is answered as a
  * non-waiting acquire would be. */
+#include "store/embedded/wait.h"
+
 #include <string.h>
 
 #include <tenure/err.h>
 
 #include "common/clock.h"
-#include "store/embedded/embedded.h"
+#include "store/embedded/change.h"
+#include "store/embedded/events.h"
+#include "store/embedded/history.h"
 
 /* A name's queue: the shared one, and the lease it hangs on. */
 struct equeue {

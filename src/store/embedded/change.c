@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* A change of the embedded store: the lease's row goes into the open batch
+ * of the group commit, and the answer waits for that batch's commit.  An
+ * answer that only reveals state waits for the commit of the change that
+ * made it (tn_embedded_finish). */
+#include "store/embedded/change.h"
+
+#include "common/assert.h"
+#include "store/embedded/commit.h"
+#include "store/embedded/retire.h"
+
+/* Answer now if the state seen at change `seq` is durable, else after the
+ * open batch commits. */
+void tn_embedded_finish(struct embedded *e, uint64_t seq,
+                        struct tn_store_result *out, tn_store_done_fn done,
+                        void *arg)
+{
+    if (seq <= e->durable_seq)
+        done(arg);
+    else
+        tn_commit_add_waiter(e->commit, done, arg, out);
+}
+
+/* A name's first write gives it the next row id; ids are never reused
+ * while their row may be on disk (the table's highest id comes from the
+ * file at load). */
+static void assign_row(struct embedded *e, struct tn_lease *l)
+{
+    if (l->row_id != 0)
+        return;
+    /* A retired name's id, once its deletion is in the batch stream: the
+     * journal applies rows in order, so the new row replaces the deleted
+     * one wherever both meet. */
+    l->row_id = tn_embedded_take_row(e);
+    if (l->row_id != 0)
+        return;
+    TN_ASSERT(e->table.last_row_id < UINT32_MAX);
+    l->row_id = ++e->table.last_row_id;
+}
+
+/* A mutation: persist l and answer after its commit. */
+#ifndef TN_PLANT_BUG_REPLY_BEFORE_COMMIT
+void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
+                               struct tn_store_result *out,
+                               tn_store_done_fn done, void *arg)
+{
+    assign_row(e, l);
+    tn_commit_add_row(e->commit, l, e->table.last_token);
+    tn_commit_add_waiter(e->commit, done, arg, out);
+}
+#else
+/* Negative control (docs/SAFETY.md): answer before the commit. */
+void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
+                               struct tn_store_result *out,
+                               tn_store_done_fn done, void *arg)
+{
+    (void)out;
+    assign_row(e, l);
+    tn_commit_add_row(e->commit, l, e->table.last_token);
+    done(arg);
+}
+#endif
