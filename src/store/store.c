@@ -64,6 +64,17 @@ const struct tn_store_backend *tn_store_backend_named(const char *name)
     return NULL;
 }
 
+int tn_store_open_with(const struct tn_store_backend *b, struct tn_loop *loop,
+                       const struct tn_store_config *cfg, struct tn_store **out,
+                       struct tn_errmsg *em)
+{
+    *out = NULL;
+    int rc = b->ops->open(loop, cfg, out, em);
+    if (rc == 0)
+        (*out)->backend = b;
+    return rc;
+}
+
 int tn_store_open(struct tn_loop *loop, const struct tn_store_config *cfg,
                   struct tn_store **out, struct tn_errmsg *em)
 {
@@ -74,8 +85,5 @@ int tn_store_open(struct tn_loop *loop, const struct tn_store_config *cfg,
                       cfg->url);
         return TN_EINVAL;
     }
-    int rc = b->ops->open(loop, cfg, out, em);
-    if (rc == 0)
-        (*out)->backend = b;
-    return rc;
+    return tn_store_open_with(b, loop, cfg, out, em);
 }

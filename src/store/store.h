@@ -22,6 +22,12 @@ const struct tn_store_backend *tn_store_backend_for(const char *url);
 /* The backend called name, or NULL. */
 const struct tn_store_backend *tn_store_backend_named(const char *name);
 
+/* Open a store of backend b at cfg->url (b answers it, or it is b's first
+ * spelling): 0 or the backend's error, with em. */
+int tn_store_open_with(const struct tn_store_backend *b, struct tn_loop *loop,
+                       const struct tn_store_config *cfg, struct tn_store **out,
+                       struct tn_errmsg *em);
+
 /* Open the store cfg->url names, through its backend.  0, or TN_EINVAL
  * (no backend answers the URL) or the backend's error, with em. */
 int tn_store_open(struct tn_loop *loop, const struct tn_store_config *cfg,

@@ -67,6 +67,10 @@ void on_done(void *arg);
 /* Run the loop until the n calls at c are done. */
 void wait_calls(struct call *c, size_t n);
 
+/* False, after saying that the case is skipped, when the backend does
+ * not declare the capability cap (its name). */
+bool has_cap(bool cap, const char *case_name, const char *cap_name);
+
 /* Run the loop for ms milliseconds (lets time pass on the loop). */
 void run_for(int64_t ms);
 

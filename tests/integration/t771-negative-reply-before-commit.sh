@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Negative control: REPLY_BEFORE_COMMIT (src/store/embedded/store.c answers
+# Negative control: REPLY_BEFORE_COMMIT (src/store/embedded/change.c answers
 # a mutation before its commit).  Under a fast acquire/release load with
 # kill -9 every 0.15-0.5 s, grants acknowledged but not yet committed are
 # lost at the kill, and the restarted server hands their tokens out again:
