@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fail if a banned C function appears in the project's sources (STYLE.md 9).
+# Fail if a banned C function appears in the project's sources.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 banned='\b(strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|strtok|rand|localtime|gmtime)[[:space:]]*\('
