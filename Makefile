@@ -32,6 +32,7 @@ lint:
 	@scripts/check-banned.sh
 	@scripts/check-format.sh
 	@scripts/check-python.sh
+	@/usr/bin/python3 scripts/check-doc-links.py
 	@scripts/npm-tools.sh lint-openapi
 
 check-dev: build

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Request routing of the v1 API (DESIGN.md section 3), without I/O. */
+/* Request routing of the v1 API (docs/CONTRACT.md section 3), without I/O. */
 #include "route.h"
 
 #include <string.h>

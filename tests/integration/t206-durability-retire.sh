@@ -5,7 +5,7 @@
 # floor (at least its last token, current:false), GET 404, renew 409 lost;
 # a live lease is never retired; all of it survives kill -9; a new grant of
 # a retired name gets a token above the floor.  The 2,000,000-name run
-# with its RSS bound is bench/retire-2m.sh (docs/PERFORMANCE.md).
+# with its RSS bound is bench/retire.sh names (docs/PERFORMANCE.md).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 need_tools

@@ -4,7 +4,7 @@
 # tenured from the extracted tree serves an acquire made by the extracted
 # CLI, a program builds against libtenure-dev's headers and tenure.pc and
 # runs on libtenure0's shared library, the unit and the maintainer scripts
-# say what docs/OPERATIONS.md and README.md promise, and lintian reports no
+# say what docs/GETTING-STARTED.md and docs/OPERATIONS.md promise, and lintian reports no
 # error (warnings are printed).  The packages of build/deb/ are reused when
 # no source file is newer than them; else scripts/deb.sh builds them
 # (a few minutes on a busy machine).

@@ -4,7 +4,7 @@
  * holds the row lock: nextval() in the ON CONFLICT DO UPDATE SET list runs
  * after the conflicting row is locked and its compare-and-set (released, or
  * expired past the lock delay) holds, so a slow acquirer can never install a
- * token below the row's current one (see docs/OPERATIONS.md).  Every
+ * token below the row's current one (see docs/internals/postgresql.md).  Every
  * change of hands also writes its event to the session's outbox in the
  * same statement; NOTIFY_SQL sends it once the transaction committed. */
 #include "store/pg/sql.h"

@@ -3,7 +3,7 @@
  * start-up steps and the prepared statements that make every decision.
  * Text only, no I/O.  Each decision is ONE statement evaluated on the
  * database clock (now()); the reasons are written next to each statement
- * in src/store/pg/sql.c and in docs/OPERATIONS.md. */
+ * in src/store/pg/sql.c and in docs/internals/postgresql.md. */
 #ifndef TN_STORE_PG_SQL_H
 #define TN_STORE_PG_SQL_H
 
@@ -36,7 +36,7 @@ enum tn_pg_stmt {
  * (acquired), r (released), e (expired) or v (revoked).  The statements
  * that change hands write their lines to the session's outbox (a temporary
  * table) in their own transaction; the NOTIFY statement, pipelined right
- * after that transaction's Sync, sends them (docs/OPERATIONS.md says why
+ * after that transaction's Sync, sends them (docs/internals/postgresql.md: why
  * not in the same transaction), except in a batch that sweeps, where
  * tn_pg_sql_notify_in_txn sends them before the Sync. */
 #define TN_PG_CHANNEL_PREFIX "tenure:"
@@ -69,7 +69,7 @@ extern const char tn_pg_sql_version[];
 extern const char tn_pg_sql_sequence[];
 /* NOTIFY_SQL without its own commit rule, sent before the Sync of a
  * batch that sweeps: the events go out inside that batch's transaction
- * (docs/OPERATIONS.md, "Order"). */
+ * (docs/internals/postgresql.md, "Order"). */
 extern const char tn_pg_sql_notify_in_txn[];
 /* LISTEN on this schema's event channel (the listener connection). */
 extern const char tn_pg_sql_listen[];

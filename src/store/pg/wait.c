@@ -8,7 +8,8 @@
  * held, so it never jumps the local queue.  A waiter whose client went
  * away is dropped before its turn; if it went away while its attempt was
  * in flight, the grant is released at once.  Instances do not share
- * queues: across instances the order is not FIFO (docs/OPERATIONS.md). */
+ * queues: across instances the order is not FIFO
+ * (docs/internals/postgresql.md). */
 #include "store/pg/wait.h"
 
 #include <stdio.h>
