@@ -16,7 +16,8 @@
   ``reset`` it renews every kept lease at once.  A latency optimisation only.
   With ``events_url="redis://HOST:PORT[/DB]/STREAM"`` it follows the Redis
   stream ``tenured --publish`` fills instead, with the same rules (a
-  ``reset`` record or a jump in the events' ids counts as a reset).
+  ``reset`` record or a jump in the events' ids counts as a reset);
+  ``rediss://...?tls_ca=FILE&tls_cert=FILE&tls_key=FILE`` over TLS.
 """
 from __future__ import annotations
 
