@@ -260,6 +260,18 @@ int64_t tn_lease_safe_for_ms(struct tn_lease *l);
 /* tn_lease_safe_for_ms(l) > 0.  Thread-safe. */
 bool tn_lease_is_held(struct tn_lease *l);
 
+/* Feeding events from a follower of your own (libtenure-kafka's follows a
+ * Kafka topic, <tenure/events_kafka.h>), with the effect of the built-in
+ * followers: tn_client_event_feed marks a kept lease lost when TYPE
+ * ("acquired", "released", "expired", "revoked") of NAME with TOKEN ends
+ * it (the end of its grant, or a newer token); its keepalive then reports
+ * the loss once.  tn_client_event_reset is the reset rule: events may have
+ * been missed, so every kept lease is renewed at once.  A latency aid
+ * only: neither can make a lease look held.  Thread-safe. */
+void tn_client_event_feed(struct tn_client *c, const char *type,
+                          const char *name, uint64_t token);
+void tn_client_event_reset(struct tn_client *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 See docs/PYTHON.md.  Standard library only.
 """
 from . import fence
+from ._kafka import KafkaEventStream
 from ._redis import RedisEventStream
 from .client import (END_EXPIRED, END_LOST, END_RELEASED, END_STOPPED,
                      CheckResult, Client, EventStream, Hold, Lease, LeaseInfo)
@@ -23,7 +24,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Client", "Lease", "LeaseInfo", "CheckResult", "EventStream",
-    "RedisEventStream", "Hold",
+    "RedisEventStream", "KafkaEventStream", "Hold",
     "END_LOST", "END_EXPIRED", "END_RELEASED", "END_STOPPED", "fence",
     "Error", "BadRequest", "Unauthorized", "Forbidden", "NotFound",
     "MethodNotAllowed", "Held", "Holder", "LockDelay", "Lost", "Expired",

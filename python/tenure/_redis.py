@@ -10,10 +10,16 @@ iterator, skips repeated ids (the publisher delivers at least once) and
 yields a ``reset`` where events may have been missed: a ``reset`` record,
 or a jump in the records' ids (the stream was trimmed past the reader, or
 Redis lost data).  As in libtenure (src/client/events_redis.c).
+
+``rediss://...?tls_ca=FILE&tls_cert=FILE&tls_key=FILE&tls_sni=NAME&
+tls_verify=0|1`` speaks TLS (the standard library's :mod:`ssl`), with the
+same query keys as libtenure; the certificate is verified unless
+``tls_verify=0``.
 """
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 from urllib.parse import unquote
@@ -35,13 +41,52 @@ class RedisError(ProtocolError):
     """Redis answered with an error reply (``-ERR ...``)."""
 
 
+TLS_KEYS = ("tls_ca", "tls_cert", "tls_key", "tls_sni", "tls_verify")
+
+
+def tls_options(url: str) -> Optional[Dict[str, str]]:
+    """The TLS keys of a ``rediss://`` URL's query (not decoded, as in
+    libtenure), None for ``redis://``; ValueError for an unknown key, a
+    bad ``tls_verify`` or a query on ``redis://``."""
+    _, q, query = url.partition("?")
+    tls = url.startswith("rediss://")
+    if not tls:
+        if q:
+            raise ValueError(f"TLS options need rediss://: {url!r}")
+        return None
+    opts: Dict[str, str] = {}
+    for kv in filter(None, query.split("&")):
+        k, eq, v = kv.partition("=")
+        if not eq or k not in TLS_KEYS or \
+                (k == "tls_verify" and v not in ("0", "1")):
+            raise ValueError(f"bad TLS option {kv!r} in {url!r}")
+        opts[k] = v
+    return opts
+
+
+def ssl_context(opts: Dict[str, str]) -> ssl.SSLContext:
+    """An SSLContext for the keys of :func:`tls_options`."""
+    ctx = ssl.create_default_context(cafile=opts.get("tls_ca") or None)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    if opts.get("tls_cert"):
+        ctx.load_cert_chain(opts["tls_cert"], opts.get("tls_key") or None)
+    if opts.get("tls_verify") == "0":
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
 def parse_url(url: str) -> Tuple[str, int, Optional[str], Optional[str],
                                  Optional[str], str]:
-    """``redis://[USER:PASS@]HOST:PORT[/DB]/STREAM`` -> (host, port, user,
-    password, db, stream); ValueError when it is not of that form."""
-    if not url.startswith("redis://"):
+    """``redis[s]://[USER:PASS@]HOST:PORT[/DB]/STREAM[?tls_KEY=VALUE&...]``
+    -> (host, port, user, password, db, stream); ValueError when it is not
+    of that form."""
+    tls_options(url)
+    url = url.partition("?")[0]
+    scheme = "rediss://" if url.startswith("rediss://") else "redis://"
+    if not url.startswith(scheme):
         raise ValueError(f"not a redis:// URL: {url!r}")
-    rest = url[len("redis://"):]
+    rest = url[len(scheme):]
     auth, sep, after = rest.rpartition("@")
     if not sep:
         auth, after = "", rest
@@ -79,12 +124,21 @@ class Resp:
     """One connection to Redis, one command at a time."""
 
     def __init__(self, host: str, port: int,
-                 connect_timeout_s: float = 1.0) -> None:
+                 connect_timeout_s: float = 1.0,
+                 tls: Optional[Dict[str, str]] = None) -> None:
         try:
-            self.sock = socket.create_connection((host, port),
-                                                 timeout=connect_timeout_s)
+            sock = socket.create_connection((host, port),
+                                            timeout=connect_timeout_s)
         except OSError as e:
             raise ConnectError(f"redis {host}:{port}: {e}") from None
+        if tls is not None:
+            try:
+                sock = ssl_context(tls).wrap_socket(
+                    sock, server_hostname=tls.get("tls_sni") or host)
+            except (OSError, ValueError) as e:  # ssl.SSLError included
+                sock.close()
+                raise ConnectError(f"rediss {host}:{port}: {e}") from None
+        self.sock = sock
         self.sock.settimeout(IO_TIMEOUT_S)
         self._buf = bytearray()
 
@@ -223,6 +277,7 @@ class RedisEventStream:
                  connect_timeout_s: float = 1.0) -> None:
         (self._host, self._port, self._user, self._pw, self._db,
          self._stream_key) = parse_url(url)
+        self._tls = tls_options(url)
         self.url = url
         self.prefix = prefix
         self.last_id: Optional[int] = last_event_id
@@ -335,7 +390,8 @@ class RedisEventStream:
         attempt = 0
         while not self._closed.is_set():
             try:
-                conn = Resp(self._host, self._port, self._connect_timeout_s)
+                conn = Resp(self._host, self._port, self._connect_timeout_s,
+                            self._tls)
             except TransportError:
                 if not self._reconnect:
                     raise

@@ -16,7 +16,10 @@
   ``reset`` it renews every kept lease at once.  A latency optimisation only.
   With ``events_url="redis://HOST:PORT[/DB]/STREAM"`` it follows the Redis
   stream ``tenured --publish`` fills instead, with the same rules (a
-  ``reset`` record or a jump in the events' ids counts as a reset).
+  ``reset`` record or a jump in the events' ids counts as a reset);
+  ``rediss://...?tls_ca=FILE&tls_cert=FILE&tls_key=FILE`` over TLS;
+  ``events_url="kafka://BROKERS/TOPIC[?librdkafka settings]"`` follows the
+  Kafka topic instead (needs python3-confluent-kafka).
 """
 from __future__ import annotations
 
@@ -33,6 +36,8 @@ from urllib.parse import quote, urlencode
 
 from . import _http
 from ._http import mono_ms
+from ._kafka import KafkaEventStream
+from ._kafka import parse_url as _kafka_url
 from ._redis import RedisEventStream
 from ._redis import parse_url as _redis_url
 from .errors import (ConnectError, Error, Expired, Forbidden, Lost,
@@ -472,7 +477,11 @@ class Client:
             self._ssl_ctx = ctx
         self._log = log
         if events_url is not None:
-            _redis_url(events_url)  # ValueError now, not in the thread
+            # ValueError now, not in the thread
+            if events_url.startswith("kafka://"):
+                _kafka_url(events_url)
+            else:
+                _redis_url(events_url)
             watch_events = True
         self._events_url = events_url
         self._watch_events = watch_events
@@ -481,8 +490,8 @@ class Client:
         self._kept: List[Lease] = []
         self._thread: Optional[threading.Thread] = None
         self._ev_thread: Optional[threading.Thread] = None
-        self._ev_stream: Optional[Union[EventStream,
-                                        RedisEventStream]] = None
+        self._ev_stream: Optional[Union[EventStream, RedisEventStream,
+                                        KafkaEventStream]] = None
         self._stopping = False
         self._ka_sock: Optional[socket.socket] = None  # renew in flight
         self.event_losses = 0  # kept leases reported lost by the event stream
@@ -774,13 +783,18 @@ class Client:
     def events(self, prefix: str = "", *, last_event_id: Optional[int] = None,
                idle_timeout: float = 60.0, reconnect: bool = True,
                source: Optional[str] = None
-               ) -> Union[EventStream, RedisEventStream]:
+               ) -> Union[EventStream, RedisEventStream, KafkaEventStream]:
         """Follow lease events of names starting with ``prefix``; see
         :class:`EventStream`.  ``idle_timeout`` (seconds without a byte,
         heartbeats included) counts as a cut.  With ``source=
         "redis://HOST:PORT[/DB]/STREAM"`` the same dicts come from the
         Redis stream ``tenured --publish`` fills (the prefix is applied
-        here; ``idle_timeout`` does not apply: it reads with XREAD BLOCK)."""
+        here; ``idle_timeout`` does not apply: it reads with XREAD BLOCK);
+        with ``source="kafka://BROKERS/TOPIC"`` from the Kafka topic
+        (from its end; ``last_event_id`` and ``idle_timeout`` do not
+        apply)."""
+        if source is not None and source.startswith("kafka://"):
+            return KafkaEventStream(source, prefix)
         if source is not None:
             return RedisEventStream(
                 source, prefix, last_event_id, reconnect,

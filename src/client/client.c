@@ -51,10 +51,9 @@ static int check_options(const struct tn_client_options *o,
         }
     }
     const char *ev = o->events_url;
-    if (ev != NULL &&
-        (strncmp(ev, "redis://", 8) != 0 || strchr(ev + 8, '/') == NULL ||
-         strrchr(ev, '/')[1] == '\0' || strlen(ev) > 1000)) {
-        tn_errmsg_set(em, "events_url must be redis://HOST:PORT[/DB]/STREAM");
+    if (ev != NULL && !tn_client_events_redis_url_ok(ev)) {
+        tn_errmsg_set(em, "events_url must be redis[s]://HOST:PORT[/DB]/STREAM"
+                          "[?tls_KEY=VALUE&...]");
         return TN_EINVAL;
     }
     if (o->connect_timeout_ms <= 0 || o->request_timeout_ms <= 0) {

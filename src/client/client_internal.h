@@ -153,6 +153,8 @@ void tn_client_events_apply(struct tn_client *c, const char *type,
 void tn_client_events_renew_all(struct tn_client *c);
 /* events_redis.c: the follower thread of a Redis stream (arg: client). */
 void *tn_client_events_redis_main(void *arg);
+/* Whether url is a redis:// or rediss:// events_url it can follow. */
+bool tn_client_events_redis_url_ok(const char *url);
 void tn_client_events_join(struct tn_client *c);
 
 /* Safety margin for a lease of ttl_ms under the client's settings. */

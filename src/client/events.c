@@ -172,6 +172,19 @@ static void *follower_main(void *arg)
     return NULL;
 }
 
+void tn_client_event_feed(struct tn_client *c, const char *type,
+                          const char *name, uint64_t token)
+{
+    if (c != NULL && type != NULL && name != NULL)
+        tn_client_events_apply(c, type, name, token);
+}
+
+void tn_client_event_reset(struct tn_client *c)
+{
+    if (c != NULL)
+        tn_client_events_renew_all(c);
+}
+
 int tn_client_events_start_locked(struct tn_client *c)
 {
     if (c->ev_started)

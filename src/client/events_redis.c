@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The event follower over a Redis stream (opts.events_url = redis://...),
+/* The event follower over a Redis stream (opts.events_url = redis://... or
+ * rediss://...?tls_ca=FILE&tls_cert=FILE&tls_key=FILE&tls_sni=NAME&
+ * tls_verify=0|1 for TLS, over common/tcp.c),
  * the one tenured --publish fills: XREAD BLOCK from the last entry seen,
  * with the same effect as the SSE follower (events.c).  It speaks the few
  * RESP2 commands it needs itself, so that libtenure pulls in no Redis
@@ -10,20 +12,16 @@
  * data): then every kept lease is renewed at once.  Repeated ids (the
  * publisher delivers at least once) are skipped. */
 #include <errno.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <tenure/err.h>
 
 #include "client_internal.h"
 #include "common/alloc.h"
+#include "common/tcp.h"
 
 #define RBUF 65536
 #define BULK_MAX 4096
@@ -40,26 +38,52 @@ struct rnode {
 };
 
 struct rf {
-    struct tn_client *c; /* owner */
-    char host[256];      /* Redis */
-    char port[8];        /* its port */
-    char db[16];         /* SELECT or "" */
-    char stream[512];    /* the key */
-    char user[128];      /* AUTH user or "" */
-    char pass[256];      /* AUTH password or "" */
-    int fd;              /* socket, -1 */
-    char buf[RBUF];      /* received, unparsed */
-    size_t len;          /* bytes in buf */
-    size_t pos;          /* consumed */
-    char last_entry[64]; /* stream entry id to read after */
-    uint64_t last_id;    /* last event id applied, 0 none */
+    struct tn_client *c;   /* owner */
+    char host[256];        /* Redis */
+    int port;              /* its port */
+    struct tn_tcp_tls tls; /* TLS for rediss:// */
+    char db[16];           /* SELECT or "" */
+    char stream[512];      /* the key */
+    char user[128];        /* AUTH user or "" */
+    char pass[256];        /* AUTH password or "" */
+    struct tn_tcp *conn;   /* connection or NULL */
+    char buf[RBUF];        /* received, unparsed */
+    size_t len;            /* bytes in buf */
+    size_t pos;            /* consumed */
+    char last_entry[64];   /* stream entry id to read after */
+    uint64_t last_id;      /* last event id applied, 0 none */
 };
+
+/* The query of a rediss:// URL: tls_KEY=VALUE&... (not decoded). */
+static bool parse_query(struct rf *f, char *q)
+{
+    for (char *save = NULL, *kv = strtok_r(q, "&", &save); kv != NULL;
+         kv = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(kv, '=');
+        if (eq == NULL || !f->tls.on)
+            return false;
+        *eq = '\0';
+        if (tn_tcp_tls_set(&f->tls, kv, eq + 1) < 0)
+            return false;
+    }
+    return true;
+}
 
 static bool parse_url(struct rf *f, const char *url)
 {
-    if (strncmp(url, "redis://", 8) != 0)
+    f->tls.on = strncmp(url, "rediss://", 9) == 0;
+    char u[1024];
+    if ((!f->tls.on && strncmp(url, "redis://", 8) != 0) ||
+        strlen(url) >= sizeof(u))
         return false;
-    const char *s = url + 8;
+    memcpy(u, url, strlen(url) + 1);
+    char *q = strchr(u, '?');
+    if (q != NULL) {
+        *q = '\0';
+        if (!parse_query(f, q + 1))
+            return false;
+    }
+    const char *s = strstr(u, "://") + 3;
     const char *slash = strchr(s, '/');
     if (slash == NULL || slash[1] == '\0')
         return false;
@@ -78,15 +102,22 @@ static bool parse_url(struct rf *f, const char *url)
     if (hend == s || (size_t)(hend - s) >= sizeof(f->host))
         return false;
     (void)snprintf(f->host, sizeof(f->host), "%.*s", (int)(hend - s), s);
-    if (colon != NULL && (size_t)(slash - colon - 1) < sizeof(f->port))
-        (void)snprintf(f->port, sizeof(f->port), "%.*s",
-                       (int)(slash - colon - 1), colon + 1);
-    else
-        (void)snprintf(f->port, sizeof(f->port), "6379");
+    f->port = 6379;
+    if (colon != NULL) {
+        char *end = NULL;
+        long port = strtol(colon + 1, &end, 10);
+        if (end != slash || port <= 0 || port > 65535)
+            return false;
+        f->port = (int)port;
+    }
     const char *path = slash + 1;
     const char *next = strchr(path, '/');
     if (next != NULL) {
-        (void)snprintf(f->db, sizeof(f->db), "%.*s", (int)(next - path), path);
+        char *end = NULL;
+        long db = strtol(path, &end, 10);
+        if (end != next || db < 0 || db > 100000)
+            return false;
+        (void)snprintf(f->db, sizeof(f->db), "%ld", db);
         path = next + 1;
     }
     if (*path == '\0' || strlen(path) >= sizeof(f->stream))
@@ -97,35 +128,16 @@ static bool parse_url(struct rf *f, const char *url)
 
 static void drop(struct rf *f)
 {
-    if (f->fd >= 0)
-        (void)close(f->fd);
-    f->fd = -1;
+    tn_tcp_free(f->conn);
+    f->conn = NULL;
     f->len = f->pos = 0;
 }
 
 static int dial(struct rf *f)
 {
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-    if (getaddrinfo(f->host, f->port, &hints, &ai) != 0)
-        return TN_ECONNECT;
-    int fd = -1;
-    for (struct addrinfo *a = ai; a != NULL && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            continue;
-        /* A reply may take BLOCK_MS; anything far beyond is a dead peer. */
-        struct timeval tv = {.tv_sec = 3};
-        (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-        if (connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
-            (void)close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(ai);
-    f->fd = fd;
     f->len = f->pos = 0;
-    return fd >= 0 ? TN_OK : TN_ECONNECT;
+    /* A reply may take BLOCK_MS; anything far beyond is a dead peer. */
+    return tn_tcp_open(f->host, f->port, 3000, &f->tls, &f->conn, NULL);
 }
 
 static int send_cmd(struct rf *f, int argc, const char **argv)
@@ -140,13 +152,7 @@ static int send_cmd(struct rf *f, int argc, const char **argv)
             return TN_ETOOBIG;
         o += (size_t)w;
     }
-    for (size_t done = 0; done < o;) {
-        ssize_t w = send(f->fd, out + done, o - done, MSG_NOSIGNAL);
-        if (w <= 0)
-            return TN_EIO;
-        done += (size_t)w;
-    }
-    return TN_OK;
+    return tn_tcp_write(f->conn, out, o);
 }
 
 /* Make n bytes available at buf+pos; false on error or timeout. */
@@ -160,7 +166,7 @@ static bool need(struct rf *f, size_t n)
             f->len -= f->pos;
             f->pos = 0;
         }
-        ssize_t r = recv(f->fd, f->buf + f->len, RBUF - f->len, 0);
+        ssize_t r = tn_tcp_read(f->conn, f->buf + f->len, RBUF - f->len);
         if (r <= 0)
             return false;
         f->len += (size_t)r;
@@ -357,6 +363,14 @@ static bool read_once(struct rf *f)
     return true;
 }
 
+bool tn_client_events_redis_url_ok(const char *url)
+{
+    struct rf *f = tn_calloc(1, sizeof(*f));
+    bool ok = f != NULL && strlen(url) <= 1000 && parse_url(f, url);
+    tn_free(f);
+    return ok;
+}
+
 void *tn_client_events_redis_main(void *arg)
 {
     struct tn_client *c = arg;
@@ -366,9 +380,8 @@ void *tn_client_events_redis_main(void *arg)
         return NULL;
     }
     f->c = c;
-    f->fd = -1;
     while (!atomic_load(&c->abort_io)) {
-        if (f->fd < 0) {
+        if (f->conn == NULL) {
             /* Back after an outage it reads on from last_entry, so it
              * misses nothing the stream still holds. */
             if (dial(f) < 0 || !setup(f)) {

@@ -4,8 +4,11 @@
  * owner_id .. token .. floor .. at_ms .., pipelined per batch; an entry
  * counts as taken when its reply is an entry id (Redis then has it in
  * memory and in its AOF as configured: durability is the server's
- * setting).  Options: redis.password, redis.user, redis.timeout_ms.
- * rediss:// is refused: Debian 12's hiredis (0.14) has no TLS. */
+ * setting).  Options: redis.password, redis.user, redis.timeout_ms, and
+ * for rediss:// redis.tls_ca, redis.tls_cert, redis.tls_key,
+ * redis.tls_sni, redis.tls_verify.  Debian 12's hiredis (0.14) has no
+ * TLS, so hiredis only formats the commands and parses the replies; the
+ * connection, plain or TLS, is common/tcp.c's. */
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -13,18 +16,23 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/buf.h"
+#include "common/tcp.h"
 #include "target.h"
 
 struct redis_target {
-    char host[256];     /* to connect to */
-    int port;           /* its port */
-    int db;             /* SELECT, -1 for none */
-    char stream[512];   /* the key */
-    char user[128];     /* AUTH user or "" */
-    char password[256]; /* AUTH password or "" */
-    int64_t timeout_ms; /* connect and each reply */
-    uint64_t maxlen;    /* MAXLEN ~, 0 none */
-    redisContext *c;    /* connection or NULL */
+    char host[256];        /* to connect to */
+    int port;              /* its port */
+    int db;                /* SELECT, -1 for none */
+    char stream[512];      /* the key */
+    char user[128];        /* AUTH user or "" */
+    char password[256];    /* AUTH password or "" */
+    int64_t timeout_ms;    /* connect and each reply */
+    uint64_t maxlen;       /* MAXLEN ~, 0 none */
+    struct tn_tcp_tls tls; /* TLS settings (tls.on for rediss://) */
+    struct tn_tcp *c;      /* connection or NULL */
+    redisReader *rd;       /* replies of c, NULL with it */
+    struct tn_buf out;     /* commands of one batch, formatted */
 };
 
 /* Percent-decode s[0..n) into out (len bytes); false if malformed. */
@@ -99,8 +107,9 @@ static int parse_url(struct redis_target *r, const char *url,
         goto bad;
     return TN_OK;
 bad:
-    tn_errmsg_set(em, "--publish: expected redis://[USER:PASS@]HOST:PORT[/DB]/"
-                      "STREAM");
+    tn_errmsg_set(em,
+                  "--publish: expected redis[s]://[USER:PASS@]HOST:PORT[/DB]/"
+                  "STREAM");
     return TN_EINVAL;
 }
 
@@ -128,6 +137,12 @@ static int apply_opts(struct redis_target *r,
             if (end == v || *end != '\0' || ms < 10 || ms > 600000)
                 goto bad;
             r->timeout_ms = ms;
+        } else if (klen > 10 && strncmp(kv, "redis.tls_", 10) == 0 &&
+                   klen < 32) {
+            char key[32];
+            (void)snprintf(key, sizeof(key), "%.*s", (int)klen - 6, kv + 6);
+            if (!r->tls.on || tn_tcp_tls_set(&r->tls, key, v) < 0)
+                goto bad;
         } else {
             goto bad;
         }
@@ -135,7 +150,9 @@ static int apply_opts(struct redis_target *r,
     bad:
         tn_errmsg_set(em,
                       "--publish-opt \"%s\": Redis takes redis.password, "
-                      "redis.user, redis.timeout_ms (10..600000)",
+                      "redis.user, redis.timeout_ms (10..600000), and with "
+                      "rediss:// redis.tls_ca, redis.tls_cert, redis.tls_key, "
+                      "redis.tls_sni, redis.tls_verify (0 or 1)",
                       kv);
         return TN_EINVAL;
     }
@@ -150,6 +167,8 @@ static int redis_open(const char *url, const struct tn_pub_target_opts *o,
         return TN_ENOMEM;
     r->timeout_ms = 2000;
     r->maxlen = o->maxlen;
+    r->tls.on = strncmp(url, "rediss://", 9) == 0;
+    tn_buf_init(&r->out, 16u << 20);
     int rc = parse_url(r, url, em);
     if (rc == 0)
         rc = apply_opts(r, o, em);
@@ -161,35 +180,71 @@ static int redis_open(const char *url, const struct tn_pub_target_opts *o,
     return TN_OK;
 }
 
-static int rediss_open(const char *url, const struct tn_pub_target_opts *o,
-                       void **out, struct tn_errmsg *em)
-{
-    (void)url;
-    (void)o;
-    (void)out;
-    tn_errmsg_set(em, "--publish rediss://: this build's hiredis (0.14, "
-                      "Debian 12) has no TLS; reach Redis over a TLS tunnel "
-                      "(stunnel, spiped) with redis:// to the tunnel's end");
-    return TN_EINVAL;
-}
-
 static void disconnect(struct redis_target *r)
 {
-    if (r->c != NULL)
-        redisFree(r->c);
+    tn_tcp_free(r->c);
     r->c = NULL;
+    if (r->rd != NULL)
+        redisReaderFree(r->rd);
+    r->rd = NULL;
+}
+
+/* Format one command onto the batch. */
+static int append(struct redis_target *r, int argc, const char **argv)
+{
+    char *cmd = NULL;
+    int n = redisFormatCommandArgv(&cmd, argc, argv, NULL);
+    if (n < 0)
+        return TN_ENOMEM;
+    int rc = tn_buf_append(&r->out, cmd, (size_t)n);
+    redisFreeCommand(cmd);
+    return rc;
+}
+
+/* Send the batch formatted so far. */
+static int flush(struct redis_target *r, struct tn_errmsg *em)
+{
+    int rc = tn_tcp_write(r->c, r->out.data, r->out.len);
+    tn_buf_reset(&r->out);
+    if (rc < 0)
+        tn_errmsg_set(em, "write to %s:%d failed", r->host, r->port);
+    return rc;
+}
+
+/* The next reply (the caller frees it); NULL when the connection failed. */
+static redisReply *reply(struct redis_target *r, struct tn_errmsg *em)
+{
+    for (;;) {
+        void *rep = NULL;
+        if (redisReaderGetReply(r->rd, &rep) != REDIS_OK) {
+            tn_errmsg_set(em, "reply: %s", r->rd->errstr);
+            return NULL;
+        }
+        if (rep != NULL)
+            return rep;
+        char buf[16384];
+        ssize_t n = tn_tcp_read(r->c, buf, sizeof(buf));
+        if (n <= 0) {
+            tn_errmsg_set(em, "read from %s:%d: %s", r->host, r->port,
+                          n == 0 ? "closed" : "failed or timed out");
+            return NULL;
+        }
+        if (redisReaderFeed(r->rd, buf, (size_t)n) != REDIS_OK)
+            return NULL;
+    }
 }
 
 /* Run one command and check its reply is not an error. */
 static int command_ok(struct redis_target *r, int argc, const char **argv,
                       struct tn_errmsg *em)
 {
-    redisReply *rep = redisCommandArgv(r->c, argc, argv, NULL);
-    if (rep == NULL) {
-        tn_errmsg_set(em, "%s", r->c->errstr);
+    int rc = append(r, argc, argv);
+    if (rc == 0)
+        rc = flush(r, em);
+    redisReply *rep = rc == 0 ? reply(r, em) : NULL;
+    if (rep == NULL)
         return TN_EUNAVAIL;
-    }
-    int rc = rep->type == REDIS_REPLY_ERROR ? TN_EUNAVAIL : TN_OK;
+    rc = rep->type == REDIS_REPLY_ERROR ? TN_EUNAVAIL : TN_OK;
     if (rc < 0)
         tn_errmsg_set(em, "%s: %.200s", argv[0], rep->str);
     freeReplyObject(rep);
@@ -198,17 +253,15 @@ static int command_ok(struct redis_target *r, int argc, const char **argv,
 
 static int connect_to(struct redis_target *r, struct tn_errmsg *em)
 {
-    struct timeval tv = {.tv_sec = r->timeout_ms / 1000,
-                         .tv_usec = (r->timeout_ms % 1000) * 1000};
-    r->c = redisConnectWithTimeout(r->host, r->port, tv);
-    if (r->c == NULL || r->c->err) {
-        tn_errmsg_set(em, "connect %s:%d: %s", r->host, r->port,
-                      r->c != NULL ? r->c->errstr : "out of memory");
-        disconnect(r);
+    int rc = tn_tcp_open(r->host, r->port, r->timeout_ms, &r->tls, &r->c, em);
+    if (rc < 0)
         return TN_EUNAVAIL;
+    r->rd = redisReaderCreate();
+    if (r->rd == NULL) {
+        disconnect(r);
+        return TN_ENOMEM;
     }
-    int rc = redisSetTimeout(r->c, tv) == REDIS_OK ? TN_OK : TN_EUNAVAIL;
-    if (rc == 0 && r->password[0] != '\0') {
+    if (r->password[0] != '\0') {
         const char *a1[] = {"AUTH", r->password};
         const char *a2[] = {"AUTH", r->user, r->password};
         rc = r->user[0] != '\0' ? command_ok(r, 3, a2, em)
@@ -271,21 +324,23 @@ static int redis_send(void *arg, const struct tn_pub_record *recs, size_t n,
         argv[argc++] = floor;
         argv[argc++] = "at_ms";
         argv[argc++] = at;
-        if (redisAppendCommandArgv(r->c, argc, argv, NULL) != REDIS_OK) {
-            tn_errmsg_set(em, "%s", r->c->errstr);
-            disconnect(r);
-            return TN_EUNAVAIL;
+        if (append(r, argc, argv) < 0) {
+            tn_buf_reset(&r->out);
+            tn_errmsg_set(em, "XADD: out of memory");
+            return TN_ENOMEM;
         }
+    }
+    if (flush(r, em) < 0) {
+        disconnect(r);
+        return TN_EUNAVAIL;
     }
     int rc = TN_OK;
     for (size_t i = 0; i < n; i++) {
-        void *rep = NULL;
-        if (redisGetReply(r->c, &rep) != REDIS_OK || rep == NULL) {
-            tn_errmsg_set(em, "%s", r->c->errstr);
+        redisReply *x = reply(r, em);
+        if (x == NULL) {
             disconnect(r); /* replies still due cannot be matched */
             return TN_EUNAVAIL;
         }
-        redisReply *x = rep;
         if (x->type != REDIS_REPLY_STRING && rc == 0) {
             tn_errmsg_set(em, "XADD: %.200s",
                           x->type == REDIS_REPLY_ERROR ? x->str : "odd reply");
@@ -304,6 +359,7 @@ static void redis_close(void *arg)
     if (r == NULL)
         return;
     disconnect(r);
+    tn_buf_release(&r->out);
     tn_free(r);
 }
 
@@ -316,7 +372,7 @@ const struct tn_pub_target_ops tn_pub_redis_ops = {
 
 const struct tn_pub_target_ops tn_pub_rediss_ops = {
     .scheme = "rediss",
-    .open = rediss_open,
+    .open = redis_open,
     .send = redis_send,
     .close = redis_close,
 };

@@ -130,13 +130,15 @@ static const struct option_def options[] = {
      "allow a non-loopback listen address without authentication",
      "refused by default: anyone who can reach it could release leases"},
     {"publish", LIST(publish), "", 0, 0,
-     "repeatable: also append every event to redis://HOST:PORT[/DB]/STREAM "
-     "or kafka://BROKERS/TOPIC (docs/FENCING.md)",
+     "repeatable: also append every event to redis[s]://HOST:PORT[/DB]/"
+     "STREAM or kafka://BROKERS/TOPIC (docs/FENCING.md)",
      "off: the SSE stream needs nothing else; these streams are a "
      "latency aid, not safety"},
     {"publish-opt", LIST(publish_opt), "", 0, 0,
-     "repeatable: redis.password=, redis.user=, redis.timeout_ms=, or "
-     "kafka.KEY=VALUE handed to librdkafka (TLS, SASL)",
+     "repeatable: redis.password=, redis.user=, redis.timeout_ms=, for "
+     "rediss:// redis.tls_ca=, redis.tls_cert=, redis.tls_key=, "
+     "redis.tls_sni=, redis.tls_verify=0, or kafka.KEY=VALUE handed to "
+     "librdkafka (TLS, SASL)",
      "the libraries' own defaults"},
     {"publish-backlog", INT(publish_backlog), "100000", 1, 100000000,
      "events a --publish target may lag before it gets one reset record "

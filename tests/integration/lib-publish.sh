@@ -87,3 +87,49 @@ pub_dump_kafka() {
         's/^\{"id":([0-9]+),"type":"([a-z]+)","name":"([^"]*)","owner_id":"([^"]*)","token":([0-9]+),"floor":([0-9]+).*/\1 \2 \3 \4 \5 \6/' |
         awk '{ if ($3 == "") $3 = "-"; print }'
 }
+
+# pub_tls_certs: in $T/tls a CA (ca.pem), a server certificate for
+# 127.0.0.1 and localhost (server.pem/server.key), a client certificate
+# (client.pem/client.key), and a second, unrelated CA (other-ca.pem).
+pub_tls_certs() {
+    local d=$T/tls
+    mkdir -p "$d"
+    (
+        cd "$d" || exit 1
+        for ca in ca other-ca; do
+            openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=test $ca" \
+                -keyout $ca.key -out $ca.pem 2>/dev/null || exit 1
+        done
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >san.ext
+        for who in server client; do
+            openssl req -newkey rsa:2048 -nodes -subj "/CN=$who" -keyout $who.key \
+                -out $who.csr 2>/dev/null || exit 1
+            openssl x509 -req -in $who.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+                -days 2 -extfile san.ext -out $who.pem 2>/dev/null || exit 1
+        done
+    ) || fail "openssl could not make the test certificates"
+}
+
+# pub_start_rediss: a real redis-server speaking only TLS (client
+# certificates required) on a free port, certificates from pub_tls_certs;
+# sets REDIS_PORT, REDIS_PID.  rcli then speaks TLS too.
+pub_start_rediss() {
+    command -v redis-server >/dev/null || { echo "SKIP: no redis-server (scripts/deps.sh)"; exit 77; }
+    pub_tls_certs
+    REDIS_PORT=$(tn_free_port)
+    mkdir -p "$T/redis"
+    redis-server --port 0 --tls-port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+        --tls-cert-file "$T/tls/server.pem" --tls-key-file "$T/tls/server.key" \
+        --tls-ca-cert-file "$T/tls/ca.pem" --tls-auth-clients yes \
+        --dir "$T/redis" >"$T/redis.log" 2>&1 &
+    REDIS_PID=$!
+    TN_PIDS+=("$REDIS_PID")
+    rcli() { redis-cli --tls --cacert "$T/tls/ca.pem" --cert "$T/tls/client.pem" \
+        --key "$T/tls/client.key" -p "$REDIS_PORT" "$@"; }
+    local i
+    for i in $(seq 1 100); do
+        rcli ping 2>/dev/null | grep -q PONG && return 0
+        sleep 0.05
+    done
+    fail "redis-server (TLS) did not start: $(tail -3 "$T/redis.log")"
+}

@@ -18,5 +18,5 @@ endif()
 # event stream (t310).
 if(TARGET tn_client)
     add_executable(tn-ev-loss ${CMAKE_CURRENT_SOURCE_DIR}/client/ev_loss.c)
-    target_link_libraries(tn-ev-loss PRIVATE tenure_static)
+    target_link_libraries(tn-ev-loss PRIVATE tenure_kafka_static)
 endif()

@@ -4,8 +4,10 @@
  * keepalive to report the loss and print "lost MS REASON AT", MS counted
  * from "acquired", AT the wall clock then (ms since the epoch, as the
  * at_ms of published events).
- * With WATCH=1 the client follows the event stream; with a redis:// URL,
- * that Redis stream (tenured --publish).  A test helper only. */
+ * With WATCH=1 the client follows the event stream; with a redis:// or
+ * rediss:// URL, that Redis stream (tenured --publish); with a kafka://
+ * URL, that Kafka topic through libtenure-kafka's follower.  A test helper
+ * only. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 
 #include <tenure/client.h>
 #include <tenure/err.h>
+#include <tenure/events_kafka.h>
 
 #include "common/clock.h"
 
@@ -43,13 +46,21 @@ int main(int argc, char **argv)
     tn_client_options_init(&o);
     o.urls[0] = argv[1];
     o.n_urls = 1;
-    o.watch_events = strcmp(argv[4], "0") != 0;
-    if (strncmp(argv[4], "redis://", 8) == 0)
+    bool kafka = strncmp(argv[4], "kafka://", 8) == 0;
+    o.watch_events = strcmp(argv[4], "0") != 0 && !kafka;
+    if (strncmp(argv[4], "redis", 5) == 0)
         o.events_url = argv[4];
     struct tn_client *c = NULL;
     struct tn_errmsg em = {{0}};
-    if (tn_client_new(&o, &c, &em) < 0)
+    if (tn_client_new(&o, &c, &em) < 0) {
+        (void)fprintf(stderr, "new: %s\n", em.text);
         return 1;
+    }
+    struct tn_kafka_follower *kf = NULL;
+    if (kafka && tn_kafka_follower_start(c, argv[4], NULL, 0, &kf, &em) < 0) {
+        (void)fprintf(stderr, "kafka follower: %s\n", em.text);
+        return 1;
+    }
     int64_t ttl = strtoll(argv[3], NULL, 10);
     struct tn_acquire_args a = {.name = argv[2], .ttl_ms = ttl};
     struct tn_lease *l = NULL;
@@ -82,6 +93,7 @@ int main(int argc, char **argv)
         (void)printf("held\n");
     (void)fflush(stdout);
     tn_lease_free(l);
+    tn_kafka_follower_stop(kf);
     tn_client_free(c);
     return 0;
 }
