@@ -7,3 +7,7 @@ tn_add_unit_test(test_journal
 tn_add_unit_test(test_commit
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_commit.c
     LIBS tn_store tn_common_static)
+# The disk layer (journal + tenure.db + compaction) on real files.
+tn_add_unit_test(test_disk
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_disk.c
+    LIBS tn_store tn_common_static)
