@@ -12,7 +12,7 @@ Nodes are the files of src/ and include/tenure/ (.c and .h).  Edges:
   under include/);
 * use: A.c -> B.c when A.c calls or names a function that B.c defines
   (not static) and that a header A.c includes (directly or through other
-  headers) declares.  A header shared by several .c files (embedded.h,
+  headers) declares; a macro of a header counts as what it expands to.  A header shared by several .c files (embedded.h,
   api_int.h) would otherwise hide that they call each other: a cycle of
   .c files through one header is still a cycle.
 
@@ -68,6 +68,8 @@ PUBLIC = {
 ALLOW_FILE = "scripts/include-allow.txt"
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<(tenure/[^>]+)>)')
+DEFINE_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)"
+                       r"((?:[^\n]*\\\n)*[^\n]*)", re.M)
 IDENT_RE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b")
 # A prototype or definition starts at column 0: "type name(" or
 # "type *name(" (clang-format puts both there).
@@ -151,6 +153,11 @@ def build(root):
                 defined.setdefault(n, f)
     declared = {f: functions(text[f], False) for f in files
                 if f.endswith(".h")}
+    macros = {}  # macro name -> identifiers of its body (headers only)
+    for f in files:
+        if f.endswith(".h"):
+            for m in DEFINE_RE.finditer(text[f]):
+                macros[m.group(1)] = set(IDENT_RE.findall(m.group(2)))
     edges = {f: {t: "include" for t in includes[f]} for f in files}
     for f in files:
         if not f.endswith(".c"):
@@ -163,7 +170,14 @@ def build(root):
             seen.add(h)
             decl |= declared.get(h, set())
             todo.extend(includes.get(h, ()))
-        used = set(IDENT_RE.findall(text[f])) & decl
+        used = set(IDENT_RE.findall(text[f]))
+        todo = [n for n in used if n in macros]
+        while todo:  # what the macros it uses expand to
+            for n in macros[todo.pop()] - used:
+                used.add(n)
+                if n in macros:
+                    todo.append(n)
+        used &= decl
         for n in used:
             g = defined.get(n)
             if g is not None and g != f and g not in edges[f]:
