@@ -29,12 +29,14 @@ run: release
 # check-includes.py: no include/call cycle between files of src/, and no
 # folder reaching one above it (the layering table is at its top).
 # check-plants.sh: every negative control in tests/plants/ still applies.
+# check-unit-tests.sh: every cmocka program can run one case alone.
 # The OpenAPI description is validated by @redocly/cli, pinned in
 # tools/openapi-lint and installed there by scripts/npm-tools.sh (npm ci).
 lint:
 	@scripts/check-banned.sh
 	@/usr/bin/python3 scripts/check-includes.py
 	@scripts/check-plants.sh
+	@scripts/check-unit-tests.sh
 	@scripts/check-format.sh
 	@scripts/check-python.sh
 	@scripts/npm-tools.sh lint-openapi
