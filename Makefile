@@ -26,10 +26,17 @@ run: release
 	@mkdir -p $(DATA_DIR)
 	build/release/bin/tenured --listen $(LISTEN) --data-dir $(DATA_DIR)
 
+# check-includes.py: no include/call cycle between files of src/, and no
+# folder reaching one above it (the layering table is at its top).
+# check-plants.sh: every negative control in tests/plants/ still applies.
+# check-unit-tests.sh: every cmocka program can run one case alone.
 # The OpenAPI description is validated by @redocly/cli, pinned in
 # tools/openapi-lint and installed there by scripts/npm-tools.sh (npm ci).
 lint:
 	@scripts/check-banned.sh
+	@/usr/bin/python3 scripts/check-includes.py
+	@scripts/check-plants.sh
+	@scripts/check-unit-tests.sh
 	@scripts/check-format.sh
 	@scripts/check-python.sh
 	@/usr/bin/python3 scripts/check-doc-links.py

@@ -15,18 +15,10 @@ static int64_t read_ns(clockid_t id)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-#ifndef TN_PLANT_BUG_WALL_CLOCK_EXPIRY
 int64_t tn_clock_now_ms(void)
 {
     return read_ns(CLOCK_BOOTTIME) / 1000000;
 }
-#else
-/* Negative control (docs/SAFETY.md): leases expire on the wall clock. */
-int64_t tn_clock_now_ms(void)
-{
-    return read_ns(CLOCK_REALTIME) / 1000000;
-}
-#endif
 
 int64_t tn_clock_mono_ns(void)
 {

@@ -110,7 +110,6 @@ int tn_fence_sqlite_get(sqlite3 *db, const char *resource, size_t len,
     return rc;
 }
 
-#ifndef TN_PLANT_BUG_MARK_OUTSIDE_TXN
 int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
                             uint64_t token, uint64_t *hwm_before_out,
                             struct tn_errmsg *em)
@@ -122,30 +121,6 @@ int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
         rc = raise_once(db, resource, len, token, em);
     return rc;
 }
-#else
-/* Negative control (docs/SAFETY.md): the mark is committed on its own,
- * outside the caller's data transaction, which then goes on in a new
- * transaction: a crash or a rollback between the two keeps the raised mark
- * without the write it guarded. */
-int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
-                            uint64_t token, uint64_t *hwm_before_out,
-                            struct tn_errmsg *em)
-{
-    int rc = advance_allowed(db, len, token, em);
-    if (rc == 0 && hwm_before_out != NULL)
-        rc = tn_fence_sqlite_get(db, resource, len, hwm_before_out, em);
-    if (rc < 0)
-        return rc;
-    int src = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-    if (src != SQLITE_OK)
-        return map_sqlite(db, src, em, "commit before the mark");
-    rc = raise_once(db, resource, len, token, em);
-    src = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (src != SQLITE_OK && rc >= 0)
-        rc = map_sqlite(db, src, em, "begin after the mark");
-    return rc;
-}
-#endif
 
 /* Prepared statements of the fence on one connection, for callers that
  * advance many marks (a sink): the same SQL, parsed once. */

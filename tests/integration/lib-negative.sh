@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Negative controls (docs/SAFETY.md section 5): build tenure with a planted
-# bug (-DTN_PLANT_BUG=NAME), run the chaos profile that must catch it, and
+# bug (tests/plants/<name>.patch applied to a copy of the tree by
+# tests/plants/plant-tree.sh), run the chaos profile that must catch it, and
 # require tenure-check (or the crash test's verifier) to report a
 # violation; then run the same profile against the build under test, which
 # must pass.  Source after lib.sh.  Planted builds are cached in
@@ -20,26 +21,24 @@ neg_plant() {
     mkdir -p "$b"
     (
         flock 9
-        if [ -f "$b/CMakeCache.txt" ] &&
-            ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$TN_SRC" "$b/CMakeCache.txt"; then
-            rm -rf "$b" && mkdir -p "$b" # a cache of another source tree
-        fi
-        if [ ! -f "$b/CMakeCache.txt" ]; then
-            cmake -S "$TN_SRC" -B "$b" -DTN_PLANT_BUG="$name" \
+        # $b/src: the tree with the plant applied; $b/build: its build.
+        [ -f "$b/build/CMakeCache.txt" ] || rm -rf "$b"/* # an older layout
+        "$IT/../plants/plant-tree.sh" "$TN_SRC" "$name" "$b/src" || exit 1
+        if [ ! -f "$b/build/CMakeCache.txt" ]; then
+            cmake -S "$b/src" -B "$b/build" \
                 -DCMAKE_BUILD_TYPE=Debug >"$b/configure.log" 2>&1 ||
                 { cat "$b/configure.log" >&2; exit 1; }
         fi
-        cmake --build "$b" -j2 --target "$@" >"$b/build.log" 2>&1 ||
+        cmake --build "$b/build" -j2 --target "$@" >"$b/build.log" 2>&1 ||
             { tail -30 "$b/build.log" >&2; exit 1; }
     ) 9>"$b.lock" || fail "cannot build the $name plant"
-    grep -q "TN_PLANT_BUG:STRING=$name" "$b/CMakeCache.txt" ||
-        fail "$b is not a $name build"
+    grep -qx "$name" "$b/src/.tn-plant" || fail "$b is not a $name build"
     local pb=$T/bin-$name
     mkdir -p "$pb"
     for f in "$TN_BIN"/*; do ln -sf "$f" "$pb/"; done
     for f in "$@"; do
-        [ -x "$b/bin/$f" ] || continue
-        ln -sf "$b/bin/$f" "$pb/$f"
+        [ -x "$b/build/bin/$f" ] || continue
+        ln -sf "$b/build/bin/$f" "$pb/$f"
     done
     mkdir -p "$T/lib"
     ln -sf "$TN_BIN/../lib/"* "$T/lib/" 2>/dev/null || true

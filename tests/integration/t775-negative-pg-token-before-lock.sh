@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Negative control for the PostgreSQL acquire: built with the token drawn
-# before the row lock (-DTN_PLANT_BUG=TOKEN_BEFORE_LOCK, the
+# before the row lock (tests/plants/token-before-lock.patch, the
 # INSERT ... VALUES (nextval()) ... ON CONFLICT DO UPDATE SET fencing_token =
 # excluded.fencing_token mistake), the store contract's slow-acquirer case
 # must fail: a grant installs a token below the row's.  The same case passes

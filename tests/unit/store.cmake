@@ -3,3 +3,11 @@
 tn_add_unit_test(test_journal
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_journal.c
     LIBS tn_store)
+# The group committer on a real loop and thread, with a recording writer.
+tn_add_unit_test(test_commit
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_commit.c
+    LIBS tn_store tn_common_static)
+# The disk layer (journal + tenure.db + compaction) on real files.
+tn_add_unit_test(test_disk
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_disk.c
+    LIBS tn_store tn_common_static)

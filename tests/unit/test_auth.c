@@ -18,6 +18,7 @@
 
 #include "api/auth.h"
 #include "common/alloc.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -635,5 +636,5 @@ int main(void)
         cmocka_unit_test(test_auth__reference_keeps_principals),
         cmocka_unit_test(test_auth__allocation_failures),
     };
-    return cmocka_run_group_tests(tests, setup_good, NULL);
+    return TN_RUN_TESTS(tests, setup_good, NULL);
 }

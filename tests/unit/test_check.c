@@ -11,6 +11,7 @@
 
 #include "check_hist.h"
 #include "common/alloc.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -698,5 +699,5 @@ int main(void)
         cmocka_unit_test(test_check__info_renews_may_shorten),
         cmocka_unit_test(test_check__renew_without_ttl_keeps_smallest_ttl),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include "check/cli.h"
 #include "check_hist.h"
 #include "common/alloc.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -355,5 +356,5 @@ int main(void)
         cmocka_unit_test(test_check_history__cli_help_exits_0),
         cmocka_unit_test(test_check_history__cli_empty_history_is_clean),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 
 #include "check_hist.h"
 #include "common/alloc.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -199,5 +200,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check__matches_brute_force_on_random_histories),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "tn_test.h"
+
 #include <cmocka.h>
 /* clang-format on */
 
@@ -357,5 +359,5 @@ int main(void)
         cmocka_unit_test(test_client__options_are_checked),
         cmocka_unit_test(test_client__bad_requests_are_not_sent),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

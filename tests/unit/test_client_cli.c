@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "tn_test.h"
+
 #include <cmocka.h>
 /* clang-format on */
 
@@ -93,5 +95,5 @@ int main(void)
         cmocka_unit_test(test_cli__server_list),
         cmocka_unit_test(test_cli__exit_codes),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -18,6 +18,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tn_test.h"
+
 #include <cmocka.h>
 /* clang-format on */
 
@@ -313,5 +315,5 @@ int main(void)
         cmocka_unit_test(
             test_client_http__acquire_sends_options_and_reads_grant),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tn_test.h"
+
 #include <cmocka.h>
 /* clang-format on */
 
@@ -268,5 +270,5 @@ int main(void)
             test_keepalive__release_reports_once_and_stops_renewing),
         cmocka_unit_test(test_keepalive__free_reports_stopped),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -15,6 +15,8 @@
 
 #include <tenure/fence.h>
 
+#include "tn_test.h"
+
 #include <cmocka.h>
 
 static void test_fence__parse_token_accepts_plain_decimal(void **state)
@@ -792,5 +794,5 @@ int main(void)
         cmocka_unit_test(test_fence__proof_cache_verifies_once),
         cmocka_unit_test(test_fence__record_check_cached_matches),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

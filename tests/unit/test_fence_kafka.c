@@ -18,6 +18,8 @@
 
 #include <tenure/fence.h>
 
+#include "tn_test.h"
+
 #include <cmocka.h>
 
 struct cluster {
@@ -216,5 +218,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_fence_kafka__stamp_produce_consume_check, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -16,6 +16,8 @@
 
 #include <tenure/fence.h>
 
+#include "tn_test.h"
+
 #include <cmocka.h>
 
 static const char *pg_url;
@@ -170,5 +172,5 @@ int main(void)
         cmocka_unit_test(test_fence_pg__sql_function_for_any_client),
         cmocka_unit_test(test_fence_pg__concurrent_writers_serialise),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

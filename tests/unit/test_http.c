@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "common/loop.h"
 #include "http/http.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -558,5 +559,5 @@ int main(void)
         cmocka_unit_test(test_http__half_close_while_parked),
         cmocka_unit_test(test_http__stream_budget),
     };
-    return cmocka_run_group_tests(tests, rig_setup, rig_teardown);
+    return TN_RUN_TESTS(tests, rig_setup, rig_teardown);
 }

@@ -23,6 +23,7 @@
 #include "common/buf.h"
 #include "store/embedded/disk.h"
 #include "store/embedded/journal.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -609,5 +610,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_disk_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_last_image, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

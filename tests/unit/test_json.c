@@ -14,6 +14,7 @@
 #include "../fuzz/json_flat_same.h"
 #include "common/json.h"
 #include "common/json_flat.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -311,5 +312,5 @@ int main(void)
         cmocka_unit_test(test_flat__getter_messages),
         cmocka_unit_test(test_flat__no_jansson_allocation),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include <tenure/err.h>
 
 #include "lease/lease.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -711,5 +712,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_lease__remove_and_reuse_under_churn, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

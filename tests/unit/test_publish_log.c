@@ -16,6 +16,7 @@
 
 #include "common/alloc.h"
 #include "publish/log.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -162,5 +163,5 @@ int main(void)
         cmocka_unit_test(test_publish_log__reader_crosses_files),
         cmocka_unit_test(test_publish_log__json_parses),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/reply.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -78,5 +79,5 @@ int main(void)
         cmocka_unit_test(test_uint_max),
         cmocka_unit_test(test_long_key),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

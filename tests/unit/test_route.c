@@ -12,6 +12,7 @@
 #include <tenure/err.h>
 
 #include "api/route.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -364,5 +365,5 @@ int main(void)
         cmocka_unit_test(test_name_bounds),
         cmocka_unit_test(test_names),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

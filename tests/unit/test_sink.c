@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "kafka/sink.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -88,5 +89,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sink__simultaneous_opens_of_a_new_sink),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -39,7 +39,6 @@ static void assign_row(struct embedded *e, struct tn_lease *l)
 }
 
 /* A mutation: persist l and answer after its commit. */
-#ifndef TN_PLANT_BUG_REPLY_BEFORE_COMMIT
 void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
                                struct tn_store_result *out,
                                tn_store_done_fn done, void *arg)
@@ -48,15 +47,3 @@ void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
     tn_commit_add_row(e->commit, l, e->table.last_token);
     tn_commit_add_waiter(e->commit, done, arg, out);
 }
-#else
-/* Negative control (docs/SAFETY.md): answer before the commit. */
-void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
-                               struct tn_store_result *out,
-                               tn_store_done_fn done, void *arg)
-{
-    (void)out;
-    assign_row(e, l);
-    tn_commit_add_row(e->commit, l, e->table.last_token);
-    done(arg);
-}
-#endif

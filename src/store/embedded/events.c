@@ -179,21 +179,11 @@ void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l)
 
 /* Write l, now ended, into the open batch: the answers that reveal the
  * end wait for l->seq like the answer to a change. */
-#ifndef TN_PLANT_BUG_REVEAL_BEFORE_DURABLE
 static void record_end(struct embedded *e, struct tn_lease *l)
 {
     l->seq = ++e->table.seq;
     tn_commit_add_row(e->commit, l, e->table.last_token);
 }
-#else
-/* Negative control (docs/SAFETY.md): reveal an expiry without recording
- * it, so a restart may bring the lease back. */
-static void record_end(struct embedded *e, struct tn_lease *l)
-{
-    (void)e;
-    (void)l;
-}
-#endif
 
 void tn_embedded_note_expiry(struct embedded *e, struct tn_lease *l,
                              int64_t now)

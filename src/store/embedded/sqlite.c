@@ -293,14 +293,9 @@ static void restart_expiry(struct tn_lease *img, int64_t now_ms,
             img->expires_at_ms = now_ms;
         return;
     }
-#ifndef TN_PLANT_BUG_NO_HOLD_AFTER_RESTART
     if (m->same_boot && img->expires_at_ms <= m->alive_at_ms)
         return; /* expired while the server was still alive */
     img->expires_at_ms = now_ms + img->ttl_ms;
-#else
-    (void)now_ms; /* negative control: trust stale expiries after restart */
-    (void)m;
-#endif
 }
 
 static void row_to_image(sqlite3_stmt *st, struct tn_lease *img)

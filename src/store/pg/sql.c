@@ -132,13 +132,7 @@ const size_t tn_pg_n_migrations =
  * delay; its last column is when the name frees up.  No row at all means the
  * row was inserted by a transaction our snapshot cannot see: the caller runs
  * the statement again. */
-#ifndef TN_PLANT_BUG_TOKEN_BEFORE_LOCK
-#    define ACQUIRE_SET_TOKEN " fencing_token = nextval('lease_token_seq'),"
-#else
-/* Negative control (docs/SAFETY.md): keep the token that VALUES drew
- * before the row lock, the mistake the issue warns about. */
-#    define ACQUIRE_SET_TOKEN " fencing_token = excluded.fencing_token,"
-#endif
+#define ACQUIRE_SET_TOKEN " fencing_token = nextval('lease_token_seq'),"
 
 /* The event lines of a grant: "expired" for the grant it replaced when
  * nobody announced that yet, then "acquired". */

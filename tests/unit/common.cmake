@@ -1,0 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Leaf utilities of src/common/.
+tn_add_unit_test(test_buf
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_buf.c
+    LIBS tn_common_static)
