@@ -28,10 +28,13 @@ run: release
 
 # The OpenAPI description is validated by @redocly/cli, pinned in
 # tools/openapi-lint and installed there by scripts/npm-tools.sh (npm ci).
+# check-exports.sh builds the dev preset's libraries, then compares their
+# exports with include/tenure/ (also the ctest lint/exports).
 lint:
 	@scripts/check-banned.sh
 	@scripts/check-format.sh
 	@scripts/check-python.sh
+	@scripts/check-exports.sh
 	@scripts/npm-tools.sh lint-openapi
 
 check-dev: build

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_sqlite.h>
 
 #include "common/alloc.h"
 #include "kafka/sink.h"

@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include <tenure/fence.h>
+#include <tenure/fence_kafka.h>
+#include <tenure/fence_mem.h>
+#include <tenure/fence_sqlite.h>
 
 #include <cmocka.h>
 

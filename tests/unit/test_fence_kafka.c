@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_kafka.h>
 
 #include <cmocka.h>
 
