@@ -11,6 +11,7 @@ tn_add_unit_test(test_fence_kafka
     LIBS tenure_kafka_static)
 tn_add_unit_test(test_sink
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sink.c
+        ${PROJECT_SOURCE_DIR}/src/kafka/sinks.c
         ${PROJECT_SOURCE_DIR}/src/kafka/sink_sqlite.c
         ${PROJECT_SOURCE_DIR}/src/kafka/sink_pg.c
     LIBS tenure_pg_static)
