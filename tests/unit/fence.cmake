@@ -15,3 +15,5 @@ tn_add_unit_test(test_sink
         ${PROJECT_SOURCE_DIR}/src/kafka/sink_sqlite.c
         ${PROJECT_SOURCE_DIR}/src/kafka/sink_pg.c
     LIBS tenure_pg_static)
+tn_add_unit_test(test_fence_ops
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fence_ops.c LIBS tenure_static)
