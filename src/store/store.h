@@ -196,7 +196,7 @@ int tn_store_pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
 void tn_store_result_release(struct tn_store_result *r);
 
 /* Fill v from l: expires_in_ms counted from now_ms. */
-void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
-                              int64_t now_ms);
+void tn_store_view_from_lease(struct tn_lease_view *v,
+                              const struct tn_lease_entry *l, int64_t now_ms);
 
 #endif

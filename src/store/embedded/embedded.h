@@ -70,7 +70,7 @@ struct embedded {
 };
 
 /* Persist l and answer done(arg) after its commit. */
-void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
+void tn_embedded_commit_change(struct embedded *e, struct tn_lease_entry *l,
                                struct tn_store_result *out,
                                tn_store_done_fn done, void *arg);
 /* Answer done(arg) once the state seen at change seq is durable. */
@@ -83,15 +83,15 @@ void tn_embedded_finish(struct embedded *e, uint64_t seq,
  * free, its deadline passes, or the requester goes away.  Returns 0 when
  * queued (done runs later), or TN_ECAPACITY (out->capacity says which
  * limit). */
-int tn_embedded_wait(struct embedded *e, struct tn_lease *l,
+int tn_embedded_wait(struct embedded *e, struct tn_lease_entry *l,
                      const struct tn_acquire_req *r,
                      struct tn_store_result *out, tn_store_done_fn done,
                      void *arg);
 /* True if l has waiters (a non-waiting acquire must not jump them). */
-bool tn_embedded_has_waiters(const struct tn_lease *l);
+bool tn_embedded_has_waiters(const struct tn_lease_entry *l);
 /* The lease l was released or its expiry moved: grant to the first waiter
  * if it is free, else re-arm the name's timer. */
-void tn_embedded_wake(struct embedded *e, struct tn_lease *l);
+void tn_embedded_wake(struct embedded *e, struct tn_lease_entry *l);
 /* Answer every waiter with rc (store failure, shutdown). */
 void tn_embedded_fail_waiters(struct embedded *e, int rc);
 /* Drop and answer (TN_ECANCELED) the waiter whose wanted_ctx is ctx. */
@@ -102,14 +102,15 @@ void tn_embedded_cancel_wait(struct embedded *e, void *ctx);
 void tn_embedded_free_events(struct embedded *e);
 /* Announce ev about l after the open batch commits. */
 void tn_embedded_emit(struct embedded *e, enum tn_event_type type,
-                      const struct tn_lease *l);
+                      const struct tn_lease_entry *l);
 /* Track the expiry of l's current grant (after a grant or a renew). */
-void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l);
+void tn_embedded_track_expiry(struct embedded *e,
+                              const struct tn_lease_entry *l);
 /* Before anything reveals that l's grant ran out (an answer, an event, a
  * grant to another): if its expiry is not recorded yet, write l, ended,
  * into the open batch (l->seq moves; answer with tn_embedded_finish on
  * it) and announce "expired" after that commit.  docs/SAFETY.md 8. */
-void tn_embedded_note_expiry(struct embedded *e, struct tn_lease *l,
+void tn_embedded_note_expiry(struct embedded *e, struct tn_lease_entry *l,
                              int64_t now);
 /* Track the expiry of every held lease whose expiry is not recorded yet
  * (after a load). */
@@ -119,13 +120,13 @@ int tn_embedded_ledger_init(struct embedded *e, size_t capacity);
 void tn_embedded_ledger_clear(struct embedded *e);
 void tn_embedded_ledger_free(struct embedded *e);
 /* l was just granted (l->token is the new token). */
-void tn_embedded_ledger_grant(struct embedded *e, struct tn_lease *l,
+void tn_embedded_ledger_grant(struct embedded *e, struct tn_lease_entry *l,
                               int64_t now);
 /* l's current grant ended at at_ms; false if that was already known. */
-bool tn_embedded_ledger_end(struct embedded *e, const struct tn_lease *l,
+bool tn_embedded_ledger_end(struct embedded *e, const struct tn_lease_entry *l,
                             enum tn_grant_end how, int64_t at_ms);
 /* Fill out->history with l's grants still in the ring, newest first. */
-int tn_embedded_ledger_query(struct embedded *e, struct tn_lease *l,
+int tn_embedded_ledger_query(struct embedded *e, struct tn_lease_entry *l,
                              size_t limit, int64_t now,
                              struct tn_store_result *out);
 
@@ -135,7 +136,7 @@ void tn_embedded_clear_expiries(struct embedded *e);
  * before a list, which reveals the ends of the leases it leaves out. */
 void tn_embedded_expire_due(struct embedded *e, int64_t now);
 /* l's grant is no longer live (released, or its expiry was handled). */
-void tn_embedded_uncount(struct embedded *e, struct tn_lease *l);
+void tn_embedded_uncount(struct embedded *e, struct tn_lease_entry *l);
 /* src/store/embedded/retire.c: retiring names (--retain-ms). */
 void tn_embedded_retire_start(struct embedded *e);
 void tn_embedded_retire_stop(struct embedded *e);
@@ -144,6 +145,7 @@ uint32_t tn_embedded_take_row(struct embedded *e);
 /* The table was reloaded from the file: the ids given back are gone. */
 void tn_embedded_forget_free_rows(struct embedded *e);
 /* Forget l's grants in the ledger (its name is being retired). */
-void tn_embedded_ledger_forget(struct embedded *e, const struct tn_lease *l);
+void tn_embedded_ledger_forget(struct embedded *e,
+                               const struct tn_lease_entry *l);
 
 #endif

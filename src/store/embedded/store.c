@@ -24,8 +24,8 @@
 #include "store/embedded/disk.h"
 #include "store/store.h"
 
-void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
-                              int64_t now_ms)
+void tn_store_view_from_lease(struct tn_lease_view *v,
+                              const struct tn_lease_entry *l, int64_t now_ms)
 {
     memset(v, 0, sizeof(*v));
     memcpy(v->name, l->name, l->name_len);
@@ -66,7 +66,7 @@ void tn_embedded_finish(struct embedded *e, uint64_t seq,
 /* A name's first write gives it the next row id; ids are never reused
  * while their row may be on disk (the table's highest id comes from the
  * file at load). */
-static void assign_row(struct embedded *e, struct tn_lease *l)
+static void assign_row(struct embedded *e, struct tn_lease_entry *l)
 {
     if (l->row_id != 0)
         return;
@@ -82,7 +82,7 @@ static void assign_row(struct embedded *e, struct tn_lease *l)
 
 /* A mutation: persist l and answer after its commit. */
 #ifndef TN_PLANT_BUG_REPLY_BEFORE_COMMIT
-void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
+void tn_embedded_commit_change(struct embedded *e, struct tn_lease_entry *l,
                                struct tn_store_result *out,
                                tn_store_done_fn done, void *arg)
 {
@@ -92,7 +92,7 @@ void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
 }
 #else
 /* Negative control (docs/SAFETY.md): answer before the commit. */
-void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
+void tn_embedded_commit_change(struct embedded *e, struct tn_lease_entry *l,
                                struct tn_store_result *out,
                                tn_store_done_fn done, void *arg)
 {
@@ -116,9 +116,9 @@ static bool refuse_if_degraded(struct embedded *e, struct tn_store_result *out,
 
 /* A name with waiters is refused to newcomers that do not wait: a
  * non-waiting acquire never jumps the queue. */
-static void refuse_queued(struct embedded *e, struct tn_lease *l, int64_t now,
-                          struct tn_store_result *out, tn_store_done_fn done,
-                          void *arg)
+static void refuse_queued(struct embedded *e, struct tn_lease_entry *l,
+                          int64_t now, struct tn_store_result *out,
+                          tn_store_done_fn done, void *arg)
 {
     tn_embedded_note_expiry(e, l, now); /* lock_delay reveals the end */
     tn_store_view_from_lease(&out->lease, l, now);
@@ -133,7 +133,7 @@ static void refuse_queued(struct embedded *e, struct tn_lease *l, int64_t now,
 
 /* Would an acquire of l (NULL: a new name) grant now?  Not if it is live
  * or in lock delay. */
-static bool would_grant(const struct tn_lease *l, int64_t now)
+static bool would_grant(const struct tn_lease_entry *l, int64_t now)
 {
     if (l == NULL)
         return true;
@@ -145,7 +145,7 @@ static bool would_grant(const struct tn_lease *l, int64_t now)
 
 /* --max-leases and --max-names: a grant that would pass one is refused
  * with TN_ECAPACITY (answered now; nothing changed). */
-static bool refuse_if_full(struct embedded *e, const struct tn_lease *l,
+static bool refuse_if_full(struct embedded *e, const struct tn_lease_entry *l,
                            int64_t now, struct tn_store_result *out,
                            tn_store_done_fn done, void *arg)
 {
@@ -171,7 +171,7 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
-    struct tn_lease *l = tn_lease_find(&e->table, r->name, r->name_len);
+    struct tn_lease_entry *l = tn_lease_find(&e->table, r->name, r->name_len);
     if (tn_embedded_has_waiters(l))
         tn_embedded_wake(e, l); /* serve the queue first if the name is free */
     if (tn_embedded_has_waiters(l) && r->wait_ms <= 0) {
@@ -216,7 +216,7 @@ static void e_renew(struct tn_store *s, const struct tn_token_req *r,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
-    struct tn_lease *l = NULL;
+    struct tn_lease_entry *l = NULL;
     out->rc = tn_lease_renew(&e->table, r, now, &l);
     if (out->rc == TN_OK) {
         tn_store_view_from_lease(&out->lease, l, now);
@@ -237,7 +237,7 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
-    struct tn_lease *l = NULL;
+    struct tn_lease_entry *l = NULL;
     out->rc = tn_lease_release(&e->table, r, now, &l);
     if (l != NULL)
         tn_store_view_from_lease(&out->lease, l, now);
@@ -256,7 +256,7 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
 
 /* The change an answer about l reveals: for a name not in the table (never
  * granted, or retired), the last retirement, whose floor it shows. */
-static uint64_t seq_of(const struct embedded *e, const struct tn_lease *l)
+static uint64_t seq_of(const struct embedded *e, const struct tn_lease_entry *l)
 {
     return l != NULL ? l->seq : e->retired_seq;
 }
@@ -268,7 +268,7 @@ static void e_get(struct tn_store *s, const char *name, size_t name_len,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
-    struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
     tn_embedded_note_expiry(e, l, now); /* 404 reveals the end */
     out->rc = tn_lease_is_live(l, now) ? TN_OK : TN_ENOTFOUND;
     if (out->rc == TN_OK)
@@ -284,7 +284,7 @@ static void e_check(struct tn_store *s, const char *name, size_t name_len,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
-    struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
     tn_embedded_note_expiry(e, l, now); /* current:false reveals the end */
     out->rc = TN_OK;
     out->floor = l != NULL ? l->token : tn_lease_floor_of_absent(&e->table);
@@ -304,7 +304,7 @@ static void e_list(struct tn_store *s, const struct tn_list_req *r,
         return;
     int64_t now = tn_clock_now_ms();
     tn_embedded_expire_due(e, now); /* a list reveals the ends it leaves out */
-    const struct tn_lease **found = tn_calloc(r->limit, sizeof(*found));
+    const struct tn_lease_entry **found = tn_calloc(r->limit, sizeof(*found));
     out->items = tn_calloc(r->limit, sizeof(*out->items));
     if (found == NULL || out->items == NULL) {
         tn_free(found);
@@ -330,7 +330,7 @@ static void e_history(struct tn_store *s, const char *name, size_t name_len,
     struct embedded *e = (struct embedded *)s;
     if (refuse_if_degraded(e, out, done, arg))
         return;
-    struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
     out->rc = l != NULL ? tn_embedded_ledger_query(e, l, limit,
                                                    tn_clock_now_ms(), out)
                         : TN_OK;

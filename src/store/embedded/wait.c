@@ -32,7 +32,7 @@ struct tn_blocked {
 
 struct tn_waitq {
     struct embedded *e;         /* owner */
-    struct tn_lease *l;         /* the name; l->waiters == this */
+    struct tn_lease_entry *l;   /* the name; l->waiters == this */
     struct tn_blocked *head;    /* first in line */
     struct tn_blocked *tail;    /* last in line */
     size_t n;                   /* waiters */
@@ -43,21 +43,21 @@ struct tn_waitq {
 
 static void wake_timer(void *arg);
 
-bool tn_embedded_has_waiters(const struct tn_lease *l)
+bool tn_embedded_has_waiters(const struct tn_lease_entry *l)
 {
     return l != NULL && l->waiters != NULL;
 }
 
 /* When the current grant stops blocking the name: at expiry plus lock
  * delay (a release frees it at once and calls wake directly). */
-static int64_t free_at(const struct tn_lease *l, int64_t now)
+static int64_t free_at(const struct tn_lease_entry *l, int64_t now)
 {
     if (!l->held)
         return now;
     return l->expires_at_ms + l->lock_delay_ms;
 }
 
-static struct tn_waitq *queue_of(struct embedded *e, struct tn_lease *l)
+static struct tn_waitq *queue_of(struct embedded *e, struct tn_lease_entry *l)
 {
     if (l->waiters != NULL)
         return l->waiters;
@@ -115,7 +115,7 @@ static void waiter_free(struct tn_blocked *w)
 
 /* Answer w as a non-waiting acquire of a blocked name would be. */
 static void answer_blocked(struct embedded *e, struct tn_blocked *w,
-                           struct tn_lease *l, int64_t now)
+                           struct tn_lease_entry *l, int64_t now)
 {
     struct tn_store_result *out = w->out;
     tn_embedded_note_expiry(e, l, now); /* lock_delay reveals the end */
@@ -134,7 +134,7 @@ static void on_deadline(void *arg)
     struct tn_blocked *w = arg;
     struct tn_waitq *q = w->q;
     struct embedded *e = q->e;
-    struct tn_lease *l = q->l;
+    struct tn_lease_entry *l = q->l;
     unlink_waiter(w);
     e->waits_timed_out++;
     answer_blocked(e, w, l, tn_clock_now_ms());
@@ -142,7 +142,7 @@ static void on_deadline(void *arg)
     queue_free_if_empty(q);
 }
 
-int tn_embedded_wait(struct embedded *e, struct tn_lease *l,
+int tn_embedded_wait(struct embedded *e, struct tn_lease_entry *l,
                      const struct tn_acquire_req *r,
                      struct tn_store_result *out, tn_store_done_fn done,
                      void *arg)
@@ -195,7 +195,7 @@ int tn_embedded_wait(struct embedded *e, struct tn_lease *l,
 /* Try to grant the name to w; TN_OK when granted (answered after the
  * commit), else the state machine's refusal. */
 static int grant_to(struct embedded *e, struct tn_blocked *w,
-                    struct tn_lease *l, int64_t now)
+                    struct tn_lease_entry *l, int64_t now)
 {
     struct tn_acquire_req r = {.name = l->name,
                                .name_len = l->name_len,
@@ -204,7 +204,7 @@ static int grant_to(struct embedded *e, struct tn_blocked *w,
                                .ttl_ms = w->ttl_ms,
                                .lock_delay_ms = w->lock_delay_ms,
                                .secret = w->secret};
-    struct tn_lease *got = NULL;
+    struct tn_lease_entry *got = NULL;
     bool replayed = false;
     int64_t retry = 0;
     tn_embedded_note_expiry(e, l, now);
@@ -228,7 +228,7 @@ static int grant_to(struct embedded *e, struct tn_blocked *w,
     return TN_OK;
 }
 
-void tn_embedded_wake(struct embedded *e, struct tn_lease *l)
+void tn_embedded_wake(struct embedded *e, struct tn_lease_entry *l)
 {
     struct tn_waitq *q = l->waiters;
     if (q == NULL)
