@@ -32,6 +32,8 @@ run: release
 # check-unit-tests.sh: every cmocka program can run one case alone.
 # The OpenAPI description is validated by @redocly/cli, pinned in
 # tools/openapi-lint and installed there by scripts/npm-tools.sh (npm ci).
+# check-exports.sh builds the dev preset's libraries, then compares their
+# exports with include/tenure/ (also the ctest lint/exports).
 lint:
 	@scripts/check-banned.sh
 	@/usr/bin/python3 scripts/check-includes.py
@@ -40,6 +42,8 @@ lint:
 	@scripts/check-format.sh
 	@scripts/check-python.sh
 	@/usr/bin/python3 scripts/check-doc-links.py
+
+	@scripts/check-exports.sh
 	@scripts/npm-tools.sh lint-openapi
 
 check-dev: build

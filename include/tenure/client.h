@@ -80,20 +80,20 @@ struct tn_client_options {
 };
 
 /* Fill o with the defaults (no URLs).  Thread-safe. */
-void tn_client_options_init(struct tn_client_options *o);
+TN_EXTERN void tn_client_options_init(struct tn_client_options *o);
 
 /* Create a client.  The URL strings and owner_id are copied.  Returns 0 and
  * *out, TN_EINVAL (bad options, detail in em) or TN_ENOMEM.  No connection
  * is made yet.  Thread-safe. */
-int tn_client_new(const struct tn_client_options *o, struct tn_client **out,
-                  struct tn_errmsg *em);
+TN_EXTERN int tn_client_new(const struct tn_client_options *o,
+                            struct tn_client **out, struct tn_errmsg *em);
 
 /* Stop the keepalive thread (every kept lease gets its callback with
  * TN_LEASE_END_STOPPED first, without being released on the server) and
  * free the client.  Waits for an in-flight renew to abort.  Every lease of
  * the client must have been freed already.  NULL is a no-op.  Must not be
  * called from a keepalive callback. */
-void tn_client_free(struct tn_client *c);
+TN_EXTERN void tn_client_free(struct tn_client *c);
 
 struct tn_acquire_args {
     const char *name;       /* required, 1..256 bytes, borrowed */
@@ -123,16 +123,19 @@ struct tn_lease_info {
  * (outcome unknown: retry with the same request_id), TN_EUNAVAIL, TN_EPROTO
  * or another server error.  The monotonic time is taken just before the
  * request is sent.  Thread-safe; blocks up to wait_ms + request timeout. */
-int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
-                      struct tn_lease **out, struct tn_lease_info *holder_out,
-                      struct tn_errmsg *em);
+TN_EXTERN int tn_client_acquire(struct tn_client *c,
+                                const struct tn_acquire_args *a,
+                                struct tn_lease **out,
+                                struct tn_lease_info *holder_out,
+                                struct tn_errmsg *em);
 
 /* Build a lease handle for a grant obtained elsewhere (e.g. by another
  * process), to renew or release it.  Its safe time is 0 until a renew
  * succeeds.  secret is the hex lease_secret.  Returns 0, TN_EINVAL or
  * TN_ENOMEM.  Thread-safe. */
-int tn_client_lease_adopt(struct tn_client *c, const char *name, uint64_t token,
-                          const char *secret, struct tn_lease **out);
+TN_EXTERN int tn_client_lease_adopt(struct tn_client *c, const char *name,
+                                    uint64_t token, const char *secret,
+                                    struct tn_lease **out);
 
 /* Renew l; ttl_ms 0 keeps the lease's TTL.  0 on success (safe time counts
  * again from the moment this renew was sent); TN_ELOST when the server says
@@ -141,29 +144,29 @@ int tn_client_lease_adopt(struct tn_client *c, const char *name, uint64_t token,
  * when the lease's safe time already ran out; TN_EINVAL after a release;
  * transport errors as for acquire (the lease stays as it was).
  * Thread-safe. */
-int tn_client_renew(struct tn_client *c, struct tn_lease *l, int64_t ttl_ms,
-                    struct tn_errmsg *em);
+TN_EXTERN int tn_client_renew(struct tn_client *c, struct tn_lease *l,
+                              int64_t ttl_ms, struct tn_errmsg *em);
 
 /* Release l on the server.  From this call on l is never renewed again and
  * is no longer held, whatever the outcome.  0 on success; TN_ELOST when it
  * was no longer live; TN_EFORBIDDEN; transport errors (the call may be
  * repeated).  If l is kept alive, its callback runs with
  * TN_LEASE_END_RELEASED.  Thread-safe. */
-int tn_client_release(struct tn_client *c, struct tn_lease *l,
-                      struct tn_errmsg *em);
+TN_EXTERN int tn_client_release(struct tn_client *c, struct tn_lease *l,
+                                struct tn_errmsg *em);
 
 /* Force release (admin): end whatever grant of name is live, whoever
  * holds it (DELETE /v1/leases/{name}?force=true); the server emits a
  * "revoked" event and the next grant gets a higher token, as always.  0 on
  * success; TN_ELOST when nothing was live; TN_EFORBIDDEN when the bearer
  * token is not an admin's; transport errors.  Thread-safe. */
-int tn_client_force_release(struct tn_client *c, const char *name,
-                            struct tn_errmsg *em);
+TN_EXTERN int tn_client_force_release(struct tn_client *c, const char *name,
+                                      struct tn_errmsg *em);
 
 /* Read the live lease of name into *out.  0, TN_ENOTFOUND when the name is
  * free, or a transport/server error.  Thread-safe. */
-int tn_client_get(struct tn_client *c, const char *name,
-                  struct tn_lease_info *out, struct tn_errmsg *em);
+TN_EXTERN int tn_client_get(struct tn_client *c, const char *name,
+                            struct tn_lease_info *out, struct tn_errmsg *em);
 
 /* One page of live leases in name order. */
 struct tn_lease_list {
@@ -181,10 +184,10 @@ struct tn_list_args {
 
 /* List one page of live leases in name order.  Returns 0 and *out (free
  * with tn_lease_list_free) or an error.  Thread-safe. */
-int tn_client_list(struct tn_client *c, const struct tn_list_args *a,
-                   struct tn_lease_list **out, struct tn_errmsg *em);
+TN_EXTERN int tn_client_list(struct tn_client *c, const struct tn_list_args *a,
+                             struct tn_lease_list **out, struct tn_errmsg *em);
 /* NULL is a no-op. */
-void tn_lease_list_free(struct tn_lease_list *list);
+TN_EXTERN void tn_lease_list_free(struct tn_lease_list *list);
 
 struct tn_check_result {
     bool current;   /* token is the live grant of the name */
@@ -195,8 +198,9 @@ struct tn_check_result {
 
 /* Ask whether token is the live grant of name.  0 and *out, or an error.
  * Thread-safe. */
-int tn_client_check(struct tn_client *c, const char *name, uint64_t token,
-                    struct tn_check_result *out, struct tn_errmsg *em);
+TN_EXTERN int tn_client_check(struct tn_client *c, const char *name,
+                              uint64_t token, struct tn_check_result *out,
+                              struct tn_errmsg *em);
 
 /* Why a kept-alive lease left the keepalive. */
 enum tn_lease_end {
@@ -211,7 +215,7 @@ enum tn_lease_end {
 };
 
 /* Static lower-case name of a reason ("lost", "expired", ...). */
-const char *tn_lease_end_name(enum tn_lease_end reason);
+TN_EXTERN const char *tn_lease_end_name(enum tn_lease_end reason);
 
 /* Runs on the keepalive thread, with no lock held, exactly once per
  * successful tn_client_keepalive_start.  l stays valid during the call even
@@ -226,39 +230,40 @@ typedef void (*tn_lease_end_fn)(struct tn_lease *l, enum tn_lease_end reason,
  * left; report the end through cb exactly once.  Returns 0, TN_EINVAL (l
  * already kept alive, released or not held), TN_EEXPIRED, or TN_ENOMEM /
  * TN_EIO (thread could not start); on error cb never runs.  Thread-safe. */
-int tn_client_keepalive_start(struct tn_client *c, struct tn_lease *l,
-                              tn_lease_end_fn cb, void *ud);
+TN_EXTERN int tn_client_keepalive_start(struct tn_client *c, struct tn_lease *l,
+                                        tn_lease_end_fn cb, void *ud);
 
 /* Stop keeping l alive without releasing it; its callback then runs with
  * TN_LEASE_END_STOPPED unless it already ended.  Does not wait.
  * Thread-safe. */
-void tn_client_keepalive_stop(struct tn_client *c, struct tn_lease *l);
+TN_EXTERN void tn_client_keepalive_stop(struct tn_client *c,
+                                        struct tn_lease *l);
 
 /* Drop the caller's reference to l (the keepalive keeps its own until the
  * callback has run).  Does not release the lease on the server.  NULL is a
  * no-op.  Thread-safe. */
-void tn_lease_free(struct tn_lease *l);
+TN_EXTERN void tn_lease_free(struct tn_lease *l);
 
 /* Accessors.  Strings are borrowed until tn_lease_free.  Thread-safe. */
-const char *tn_lease_name(const struct tn_lease *l);
-const char *tn_lease_owner_id(const struct tn_lease *l);
-uint64_t tn_lease_token(const struct tn_lease *l);
+TN_EXTERN const char *tn_lease_name(const struct tn_lease *l);
+TN_EXTERN const char *tn_lease_owner_id(const struct tn_lease *l);
+TN_EXTERN uint64_t tn_lease_token(const struct tn_lease *l);
 /* The credential for renew and release (hex).  Handle with care. */
-const char *tn_lease_secret(const struct tn_lease *l);
+TN_EXTERN const char *tn_lease_secret(const struct tn_lease *l);
 /* The server's signature over (name, token), or NULL when signing is off. */
-const char *tn_lease_proof(const struct tn_lease *l);
+TN_EXTERN const char *tn_lease_proof(const struct tn_lease *l);
 /* TTL of the last grant or renew. */
-int64_t tn_lease_ttl_ms(const struct tn_lease *l);
+TN_EXTERN int64_t tn_lease_ttl_ms(const struct tn_lease *l);
 
 /* Time it is still safe to act as the holder: expires_in_ms of the last
  * successful acquire/renew, counted from the moment that request was sent,
  * minus the safety margin; 0 once lost, released or run out.  Once it has
  * run out it stays 0 (a late renew answer does not revive it).  An adopted
  * lease reads 0 until its first successful renew.  Thread-safe. */
-int64_t tn_lease_safe_for_ms(struct tn_lease *l);
+TN_EXTERN int64_t tn_lease_safe_for_ms(struct tn_lease *l);
 
 /* tn_lease_safe_for_ms(l) > 0.  Thread-safe. */
-bool tn_lease_is_held(struct tn_lease *l);
+TN_EXTERN bool tn_lease_is_held(struct tn_lease *l);
 
 /* Feeding events from a follower of your own (libtenure-kafka's follows a
  * Kafka topic, <tenure/events_kafka.h>), with the effect of the built-in

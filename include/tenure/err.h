@@ -5,6 +5,8 @@
 #ifndef TENURE_ERR_H
 #define TENURE_ERR_H
 
+#include <tenure/export.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -55,13 +57,13 @@ struct tn_errmsg {
 
 /* Static message for rc ("unknown error" for codes outside the table).
  * Thread-safe. */
-const char *tn_strerror(int rc);
+TN_EXTERN const char *tn_strerror(int rc);
 
 /* Symbolic name of rc, e.g. "TN_ELOST".  Thread-safe. */
-const char *tn_errname(int rc);
+TN_EXTERN const char *tn_errname(int rc);
 
 /* printf into em if em is not NULL.  Thread-safe. */
-void tn_errmsg_set(struct tn_errmsg *em, const char *fmt, ...)
+TN_EXTERN void tn_errmsg_set(struct tn_errmsg *em, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #ifdef __cplusplus

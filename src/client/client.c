@@ -125,8 +125,8 @@ static int init_fields(struct tn_client *c, const struct tn_client_options *o)
     c->opts.cert_file = c->tls_files[1];
     c->opts.key_file = c->tls_files[2];
     c->opts.events_url = c->events_url;
-    int rc = tn_http_init(&c->http, &c->opts, c->auth_header, NULL,
-                          tn_clock_mono_ms);
+    int rc = tn_client_http_init(&c->http, &c->opts, c->auth_header, NULL,
+                                 tn_clock_mono_ms);
     /* The renewer's connection is built later from our own URL copies. */
     for (size_t i = 0; i < TN_CLIENT_MAX_URLS; i++)
         c->opts.urls[i] = c->http.urls[i];
@@ -179,8 +179,8 @@ void tn_client_free(struct tn_client *c)
         (void)pthread_join(c->thread, NULL);
     tn_client_events_join(c);
     TN_ASSERT(c->n_leases == 0);
-    tn_http_release(&c->http);
-    tn_http_release(&c->ka_http);
+    tn_client_http_release(&c->http);
+    tn_client_http_release(&c->ka_http);
     (void)pthread_cond_destroy(&c->cond);
     (void)pthread_mutex_destroy(&c->mu);
     (void)pthread_mutex_destroy(&c->http_mu);
@@ -348,7 +348,7 @@ const char *tn_lease_end_name(enum tn_lease_end reason)
 
 static char *lease_path(const char *name, const char *suffix)
 {
-    char *esc = tn_http_escape(name);
+    char *esc = tn_client_http_escape(name);
     if (esc == NULL)
         return NULL;
     struct tn_buf b;
@@ -371,7 +371,7 @@ struct call_args {
 
 /* Send on the callers' connection, under http_mu. */
 static int call(struct tn_client *c, const struct call_args *a,
-                struct tn_http_resp *resp, struct tn_errmsg *em)
+                struct tn_client_http_resp *resp, struct tn_errmsg *em)
 {
     char *text = NULL;
     if (a->body != NULL) {
@@ -381,15 +381,15 @@ static int call(struct tn_client *c, const struct call_args *a,
             return TN_ENOMEM;
     }
     (void)pthread_mutex_lock(&c->http_mu);
-    struct tn_http_req req = {a->method, a->path, text, 0};
+    struct tn_client_http_req req = {a->method, a->path, text, 0};
     req.deadline_ms = c->now_ms() + c->request_timeout_ms + a->extra_ms;
-    int rc = tn_http_do(&c->http, &req, resp, em);
+    int rc = tn_client_http_do(&c->http, &req, resp, em);
     (void)pthread_mutex_unlock(&c->http_mu);
     tn_free(text);
     return rc;
 }
 
-static int parse_ok(const struct tn_http_resp *r, json_t **out,
+static int parse_ok(const struct tn_client_http_resp *r, json_t **out,
                     struct tn_errmsg *em)
 {
     int rc = tn_json_parse_object(r->body, r->body_len, false, out, em);
@@ -462,8 +462,8 @@ static int decode_grant(json_t *o, int64_t ttl_asked, struct grant *g,
 }
 
 static int make_lease(struct tn_client *c, const struct tn_acquire_args *a,
-                      const struct tn_http_resp *r, struct tn_lease **out,
-                      struct tn_errmsg *em)
+                      const struct tn_client_http_resp *r,
+                      struct tn_lease **out, struct tn_errmsg *em)
 {
     json_t *o = NULL;
     int rc = parse_ok(r, &o, em);
@@ -505,7 +505,7 @@ int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
     json_t *body = acquire_body(c, a);
     if (body == NULL)
         return TN_ENOMEM;
-    struct tn_http_resp r;
+    struct tn_client_http_resp r;
     struct call_args ca = {"POST", "/v1/leases", body, a->wait_ms};
     rc = call(c, &ca, &r, em);
     if (rc < 0)
@@ -514,7 +514,7 @@ int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
         rc = make_lease(c, a, &r, out, em);
     else
         rc = tn_client_map_error(r.status, r.body, r.body_len, holder_out, em);
-    tn_http_resp_release(&r);
+    tn_client_http_resp_release(&r);
     return rc;
 }
 
@@ -556,8 +556,8 @@ struct cred_req {
 };
 
 /* Send l's credentials (renew or release) over h. */
-static int send_cred(struct tn_http *h, const struct tn_lease *l,
-                     const struct cred_req *cr, struct tn_http_resp *r,
+static int send_cred(struct tn_client_http *h, const struct tn_lease *l,
+                     const struct cred_req *cr, struct tn_client_http_resp *r,
                      struct tn_errmsg *em)
 {
     char *path = lease_path(l->name, "");
@@ -565,18 +565,18 @@ static int send_cred(struct tn_http *h, const struct tn_lease *l,
     char *text = body != NULL ? tn_json_dump(body, NULL) : NULL;
     json_decref(body);
     int rc = TN_ENOMEM;
-    struct tn_http_req req = {cr->method, path, text, cr->deadline_ms};
+    struct tn_client_http_req req = {cr->method, path, text, cr->deadline_ms};
     if (path != NULL && text != NULL)
-        rc = tn_http_do(h, &req, r, em);
+        rc = tn_client_http_do(h, &req, r, em);
     tn_free(path);
     tn_free(text);
     return rc;
 }
 
-int tn_client_renew_raw(struct tn_http *h, const struct tn_lease *l,
+int tn_client_renew_raw(struct tn_client_http *h, const struct tn_lease *l,
                         struct tn_renew_io *io, struct tn_errmsg *em)
 {
-    struct tn_http_resp r;
+    struct tn_client_http_resp r;
     struct cred_req cr = {"PATCH", io->ttl_send_ms, io->deadline_ms};
     int rc = send_cred(h, l, &cr, &r, em);
     if (rc < 0)
@@ -600,7 +600,7 @@ int tn_client_renew_raw(struct tn_http *h, const struct tn_lease *l,
     }
     json_decref(o);
 out_resp:
-    tn_http_resp_release(&r);
+    tn_client_http_resp_release(&r);
     return rc;
 }
 
@@ -672,7 +672,7 @@ int tn_client_release(struct tn_client *c, struct tn_lease *l,
     /* From here on the keepalive thread never sends a renew for l. */
     l->state = TN_LEASE_RELEASED;
     (void)pthread_mutex_unlock(&c->mu);
-    struct tn_http_resp r;
+    struct tn_client_http_resp r;
     (void)pthread_mutex_lock(&c->http_mu);
     struct cred_req cr = {"DELETE", 0, c->now_ms() + c->request_timeout_ms};
     int rc = send_cred(&c->http, l, &cr, &r, em);
@@ -680,7 +680,7 @@ int tn_client_release(struct tn_client *c, struct tn_lease *l,
     if (rc == 0) {
         if (r.status != 204 && r.status != 200)
             rc = tn_client_map_error(r.status, r.body, r.body_len, NULL, em);
-        tn_http_resp_release(&r);
+        tn_client_http_resp_release(&r);
     }
     (void)pthread_mutex_lock(&c->mu);
     l->end_rc = rc;
@@ -699,7 +699,7 @@ int tn_client_force_release(struct tn_client *c, const char *name,
     char *path = lease_path(name, "?force=true");
     if (path == NULL)
         return TN_ENOMEM;
-    struct tn_http_resp r;
+    struct tn_client_http_resp r;
     struct call_args ca = {"DELETE", path, NULL, 0};
     rc = call(c, &ca, &r, em);
     tn_free(path);
@@ -707,14 +707,14 @@ int tn_client_force_release(struct tn_client *c, const char *name,
         return rc;
     if (r.status != 204 && r.status != 200)
         rc = tn_client_map_error(r.status, r.body, r.body_len, NULL, em);
-    tn_http_resp_release(&r);
+    tn_client_http_resp_release(&r);
     return rc;
 }
 
 static int get_json(struct tn_client *c, const char *path, json_t **out,
                     struct tn_errmsg *em)
 {
-    struct tn_http_resp r;
+    struct tn_client_http_resp r;
     struct call_args ca = {"GET", path, NULL, 0};
     int rc = call(c, &ca, &r, em);
     if (rc < 0)
@@ -723,7 +723,7 @@ static int get_json(struct tn_client *c, const char *path, json_t **out,
         rc = parse_ok(&r, out, em);
     else
         rc = tn_client_map_error(r.status, r.body, r.body_len, NULL, em);
-    tn_http_resp_release(&r);
+    tn_client_http_resp_release(&r);
     return rc;
 }
 

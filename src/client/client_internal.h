@@ -19,7 +19,7 @@
 
 /* ---- transport (http.c) ---- */
 
-struct tn_http {
+struct tn_client_http {
     CURL *easy;                     /* reused: keeps the connection */
     char *urls[TN_CLIENT_MAX_URLS]; /* owned copies, no trailing '/' */
     size_t n_urls;                  /* >= 1 */
@@ -33,7 +33,7 @@ struct tn_http {
     int64_t (*now_ms)(void);        /* monotonic clock */
 };
 
-struct tn_http_resp {
+struct tn_client_http_resp {
     long status;     /* HTTP status, 0 when no response */
     char *body;      /* NUL-terminated, owned; may be NULL */
     size_t body_len; /* bytes in body */
@@ -41,13 +41,14 @@ struct tn_http_resp {
                         to the URL that answered */
 };
 
-int tn_http_init(struct tn_http *h, const struct tn_client_options *o,
-                 const char *auth_header, const atomic_bool *abort_flag,
-                 int64_t (*now_ms)(void));
-void tn_http_release(struct tn_http *h);
-void tn_http_resp_release(struct tn_http_resp *r);
+int tn_client_http_init(struct tn_client_http *h,
+                        const struct tn_client_options *o,
+                        const char *auth_header, const atomic_bool *abort_flag,
+                        int64_t (*now_ms)(void));
+void tn_client_http_release(struct tn_client_http *h);
+void tn_client_http_resp_release(struct tn_client_http_resp *r);
 
-struct tn_http_req {
+struct tn_client_http_req {
     const char *method;  /* "GET", "POST", "PATCH" or "DELETE" */
     const char *path;    /* escaped, starting with '/' */
     const char *body;    /* JSON text or NULL */
@@ -59,11 +60,12 @@ struct tn_http_req {
  * URL accepted a connection, TN_ETIMEDOUT when the deadline passed
  * (outcome unknown), TN_ECANCELED when aborted, TN_ETOOBIG when the answer
  * is over TN_CLIENT_BODY_MAX, TN_EIO otherwise. */
-int tn_http_do(struct tn_http *h, const struct tn_http_req *req,
-               struct tn_http_resp *out, struct tn_errmsg *em);
+int tn_client_http_do(struct tn_client_http *h,
+                      const struct tn_client_http_req *req,
+                      struct tn_client_http_resp *out, struct tn_errmsg *em);
 
 /* Percent-encode s as one path segment into a new string (tn_free). */
-char *tn_http_escape(const char *s);
+char *tn_client_http_escape(const char *s);
 
 /* ---- decoding (decode.c) ---- */
 
@@ -115,7 +117,7 @@ struct tn_lease {
 };
 
 struct tn_client {
-    struct tn_http http;        /* callers' connection, under http_mu */
+    struct tn_client_http http; /* callers' connection, under http_mu */
     pthread_mutex_t http_mu;    /* serialises callers' requests */
     char *owner_id;             /* owned default owner */
     char *auth_header;          /* owned "Authorization: Bearer ..." */
@@ -135,7 +137,7 @@ struct tn_client {
     int n_leases;                  /* live lease handles, for free() */
     pthread_t thread;              /* the renewer */
     atomic_bool abort_io;          /* aborts the renewer's transfer */
-    struct tn_http ka_http;        /* the renewer's own connection */
+    struct tn_client_http ka_http; /* the renewer's own connection */
     struct tn_client_options opts; /* copy for ka_http; urls point into
                                       http.urls */
     pthread_t ev_thread;           /* the event follower */
@@ -180,7 +182,7 @@ struct tn_renew_io {
 /* Send a renew for (name, token, secret) over h.  Reads only l's
  * immutable fields.  Shared by tn_client_renew and the keepalive
  * thread. */
-int tn_client_renew_raw(struct tn_http *h, const struct tn_lease *l,
+int tn_client_renew_raw(struct tn_client_http *h, const struct tn_lease *l,
                         struct tn_renew_io *io, struct tn_errmsg *em);
 
 /* Apply the outcome rc of a renew (ro on success) to l: lost on

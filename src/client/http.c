@@ -12,9 +12,10 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 
-int tn_http_init(struct tn_http *h, const struct tn_client_options *o,
-                 const char *auth_header, const atomic_bool *abort_flag,
-                 int64_t (*now_ms)(void))
+int tn_client_http_init(struct tn_client_http *h,
+                        const struct tn_client_options *o,
+                        const char *auth_header, const atomic_bool *abort_flag,
+                        int64_t (*now_ms)(void))
 {
     memset(h, 0, sizeof(*h));
     h->auth_header = auth_header;
@@ -30,20 +31,20 @@ int tn_http_init(struct tn_http *h, const struct tn_client_options *o,
             len--;
         h->urls[i] = tn_strndup(o->urls[i], len);
         if (h->urls[i] == NULL) {
-            tn_http_release(h);
+            tn_client_http_release(h);
             return TN_ENOMEM;
         }
         h->n_urls = i + 1;
     }
     h->easy = curl_easy_init();
     if (h->easy == NULL) {
-        tn_http_release(h);
+        tn_client_http_release(h);
         return TN_ENOMEM;
     }
     return TN_OK;
 }
 
-void tn_http_release(struct tn_http *h)
+void tn_client_http_release(struct tn_client_http *h)
 {
     if (h->easy != NULL)
         curl_easy_cleanup(h->easy);
@@ -52,13 +53,13 @@ void tn_http_release(struct tn_http *h)
     memset(h, 0, sizeof(*h));
 }
 
-void tn_http_resp_release(struct tn_http_resp *r)
+void tn_client_http_resp_release(struct tn_client_http_resp *r)
 {
     tn_free(r->body);
     memset(r, 0, sizeof(*r));
 }
 
-char *tn_http_escape(const char *s)
+char *tn_client_http_escape(const char *s)
 {
     char *e = curl_easy_escape(NULL, s, (int)strlen(s));
     if (e == NULL)
@@ -98,7 +99,8 @@ struct attempt {
     struct tn_buf *out;      /* response body */
 };
 
-static void setup(CURL *e, const struct tn_http *h, const struct attempt *a)
+static void setup(CURL *e, const struct tn_client_http *h,
+                  const struct attempt *a)
 {
     curl_easy_reset(e); /* keeps the connection cache */
     (void)curl_easy_setopt(e, CURLOPT_URL, a->url);
@@ -127,7 +129,7 @@ static void setup(CURL *e, const struct tn_http *h, const struct attempt *a)
     }
 }
 
-static struct curl_slist *headers(const struct tn_http *h, bool has_body)
+static struct curl_slist *headers(const struct tn_client_http *h, bool has_body)
 {
     struct curl_slist *l = curl_slist_append(NULL, "Expect:");
     if (l != NULL && has_body) {
@@ -176,8 +178,8 @@ static int map_curl(CURL *e, CURLcode cc)
 }
 
 /* One attempt against URL i.  0 with out filled, or a negative code. */
-static int attempt_one(struct tn_http *h, size_t i, struct attempt *a,
-                       struct tn_http_resp *out, struct tn_errmsg *em)
+static int attempt_one(struct tn_client_http *h, size_t i, struct attempt *a,
+                       struct tn_client_http_resp *out, struct tn_errmsg *em)
 {
     struct tn_buf url;
     tn_buf_init(&url, 8192);
@@ -200,7 +202,7 @@ out_url:
     return rc;
 }
 
-static int take_body(struct tn_buf *b, struct tn_http_resp *out)
+static int take_body(struct tn_buf *b, struct tn_client_http_resp *out)
 {
     out->body_len = b->len;
     out->body = tn_strndup(b->data != NULL ? b->data : "", b->len);
@@ -208,8 +210,9 @@ static int take_body(struct tn_buf *b, struct tn_http_resp *out)
 }
 
 /* Try the URLs in turn, starting with the preferred one. */
-static int try_urls(struct tn_http *h, struct attempt *a, int64_t deadline_ms,
-                    struct tn_http_resp *out, struct tn_errmsg *em)
+static int try_urls(struct tn_client_http *h, struct attempt *a,
+                    int64_t deadline_ms, struct tn_client_http_resp *out,
+                    struct tn_errmsg *em)
 {
     int rc = TN_ECONNECT;
     for (size_t k = 0; k < h->n_urls; k++) {
@@ -234,8 +237,9 @@ static int try_urls(struct tn_http *h, struct attempt *a, int64_t deadline_ms,
     return rc;
 }
 
-int tn_http_do(struct tn_http *h, const struct tn_http_req *req,
-               struct tn_http_resp *out, struct tn_errmsg *em)
+int tn_client_http_do(struct tn_client_http *h,
+                      const struct tn_client_http_req *req,
+                      struct tn_client_http_resp *out, struct tn_errmsg *em)
 {
     memset(out, 0, sizeof(*out));
     struct tn_buf resp;

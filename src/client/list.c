@@ -16,7 +16,7 @@ static int query_arg(struct tn_buf *b, const char *key, const char *value,
 {
     if (value == NULL)
         return TN_OK;
-    char *esc = tn_http_escape(value);
+    char *esc = tn_client_http_escape(value);
     if (esc == NULL)
         return TN_ENOMEM;
     int rc = tn_buf_printf(b, "%c%s=%s", *sep, key, esc);
@@ -41,11 +41,11 @@ static int list_path(const struct tn_list_args *a, struct tn_buf *b)
 static int fetch(struct tn_client *c, const char *path, json_t **out,
                  struct tn_errmsg *em)
 {
-    struct tn_http_resp r;
+    struct tn_client_http_resp r;
     (void)pthread_mutex_lock(&c->http_mu);
     int64_t deadline = c->now_ms() + c->request_timeout_ms;
-    struct tn_http_req req = {"GET", path, NULL, deadline};
-    int rc = tn_http_do(&c->http, &req, &r, em);
+    struct tn_client_http_req req = {"GET", path, NULL, deadline};
+    int rc = tn_client_http_do(&c->http, &req, &r, em);
     (void)pthread_mutex_unlock(&c->http_mu);
     if (rc < 0)
         return rc;
@@ -56,7 +56,7 @@ static int fetch(struct tn_client *c, const char *path, json_t **out,
     } else {
         rc = tn_client_map_error(r.status, r.body, r.body_len, NULL, em);
     }
-    tn_http_resp_release(&r);
+    tn_client_http_resp_release(&r);
     return rc;
 }
 
@@ -152,7 +152,7 @@ int tn_client_check(struct tn_client *c, const char *name, uint64_t token,
                       TN_CLIENT_NAME_MAX);
         return TN_EINVAL;
     }
-    char *esc = tn_http_escape(name);
+    char *esc = tn_client_http_escape(name);
     if (esc == NULL)
         return TN_ENOMEM;
     struct tn_buf path;

@@ -231,12 +231,12 @@ static int start_thread_locked(struct tn_client *c)
 {
     if (c->thread_started)
         return TN_OK;
-    int rc = tn_http_init(&c->ka_http, &c->opts, c->auth_header, &c->abort_io,
-                          c->now_ms);
+    int rc = tn_client_http_init(&c->ka_http, &c->opts, c->auth_header,
+                                 &c->abort_io, c->now_ms);
     if (rc < 0)
         return rc;
     if (pthread_create(&c->thread, NULL, tn_client_renewer_main, c) != 0) {
-        tn_http_release(&c->ka_http);
+        tn_client_http_release(&c->ka_http);
         return TN_EIO;
     }
     c->thread_started = true;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* getrandom, hex, constant-time compare. */
+/* getrandom; hex and constant-time compare from libsodium. */
 #include "rand.h"
 
 #include <errno.h>
+#include <sodium.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
@@ -49,13 +50,7 @@ int tn_rand_small(void *p, size_t len)
 
 void tn_hex_encode(const void *p, size_t len, char *out)
 {
-    static const char digits[] = "0123456789abcdef";
-    const uint8_t *b = p;
-    for (size_t i = 0; i < len; i++) {
-        out[2 * i] = digits[b[i] >> 4];
-        out[2 * i + 1] = digits[b[i] & 15];
-    }
-    out[2 * len] = '\0';
+    sodium_bin2hex(out, 2 * len + 1, p, len);
 }
 
 int tn_hex_digit(char c)
@@ -71,25 +66,16 @@ int tn_hex_digit(char c)
 
 int tn_hex_decode(const char *s, size_t slen, void *out, size_t len)
 {
-    uint8_t *b = out;
-    if (slen != 2 * len)
+    size_t got = 0;
+    /* No ignored characters and no end pointer: libsodium fails on any
+     * character that is not a hex digit and on an odd count. */
+    if (slen != 2 * len ||
+        sodium_hex2bin(out, len, s, slen, NULL, &got, NULL) != 0 || got != len)
         return TN_EINVAL;
-    for (size_t i = 0; i < len; i++) {
-        int hi = tn_hex_digit(s[2 * i]);
-        int lo = tn_hex_digit(s[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return TN_EINVAL;
-        b[i] = (uint8_t)(hi << 4 | lo);
-    }
     return TN_OK;
 }
 
 bool tn_ct_equal(const void *a, const void *b, size_t len)
 {
-    const volatile uint8_t *x = a;
-    const volatile uint8_t *y = b;
-    uint8_t acc = 0;
-    for (size_t i = 0; i < len; i++)
-        acc |= (uint8_t)(x[i] ^ y[i]);
-    return acc == 0;
+    return sodium_memcmp(a, b, len) == 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Randomness for secrets (getrandom) and hex helpers.  Thread-safe. */
+/* Randomness for secrets (getrandom) and hex helpers (libsodium's, with
+ * the strictness tenure needs).  Thread-safe. */
 #ifndef TN_COMMON_RAND_H
 #define TN_COMMON_RAND_H
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Token parsing, lease-name validation, and the record check shared by
- * every sink: everything the fence decides before it looks at the mark.
- * Pure functions, no allocation. */
+/* Token parsing and formatting, lease-name validation, reason names: the
+ * leaf of the fence kit (proof.c and record.c build on it).  Pure
+ * functions, no allocation. */
 #include <string.h>
 
 #include <tenure/fence.h>
@@ -111,57 +111,4 @@ const char *tn_fence_reason_name(enum tn_fence_reason r)
         return "stale";
     }
     return "unknown";
-}
-
-static enum tn_fence_reason check_claim(const struct tn_fence_record *r,
-                                        bool *is_claim_out)
-{
-    *is_claim_out = false;
-    if (r->claim == NULL)
-        return TN_FENCE_OK;
-    if (r->claim_len != 1 || r->claim[0] != '1')
-        return TN_FENCE_BAD_CLAIM;
-    *is_claim_out = true;
-    return TN_FENCE_OK;
-}
-
-enum tn_fence_reason tn_fence_record_check(const struct tn_fence_record *r,
-                                           const uint8_t *pk,
-                                           uint64_t *token_out,
-                                           bool *is_claim_out)
-{
-    if (r->key == NULL)
-        return TN_FENCE_NO_KEY;
-    if (!tn_fence_name_is_valid(r->key, r->key_len))
-        return TN_FENCE_BAD_KEY;
-    if (r->token == NULL || r->token_count == 0)
-        return TN_FENCE_NO_TOKEN;
-    uint64_t token = 0;
-    if (r->token_count > 1 ||
-        tn_fence_parse_token(r->token, r->token_len, &token) < 0)
-        return TN_FENCE_BAD_TOKEN;
-    enum tn_fence_reason why = check_claim(r, is_claim_out);
-    if (why != TN_FENCE_OK)
-        return why;
-    if (pk != NULL &&
-        (r->proof_count > 1 || tn_proof_verify(pk, r->key, r->key_len, token,
-                                               r->proof, r->proof_len) < 0))
-        return TN_FENCE_BAD_PROOF;
-    *token_out = token;
-    return TN_FENCE_OK;
-}
-
-int tn_fence_txn_id(const char *name, size_t name_len, char *out,
-                    size_t out_cap)
-{
-    static const char prefix[] = "tenure-lease:";
-    if (!tn_fence_name_is_valid(name, name_len))
-        return TN_EINVAL;
-    size_t need = sizeof(prefix) - 1 + name_len + 1;
-    if (out_cap < need)
-        return TN_ETOOBIG;
-    memcpy(out, prefix, sizeof(prefix) - 1);
-    memcpy(out + sizeof(prefix) - 1, name, name_len);
-    out[need - 1] = '\0';
-    return TN_OK;
 }

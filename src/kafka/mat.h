@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_kafka.h>
 
 #include "common/buf.h"
 #include "kafka/sink.h"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The materializer's sink: where admitted rows, rejected rows, marks and
  * next offsets are written in one transaction per batch.  A small vtable
- * over SQLite and PostgreSQL; the materializer never sees SQL.  Not
+ * with one implementation per file (sink_sqlite.c, sink_pg.c), registered
+ * in sinks.c; the materializer never sees SQL.  Not
  * thread-safe: one sink per materializer. */
 #ifndef TN_KAFKA_SINK_H
 #define TN_KAFKA_SINK_H
@@ -61,11 +62,25 @@ struct tn_sink {
     const struct tn_sink_ops *ops; /* never NULL */
 };
 
-/* Open "sqlite:PATH" or a postgresql:// URL, creating the tables.  On
- * success *out is the sink (close it with ops->close). */
+/* Open the sink a --sink spec names, creating its tables: the first kind
+ * in the table of sinks.c whose prefix starts spec.  On success *out is
+ * the sink (close it with ops->close).  TN_EINVAL for an unknown spec. */
 int tn_sink_open(const char *spec, struct tn_sink **out, struct tn_errmsg *em);
+
+/* The kinds of sink, each in its own file and on one line of sinks.c.
+ * open gets the spec after the prefix when strip is set, else all of it. */
+struct tn_sink_kind {
+    const char *prefix; /* e.g. "sqlite:" */
+    bool strip;         /* open gets spec + strlen(prefix) */
+    const char *hint;   /* how to write it, for errors; NULL: an alias */
+    int (*open)(const char *arg, struct tn_sink **out, struct tn_errmsg *em);
+};
+
+/* "sqlite:PATH" (sink_sqlite.c): retries an open that races another
+ * materializer switching a new file to WAL, for up to 5 s. */
 int tn_sink_sqlite_open(const char *path, struct tn_sink **out,
                         struct tn_errmsg *em);
+/* A postgresql:// URL (sink_pg.c). */
 int tn_sink_pg_open(const char *url, struct tn_sink **out,
                     struct tn_errmsg *em);
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_pg.h>
 
 #include "common/alloc.h"
 #include "kafka/sink.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_sqlite.h>
 
 #include "common/alloc.h"
 #include "kafka/sink.h"
@@ -341,8 +341,8 @@ static int prepare_all(struct sqlite_sink *s, struct tn_errmsg *em)
     return TN_OK;
 }
 
-int tn_sink_sqlite_open(const char *path, struct tn_sink **out,
-                        struct tn_errmsg *em)
+static int open_once(const char *path, struct tn_sink **out,
+                     struct tn_errmsg *em)
 {
     struct sqlite_sink *s = tn_calloc(1, sizeof(*s));
     if (s == NULL)
@@ -383,8 +383,8 @@ out_close:
  * WAL, which needs an exclusive lock; SQLite then answers SQLITE_BUSY at
  * once, busy timeout or not, where waiting could deadlock.  Such an open is
  * retried for up to 5 s. */
-static int sqlite_open_retrying(const char *path, struct tn_sink **out,
-                                struct tn_errmsg *em)
+int tn_sink_sqlite_open(const char *path, struct tn_sink **out,
+                        struct tn_errmsg *em)
 {
     int rc = TN_EBUSY;
     for (int attempt = 0; attempt < 50 && rc == TN_EBUSY; attempt++) {
@@ -392,19 +392,7 @@ static int sqlite_open_retrying(const char *path, struct tn_sink **out,
             struct timespec ts = {.tv_sec = 0, .tv_nsec = 100 * 1000 * 1000};
             (void)nanosleep(&ts, NULL);
         }
-        rc = tn_sink_sqlite_open(path, out, em);
+        rc = open_once(path, out, em);
     }
     return rc;
-}
-
-int tn_sink_open(const char *spec, struct tn_sink **out, struct tn_errmsg *em)
-{
-    if (strncmp(spec, "sqlite:", 7) == 0 && spec[7] != '\0')
-        return sqlite_open_retrying(spec + 7, out, em);
-    if (strncmp(spec, "postgresql://", 13) == 0 ||
-        strncmp(spec, "postgres://", 11) == 0)
-        return tn_sink_pg_open(spec, out, em);
-    tn_errmsg_set(em, "unknown sink \"%s\" (sqlite:PATH or postgresql://...)",
-                  spec);
-    return TN_EINVAL;
 }

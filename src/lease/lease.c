@@ -28,8 +28,9 @@
 
 /* Issue #8: the fixed part stays compact (no padding); the name starts
  * right after it. */
-static_assert(sizeof(void *) != 8 || offsetof(struct tn_lease, str) == 125,
-              "struct tn_lease grew");
+static_assert(sizeof(void *) != 8 ||
+                  offsetof(struct tn_lease_entry, str) == 125,
+              "struct tn_lease_entry grew");
 
 static uint32_t hash_name(const char *s, size_t len)
 {
@@ -66,7 +67,7 @@ void tn_lease_table_reserve(struct tn_lease_table *t, size_t n)
     size_t b = t->mask + 1;
     while (b < n)
         b *= 2;
-    struct tn_lease **v = tn_calloc(b, sizeof(*v));
+    struct tn_lease_entry **v = tn_calloc(b, sizeof(*v));
     if (v == NULL)
         return;
     tn_free(t->buckets);
@@ -75,19 +76,19 @@ void tn_lease_table_reserve(struct tn_lease_table *t, size_t n)
 }
 
 /* Where the grant strings go when they fit: right after the name. */
-static char *inline_strings(struct tn_lease *l)
+static char *inline_strings(struct tn_lease_entry *l)
 {
     return l->str + l->name_len + 1;
 }
 
 /* The grant strings live in a block of their own (they did not fit). */
-static bool strings_outside(struct tn_lease *l)
+static bool strings_outside(struct tn_lease_entry *l)
 {
     return l->owner_id != NULL && l->owner_id != inline_strings(l);
 }
 
 /* The entry itself goes with its slab. */
-static void lease_free(struct tn_lease *l)
+static void lease_free(struct tn_lease_entry *l)
 {
     if (strings_outside(l))
         tn_free(l->owner_id);
@@ -135,10 +136,10 @@ static void *slab_alloc(struct tn_lease_table *t, size_t n)
     return p;
 }
 
-static bool free_one(const struct tn_lease *l, void *ctx)
+static bool free_one(const struct tn_lease_entry *l, void *ctx)
 {
     (void)ctx;
-    lease_free((struct tn_lease *)(uintptr_t)l); /* the table's own */
+    lease_free((struct tn_lease_entry *)(uintptr_t)l); /* the table's own */
     return true;
 }
 
@@ -159,8 +160,8 @@ void tn_lease_table_release(struct tn_lease_table *t)
     memset(t, 0, sizeof(*t));
 }
 
-static struct tn_lease *chain_find(struct tn_lease *l, uint32_t h,
-                                   const char *name, size_t name_len)
+static struct tn_lease_entry *chain_find(struct tn_lease_entry *l, uint32_t h,
+                                         const char *name, size_t name_len)
 {
     for (; l != NULL; l = l->next) {
         if (l->hash == h && l->name_len == name_len &&
@@ -170,17 +171,18 @@ static struct tn_lease *chain_find(struct tn_lease *l, uint32_t h,
     return NULL;
 }
 
-static struct tn_lease *find_h(const struct tn_lease_table *t, uint32_t h,
-                               const char *name, size_t name_len)
+static struct tn_lease_entry *find_h(const struct tn_lease_table *t, uint32_t h,
+                                     const char *name, size_t name_len)
 {
-    struct tn_lease *l = chain_find(t->buckets[h & t->mask], h, name, name_len);
+    struct tn_lease_entry *l =
+        chain_find(t->buckets[h & t->mask], h, name, name_len);
     if (l == NULL && t->old != NULL)
         l = chain_find(t->old[h & t->old_mask], h, name, name_len);
     return l;
 }
 
-struct tn_lease *tn_lease_find(const struct tn_lease_table *t, const char *name,
-                               size_t name_len)
+struct tn_lease_entry *tn_lease_find(const struct tn_lease_table *t,
+                                     const char *name, size_t name_len)
 {
     return find_h(t, hash_name(name, name_len), name, name_len);
 }
@@ -193,10 +195,10 @@ struct tn_lease *tn_lease_find(const struct tn_lease_table *t, const char *name,
 static void rehash_step(struct tn_lease_table *t, size_t buckets)
 {
     while (t->old != NULL && buckets-- > 0) {
-        struct tn_lease *l = t->old[t->old_next];
+        struct tn_lease_entry *l = t->old[t->old_next];
         t->old[t->old_next] = NULL;
         while (l != NULL) {
-            struct tn_lease *next = l->next;
+            struct tn_lease_entry *next = l->next;
             size_t i = l->hash & t->mask;
             l->next = t->buckets[i];
             t->buckets[i] = l;
@@ -218,7 +220,7 @@ static void maybe_grow(struct tn_lease_table *t)
         return;
     rehash_step(t, SIZE_MAX); /* only if inserts outran the steps */
     size_t n = (t->mask + 1) * 2;
-    struct tn_lease **b = tn_calloc(n, sizeof(*b));
+    struct tn_lease_entry **b = tn_calloc(n, sizeof(*b));
     if (b == NULL)
         return; /* keep the longer chains; still correct */
     t->old = t->buckets;
@@ -229,12 +231,13 @@ static void maybe_grow(struct tn_lease_table *t)
 }
 
 /* fn on every entry of buckets [from, last]; false if fn stopped. */
-static bool each_in(struct tn_lease *const *b, size_t from, size_t last,
-                    bool (*fn)(const struct tn_lease *l, void *ctx), void *ctx)
+static bool each_in(struct tn_lease_entry *const *b, size_t from, size_t last,
+                    bool (*fn)(const struct tn_lease_entry *l, void *ctx),
+                    void *ctx)
 {
     for (size_t i = from; i <= last; i++) {
-        for (const struct tn_lease *l = b[i]; l != NULL;) {
-            const struct tn_lease *next = l->next; /* fn may free l */
+        for (const struct tn_lease_entry *l = b[i]; l != NULL;) {
+            const struct tn_lease_entry *next = l->next; /* fn may free l */
             if (!fn(l, ctx))
                 return false;
             l = next;
@@ -244,7 +247,8 @@ static bool each_in(struct tn_lease *const *b, size_t from, size_t last,
 }
 
 void tn_lease_each(const struct tn_lease_table *t,
-                   bool (*fn)(const struct tn_lease *l, void *ctx), void *ctx)
+                   bool (*fn)(const struct tn_lease_entry *l, void *ctx),
+                   void *ctx)
 {
     if (each_in(t->buckets, 0, t->mask, fn, ctx) && t->old != NULL)
         (void)each_in(t->old, t->old_next, t->old_mask, fn, ctx);
@@ -263,8 +267,8 @@ static size_t strings_size(const char *owner, const char *rid, const char *who)
 
 /* Replace the grant strings of l (the sources must not point into l);
  * on failure nothing changes. */
-static int set_strings(struct tn_lease *l, const char *owner, const char *rid,
-                       const char *who)
+static int set_strings(struct tn_lease_entry *l, const char *owner,
+                       const char *rid, const char *who)
 {
     size_t need = strings_size(owner, rid, who);
     char *dst = inline_strings(l);
@@ -296,18 +300,18 @@ static int set_strings(struct tn_lease *l, const char *owner, const char *rid,
 #define TN_LEASE_MAX_ROOM ((size_t)512)
 
 /* A new entry with room for `room` bytes of grant strings inline. */
-static struct tn_lease *insert_new(struct tn_lease_table *t, uint32_t h,
-                                   const char *name, size_t name_len,
-                                   size_t room)
+static struct tn_lease_entry *insert_new(struct tn_lease_table *t, uint32_t h,
+                                         const char *name, size_t name_len,
+                                         size_t room)
 {
-    size_t base = offsetof(struct tn_lease, str) + name_len + 1;
+    size_t base = offsetof(struct tn_lease_entry, str) + name_len + 1;
     if (room > TN_LEASE_MAX_ROOM)
         room = 0; /* rare: such strings get a block of their own */
     size_t size = entry_round(base + room);
-    if (size < sizeof(struct tn_lease))
-        size = sizeof(struct tn_lease);
+    if (size < sizeof(struct tn_lease_entry))
+        size = sizeof(struct tn_lease_entry);
     room = size - base; /* the alignment slack can hold a longer owner */
-    struct tn_lease *l = NULL;
+    struct tn_lease_entry *l = NULL;
     size_t cls = size / TN_LEASE_ALIGN;
     if (cls < TN_LEASE_SIZE_CLASSES && t->free_lists[cls] != NULL) {
         l = t->free_lists[cls];
@@ -316,7 +320,7 @@ static struct tn_lease *insert_new(struct tn_lease_table *t, uint32_t h,
     } else if ((l = slab_alloc(t, size)) == NULL) {
         return NULL;
     }
-    memset(l, 0, offsetof(struct tn_lease, str));
+    memset(l, 0, offsetof(struct tn_lease_entry, str));
     memcpy(l->str, name, name_len);
     l->str[name_len] = '\0';
     l->name = l->str;
@@ -331,7 +335,7 @@ static struct tn_lease *insert_new(struct tn_lease_table *t, uint32_t h,
     return l;
 }
 
-bool tn_lease_is_live(const struct tn_lease *l, int64_t now_ms)
+bool tn_lease_is_live(const struct tn_lease_entry *l, int64_t now_ms)
 {
     return l != NULL && l->held && now_ms < l->expires_at_ms;
 }
@@ -342,7 +346,7 @@ static bool same_str(const char *a, const char *b)
            (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-static bool same_request(const struct tn_lease *l,
+static bool same_request(const struct tn_lease_entry *l,
                          const struct tn_acquire_req *r)
 {
     return r->request_id != NULL && l->request_id != NULL &&
@@ -362,7 +366,7 @@ static int64_t expiry(int64_t now_ms, int64_t ttl_ms)
 }
 
 /* The grant itself: new token, new secret, new expiry. */
-static int grant(struct tn_lease_table *t, struct tn_lease *l,
+static int grant(struct tn_lease_table *t, struct tn_lease_entry *l,
                  const struct tn_acquire_req *r, int64_t now_ms)
 {
     if (set_strings(l, r->owner_id, r->request_id, r->principal) < 0)
@@ -380,12 +384,12 @@ static int grant(struct tn_lease_table *t, struct tn_lease *l,
 }
 
 int tn_lease_acquire(struct tn_lease_table *t, const struct tn_acquire_req *r,
-                     int64_t now_ms, struct tn_lease **out, bool *replayed_out,
-                     int64_t *retry_ms_out)
+                     int64_t now_ms, struct tn_lease_entry **out,
+                     bool *replayed_out, int64_t *retry_ms_out)
 {
     *replayed_out = false;
     uint32_t h = hash_name(r->name, r->name_len);
-    struct tn_lease *l = find_h(t, h, r->name, r->name_len);
+    struct tn_lease_entry *l = find_h(t, h, r->name, r->name_len);
     *out = l;
     if (tn_lease_is_live(l, now_ms)) {
         if (!same_request(l, r))
@@ -408,10 +412,10 @@ int tn_lease_acquire(struct tn_lease_table *t, const struct tn_acquire_req *r,
 
 /* The live lease a token request names, or why there is none. */
 static int match(struct tn_lease_table *t, const struct tn_token_req *r,
-                 int64_t now_ms, struct tn_lease **out)
+                 int64_t now_ms, struct tn_lease_entry **out)
 {
     uint32_t h = hash_name(r->name, r->name_len);
-    struct tn_lease *l = find_h(t, h, r->name, r->name_len);
+    struct tn_lease_entry *l = find_h(t, h, r->name, r->name_len);
     *out = l;
     if (!tn_lease_is_live(l, now_ms))
         return TN_ELOST;
@@ -430,12 +434,12 @@ static int match(struct tn_lease_table *t, const struct tn_token_req *r,
 }
 
 int tn_lease_renew(struct tn_lease_table *t, const struct tn_token_req *r,
-                   int64_t now_ms, struct tn_lease **out)
+                   int64_t now_ms, struct tn_lease_entry **out)
 {
     int rc = match(t, r, now_ms, out);
     if (rc < 0)
         return rc;
-    struct tn_lease *l = *out;
+    struct tn_lease_entry *l = *out;
     if (r->ttl_ms > 0)
         l->ttl_ms = r->ttl_ms;
     l->expires_at_ms = expiry(now_ms, l->ttl_ms);
@@ -444,12 +448,12 @@ int tn_lease_renew(struct tn_lease_table *t, const struct tn_token_req *r,
 }
 
 int tn_lease_release(struct tn_lease_table *t, const struct tn_token_req *r,
-                     int64_t now_ms, struct tn_lease **out)
+                     int64_t now_ms, struct tn_lease_entry **out)
 {
     int rc = match(t, r, now_ms, out);
     if (rc < 0)
         return rc;
-    struct tn_lease *l = *out;
+    struct tn_lease_entry *l = *out;
     l->held = false;
     l->expires_at_ms = now_ms;
     l->request_id = NULL; /* its bytes stay in the grant's block */
@@ -457,11 +461,11 @@ int tn_lease_release(struct tn_lease_table *t, const struct tn_token_req *r,
     return TN_OK;
 }
 
-int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease *img,
-                     struct tn_lease **out)
+int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease_entry *img,
+                     struct tn_lease_entry **out)
 {
     uint32_t h = hash_name(img->name, img->name_len);
-    struct tn_lease *l = find_h(t, h, img->name, img->name_len);
+    struct tn_lease_entry *l = find_h(t, h, img->name, img->name_len);
     if (l == NULL &&
         (l = insert_new(t, h, img->name, img->name_len,
                         strings_size(img->owner_id, img->request_id,
@@ -483,16 +487,16 @@ int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease *img,
 }
 
 /* Bytes of l's piece of slab (insert_new: base + room, rounded). */
-static size_t entry_size(const struct tn_lease *l)
+static size_t entry_size(const struct tn_lease_entry *l)
 {
-    return offsetof(struct tn_lease, str) + l->name_len + 1 + l->str_room;
+    return offsetof(struct tn_lease_entry, str) + l->name_len + 1 + l->str_room;
 }
 
 /* The link in l's chain that points to l, or NULL. */
-static struct tn_lease **link_of(struct tn_lease_table *t,
-                                 const struct tn_lease *l)
+static struct tn_lease_entry **link_of(struct tn_lease_table *t,
+                                       const struct tn_lease_entry *l)
 {
-    struct tn_lease **p = &t->buckets[l->hash & t->mask];
+    struct tn_lease_entry **p = &t->buckets[l->hash & t->mask];
     while (*p != NULL && *p != l)
         p = &(*p)->next;
     if (*p == l)
@@ -505,9 +509,9 @@ static struct tn_lease **link_of(struct tn_lease_table *t,
     return *p == l ? p : NULL;
 }
 
-void tn_lease_remove(struct tn_lease_table *t, struct tn_lease *l)
+void tn_lease_remove(struct tn_lease_table *t, struct tn_lease_entry *l)
 {
-    struct tn_lease **p = link_of(t, l);
+    struct tn_lease_entry **p = link_of(t, l);
     TN_ASSERT(p != NULL);
     *p = l->next;
     t->count--;
@@ -521,12 +525,12 @@ void tn_lease_remove(struct tn_lease_table *t, struct tn_lease *l)
     size_t cls = size / TN_LEASE_ALIGN;
     if (cls >= TN_LEASE_SIZE_CLASSES)
         return; /* cannot happen (sizes are bounded); the bytes stay unused */
-    memset(l, 0, offsetof(struct tn_lease, str));
+    memset(l, 0, offsetof(struct tn_lease_entry, str));
     l->next = t->free_lists[cls];
     t->free_lists[cls] = l;
     /* The fixed part stays readable: a stale pointer (the store's expiry
      * heap) sees a zeroed entry that is not held; the strings are gone. */
-    TN_LEASE_POISON(l->str, size - offsetof(struct tn_lease, str));
+    TN_LEASE_POISON(l->str, size - offsetof(struct tn_lease_entry, str));
 }
 
 uint64_t tn_lease_floor_of_absent(const struct tn_lease_table *t)
@@ -535,15 +539,15 @@ uint64_t tn_lease_floor_of_absent(const struct tn_lease_table *t)
 }
 
 size_t tn_lease_scan(struct tn_lease_table *t, size_t *cursor, size_t buckets,
-                     void (*fn)(struct tn_lease *l, void *ctx), void *ctx)
+                     void (*fn)(struct tn_lease_entry *l, void *ctx), void *ctx)
 {
     rehash_step(t, buckets); /* so that old buckets do not wait for inserts */
     size_t seen = 0;
     for (size_t k = 0; k < buckets && k <= t->mask; k++) {
         size_t i = *cursor & t->mask;
         *cursor = (i + 1) & t->mask;
-        for (struct tn_lease *l = t->buckets[i]; l != NULL;) {
-            struct tn_lease *next = l->next; /* fn may remove l */
+        for (struct tn_lease_entry *l = t->buckets[i]; l != NULL;) {
+            struct tn_lease_entry *next = l->next; /* fn may remove l */
             fn(l, ctx);
             seen++;
             l = next;
@@ -560,16 +564,17 @@ static int name_cmp(const char *a, size_t alen, const char *b, size_t blen)
     return alen < blen ? -1 : alen > blen;
 }
 
-static int lease_cmp(const struct tn_lease *a, const struct tn_lease *b)
+static int lease_cmp(const struct tn_lease_entry *a,
+                     const struct tn_lease_entry *b)
 {
     return name_cmp(a->name, a->name_len, b->name, b->name_len);
 }
 
 /* Max-heap on name of the `limit` smallest candidates seen so far. */
 struct heap {
-    const struct tn_lease **v; /* caller's array */
-    size_t n;                  /* used */
-    size_t cap;                /* limit + 0 */
+    const struct tn_lease_entry **v; /* caller's array */
+    size_t n;                        /* used */
+    size_t cap;                      /* limit + 0 */
 };
 
 static void heap_sift_down(struct heap *h, size_t i)
@@ -582,19 +587,19 @@ static void heap_sift_down(struct heap *h, size_t i)
             m = r;
         if (m == i)
             return;
-        const struct tn_lease *tmp = h->v[i];
+        const struct tn_lease_entry *tmp = h->v[i];
         h->v[i] = h->v[m];
         h->v[m] = tmp;
         i = m;
     }
 }
 
-static void heap_push(struct heap *h, const struct tn_lease *l)
+static void heap_push(struct heap *h, const struct tn_lease_entry *l)
 {
     size_t i = h->n++;
     h->v[i] = l;
     while (i > 0 && lease_cmp(h->v[(i - 1) / 2], h->v[i]) < 0) {
-        const struct tn_lease *tmp = h->v[i];
+        const struct tn_lease_entry *tmp = h->v[i];
         h->v[i] = h->v[(i - 1) / 2];
         h->v[(i - 1) / 2] = tmp;
         i = (i - 1) / 2;
@@ -602,7 +607,7 @@ static void heap_push(struct heap *h, const struct tn_lease *l)
 }
 
 /* Offer l to the heap; returns true if something was pushed out. */
-static bool heap_offer(struct heap *h, const struct tn_lease *l)
+static bool heap_offer(struct heap *h, const struct tn_lease_entry *l)
 {
     if (h->n < h->cap) {
         heap_push(h, l);
@@ -617,8 +622,8 @@ static bool heap_offer(struct heap *h, const struct tn_lease *l)
 
 static int qsort_cmp(const void *a, const void *b)
 {
-    return lease_cmp(*(const struct tn_lease *const *)a,
-                     *(const struct tn_lease *const *)b);
+    return lease_cmp(*(const struct tn_lease_entry *const *)a,
+                     *(const struct tn_lease_entry *const *)b);
 }
 
 struct list_walk {
@@ -632,7 +637,7 @@ struct list_walk {
     bool more; /* a match did not fit */
 };
 
-static bool list_one(const struct tn_lease *l, void *ctx)
+static bool list_one(const struct tn_lease_entry *l, void *ctx)
 {
     struct list_walk *w = ctx;
     if (!tn_lease_is_live(l, w->now_ms) || l->name_len < w->prefix_len ||
@@ -648,8 +653,8 @@ static bool list_one(const struct tn_lease *l, void *ctx)
 
 size_t tn_lease_list(const struct tn_lease_table *t, const char *prefix,
                      size_t prefix_len, const char *after, size_t after_len,
-                     int64_t now_ms, const struct tn_lease **out, size_t limit,
-                     bool *more_out)
+                     int64_t now_ms, const struct tn_lease_entry **out,
+                     size_t limit, bool *more_out)
 {
     struct list_walk w = {.h = {.v = out, .n = 0, .cap = limit},
                           .prefix = prefix,
@@ -669,7 +674,7 @@ struct live_count {
     size_t n;
 };
 
-static bool count_one(const struct tn_lease *l, void *ctx)
+static bool count_one(const struct tn_lease_entry *l, void *ctx)
 {
     struct live_count *c = ctx;
     c->n += tn_lease_is_live(l, c->now_ms);

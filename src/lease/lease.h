@@ -31,9 +31,9 @@
  * Fields are ordered to leave no padding (str[] at 125 bytes on LP64), and
  * a lookup that misses reads only the first cache line of each entry in
  * the chain: next, hash and name_len. */
-struct tn_lease {
-    struct tn_lease *next; /* hash chain */
-    char *name;            /* NUL-terminated, 1..256 bytes, in str[] */
+struct tn_lease_entry {
+    struct tn_lease_entry *next; /* hash chain */
+    char *name;                  /* NUL-terminated, 1..256 bytes, in str[] */
     char *owner_id;    /* NUL-terminated; NULL if never held; starts the grant
                           strings (inline or the separate block) */
     char *request_id;  /* of the grant, or NULL; after owner_id */
@@ -62,21 +62,21 @@ struct tn_lease {
  * every request for tens of milliseconds.  While `old` is set, an entry
  * is in buckets or, if its old bucket is at or after old_next, in old. */
 struct tn_lease_table {
-    struct tn_lease **buckets;    /* power-of-two array of chains */
-    size_t mask;                  /* bucket count - 1 */
-    struct tn_lease **old;        /* the table being emptied, or NULL */
-    size_t old_mask;              /* its bucket count - 1 */
-    size_t old_next;              /* its first bucket not yet moved */
-    size_t count;                 /* entries (held or not) */
-    uint64_t last_token;          /* highest token ever granted */
-    uint64_t seq;                 /* last change number handed out */
-    uint32_t last_row_id;         /* store: highest row id in use */
-    uint64_t retired_floor;       /* >= the token of every removed entry */
-    size_t removed;               /* entries removed so far */
-    struct tn_lease **free_lists; /* removed entries by size / 8 */
-    void *slabs;                  /* list of the entries' slabs, newest first */
-    char *slab_free;              /* unused bytes of the newest slab */
-    size_t slab_left;             /* how many */
+    struct tn_lease_entry **buckets; /* power-of-two array of chains */
+    size_t mask;                     /* bucket count - 1 */
+    struct tn_lease_entry **old;     /* the table being emptied, or NULL */
+    size_t old_mask;                 /* its bucket count - 1 */
+    size_t old_next;                 /* its first bucket not yet moved */
+    size_t count;                    /* entries (held or not) */
+    uint64_t last_token;             /* highest token ever granted */
+    uint64_t seq;                    /* last change number handed out */
+    uint32_t last_row_id;            /* store: highest row id in use */
+    uint64_t retired_floor;          /* >= the token of every removed entry */
+    size_t removed;                  /* entries removed so far */
+    struct tn_lease_entry **free_lists; /* removed entries by size / 8 */
+    void *slabs;      /* list of the entries' slabs, newest first */
+    char *slab_free;  /* unused bytes of the newest slab */
+    size_t slab_left; /* how many */
 };
 
 struct tn_acquire_req {
@@ -112,11 +112,11 @@ void tn_lease_table_release(struct tn_lease_table *t);
  * table stays as it was. */
 void tn_lease_table_reserve(struct tn_lease_table *t, size_t n);
 
-struct tn_lease *tn_lease_find(const struct tn_lease_table *t, const char *name,
-                               size_t name_len);
+struct tn_lease_entry *tn_lease_find(const struct tn_lease_table *t,
+                                     const char *name, size_t name_len);
 
 /* True if l is held and not expired at now_ms. */
-bool tn_lease_is_live(const struct tn_lease *l, int64_t now_ms);
+bool tn_lease_is_live(const struct tn_lease_entry *l, int64_t now_ms);
 
 /* Grant, or say why not.  Returns:
  *   TN_OK        granted; *out is the lease (new token); *replayed_out is
@@ -126,23 +126,23 @@ bool tn_lease_is_live(const struct tn_lease *l, int64_t now_ms);
  *   TN_ELOCKDELAY the name expired and is in lock delay; *retry_ms_out
  *   TN_ENOMEM */
 int tn_lease_acquire(struct tn_lease_table *t, const struct tn_acquire_req *r,
-                     int64_t now_ms, struct tn_lease **out, bool *replayed_out,
-                     int64_t *retry_ms_out);
+                     int64_t now_ms, struct tn_lease_entry **out,
+                     bool *replayed_out, int64_t *retry_ms_out);
 
 /* TN_OK (*out renewed), TN_ELOST (token not live), TN_EFORBIDDEN (bad
  * secret). */
 int tn_lease_renew(struct tn_lease_table *t, const struct tn_token_req *r,
-                   int64_t now_ms, struct tn_lease **out);
+                   int64_t now_ms, struct tn_lease_entry **out);
 
 /* TN_OK (*out released), TN_ELOST, TN_EFORBIDDEN.  With force, releases
  * whatever grant is live and never answers TN_EFORBIDDEN. */
 int tn_lease_release(struct tn_lease_table *t, const struct tn_token_req *r,
-                     int64_t now_ms, struct tn_lease **out);
+                     int64_t now_ms, struct tn_lease_entry **out);
 
 /* Put a lease loaded from the store into the table (restart).  Takes the
  * strings by copy.  0 or TN_ENOMEM. */
-int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease *img,
-                     struct tn_lease **out);
+int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease_entry *img,
+                     struct tn_lease_entry **out);
 
 /* Visit live leases whose names start with prefix and sort after `after`
  * (NULL = from the start), in name order, at most limit of them.  Fills
@@ -150,13 +150,13 @@ int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease *img,
  * more exist.  out must hold limit entries. */
 size_t tn_lease_list(const struct tn_lease_table *t, const char *prefix,
                      size_t prefix_len, const char *after, size_t after_len,
-                     int64_t now_ms, const struct tn_lease **out, size_t limit,
-                     bool *more_out);
+                     int64_t now_ms, const struct tn_lease_entry **out,
+                     size_t limit, bool *more_out);
 
 /* Remove l (found in t) from the table; its memory is reused by a later
  * insert, so every pointer to it must be gone.  Raises retired_floor to
  * the highest token granted so far (at least l's). */
-void tn_lease_remove(struct tn_lease_table *t, struct tn_lease *l);
+void tn_lease_remove(struct tn_lease_table *t, struct tn_lease_entry *l);
 
 /* The floor of a name not in the table: the highest token a removed name
  * may have had (0 while nothing was removed). */
@@ -167,7 +167,8 @@ uint64_t tn_lease_floor_of_absent(const struct tn_lease_table *t);
  * rehash.  fn may remove the entry it is given, nothing else.  Returns the
  * entries visited. */
 size_t tn_lease_scan(struct tn_lease_table *t, size_t *cursor, size_t buckets,
-                     void (*fn)(struct tn_lease *l, void *ctx), void *ctx);
+                     void (*fn)(struct tn_lease_entry *l, void *ctx),
+                     void *ctx);
 
 /* Number of live leases at now_ms (O(n); for metrics). */
 size_t tn_lease_count_live(const struct tn_lease_table *t, int64_t now_ms);
@@ -175,6 +176,7 @@ size_t tn_lease_count_live(const struct tn_lease_table *t, int64_t now_ms);
 /* Call fn on every entry, held or not, in no order, until it returns
  * false.  The table must not change meanwhile. */
 void tn_lease_each(const struct tn_lease_table *t,
-                   bool (*fn)(const struct tn_lease *l, void *ctx), void *ctx);
+                   bool (*fn)(const struct tn_lease_entry *l, void *ctx),
+                   void *ctx);
 
 #endif

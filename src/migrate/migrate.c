@@ -80,7 +80,7 @@ static bool migrate_schema(PGconn *db)
     return true;
 }
 
-static bool copy_one(PGconn *db, const struct tn_lease *l, int64_t now_ms)
+static bool copy_one(PGconn *db, const struct tn_lease_entry *l, int64_t now_ms)
 {
     char rest[24];
     char tok[24];
@@ -122,7 +122,7 @@ struct copy_walk {
     bool ok;     /* every copy succeeded */
 };
 
-static bool copy_each(const struct tn_lease *l, void *ctx)
+static bool copy_each(const struct tn_lease_entry *l, void *ctx)
 {
     struct copy_walk *w = ctx;
     if (!copy_one(w->db, l, w->now_ms))

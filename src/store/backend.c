@@ -7,8 +7,8 @@
 
 #include "common/alloc.h"
 
-void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
-                              int64_t now_ms)
+void tn_store_view_from_lease(struct tn_lease_view *v,
+                              const struct tn_lease_entry *l, int64_t now_ms)
 {
     memset(v, 0, sizeof(*v));
     memcpy(v->name, l->name, l->name_len);

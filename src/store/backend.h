@@ -219,7 +219,7 @@ struct tn_store_config {
 void tn_store_result_release(struct tn_store_result *r);
 
 /* Fill v from l: expires_in_ms counted from now_ms. */
-void tn_store_view_from_lease(struct tn_lease_view *v, const struct tn_lease *l,
-                              int64_t now_ms);
+void tn_store_view_from_lease(struct tn_lease_view *v,
+                              const struct tn_lease_entry *l, int64_t now_ms);
 
 #endif

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_kafka.h>
 
 #include "chaos.h"
 #include "common/clock.h"

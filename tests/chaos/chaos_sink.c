@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_sqlite.h>
 
 #include "chaos.h"
 #include "common/clock.h"

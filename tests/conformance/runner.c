@@ -30,6 +30,8 @@
 
 #include <tenure/client.h>
 #include <tenure/fence.h>
+#include <tenure/fence_pg.h>
+#include <tenure/fence_sqlite.h>
 
 #define MAX_LEASES 32
 #define LABEL_MAX 32

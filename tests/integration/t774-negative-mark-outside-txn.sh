@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Negative control: MARK_OUTSIDE_TXN (src/fence/fence_sqlite.c commits the
+# Negative control: MARK_OUTSIDE_TXN (src/fence/sqlite.c commits the
 # mark on its own, outside the data transaction).  The sink-crash profile
 # kills sink writers in the middle of their transactions and rolls 10% of
 # them back on purpose: the planted kit keeps a raised mark without the

@@ -3,7 +3,8 @@
 # into a temp root and used from there: every binary answers --help,
 # tenured from the extracted tree serves an acquire made by the extracted
 # CLI, a program builds against libtenure-dev's headers and tenure.pc and
-# runs on libtenure0's shared library, the unit and the maintainer scripts
+# runs on libtenure0's shared library alone (no libpq, no librdkafka), one
+# builds against tenure-pg.pc and runs on libtenure-pg0, the unit and the maintainer scripts
 # say what docs/GETTING-STARTED.md and docs/OPERATIONS.md promise, and lintian reports no
 # error (warnings are printed).  The packages of build/deb/ are reused when
 # no source file is newer than them; else scripts/deb.sh builds them
@@ -16,8 +17,9 @@ done
 version=$(dpkg-parsechangelog -S Version)
 arch=$(dpkg --print-architecture)
 deb() { echo "build/deb/${1}_${version}_${arch}.deb"; }
+pkgs="tenured tenure-tools libtenure0 libtenure-pg0 libtenure-kafka0 libtenure-dev"
 fresh=1
-for p in tenured tenure-tools libtenure0 libtenure-dev; do
+for p in $pkgs; do
     [ -f "$(deb $p)" ] || fresh=0
 done
 if [ "$fresh" = 1 ]; then
@@ -31,7 +33,7 @@ if [ "$fresh" = 0 ]; then
 fi
 
 R=$T/root
-for p in tenured tenure-tools libtenure0 libtenure-dev; do
+for p in $pkgs; do
     dpkg-deb -x "$(deb $p)" "$R" || fail "dpkg-deb -x $p"
     dpkg-deb -e "$(deb $p)" "$T/ctl-$p" || fail "dpkg-deb -e $p"
 done
@@ -39,7 +41,10 @@ ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 for f in usr/bin/tenured usr/bin/tenure usr/bin/tenure-materializer usr/bin/tenure-check \
     usr/bin/tenure-migrate usr/lib/$ma/libtenure.so.0 usr/lib/$ma/libtenure.so \
     usr/lib/$ma/libtenure.a usr/lib/$ma/pkgconfig/tenure.pc usr/include/tenure/client.h \
-    usr/include/tenure/fence.h lib/systemd/system/tenured.service etc/tenure/tenured.env; do
+    usr/include/tenure/fence.h lib/systemd/system/tenured.service etc/tenure/tenured.env \
+    usr/lib/$ma/libtenure-pg.so.0 usr/lib/$ma/libtenure-kafka.so.0 usr/include/tenure/fence_pg.h \
+    usr/include/tenure/fence_kafka.h usr/lib/$ma/pkgconfig/tenure-pg.pc \
+    usr/lib/$ma/pkgconfig/tenure-kafka.pc; do
     [ -e "$R/$f" ] || fail "no /$f in the packages"
 done
 pass "the packages hold the server, the tools, the library, headers, tenure.pc and the unit"
@@ -83,7 +88,34 @@ out=$(LD_LIBRARY_PATH="$R/usr/lib/$ma" "$T/prog") || fail "prog exited $?"
 [ "$out" = TN_ELOST ] || fail "prog printed '$out'"
 LD_LIBRARY_PATH="$R/usr/lib/$ma" ldd "$T/prog" | grep -q "$R/usr/lib/$ma/libtenure.so.0" ||
     fail "prog does not use the packaged libtenure.so.0"
-pass "a program builds with tenure.pc and runs on libtenure0"
+# A program that only takes leases needs libtenure alone, and libtenure
+# needs neither libpq nor librdkafka (they are behind libtenure-pg and
+# libtenure-kafka).
+needed=$(readelf -d "$T/prog" | awk '/NEEDED/ {print $NF}' | tr '\n' ' ')
+grep -q 'libtenure.so.0' <<<"$needed" || fail "prog needs: $needed"
+if grep -Eq 'libpq|librdkafka|libtenure-' <<<"$needed"; then fail "prog needs: $needed"; fi
+needed=$(readelf -d "$R/usr/lib/$ma/libtenure.so.0" | awk '/NEEDED/ {print $NF}' | tr '\n' ' ')
+if grep -Eq 'libpq|librdkafka' <<<"$needed"; then fail "libtenure.so.0 needs: $needed"; fi
+deps=$(grep '^Depends:' "$T/ctl-libtenure0/control")
+if grep -Eq 'libpq|librdkafka' <<<"$deps"; then fail "libtenure0 $deps"; fi
+pass "a program builds with tenure.pc and runs on libtenure0 alone (no libpq, no librdkafka)"
+
+# The PostgreSQL fence: tenure-pg.pc, run on libtenure-pg0.
+cat >"$T/pgprog.c" <<'C'
+#include <stdio.h>
+#include <tenure/fence_pg.h>
+int main(void)
+{
+    printf("%s\n", tn_fence_pg_ops.name);
+    return 0;
+}
+C
+sed "s|^prefix=.*|prefix=$R/usr|" "$R/usr/lib/$ma/pkgconfig/tenure-pg.pc" >"$T/pc/tenure-pg.pc"
+pglibs=$(PKG_CONFIG_PATH="$T/pc" pkg-config --libs tenure-pg) || fail "pkg-config --libs tenure-pg"
+cc $cflags -o "$T/pgprog" "$T/pgprog.c" $pglibs || fail "cannot build against tenure-pg.pc"
+out=$(LD_LIBRARY_PATH="$R/usr/lib/$ma" "$T/pgprog") || fail "pgprog exited $?"
+[ "$out" = pg ] || fail "pgprog printed '$out'"
+pass "a program builds with tenure-pg.pc and runs on libtenure-pg0"
 
 # The service as packaged: /usr/bin/tenured as the tenure user, data in
 # /var/lib/tenure, settings in /etc/tenure; the user and the first auth
@@ -101,8 +133,9 @@ sh -n "$T/ctl-tenured/postinst" && sh -n "$T/ctl-tenured/postrm" || fail "mainta
 pass "unit, conffile and maintainer scripts"
 
 rc=0
-lintian --tag-display-limit 0 "$(deb tenured)" "$(deb tenure-tools)" "$(deb libtenure0)" \
-    "$(deb libtenure-dev)" >"$T/lintian" 2>&1 || rc=$?
+debs=()
+for p in $pkgs; do debs+=("$(deb $p)"); done
+lintian --tag-display-limit 0 "${debs[@]}" >"$T/lintian" 2>&1 || rc=$?
 grep -v '^running with root' "$T/lintian" | sed 's/^/  lintian: /' || true
 if grep -q '^E: ' "$T/lintian"; then fail "lintian reports errors"; fi
 [ "$rc" = 0 ] || fail "lintian exited $rc"

@@ -101,7 +101,7 @@ static const char busy_reply[] =
     "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 23\r\n"
     "Connection: close\r\n\r\n{\"error\":\"unavailable\"}";
 
-static void http_with(struct tn_http *h, const int *ports, size_t n)
+static void http_with(struct tn_client_http *h, const int *ports, size_t n)
 {
     static char urls[4][64];
     struct tn_client_options o;
@@ -111,7 +111,8 @@ static void http_with(struct tn_http *h, const int *ports, size_t n)
         o.urls[i] = urls[i];
     }
     o.n_urls = n;
-    assert_int_equal(tn_http_init(h, &o, NULL, NULL, tn_clock_mono_ms), 0);
+    assert_int_equal(tn_client_http_init(h, &o, NULL, NULL, tn_clock_mono_ms),
+                     0);
 }
 
 static void test_client_http__fails_over_to_next_url(void **st)
@@ -120,20 +121,21 @@ static void test_client_http__fails_over_to_next_url(void **st)
     struct responder r;
     int ports[2] = {refusing_port(), 0};
     responder_start(&r, ok_reply, &ports[1]);
-    struct tn_http h;
+    struct tn_client_http h;
     http_with(&h, ports, 2);
-    struct tn_http_resp resp;
+    struct tn_client_http_resp resp;
     int64_t deadline = tn_clock_mono_ms() + 5000;
     assert_int_equal(
-        tn_http_do(&h,
-                   &(struct tn_http_req){"POST", "/v1/leases", "{}", deadline},
-                   &resp, NULL),
+        tn_client_http_do(
+            &h,
+            &(struct tn_client_http_req){"POST", "/v1/leases", "{}", deadline},
+            &resp, NULL),
         0);
     assert_int_equal(resp.status, 200);
     assert_string_equal(resp.body, "{\"ok\":true}");
     assert_int_equal(h.preferred, 1); /* the next call starts there */
-    tn_http_resp_release(&resp);
-    tn_http_release(&h);
+    tn_client_http_resp_release(&resp);
+    tn_client_http_release(&h);
     responder_stop(&r); /* joined: the request it saw is ours to read */
     assert_non_null(strstr(r.request, "POST /v1/leases HTTP/1.1"));
     assert_non_null(strstr(r.request, "Content-Type: application/json"));
@@ -143,18 +145,19 @@ static void test_client_http__all_refused_is_econnect(void **st)
 {
     (void)st;
     int ports[2] = {refusing_port(), refusing_port()};
-    struct tn_http h;
+    struct tn_client_http h;
     http_with(&h, ports, 2);
-    struct tn_http_resp resp;
+    struct tn_client_http_resp resp;
     struct tn_errmsg em = {{0}};
     int64_t deadline = tn_clock_mono_ms() + 5000;
     assert_int_equal(
-        tn_http_do(&h,
-                   &(struct tn_http_req){"GET", "/v1/leases/x", NULL, deadline},
-                   &resp, &em),
+        tn_client_http_do(
+            &h,
+            &(struct tn_client_http_req){"GET", "/v1/leases/x", NULL, deadline},
+            &resp, &em),
         TN_ECONNECT);
     assert_true(em.text[0] != '\0');
-    tn_http_release(&h);
+    tn_client_http_release(&h);
 }
 
 static void test_client_http__unavailable_tries_next(void **st)
@@ -165,19 +168,20 @@ static void test_client_http__unavailable_tries_next(void **st)
     int ports[2];
     responder_start(&busy, busy_reply, &ports[0]);
     responder_start(&ok, ok_reply, &ports[1]);
-    struct tn_http h;
+    struct tn_client_http h;
     http_with(&h, ports, 2);
-    struct tn_http_resp resp;
+    struct tn_client_http_resp resp;
     int64_t deadline = tn_clock_mono_ms() + 5000;
     assert_int_equal(
-        tn_http_do(&h,
-                   &(struct tn_http_req){"GET", "/v1/leases/x", NULL, deadline},
-                   &resp, NULL),
+        tn_client_http_do(
+            &h,
+            &(struct tn_client_http_req){"GET", "/v1/leases/x", NULL, deadline},
+            &resp, NULL),
         0);
     assert_int_equal(resp.status, 200);
     assert_int_equal(atomic_load(&busy.served), 1);
-    tn_http_resp_release(&resp);
-    tn_http_release(&h);
+    tn_client_http_resp_release(&resp);
+    tn_client_http_release(&h);
     responder_stop(&busy);
     responder_stop(&ok);
 }
@@ -188,17 +192,18 @@ static void test_client_http__last_unavailable_is_returned(void **st)
     struct responder busy;
     int ports[1];
     responder_start(&busy, busy_reply, &ports[0]);
-    struct tn_http h;
+    struct tn_client_http h;
     http_with(&h, ports, 1);
-    struct tn_http_resp resp;
+    struct tn_client_http_resp resp;
     int64_t deadline = tn_clock_mono_ms() + 5000;
     assert_int_equal(
-        tn_http_do(&h, &(struct tn_http_req){"GET", "/readyz", NULL, deadline},
-                   &resp, NULL),
+        tn_client_http_do(
+            &h, &(struct tn_client_http_req){"GET", "/readyz", NULL, deadline},
+            &resp, NULL),
         0);
     assert_int_equal(resp.status, 503);
-    tn_http_resp_release(&resp);
-    tn_http_release(&h);
+    tn_client_http_resp_release(&resp);
+    tn_client_http_release(&h);
     responder_stop(&busy);
 }
 
@@ -213,19 +218,20 @@ test_client_http__silent_server_times_out_without_failover(void **st)
     struct responder ok;
     int ports[2] = {port, 0};
     responder_start(&ok, ok_reply, &ports[1]);
-    struct tn_http h;
+    struct tn_client_http h;
     http_with(&h, ports, 2);
-    struct tn_http_resp resp;
+    struct tn_client_http_resp resp;
     int64_t start = tn_clock_mono_ms();
-    assert_int_equal(tn_http_do(&h,
-                                &(struct tn_http_req){"PATCH", "/v1/leases/x",
-                                                      "{}", start + 300},
-                                &resp, NULL),
-                     TN_ETIMEDOUT);
+    assert_int_equal(
+        tn_client_http_do(&h,
+                          &(struct tn_client_http_req){"PATCH", "/v1/leases/x",
+                                                       "{}", start + 300},
+                          &resp, NULL),
+        TN_ETIMEDOUT);
     int64_t took = tn_clock_mono_ms() - start;
     assert_true(took >= 250 && took < 1500);
     assert_int_equal(atomic_load(&ok.served), 0);
-    tn_http_release(&h);
+    tn_client_http_release(&h);
     responder_stop(&ok);
     close(silent);
 }
@@ -236,23 +242,24 @@ static void test_client_http__passed_deadline_sends_nothing(void **st)
     struct responder ok;
     int ports[1];
     responder_start(&ok, ok_reply, &ports[0]);
-    struct tn_http h;
+    struct tn_client_http h;
     http_with(&h, ports, 1);
-    struct tn_http_resp resp;
-    assert_int_equal(tn_http_do(&h,
-                                &(struct tn_http_req){"GET", "/x", NULL,
-                                                      tn_clock_mono_ms() - 1},
-                                &resp, NULL),
-                     TN_ETIMEDOUT);
+    struct tn_client_http_resp resp;
+    assert_int_equal(
+        tn_client_http_do(&h,
+                          &(struct tn_client_http_req){"GET", "/x", NULL,
+                                                       tn_clock_mono_ms() - 1},
+                          &resp, NULL),
+        TN_ETIMEDOUT);
     assert_int_equal(atomic_load(&ok.served), 0);
-    tn_http_release(&h);
+    tn_client_http_release(&h);
     responder_stop(&ok);
 }
 
 static void test_client_http__escape_is_one_segment(void **st)
 {
     (void)st;
-    char *e = tn_http_escape("a/b c:1");
+    char *e = tn_client_http_escape("a/b c:1");
     assert_string_equal(e, "a%2Fb%20c%3A1");
     tn_free(e);
 }

@@ -178,7 +178,7 @@ static void add(struct rig *r, uint64_t token)
 {
     char name[32];
     snprintf(name, sizeof(name), "n%llu", (unsigned long long)token);
-    struct tn_lease l = {0};
+    struct tn_lease_entry l = {0};
     l.name = name;
     l.owner_id = (char *)"owner";
     l.token = token;
@@ -413,7 +413,7 @@ static void test_commit__row_images(void **state)
     struct tn_commit *c = tn_commit_start(&cfg);
     assert_non_null(c);
     char name[] = "jobs/a", owner[] = "w1", rid[] = "req-9";
-    struct tn_lease l = {0};
+    struct tn_lease_entry l = {0};
     l.name = name;
     l.owner_id = owner;
     l.request_id = rid;
@@ -428,7 +428,7 @@ static void test_commit__row_images(void **state)
     l.expiry_noted = true;
     tn_commit_add_row(c, &l, 42);
     char name_b[] = "jobs/b";
-    struct tn_lease rb = {0};
+    struct tn_lease_entry rb = {0};
     rb.name = name_b;
     rb.row_id = 8;
     rb.seq = 11;

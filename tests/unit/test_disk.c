@@ -231,7 +231,7 @@ static void test_disk__reopen_keeps_rows(void **state)
     for (size_t i = 0; i < 6; i++) {
         const struct tn_row *r = &m.rows[i];
         const char *name = tn_batch_str(&m.b, r->name_off);
-        const struct tn_lease *l = tn_lease_find(&t, name, strlen(name));
+        const struct tn_lease_entry *l = tn_lease_find(&t, name, strlen(name));
         assert_non_null(l);
         assert_int_equal(l->token, r->token);
         assert_int_equal(l->held, r->held);
@@ -284,7 +284,7 @@ static void test_disk__rewrite_and_retire(void **state)
     struct tn_lease_table t;
     load(d, &t);
     assert_int_equal(t.count, 2);
-    const struct tn_lease *l = tn_lease_find(&t, "job/2", 5);
+    const struct tn_lease_entry *l = tn_lease_find(&t, "job/2", 5);
     assert_non_null(l);
     assert_int_equal(l->token, 20);
     assert_null(tn_lease_find(&t, "job/3", 5));
@@ -331,7 +331,7 @@ static void test_disk__compaction(void **state)
     for (uint32_t id = 1; id <= n; id += 97) {
         char name[32];
         snprintf(name, sizeof(name), "job/%u", id);
-        const struct tn_lease *l = tn_lease_find(&t, name, strlen(name));
+        const struct tn_lease_entry *l = tn_lease_find(&t, name, strlen(name));
         assert_non_null(l);
         assert_int_equal(l->token, 1000 + id - 1);
     }

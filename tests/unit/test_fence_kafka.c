@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_kafka.h>
 
 #include "tn_test.h"
 
@@ -210,9 +210,20 @@ static void test_fence_kafka__stamp_headers(void **state)
     rd_kafka_headers_destroy(h);
 }
 
+static void test_fence__txn_id(void **state)
+{
+    (void)state;
+    char buf[300];
+    assert_int_equal(tn_fence_txn_id("shard:8841", 10, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "tenure-lease:shard:8841");
+    assert_int_equal(tn_fence_txn_id("shard:8841", 10, buf, 10), TN_ETOOBIG);
+    assert_int_equal(tn_fence_txn_id("", 0, buf, sizeof(buf)), TN_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fence__txn_id),
         cmocka_unit_test(test_fence_kafka__stamp_headers),
         cmocka_unit_test(test_fence_kafka__wait_committed_polls_sqlite),
         cmocka_unit_test_setup_teardown(

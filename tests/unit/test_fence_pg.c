@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_pg.h>
 
 #include "tn_test.h"
 

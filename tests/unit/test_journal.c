@@ -451,7 +451,8 @@ static void test_disk_crash(void **state)
         make(&m, rec);
         for (size_t i = 0; i < m.b.n_rows; i++) {
             const char *name = tn_batch_str(&m.b, m.rows[i].name_off);
-            const struct tn_lease *l = tn_lease_find(&t, name, strlen(name));
+            const struct tn_lease_entry *l =
+                tn_lease_find(&t, name, strlen(name));
             assert_non_null(l);
             assert_int_equal(l->token, m.rows[i].token);
             assert_int_equal(l->held, m.rows[i].held);

@@ -82,7 +82,7 @@ static void run_case(struct tn_lease_table *t, const struct step *steps,
     uint64_t tokens[16] = {0};
     for (size_t i = 0; i < n; i++) {
         const struct step *s = &steps[i];
-        struct tn_lease *l = NULL;
+        struct tn_lease_entry *l = NULL;
         int rc;
         if (s->op == ACQ) {
             struct tn_acquire_req r =
@@ -177,7 +177,7 @@ static void test_lease__request_id_retry_returns_same_grant(void **state)
     struct fixture *f = *state;
     struct tn_acquire_req r = acq("n", "w1", 100, secret_a);
     r.request_id = "req-1";
-    struct tn_lease *l;
+    struct tn_lease_entry *l;
     bool replayed;
     int64_t retry;
     assert_int_equal(tn_lease_acquire(&f->t, &r, 0, &l, &replayed, &retry),
@@ -199,7 +199,7 @@ static void test_lease__request_id_retry_returns_same_grant(void **state)
 }
 
 /* Is p inside the entry l (the room after the name)? */
-static bool in_entry(const struct tn_lease *l, const char *p)
+static bool in_entry(const struct tn_lease_entry *l, const char *p)
 {
     const char *room = l->str + l->name_len + 1;
     return p >= room && p < room + l->str_room;
@@ -211,7 +211,7 @@ static void test_lease__grant_strings_follow_each_grant(void **state)
     struct tn_acquire_req r = acq("shard:1", "o1", 100, secret_a);
     r.request_id = "r1";
     r.principal = "p1";
-    struct tn_lease *l, *first;
+    struct tn_lease_entry *l, *first;
     bool replayed;
     int64_t retry;
     assert_int_equal(tn_lease_acquire(&f->t, &r, 0, &first, &replayed, &retry),
@@ -269,7 +269,7 @@ static void test_lease__restore_copies_strings(void **state)
 {
     struct fixture *f = *state;
     char name[] = "restored", owner[] = "owner-a", rid[] = "rid-a";
-    struct tn_lease img;
+    struct tn_lease_entry img;
     memset(&img, 0, sizeof(img));
     img.name = name;
     img.name_len = (uint32_t)strlen(name);
@@ -279,7 +279,7 @@ static void test_lease__restore_copies_strings(void **state)
     img.ttl_ms = 1000;
     img.expires_at_ms = 5000;
     img.held = true;
-    struct tn_lease *l;
+    struct tn_lease_entry *l;
     assert_int_equal(tn_lease_restore(&f->t, &img, &l), TN_OK);
     memset(name, 'x', strlen(name)); /* the table must hold copies */
     memset(owner, 'x', strlen(owner));
@@ -300,7 +300,7 @@ static void test_lease__restore_copies_strings(void **state)
     memset(big, 'b', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
     char name2[] = "other", rid2[] = "only-rid";
-    struct tn_lease img2;
+    struct tn_lease_entry img2;
     memset(&img2, 0, sizeof(img2));
     img2.name = name2;
     img2.name_len = 5;
@@ -311,7 +311,7 @@ static void test_lease__restore_copies_strings(void **state)
     assert_string_equal(l->request_id, "only-rid");
     img2.owner_id = big;
     img2.principal = big;
-    struct tn_lease *again;
+    struct tn_lease_entry *again;
     assert_int_equal(tn_lease_restore(&f->t, &img2, &again), TN_OK);
     assert_ptr_equal(again, l);
     assert_string_equal(l->owner_id, big);
@@ -328,7 +328,7 @@ static void test_lease__many_entries_survive_growth(void **state)
 {
     struct fixture *f = *state;
     enum { N = 6000 };
-    static struct tn_lease *seen[N];
+    static struct tn_lease_entry *seen[N];
     char name[300], owner[40];
     int rehashing_seen = 0;
     for (int i = 0; i < N; i++) {
@@ -345,13 +345,13 @@ static void test_lease__many_entries_survive_growth(void **state)
         assert_int_equal((uintptr_t)seen[i] % sizeof(void *), 0);
         /* Mid-rehash, entries in either bucket array are found, counted
          * and listed. */
-        const struct tn_lease *half = seen[i / 2];
+        const struct tn_lease_entry *half = seen[i / 2];
         assert_ptr_equal(tn_lease_find(&f->t, half->name, half->name_len),
                          half);
         if (f->t.old != NULL)
             rehashing_seen++;
         if (i % 97 == 0) {
-            static const struct tn_lease *out[N];
+            static const struct tn_lease_entry *out[N];
             bool more;
             assert_int_equal(tn_lease_count_live(&f->t, 99), (size_t)i + 1);
             assert_int_equal(
@@ -368,7 +368,7 @@ static void test_lease__many_entries_survive_growth(void **state)
         memset(name + n, 'a' + i % 26, len - (size_t)n);
         name[len] = '\0';
         (void)snprintf(owner, sizeof(owner), "owner-%d", i % 1000);
-        struct tn_lease *l = tn_lease_find(&f->t, name, len);
+        struct tn_lease_entry *l = tn_lease_find(&f->t, name, len);
         assert_ptr_equal(l, seen[i]);
         assert_int_equal(l->name_len, len);
         assert_string_equal(l->name, name);
@@ -393,7 +393,7 @@ static void test_lease__floor_survives_release(void **state)
 {
     struct fixture *f = *state;
     struct tn_acquire_req r = acq("x", "w", 100, secret_a);
-    struct tn_lease *l;
+    struct tn_lease_entry *l;
     bool replayed;
     int64_t retry;
     assert_int_equal(tn_lease_acquire(&f->t, &r, 0, &l, &replayed, &retry),
@@ -412,13 +412,13 @@ static void test_lease__list_in_name_order_with_paging(void **state)
     const char *names[] = {"b", "a", "shard:2", "shard:10", "shard:1", "c"};
     for (size_t i = 0; i < 6; i++) {
         struct tn_acquire_req r = acq(names[i], "w", 100, secret_a);
-        struct tn_lease *l;
+        struct tn_lease_entry *l;
         bool rp;
         int64_t retry;
         assert_int_equal(tn_lease_acquire(&f->t, &r, 0, &l, &rp, &retry),
                          TN_OK);
     }
-    const struct tn_lease *out[2];
+    const struct tn_lease_entry *out[2];
     bool more;
     size_t n = tn_lease_list(&f->t, "shard:", 6, NULL, 0, 1, out, 2, &more);
     assert_int_equal(n, 2);
@@ -482,7 +482,7 @@ static void walk_step(struct tn_lease_table *t, struct shadow *sh, int64_t now,
     static const char *const names[WALK_NAMES] = {"n0", "n1", "n2", "n3"};
     size_t k = rnd() % WALK_NAMES;
     struct shadow *s = &sh[k];
-    struct tn_lease *l = NULL;
+    struct tn_lease_entry *l = NULL;
     uint8_t secret[TN_SECRET_BYTES];
     for (size_t i = 0; i < sizeof(secret); i++)
         secret[i] = (uint8_t)rnd();
@@ -547,7 +547,7 @@ static void check_invariants(const struct tn_lease_table *t,
 {
     static const char *const names[WALK_NAMES] = {"n0", "n1", "n2", "n3"};
     for (size_t k = 0; k < WALK_NAMES; k++) {
-        const struct tn_lease *l = tn_lease_find(t, names[k], 2);
+        const struct tn_lease_entry *l = tn_lease_find(t, names[k], 2);
         uint64_t floor = l != NULL ? l->token : 0;
         if (floor != sh[k].floor)
             fail_msg("seed %llu: floor of %s is %llu, model %llu",
@@ -591,7 +591,7 @@ static void test_lease__random_walk_keeps_token_contract(void **state)
 }
 
 /* Sweep visitor: remove every entry that is not live at *now. */
-static void remove_ended(struct tn_lease *l, void *ctx)
+static void remove_ended(struct tn_lease_entry *l, void *ctx)
 {
     struct tn_lease_table *t = ((void **)ctx)[0];
     int64_t now = *(int64_t *)((void **)ctx)[1];
@@ -620,7 +620,7 @@ static void test_lease__remove_and_reuse_under_churn(void **state)
         memset(name + n, 'x', len - (size_t)n);
         name[len] = '\0';
         struct tn_acquire_req r = acq(name, "owner", 10, secret_a);
-        struct tn_lease *l;
+        struct tn_lease_entry *l;
         bool replayed;
         int64_t retry;
         assert_int_equal(
@@ -656,7 +656,7 @@ static void test_lease__remove_and_reuse_under_churn(void **state)
         size_t len = (size_t)n + (size_t)(i % 200);
         memset(name + n, 'x', len - (size_t)n);
         name[len] = '\0';
-        struct tn_lease *l = tn_lease_find(&f->t, name, len);
+        struct tn_lease_entry *l = tn_lease_find(&f->t, name, len);
         if (l == NULL) {
             assert_true((uint64_t)i + 1 <= tn_lease_floor_of_absent(&f->t));
             continue;
@@ -670,7 +670,7 @@ static void test_lease__remove_and_reuse_under_churn(void **state)
     /* A removed name granted again: a fresh entry, a token above the
      * floor. */
     struct tn_acquire_req r = acq("job:0-", "again", 10, secret_a);
-    struct tn_lease *l;
+    struct tn_lease_entry *l;
     bool replayed;
     int64_t retry;
     assert_null(tn_lease_find(&f->t, "job:0-", 6));

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The materializer's SQLite sink: several processes opening the same new
- * sink at the same moment all get it (SQLite refuses some of them at once
- * with SQLITE_BUSY while they race to switch the file to WAL; the open
- * retries those). */
+/* The materializer's sinks: the table of sinks.c picks the sink by the
+ * spec's prefix and refuses others; several processes opening the same
+ * new SQLite sink at the same moment all get it (SQLite refuses some of
+ * them at once with SQLITE_BUSY while they race to switch the file to WAL;
+ * the open retries those). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,10 +86,48 @@ static void test_sink__simultaneous_opens_of_a_new_sink(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* Specs no line of the table takes: TN_EINVAL, nothing opened, and the
+ * error lists what the table knows. */
+static void test_sink__unknown_specs_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"sqlite:", "mysql://h/db", "SQLITE:x",
+                                      "postgresql:/x", ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct tn_sink *s = NULL;
+        struct tn_errmsg em = {{0}};
+        assert_int_equal(tn_sink_open(bad[i], &s, &em), TN_EINVAL);
+        assert_null(s);
+        assert_non_null(strstr(em.text, "unknown sink"));
+        assert_non_null(strstr(em.text, "sqlite:PATH or postgresql://..."));
+    }
+}
+
+/* The SQLite line of the table opens the file after the prefix. */
+static void test_sink__sqlite_spec_opens_the_path(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tn-sink-spec.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    char spec[80];
+    (void)snprintf(path, sizeof(path), "%s/s.db", dir);
+    (void)snprintf(spec, sizeof(spec), "sqlite:%s", path);
+    struct tn_sink *s = NULL;
+    assert_int_equal(tn_sink_open(spec, &s, NULL), 0);
+    assert_non_null(s);
+    s->ops->close(s);
+    assert_int_equal(access(path, F_OK), 0);
+    remove_sink(path);
+    (void)rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sink__simultaneous_opens_of_a_new_sink),
+        cmocka_unit_test(test_sink__unknown_specs_refused),
+        cmocka_unit_test(test_sink__sqlite_spec_opens_the_path),
     };
     return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -24,7 +24,7 @@ void tn_embedded_finish(struct embedded *e, uint64_t seq,
 /* A name's first write gives it the next row id; ids are never reused
  * while their row may be on disk (the table's highest id comes from the
  * file at load). */
-static void assign_row(struct embedded *e, struct tn_lease *l)
+static void assign_row(struct embedded *e, struct tn_lease_entry *l)
 {
     if (l->row_id != 0)
         return;
@@ -39,7 +39,7 @@ static void assign_row(struct embedded *e, struct tn_lease *l)
 }
 
 /* A mutation: persist l and answer after its commit. */
-void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
+void tn_embedded_commit_change(struct embedded *e, struct tn_lease_entry *l,
                                struct tn_store_result *out,
                                tn_store_done_fn done, void *arg)
 {

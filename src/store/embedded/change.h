@@ -9,7 +9,7 @@
 #include "store/embedded/embedded.h"
 
 /* Persist l and answer done(arg) after its commit. */
-void tn_embedded_commit_change(struct embedded *e, struct tn_lease *l,
+void tn_embedded_commit_change(struct embedded *e, struct tn_lease_entry *l,
                                struct tn_store_result *out,
                                tn_store_done_fn done, void *arg);
 /* Answer done(arg) once the state seen at change seq is durable. */

@@ -299,7 +299,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
     return q;
 }
 
-void tn_commit_add_row(struct tn_commit *c, const struct tn_lease *l,
+void tn_commit_add_row(struct tn_commit *c, const struct tn_lease_entry *l,
                        uint64_t last_token)
 {
     pthread_mutex_lock(&c->mu);
@@ -325,7 +325,7 @@ void tn_commit_add_row(struct tn_commit *c, const struct tn_lease *l,
     kick_later(c);
 }
 
-void tn_commit_add_retire(struct tn_commit *c, const struct tn_lease *l,
+void tn_commit_add_retire(struct tn_commit *c, const struct tn_lease_entry *l,
                           uint64_t floor)
 {
     pthread_mutex_lock(&c->mu);

@@ -91,11 +91,11 @@ void tn_commit_stop(struct tn_commit *c);
 
 /* Loop thread: append a row image of l to the open batch.  Aborts on out of
  * memory (the table would otherwise diverge from what is durable). */
-void tn_commit_add_row(struct tn_commit *c, const struct tn_lease *l,
+void tn_commit_add_row(struct tn_commit *c, const struct tn_lease_entry *l,
                        uint64_t last_token);
 /* Loop thread: append the retirement of l's row (l->row_id, l->seq) to
  * the open batch; floor is the token counter now. */
-void tn_commit_add_retire(struct tn_commit *c, const struct tn_lease *l,
+void tn_commit_add_retire(struct tn_commit *c, const struct tn_lease_entry *l,
                           uint64_t floor);
 /* Loop thread: answer done(arg) when the open batch has committed. */
 void tn_commit_add_waiter(struct tn_commit *c, tn_store_done_fn done, void *arg,

@@ -23,8 +23,8 @@
  * tn_embedded_note_expiry, which acts only on a held grant whose own
  * expiry has passed, so no token is needed to tell grants apart. */
 struct tn_expiry {
-    int64_t at_ms;      /* the grant's expiry when tracked */
-    struct tn_lease *l; /* may be a retired entry, zeroed or reused for
+    int64_t at_ms;            /* the grant's expiry when tracked */
+    struct tn_lease_entry *l; /* may be a retired entry, zeroed or reused for
                            another name: at_ms is checked against it */
 };
 
@@ -41,7 +41,7 @@ struct pending_event {
 
 /* The strings are NUL-terminated; the bytes after them are not read. */
 static void fill(struct tn_event *ev, enum tn_event_type type,
-                 const struct tn_lease *l)
+                 const struct tn_lease_entry *l)
 {
     ev->type = type;
     memcpy(ev->name, l->name, l->name_len);
@@ -84,7 +84,7 @@ void tn_embedded_free_events(struct embedded *e)
 }
 
 void tn_embedded_emit(struct embedded *e, enum tn_event_type type,
-                      const struct tn_lease *l)
+                      const struct tn_lease_entry *l)
 {
     if (e->on_event == NULL)
         return;
@@ -147,9 +147,11 @@ static void arm(struct embedded *e)
 
 /* Tracked with or without events: the live count (--max-leases) goes down
  * when a grant's expiry is handled here. */
-void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l)
+void tn_embedded_track_expiry(struct embedded *e,
+                              const struct tn_lease_entry *l)
 {
-    struct tn_lease *m = (struct tn_lease *)(uintptr_t)l; /* the table's */
+    struct tn_lease_entry *m =
+        (struct tn_lease_entry *)(uintptr_t)l; /* the table's */
     if (m->held && !m->counted) {
         m->counted = true;
         e->n_live++;
@@ -169,7 +171,7 @@ void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l)
     struct tn_expiry *h = e->expiries;
     size_t i = e->n_expiries++;
     h[i] = (struct tn_expiry){.at_ms = l->expires_at_ms,
-                              .l = (struct tn_lease *)(uintptr_t)l};
+                              .l = (struct tn_lease_entry *)(uintptr_t)l};
     while (i > 0 && earlier(&h[i], &h[(i - 1) / 2])) {
         swap(h, i, (i - 1) / 2);
         i = (i - 1) / 2;
@@ -179,13 +181,13 @@ void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l)
 
 /* Write l, now ended, into the open batch: the answers that reveal the
  * end wait for l->seq like the answer to a change. */
-static void record_end(struct embedded *e, struct tn_lease *l)
+static void record_end(struct embedded *e, struct tn_lease_entry *l)
 {
     l->seq = ++e->table.seq;
     tn_commit_add_row(e->commit, l, e->table.last_token);
 }
 
-void tn_embedded_note_expiry(struct embedded *e, struct tn_lease *l,
+void tn_embedded_note_expiry(struct embedded *e, struct tn_lease_entry *l,
                              int64_t now)
 {
     if (l == NULL || !l->held || l->expiry_noted || now < l->expires_at_ms)
@@ -217,7 +219,7 @@ void tn_embedded_expire_due(struct embedded *e, int64_t now)
     arm(e);
 }
 
-void tn_embedded_uncount(struct embedded *e, struct tn_lease *l)
+void tn_embedded_uncount(struct embedded *e, struct tn_lease_entry *l)
 {
     if (!l->counted)
         return;
@@ -230,7 +232,7 @@ static void on_expiry_timer(void *arg)
     tn_embedded_expire_due(arg, tn_clock_now_ms());
 }
 
-static bool track_one(const struct tn_lease *l, void *ctx)
+static bool track_one(const struct tn_lease_entry *l, void *ctx)
 {
     if (l->held && !l->expiry_noted)
         tn_embedded_track_expiry(ctx, l);

@@ -11,14 +11,15 @@
 void tn_embedded_free_events(struct embedded *e);
 /* Announce ev about l after the open batch commits. */
 void tn_embedded_emit(struct embedded *e, enum tn_event_type type,
-                      const struct tn_lease *l);
+                      const struct tn_lease_entry *l);
 /* Track the expiry of l's current grant (after a grant or a renew). */
-void tn_embedded_track_expiry(struct embedded *e, const struct tn_lease *l);
+void tn_embedded_track_expiry(struct embedded *e,
+                              const struct tn_lease_entry *l);
 /* Before anything reveals that l's grant ran out (an answer, an event, a
  * grant to another): if its expiry is not recorded yet, write l, ended,
  * into the open batch (l->seq moves; answer with tn_embedded_finish on
  * it) and announce "expired" after that commit.  docs/SAFETY.md 8. */
-void tn_embedded_note_expiry(struct embedded *e, struct tn_lease *l,
+void tn_embedded_note_expiry(struct embedded *e, struct tn_lease_entry *l,
                              int64_t now);
 /* Track the expiry of every held lease whose expiry is not recorded yet
  * (after a load). */
@@ -29,6 +30,6 @@ void tn_embedded_clear_expiries(struct embedded *e);
  * before a list, which reveals the ends of the leases it leaves out. */
 void tn_embedded_expire_due(struct embedded *e, int64_t now);
 /* l's grant is no longer live (released, or its expiry was handled). */
-void tn_embedded_uncount(struct embedded *e, struct tn_lease *l);
+void tn_embedded_uncount(struct embedded *e, struct tn_lease_entry *l);
 
 #endif

@@ -13,13 +13,13 @@
 #include "common/clock.h"
 
 struct tn_ledger_rec {
-    const struct tn_lease *l; /* the name's entry; NULL when unused */
-    uint64_t token;           /* the grant */
-    char *owner_id;           /* owned */
-    int64_t granted_at_ms;    /* server clock */
-    int64_t ended_at_ms;      /* 0 while open */
-    enum tn_grant_end end;    /* how it ended */
-    uint32_t prev;            /* slot of the name's grant before, or NONE */
+    const struct tn_lease_entry *l; /* the name's entry; NULL when unused */
+    uint64_t token;                 /* the grant */
+    char *owner_id;                 /* owned */
+    int64_t granted_at_ms;          /* server clock */
+    int64_t ended_at_ms;            /* 0 while open */
+    enum tn_grant_end end;          /* how it ended */
+    uint32_t prev; /* slot of the name's grant before, or NONE */
 };
 
 #define NONE UINT32_MAX
@@ -51,7 +51,7 @@ void tn_embedded_ledger_free(struct embedded *e)
 
 /* The record of l's current grant, or NULL if it fell out of the ring. */
 static struct tn_ledger_rec *current(struct embedded *e,
-                                     const struct tn_lease *l)
+                                     const struct tn_lease_entry *l)
 {
     if (e->ledger_cap == 0)
         return NULL;
@@ -59,7 +59,7 @@ static struct tn_ledger_rec *current(struct embedded *e,
     return r->l == l && r->token == l->token ? r : NULL;
 }
 
-bool tn_embedded_ledger_end(struct embedded *e, const struct tn_lease *l,
+bool tn_embedded_ledger_end(struct embedded *e, const struct tn_lease_entry *l,
                             enum tn_grant_end how, int64_t at_ms)
 {
     struct tn_ledger_rec *r = current(e, l);
@@ -70,7 +70,7 @@ bool tn_embedded_ledger_end(struct embedded *e, const struct tn_lease *l,
     return true;
 }
 
-void tn_embedded_ledger_grant(struct embedded *e, struct tn_lease *l,
+void tn_embedded_ledger_grant(struct embedded *e, struct tn_lease_entry *l,
                               int64_t now)
 {
     if (e->ledger_cap == 0)
@@ -93,7 +93,8 @@ void tn_embedded_ledger_grant(struct embedded *e, struct tn_lease *l,
 /* The ring is first in, first out: once one of the name's records was
  * overwritten, so were all older ones, and the chain from the newest
  * reaches every record left. */
-void tn_embedded_ledger_forget(struct embedded *e, const struct tn_lease *l)
+void tn_embedded_ledger_forget(struct embedded *e,
+                               const struct tn_lease_entry *l)
 {
     if (e->ledger_cap == 0)
         return;
@@ -125,7 +126,7 @@ static void fill(struct tn_grant_record *g, const struct tn_ledger_rec *r,
         g->ended_ms_ago = 0;
 }
 
-int tn_embedded_ledger_query(struct embedded *e, struct tn_lease *l,
+int tn_embedded_ledger_query(struct embedded *e, struct tn_lease_entry *l,
                              size_t limit, int64_t now,
                              struct tn_store_result *out)
 {

@@ -32,7 +32,7 @@
 #define MIN_BUCKETS_PER_TICK 64
 
 /* When l's last grant stopped blocking the name, or -1 if it has not. */
-static int64_t ended_at(const struct tn_lease *l, int64_t now)
+static int64_t ended_at(const struct tn_lease_entry *l, int64_t now)
 {
     if (!l->held)
         return l->expires_at_ms; /* released (no lock delay after that) */
@@ -46,7 +46,7 @@ struct sweep {
     size_t retired;
 };
 
-static void retire_one(struct tn_lease *l, void *ctx)
+static void retire_one(struct tn_lease_entry *l, void *ctx)
 {
     struct sweep *s = ctx;
     struct embedded *e = s->e;

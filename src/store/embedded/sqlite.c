@@ -283,7 +283,7 @@ int tn_sqlite_db_meta(struct tn_sqlite_db *d, struct tn_sqlite_meta *m)
  * stays ended: within one boot its stored instant is exact and already
  * past; after a reboot it means nothing, and the end is put at the
  * restart, so that a lock delay counts from there. */
-static void restart_expiry(struct tn_lease *img, int64_t now_ms,
+static void restart_expiry(struct tn_lease_entry *img, int64_t now_ms,
                            const struct tn_sqlite_meta *m, bool exact)
 {
     if (!img->held || exact)
@@ -298,7 +298,7 @@ static void restart_expiry(struct tn_lease *img, int64_t now_ms,
     img->expires_at_ms = now_ms + img->ttl_ms;
 }
 
-static void row_to_image(sqlite3_stmt *st, struct tn_lease *img)
+static void row_to_image(sqlite3_stmt *st, struct tn_lease_entry *img)
 {
     memset(img, 0, sizeof(*img));
     img->name = (char *)sqlite3_column_text(st, 0);
@@ -324,9 +324,11 @@ static void row_to_image(sqlite3_stmt *st, struct tn_lease *img)
  * keep the one that holds it longest (held over released, then the later
  * expiry, both after the restart rule): a hold kept too long only delays
  * the next grant, one cut short could let two holders overlap. */
-static bool superseded(struct tn_lease_table *t, const struct tn_lease *img)
+static bool superseded(struct tn_lease_table *t,
+                       const struct tn_lease_entry *img)
 {
-    const struct tn_lease *old = tn_lease_find(t, img->name, img->name_len);
+    const struct tn_lease_entry *old =
+        tn_lease_find(t, img->name, img->name_len);
     if (old == NULL)
         return false;
     tn_log(TN_LOG_WARN, "store",
@@ -356,8 +358,8 @@ static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
         return TN_EIO;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct tn_lease img;
-        struct tn_lease *l;
+        struct tn_lease_entry img;
+        struct tn_lease_entry *l;
         row_to_image(st, &img);
         sqlite3_int64 id = sqlite3_column_int64(st, 10);
         if (id <= 0 || id > UINT32_MAX) {

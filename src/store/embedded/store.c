@@ -41,9 +41,9 @@ static bool refuse_if_degraded(struct embedded *e, struct tn_store_result *out,
 
 /* A name with waiters is refused to newcomers that do not wait: a
  * non-waiting acquire never jumps the queue. */
-static void refuse_queued(struct embedded *e, struct tn_lease *l, int64_t now,
-                          struct tn_store_result *out, tn_store_done_fn done,
-                          void *arg)
+static void refuse_queued(struct embedded *e, struct tn_lease_entry *l,
+                          int64_t now, struct tn_store_result *out,
+                          tn_store_done_fn done, void *arg)
 {
     tn_embedded_note_expiry(e, l, now); /* lock_delay reveals the end */
     tn_store_view_from_lease(&out->lease, l, now);
@@ -58,7 +58,7 @@ static void refuse_queued(struct embedded *e, struct tn_lease *l, int64_t now,
 
 /* Would an acquire of l (NULL: a new name) grant now?  Not if it is live
  * or in lock delay. */
-static bool would_grant(const struct tn_lease *l, int64_t now)
+static bool would_grant(const struct tn_lease_entry *l, int64_t now)
 {
     if (l == NULL)
         return true;
@@ -70,7 +70,7 @@ static bool would_grant(const struct tn_lease *l, int64_t now)
 
 /* --max-leases and --max-names: a grant that would pass one is refused
  * with TN_ECAPACITY (answered now; nothing changed). */
-static bool refuse_if_full(struct embedded *e, const struct tn_lease *l,
+static bool refuse_if_full(struct embedded *e, const struct tn_lease_entry *l,
                            int64_t now, struct tn_store_result *out,
                            tn_store_done_fn done, void *arg)
 {
@@ -96,7 +96,7 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
-    struct tn_lease *l = tn_lease_find(&e->table, r->name, r->name_len);
+    struct tn_lease_entry *l = tn_lease_find(&e->table, r->name, r->name_len);
     if (tn_embedded_has_waiters(l))
         tn_embedded_wake(e, l); /* serve the queue first if the name is free */
     if (tn_embedded_has_waiters(l) && r->wait_ms <= 0) {
@@ -141,7 +141,7 @@ static void e_renew(struct tn_store *s, const struct tn_token_req *r,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
-    struct tn_lease *l = NULL;
+    struct tn_lease_entry *l = NULL;
     out->rc = tn_lease_renew(&e->table, r, now, &l);
     if (out->rc == TN_OK) {
         tn_store_view_from_lease(&out->lease, l, now);
@@ -162,7 +162,7 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
-    struct tn_lease *l = NULL;
+    struct tn_lease_entry *l = NULL;
     out->rc = tn_lease_release(&e->table, r, now, &l);
     if (l != NULL)
         tn_store_view_from_lease(&out->lease, l, now);
@@ -181,7 +181,7 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
 
 /* The change an answer about l reveals: for a name not in the table (never
  * granted, or retired), the last retirement, whose floor it shows. */
-static uint64_t seq_of(const struct embedded *e, const struct tn_lease *l)
+static uint64_t seq_of(const struct embedded *e, const struct tn_lease_entry *l)
 {
     return l != NULL ? l->seq : e->retired_seq;
 }
@@ -193,7 +193,7 @@ static void e_get(struct tn_store *s, const char *name, size_t name_len,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
-    struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
     tn_embedded_note_expiry(e, l, now); /* 404 reveals the end */
     out->rc = tn_lease_is_live(l, now) ? TN_OK : TN_ENOTFOUND;
     if (out->rc == TN_OK)
@@ -209,7 +209,7 @@ static void e_check(struct tn_store *s, const char *name, size_t name_len,
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
-    struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
     tn_embedded_note_expiry(e, l, now); /* current:false reveals the end */
     out->rc = TN_OK;
     out->floor = l != NULL ? l->token : tn_lease_floor_of_absent(&e->table);
@@ -229,7 +229,7 @@ static void e_list(struct tn_store *s, const struct tn_list_req *r,
         return;
     int64_t now = tn_clock_now_ms();
     tn_embedded_expire_due(e, now); /* a list reveals the ends it leaves out */
-    const struct tn_lease **found = tn_calloc(r->limit, sizeof(*found));
+    const struct tn_lease_entry **found = tn_calloc(r->limit, sizeof(*found));
     out->items = tn_calloc(r->limit, sizeof(*out->items));
     if (found == NULL || out->items == NULL) {
         tn_free(found);
@@ -255,7 +255,7 @@ static void e_history(struct tn_store *s, const char *name, size_t name_len,
     struct embedded *e = (struct embedded *)s;
     if (refuse_if_degraded(e, out, done, arg))
         return;
-    struct tn_lease *l = tn_lease_find(&e->table, name, name_len);
+    struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
     int64_t now = tn_clock_now_ms();
     tn_embedded_note_expiry(e, l, now); /* end a grant that ran out */
     out->rc =

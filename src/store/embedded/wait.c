@@ -19,21 +19,21 @@
 
 /* A name's queue: the shared one, and the lease it hangs on. */
 struct equeue {
-    struct tn_waitq q;  /* first */
-    struct embedded *e; /* owner */
-    struct tn_lease *l; /* the name; l->waiters == this */
+    struct tn_waitq q;        /* first */
+    struct embedded *e;       /* owner */
+    struct tn_lease_entry *l; /* the name; l->waiters == this */
 };
 
 static void wake_timer(void *arg);
 
-bool tn_embedded_has_waiters(const struct tn_lease *l)
+bool tn_embedded_has_waiters(const struct tn_lease_entry *l)
 {
     return l != NULL && l->waiters != NULL;
 }
 
 /* When the current grant stops blocking the name: at expiry plus lock
  * delay (a release frees it at once and calls wake directly). */
-static int64_t free_at(const struct tn_lease *l, int64_t now)
+static int64_t free_at(const struct tn_lease_entry *l, int64_t now)
 {
     if (!l->held)
         return now;
@@ -42,7 +42,7 @@ static int64_t free_at(const struct tn_lease *l, int64_t now)
 
 /* Answer w as a non-waiting acquire of a blocked name would be. */
 static void answer_blocked(struct embedded *e, struct tn_blocked *w,
-                           struct tn_lease *l, int64_t now)
+                           struct tn_lease_entry *l, int64_t now)
 {
     struct tn_store_result *out = w->out;
     tn_embedded_note_expiry(e, l, now); /* lock_delay reveals the end */
@@ -84,7 +84,7 @@ int tn_embedded_wait_init(struct embedded *e, const struct tn_store_config *cfg)
     return tn_waitq_init(&e->waits, &wc);
 }
 
-int tn_embedded_wait(struct embedded *e, struct tn_lease *l,
+int tn_embedded_wait(struct embedded *e, struct tn_lease_entry *l,
                      const struct tn_acquire_req *r,
                      struct tn_store_result *out, tn_store_done_fn done,
                      void *arg)
@@ -111,7 +111,7 @@ int tn_embedded_wait(struct embedded *e, struct tn_lease *l,
 /* Try to grant the name to w; TN_OK when granted (answered after the
  * commit), else the state machine's refusal. */
 static int grant_to(struct embedded *e, struct tn_blocked *w,
-                    struct tn_lease *l, int64_t now)
+                    struct tn_lease_entry *l, int64_t now)
 {
     struct tn_acquire_req r = {.name = l->name,
                                .name_len = l->name_len,
@@ -121,7 +121,7 @@ static int grant_to(struct embedded *e, struct tn_blocked *w,
                                .ttl_ms = w->ttl_ms,
                                .lock_delay_ms = w->lock_delay_ms,
                                .secret = w->secret};
-    struct tn_lease *got = NULL;
+    struct tn_lease_entry *got = NULL;
     bool replayed = false;
     int64_t retry = 0;
     tn_embedded_note_expiry(e, l, now);
@@ -145,7 +145,7 @@ static int grant_to(struct embedded *e, struct tn_blocked *w,
     return TN_OK;
 }
 
-void tn_embedded_wake(struct embedded *e, struct tn_lease *l)
+void tn_embedded_wake(struct embedded *e, struct tn_lease_entry *l)
 {
     struct tn_waitq *q = l->waiters;
     if (q == NULL)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_kafka.h>
 
 int main(int argc, char **argv)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_kafka.h>
 
 #include "common/buf.h"
 #include "common/clock.h"

@@ -5,8 +5,9 @@
  * so it only shortens how long a zombie writes; the sink's token check
  * stays the safety. */
 #include <librdkafka/rdkafka.h>
+#include <string.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_kafka.h>
 
 static int take_error(rd_kafka_error_t *err, const char *what,
                       struct tn_errmsg *em)
@@ -21,6 +22,21 @@ static int take_error(rd_kafka_error_t *err, const char *what,
                  rd_kafka_error_is_fatal(err);
     rd_kafka_error_destroy(err);
     return fenced ? TN_ELOST : TN_EIO;
+}
+
+int tn_fence_txn_id(const char *name, size_t name_len, char *out,
+                    size_t out_cap)
+{
+    static const char prefix[] = "tenure-lease:";
+    if (!tn_fence_name_is_valid(name, name_len))
+        return TN_EINVAL;
+    size_t need = sizeof(prefix) - 1 + name_len + 1;
+    if (out_cap < need)
+        return TN_ETOOBIG;
+    memcpy(out, prefix, sizeof(prefix) - 1);
+    memcpy(out + sizeof(prefix) - 1, name, name_len);
+    out[need - 1] = '\0';
+    return TN_OK;
 }
 
 rd_kafka_t *tn_fence_txn_producer_new(const char *brokers, const char *name,

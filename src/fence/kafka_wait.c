@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_kafka.h>
 
 #include "common/clock.h"
 

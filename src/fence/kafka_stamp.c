@@ -6,7 +6,7 @@
 #include <librdkafka/rdkafka.h>
 #include <string.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_kafka.h>
 
 #include "common/clock.h"
 

@@ -5,7 +5,7 @@
  * the caller owns the sqlite3 handle and its transaction. */
 #include <sqlite3.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_sqlite.h>
 
 #include "common/alloc.h"
 
@@ -160,15 +160,71 @@ void tn_fence_sqlite_finalize(struct tn_fence_sqlite *f)
     tn_free(f);
 }
 
+/* The backend of tn_fence_advance: a connection (conn is a sqlite3 *) or
+ * its prepared statements (conn is a struct tn_fence_sqlite *).  SQLite
+ * has no row locks: the write transaction holds the database. */
+static int ops_in_txn(void *conn, struct tn_errmsg *em)
+{
+    if (sqlite3_get_autocommit(conn)) {
+        tn_errmsg_set(em, "fence check outside a transaction");
+        return TN_EINVAL;
+    }
+    return TN_OK;
+}
+
+static int ops_get(void *conn, const char *resource, size_t len, bool lock,
+                   uint64_t *hwm_out, struct tn_errmsg *em)
+{
+    (void)lock;
+    return tn_fence_sqlite_get(conn, resource, len, hwm_out, em);
+}
+
+static int ops_raise(void *conn, const char *resource, size_t len,
+                     uint64_t token, struct tn_errmsg *em)
+{
+    return raise_once(conn, resource, len, token, em);
+}
+
+const struct tn_fence_ops tn_fence_sqlite_ops = {
+    .name = "sqlite",
+    .in_txn = ops_in_txn,
+    .get = ops_get,
+    .raise = ops_raise,
+};
+
+static int prepared_in_txn(void *conn, struct tn_errmsg *em)
+{
+    const struct tn_fence_sqlite *f = conn;
+    return ops_in_txn(f->db, em);
+}
+
+static int prepared_get(void *conn, const char *resource, size_t len, bool lock,
+                        uint64_t *hwm_out, struct tn_errmsg *em)
+{
+    (void)lock;
+    struct tn_fence_sqlite *f = conn;
+    return read_hwm(f->db, f->get, resource, len, hwm_out, em);
+}
+
+static int prepared_raise(void *conn, const char *resource, size_t len,
+                          uint64_t token, struct tn_errmsg *em)
+{
+    struct tn_fence_sqlite *f = conn;
+    return raise_hwm(f->db, f->upsert, resource, len, token, em);
+}
+
+const struct tn_fence_ops tn_fence_sqlite_prepared_ops = {
+    .name = "sqlite-prepared",
+    .in_txn = prepared_in_txn,
+    .get = prepared_get,
+    .raise = prepared_raise,
+};
+
 int tn_fence_sqlite_advance_prepared(struct tn_fence_sqlite *f,
                                      const char *resource, size_t len,
                                      uint64_t token, uint64_t *hwm_before_out,
                                      struct tn_errmsg *em)
 {
-    int rc = advance_allowed(f->db, len, token, em);
-    if (rc == 0 && hwm_before_out != NULL)
-        rc = read_hwm(f->db, f->get, resource, len, hwm_before_out, em);
-    if (rc == 0)
-        rc = raise_hwm(f->db, f->upsert, resource, len, token, em);
-    return rc;
+    return tn_fence_advance(&tn_fence_sqlite_prepared_ops, f, resource, len,
+                            token, hwm_before_out, em);
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_pg.h>
 
 /* Serialises concurrent migrations (CREATE OR REPLACE FUNCTION races). */
 #define FENCE_PG_LOCK_KEY "7300406"
@@ -107,41 +107,39 @@ static int name_copy(const char *resource, size_t len, char *out)
     return TN_OK;
 }
 
-int tn_fence_pg_get(PGconn *conn, const char *resource, size_t len,
-                    uint64_t *hwm_out, struct tn_errmsg *em)
+/* The backend of tn_fence_advance: conn is a PGconn *. */
+static int ops_in_txn(void *conn, struct tn_errmsg *em)
+{
+    return in_txn(conn, em);
+}
+
+static int ops_get(void *conn, const char *resource, size_t len, bool lock,
+                   uint64_t *hwm_out, struct tn_errmsg *em)
 {
     char name[TN_FENCE_NAME_MAX + 1];
     if (name_copy(resource, len, name) < 0)
         return TN_EINVAL;
-    return read_mark(conn, "SELECT hwm FROM tenure_fence WHERE resource=$1",
+    /* FOR UPDATE inside an advance: the mark read is the one the raise
+     * after it sees. */
+    return read_mark(conn,
+                     lock ? "SELECT hwm FROM tenure_fence WHERE resource=$1"
+                            " FOR UPDATE"
+                          : "SELECT hwm FROM tenure_fence WHERE resource=$1",
                      name, hwm_out, em);
 }
 
-int tn_fence_pg_advance(PGconn *conn, const char *resource, size_t len,
-                        uint64_t token, uint64_t *hwm_before_out,
-                        struct tn_errmsg *em)
+static int ops_raise(void *conn, const char *resource, size_t len,
+                     uint64_t token, struct tn_errmsg *em)
 {
-    int rc = in_txn(conn, em);
-    if (rc < 0)
-        return rc;
     char name[TN_FENCE_NAME_MAX + 1];
-    if (name_copy(resource, len, name) < 0 || token > TN_FENCE_TOKEN_MAX)
+    if (name_copy(resource, len, name) < 0)
         return TN_EINVAL;
-    if (hwm_before_out != NULL) {
-        /* FOR UPDATE: the mark read is the one the decision below sees. */
-        rc = read_mark(conn,
-                       "SELECT hwm FROM tenure_fence WHERE resource=$1"
-                       " FOR UPDATE",
-                       name, hwm_before_out, em);
-        if (rc < 0)
-            return rc;
-    }
     char digits[21];
     tn_fence_format_token(token, digits);
     const char *params[2] = {name, digits};
     PGresult *res = NULL;
-    rc = query1(conn, "SELECT tenure_fence_advance($1, $2::bigint)", params, 2,
-                &res, em);
+    int rc = query1(conn, "SELECT tenure_fence_advance($1, $2::bigint)", params,
+                    2, &res, em);
     if (rc < 0)
         return rc;
     if (PQntuples(res) != 1) {
@@ -151,4 +149,25 @@ int tn_fence_pg_advance(PGconn *conn, const char *resource, size_t len,
     rc = strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? TN_OK : TN_ESTALE;
     PQclear(res);
     return rc;
+}
+
+const struct tn_fence_ops tn_fence_pg_ops = {
+    .name = "pg",
+    .in_txn = ops_in_txn,
+    .get = ops_get,
+    .raise = ops_raise,
+};
+
+int tn_fence_pg_get(PGconn *conn, const char *resource, size_t len,
+                    uint64_t *hwm_out, struct tn_errmsg *em)
+{
+    return tn_fence_get(&tn_fence_pg_ops, conn, resource, len, hwm_out, em);
+}
+
+int tn_fence_pg_advance(PGconn *conn, const char *resource, size_t len,
+                        uint64_t token, uint64_t *hwm_before_out,
+                        struct tn_errmsg *em)
+{
+    return tn_fence_advance(&tn_fence_pg_ops, conn, resource, len, token,
+                            hwm_before_out, em);
 }

@@ -4,7 +4,7 @@
  * down.  Not thread-safe: one filter per processing thread. */
 #include <string.h>
 
-#include <tenure/fence.h>
+#include <tenure/fence_mem.h>
 
 #include "common/alloc.h"
 #include "common/hash.h"
@@ -128,3 +128,34 @@ size_t tn_fence_mem_count(const struct tn_fence_mem *f)
 {
     return f->count;
 }
+
+/* The backend of tn_fence_advance: conn is a struct tn_fence_mem *. */
+static int ops_get(void *conn, const char *resource, size_t len, bool lock,
+                   uint64_t *hwm_out, struct tn_errmsg *em)
+{
+    (void)lock;
+    (void)em;
+    int rc = tn_fence_mem_get(conn, resource, len, hwm_out);
+    if (rc == TN_ENOTFOUND) {
+        *hwm_out = 0;
+        rc = TN_OK;
+    }
+    return rc;
+}
+
+static int ops_raise(void *conn, const char *resource, size_t len,
+                     uint64_t token, struct tn_errmsg *em)
+{
+    int rc = tn_fence_mem_advance(conn, resource, len, token, NULL);
+    if (rc == TN_ETOOBIG)
+        tn_errmsg_set(em, "in-memory fence full (%zu resources)",
+                      tn_fence_mem_count(conn));
+    return rc;
+}
+
+const struct tn_fence_ops tn_fence_mem_ops = {
+    .name = "mem",
+    .in_txn = NULL,
+    .get = ops_get,
+    .raise = ops_raise,
+};
