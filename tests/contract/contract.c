@@ -320,6 +320,8 @@ static const struct tcase cases[] = {
     {"pg_down", case_pg_down, true},
     {"pg_listen_first", case_pg_listen_first, true},
     {"pg_broken_in_flight", case_pg_broken_in_flight, true},
+    {"pg_retire_race", case_pg_retire_race, true},
+    {"pg_retire_many", case_pg_retire_many, true},
 };
 
 static int open_embedded(void)

@@ -36,6 +36,7 @@ struct tn_pg;
 struct tn_pg_op;
 struct tn_pg_batch;
 struct tn_pg_waitq;
+struct tn_pg_retire;
 
 /* Buckets of the table of names with waiters (src/store/pg/wait.c). */
 #define TN_PG_WAIT_BUCKETS 1024
@@ -109,6 +110,7 @@ struct tn_pg {
     uint64_t waits_granted;               /* waiters that got the lease */
     uint64_t waits_timed_out;             /* answered at their deadline */
     uint64_t waits_dropped;               /* gone before their turn */
+    struct tn_pg_retire *retire;          /* name retirement, or NULL */
 };
 
 struct tn_pg_op {
@@ -233,6 +235,13 @@ void tn_pg_wait_free(struct tn_pg *p);
 /* Drop and answer (TN_ECANCELED) the waiter whose wanted_ctx is ctx. */
 void tn_pg_wait_cancel(struct tn_pg *p, void *ctx);
 void tn_pg_wait_metrics(struct tn_pg *p, struct tn_buf *out);
+
+/* src/store/pg/retire.c: retiring names (docs/SAFETY.md section 9.3). */
+/* Start the periodic retirement (retain_ms 0: none, p->retire NULL). */
+int tn_pg_retire_start(struct tn_pg *p, int64_t retain_ms);
+/* Stop it and close its connection. */
+void tn_pg_retire_stop(struct tn_pg *p);
+void tn_pg_retire_metrics(struct tn_pg *p, struct tn_buf *out);
 
 /* src/store/pg/result.c */
 /* The next result of batch b (for b->ops[b->idx]): parse its rows into the
