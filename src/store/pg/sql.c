@@ -281,13 +281,15 @@ const size_t tn_pg_n_migrations =
 /* A name without a row (retired, or never granted) answers the retired
  * floor; one statement, one snapshot: the row and the floor that replaced
  * it are never both missed (docs/SAFETY.md section 9.3). */
+#define CHECK_RETIRED                                                          \
+    " UNION ALL SELECT r.floor, false, NULL::text, NULL::bigint,"              \
+    " NULL::bigint FROM tenure_retired r"                                      \
+    " WHERE NOT EXISTS (SELECT 1 FROM leases x WHERE x.name = $1)"
+
 #define CHECK_SQL                                                              \
     "SELECT fencing_token, NOT released AND expires_at > now(), owner_id,"     \
     " ttl_ms, " EXPIRES_IN(                                                    \
-        "l") " FROM leases l WHERE l.name = $1"                                \
-             " UNION ALL SELECT r.floor, false, NULL::text, NULL::bigint,"     \
-             " NULL::bigint FROM tenure_retired r"                             \
-             " WHERE NOT EXISTS (SELECT 1 FROM leases x WHERE x.name = $1)"
+        "l") " FROM leases l WHERE l.name = $1" CHECK_RETIRED
 
 /* $1 prefix, $2 after or NULL, $3 limit.  Names are COLLATE "C": byte
  * order, as the embedded store lists them. */
