@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "contract.h"
+#include "store/pg/pg.h"
 #include "store/pg/sql.h"
 
 static struct {
@@ -97,6 +98,17 @@ static int open_retaining(int64_t retain_ms, struct tn_store **out)
     struct tn_errmsg em = {{0}};
     int rc = tn_store_open_url(E.loop, &cfg, out, &em);
     if (rc == 0 && !wait_ready(*out, 15000))
+        rc = TN_EUNAVAIL;
+    /* Every statement connection set up: a setup's sequence step takes a
+     * table lock that race_steps' open transaction would hold back, and
+     * every change behind it. */
+    int64_t until = tn_clock_now_ms() + 15000;
+    while (rc == 0 &&
+           store_gauge(*out, "tenure_pg_connections_ready") < TN_PG_CONNS &&
+           tn_clock_now_ms() < until)
+        run_for(10);
+    if (rc == 0 &&
+        store_gauge(*out, "tenure_pg_connections_ready") < TN_PG_CONNS)
         rc = TN_EUNAVAIL;
     if (rc < 0)
         fprintf(stderr, "open: %s %s\n", tn_errname(rc), em.text);

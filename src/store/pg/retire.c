@@ -70,17 +70,15 @@ struct tn_pg_retire {
     char retire_sql[3072];      /* the transaction, R filled in */
 };
 
-/* A row whose end is certain more than R ago (row alias a, R in ms):
- * released, or ran out and past its lock delay, on the database clock.
- * now() is the start of the transaction, before the lock is granted, so
- * it only makes the test stricter. */
-#define OLD_ENOUGH(a)                                                          \
-    " " a ".expires_at + CASE WHEN " a ".released THEN 0 ELSE " a              \
-    ".lock_delay_ms END * interval '1 millisecond'"                            \
-    " < now() - %lld * interval '1 millisecond'"
+/* A row of leases s whose end is certain more than R ago (R in ms, the
+ * format's argument): released, or ran out and past its lock delay, on
+ * the database clock.  now() is the start of the transaction, before the
+ * lock is granted, so it only makes the test stricter. */
+#define OLD_ENOUGH                                                             \
+    " s.expires_at + CASE WHEN s.released THEN 0 ELSE s.lock_delay_ms END"     \
+    " * interval '1 millisecond' < now() - %lld * interval '1 millisecond'"
 
-#define PROBE_SQL                                                              \
-    "SELECT EXISTS (SELECT 1 FROM leases s WHERE" OLD_ENOUGH("s") ")"
+#define PROBE_SQL "SELECT EXISTS (SELECT 1 FROM leases s WHERE" OLD_ENOUGH ")"
 
 /* The "expired" event of a grant nobody announced yet (the payload of
  * src/store/pg/sql.h, one line per notify), sent inside the transaction so
@@ -88,35 +86,39 @@ struct tn_pg_retire {
 #define EXPIRED_LINE                                                           \
     "'e ' || d.fencing_token::text || ' ' || d.fencing_token::text || ' ' ||"  \
     " octet_length(d.owner_id)::text || ' ' || d.owner_id || d.name"
+#define CHANNEL "'" TN_PG_CHANNEL_PREFIX "' || current_schema()"
+
+/* The rows, picked by ctid (stable: nothing else writes leases while the
+ * lock is held), and their ledger rows by the name index: a round costs
+ * its rows, not a join over both tables (which the planner chose for IN
+ * and USING: 0.7 s for 1000 of 100 000 rows). */
+#define RETIRE_DELETE                                                          \
+    " d AS (DELETE FROM leases l WHERE l.ctid = ANY (ARRAY(SELECT s.ctid"      \
+    " FROM leases s WHERE" OLD_ENOUGH " LIMIT %d))"                            \
+    " RETURNING l.name, l.owner_id, l.fencing_token, l.released,"              \
+    " l.expiry_noted),"                                                        \
+    " g AS (DELETE FROM lease_grants e"                                        \
+    " WHERE e.name = ANY (ARRAY(SELECT d.name FROM d))),"
+
+/* W: the last token issued, whether its statement committed or not. */
+#define RETIRE_FLOOR                                                           \
+    " w AS (UPDATE tenure_retired SET floor = greatest(floor, (SELECT"         \
+    " CASE WHEN is_called THEN last_value ELSE last_value - 1 END"             \
+    " FROM lease_token_seq)) WHERE EXISTS (SELECT 1 FROM d) RETURNING floor)"
 
 /* One implicit transaction (a multi-statement query): its commit is
  * flushed before anyone can read it; the lock excludes every statement
  * that draws a token (and every other change) while W is read and the
- * rows go; W is the last token issued, whether its statement committed
- * or not.  Columns: rows deleted, W. */
+ * rows go.  Columns: rows deleted, W, expiries announced. */
 #define RETIRE_SQL                                                             \
     "SET LOCAL synchronous_commit TO on;"                                      \
     " SET LOCAL lock_timeout TO '" LOCK_WAIT "';"                              \
     " LOCK TABLE leases IN SHARE ROW EXCLUSIVE MODE;"                          \
-    " WITH d AS (DELETE FROM leases l WHERE l.name IN (SELECT s.name"          \
-    " FROM leases s WHERE" OLD_ENOUGH(                                         \
-        "s") " LIMIT %d)"                                                      \
-             " RETURNING l.name, l.owner_id, l.fencing_token, l.released,"     \
-             " l.expiry_noted),"                                               \
-             " g AS (DELETE FROM lease_grants e USING d WHERE e.name = "       \
-             "d.name),"                                                        \
-             " w AS (UPDATE tenure_retired SET floor = greatest(floor,"        \
-             " (SELECT CASE WHEN is_called THEN last_value ELSE last_value - " \
-             "1 END"                                                           \
-             " FROM lease_token_seq)) WHERE EXISTS (SELECT 1 FROM d) "         \
-             "RETURNING floor)"                                                \
-             " SELECT (SELECT count(*) FROM d),"                               \
-             " coalesce((SELECT floor FROM w), (SELECT floor FROM "            \
-             "tenure_retired)),"                                               \
-             " (SELECT count(pg_notify('" TN_PG_CHANNEL_PREFIX                 \
-             "' || current_schema(),"                                          \
-             " " EXPIRED_LINE ")) FROM (SELECT * FROM d WHERE NOT d.released"  \
-             " AND NOT d.expiry_noted ORDER BY d.fencing_token) d)"
+    " WITH" RETIRE_DELETE RETIRE_FLOOR " SELECT (SELECT count(*) FROM d),"     \
+    " coalesce((SELECT floor FROM w), (SELECT floor FROM tenure_retired)),"    \
+    " (SELECT count(pg_notify(" CHANNEL ", " EXPIRED_LINE "))"                 \
+    " FROM (SELECT * FROM d WHERE NOT d.released AND NOT d.expiry_noted"       \
+    " ORDER BY d.fencing_token) d)"
 
 static void round_fire(void *arg);
 static void on_fd(void *arg, uint32_t events);
@@ -326,10 +328,15 @@ int tn_pg_retire_start(struct tn_pg *p, int64_t retain_ms)
         r->period_ms = PERIOD_MIN_MS;
     if (r->period_ms > PERIOD_MAX_MS)
         r->period_ms = PERIOD_MAX_MS;
-    (void)snprintf(r->probe_sql, sizeof(r->probe_sql), PROBE_SQL,
-                   (long long)retain_ms);
-    (void)snprintf(r->retire_sql, sizeof(r->retire_sql), RETIRE_SQL,
-                   (long long)retain_ms, ROUND_ROWS);
+    int n1 = snprintf(r->probe_sql, sizeof(r->probe_sql), PROBE_SQL,
+                      (long long)retain_ms);
+    int n2 = snprintf(r->retire_sql, sizeof(r->retire_sql), RETIRE_SQL,
+                      (long long)retain_ms, ROUND_ROWS);
+    if (n1 < 0 || (size_t)n1 >= sizeof(r->probe_sql) || n2 < 0 ||
+        (size_t)n2 >= sizeof(r->retire_sql)) {
+        tn_free(r);
+        return TN_EINTERNAL; /* the buffers are too small: a bug */
+    }
     p->retire = r;
     next_round(r, r->period_ms);
     return TN_OK;
