@@ -39,6 +39,9 @@
 #define PERIOD_MIN_MS 50
 #define PERIOD_MAX_MS 60000
 #define ROUND_ROWS 1000
+/* After a full round: a pause that leaves the table to the writers (a
+ * round of 1000 rows holds its lock for about 0.1 s). */
+#define AGAIN_MS 200
 #define LOCK_WAIT "200ms"
 
 enum phase {
@@ -283,7 +286,7 @@ static void query_done(struct tn_pg_retire *r)
     }
     r->n_rounds++;
     r->n_retired += (uint64_t)r->deleted;
-    next_round(r, r->deleted >= ROUND_ROWS ? 0 : r->period_ms);
+    next_round(r, r->deleted >= ROUND_ROWS ? AGAIN_MS : r->period_ms);
 }
 
 static void on_fd(void *arg, uint32_t events)
