@@ -156,6 +156,13 @@ static bool copy_table(PGconn *db, const struct tn_lease_table *t,
                    " (SELECT CASE WHEN is_called THEN last_value"
                    " ELSE last_value - 1 END FROM lease_token_seq)))",
                    (unsigned long long)t->last_token);
+    if (!exec_ok(db, sql, NULL))
+        return false;
+    /* Names the embedded store retired keep answering its retired floor
+     * (docs/SAFETY.md section 9.3). */
+    (void)snprintf(sql, sizeof(sql),
+                   "UPDATE tenure_retired SET floor = greatest(floor, %llu)",
+                   (unsigned long long)t->retired_floor);
     return exec_ok(db, sql, NULL);
 }
 

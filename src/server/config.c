@@ -102,7 +102,7 @@ static const struct option_def options[] = {
      "beyond, grants of new names get 503 capacity; 0: no cap",
      "at most about 800 B each: under 400 MiB (CONFIG.md)"},
     {"retain-ms", INT(retain_ms), "86400000", 0, 31536000000,
-     "forget a name (embedded) once its last lease ended this long ago; "
+     "forget a name once its last lease ended this long ago; "
      "its floor stays covered by the retired floor; 0 keeps every name",
      "a day: long enough to look a name up after an incident"},
     {"event-backlog", INT(event_backlog), "4096", 1, 10000000,

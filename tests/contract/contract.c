@@ -332,6 +332,8 @@ static const struct tcase cases[] = {
     {"pg_down", case_pg_down, "pg"},
     {"pg_listen_first", case_pg_listen_first, "pg"},
     {"pg_broken_in_flight", case_pg_broken_in_flight, "pg"},
+    {"pg_retire_race", case_pg_retire_race, "pg"},
+    {"pg_retire_many", case_pg_retire_many, "pg"},
 };
 
 int open_url(const char *url, const struct tn_store_config *cfg,

@@ -141,7 +141,14 @@ int open_url(const char *url, const struct tn_store_config *cfg,
 /* Open the PostgreSQL store at url with the suite's config (contract_pg.c). */
 int open_pg(const char *url, struct tn_store **out);
 
-/* The cases (contract_cases.c; case_pg_* in contract_pg.c). */
+/* Move E.pg_url into a new private schema tag_<pid> (contract_retire.c),
+ * and back (E.s is closed and opened again outside it; the schema goes).
+ * 0 or -1. */
+int pg_private_schema_begin(const char *tag);
+void pg_private_schema_end(void);
+
+/* The cases (contract_cases.c; case_pg_* in contract_pg.c, and
+ * case_pg_retire_* in contract_retire.c). */
 void case_grant_fields(void);
 void case_held(void);
 void case_replay(void);
@@ -168,6 +175,8 @@ void case_pg_down(void);
 void case_pg_listen_first(void);
 void case_pg_broken_in_flight(void);
 void case_pg_slow_acquirer(void);
+void case_pg_retire_race(void);
+void case_pg_retire_many(void);
 /* The order of one name's events, its two connections racing. */
 void case_pg_events_order(void);
 

@@ -1,13 +1,28 @@
 #!/usr/bin/env bash
 # tenure-migrate moves an embedded store into PostgreSQL: the live lease
 # keeps its holder (renew with the same token and secret works over the
-# PostgreSQL store), a released name keeps its floor, and new tokens
-# continue above every token the embedded store issued.
+# PostgreSQL store), a released name keeps its floor, a retired name keeps
+# the retired floor, and new tokens continue above every token the
+# embedded store issued.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-pg.sh"
 pg_need
 [ -x "$TN_BIN/tenure-migrate" ] || fail "tenure-migrate is not built"
 pg_fresh_schema "t604_$$"
+
+# A name the embedded store retired: its floor is the retired floor.
+tn_start_server --retain-ms 200
+reqh POST /v1/leases '{"name":"mig/gone","owner_id":"o0","ttl_ms":60000}'
+expect_code 201 "embedded acquire of the name to retire"
+gone_tok=$(jget token)
+reqh DELETE /v1/leases/mig%2Fgone "{\"token\":$gone_tok,\"lease_secret\":\"$(jget lease_secret)\"}"
+expect_code 204 "embedded release of the name to retire"
+tn_wait_metric tenure_names_retired_total 1 "the name retired"
+reqh GET "/v1/leases/mig%2Fgone/check?token=$gone_tok"
+gone_floor=$(jget floor)
+[ "$gone_floor" -ge "$gone_tok" ] || fail "retired floor $gone_floor below $gone_tok"
+tn_kill_server
+PORT=
 
 tn_start_server
 reqh POST /v1/leases '{"name":"mig/live","owner_id":"o1","ttl_ms":60000}'
@@ -41,6 +56,10 @@ expect_code 409 "the migrated lease is still held"
 reqh GET "/v1/leases/mig%2Fold/check?token=$old_tok"
 expect_code 200 "check of the released name"
 expect_field floor "$old_tok"
+reqh GET "/v1/leases/mig%2Fgone/check?token=$gone_tok"
+expect_code 200 "check of the name retired before the move"
+expect_field floor "$gone_floor" "the retired floor carried over"
+expect_field current false
 reqh POST /v1/leases '{"name":"mig/new","owner_id":"o3","ttl_ms":60000}'
 expect_code 201 "first acquire over PostgreSQL"
 [ "$(jget token)" -gt "$old_tok" ] && [ "$(jget token)" -gt "$live_tok" ] ||

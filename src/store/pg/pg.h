@@ -38,6 +38,7 @@ enum tn_pg_state {
 };
 
 struct tn_pg;
+struct tn_pg_retire;
 struct tn_pg_op;
 struct tn_pg_batch;
 
@@ -108,6 +109,7 @@ struct tn_pg {
     void (*conn_ready)(struct tn_pg_conn *c);
     void (*conn_io)(struct tn_pg_conn *c, uint32_t events);
     void (*conn_failed)(struct tn_pg_conn *c);
+    struct tn_pg_retire *retire; /* name retirement (retire.c), or NULL */
 };
 
 struct tn_pg_op {

@@ -55,7 +55,8 @@ const char tn_pg_sql_sequence[] =
     " LOCK TABLE leases, lease_grants IN SHARE ROW EXCLUSIVE MODE;"
     " SELECT setval('lease_token_seq', m.top)"
     " FROM (SELECT greatest((SELECT max(fencing_token) FROM leases),"
-    " (SELECT max(token) FROM lease_grants)) AS top) m, lease_token_seq s"
+    " (SELECT max(token) FROM lease_grants),"
+    " (SELECT floor FROM tenure_retired)) AS top) m, lease_token_seq s"
     " WHERE m.top IS NOT NULL AND m.top >= CASE WHEN s.is_called"
     " THEN s.last_value + 1 ELSE s.last_value END;"
     " COMMIT;"
@@ -103,6 +104,13 @@ const struct tn_pg_migration tn_pg_migrations[] = {
         " timestamptz, ADD COLUMN IF NOT EXISTS end_reason text;"
         " CREATE INDEX IF NOT EXISTS lease_grants_name_token"
         " ON lease_grants (name, token DESC)"},
+    /* Retired names (src/store/pg/retire.c): the retired floor, one row,
+     * answered for every name without a row. */
+    {4,
+     "CREATE TABLE IF NOT EXISTS tenure_retired ("
+     " id boolean PRIMARY KEY DEFAULT true CHECK (id),"
+     " floor bigint NOT NULL DEFAULT 0);"
+     " INSERT INTO tenure_retired (id) VALUES (true) ON CONFLICT DO NOTHING"},
 };
 const size_t tn_pg_n_migrations =
     sizeof(tn_pg_migrations) / sizeof(tn_pg_migrations[0]);
@@ -122,8 +130,10 @@ const size_t tn_pg_n_migrations =
 /* $1 name, $2 owner_id, $3 ttl_ms, $4 lock_delay_ms, $5 request_id or NULL,
  * $6 secret, $7 principal or NULL.  g: the grant, made only when the CAS on
  * the locked row holds (a new name inserts; its VALUES nextval() is safe
- * because no token of that name exists and rows are never deleted; on
- * conflict that value is simply skipped).  The SET list also keeps the
+ * because no token of that name exists, and a retirement, which deletes
+ * rows, holds a table lock that excludes this statement from before its
+ * nextval() to its commit (src/store/pg/retire.c); on conflict that value
+ * is simply skipped).  The SET list also keeps the
  * replaced grant (prev_*): when it ran out and nobody announced it yet,
  * this statement ends it in the ledger and announces "expired" before
  * "acquired" (two lines of one outbox row).  cur: when nothing was granted, the
@@ -262,9 +272,18 @@ const size_t tn_pg_n_migrations =
              " FROM leases l WHERE l.name = $1 AND NOT l.released"             \
              " AND l.expires_at > now()"
 
+/* A name without a row (retired, or never granted) answers the retired
+ * floor; one statement, one snapshot: the row and the floor that replaced
+ * it are never both missed (docs/SAFETY.md section 9.3). */
+#define CHECK_RETIRED                                                          \
+    " UNION ALL SELECT r.floor, false, NULL::text, NULL::bigint,"              \
+    " NULL::bigint FROM tenure_retired r"                                      \
+    " WHERE NOT EXISTS (SELECT 1 FROM leases x WHERE x.name = $1)"
+
 #define CHECK_SQL                                                              \
     "SELECT fencing_token, NOT released AND expires_at > now(), owner_id,"     \
-    " ttl_ms, " EXPIRES_IN("l") " FROM leases l WHERE l.name = $1"
+    " ttl_ms, " EXPIRES_IN(                                                    \
+        "l") " FROM leases l WHERE l.name = $1" CHECK_RETIRED
 
 /* $1 prefix, $2 after or NULL, $3 limit.  Names are COLLATE "C": byte
  * order, as the embedded store lists them. */

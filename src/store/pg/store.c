@@ -13,6 +13,7 @@
 #include "store/pg/conn.h"
 #include "store/pg/events.h"
 #include "store/pg/op.h"
+#include "store/pg/retire.h"
 #include "store/pg/wait.h"
 
 /* ---- requests ---- */
@@ -144,6 +145,7 @@ static void pg_metrics(struct tn_store *s, struct tn_buf *out)
         (unsigned long long)p->n_unavailable, inflight);
     tn_pg_events_metrics(p, out);
     tn_pg_wait_metrics(p, out);
+    tn_pg_retire_metrics(p, out);
 }
 
 static void pg_drain(struct tn_store *s)
@@ -157,6 +159,7 @@ static void pg_close(struct tn_store *s)
     p->closing = true;
     tn_pg_wait_fail_all(p, TN_EUNAVAIL);
     tn_pg_events_stop(p);
+    tn_pg_retire_stop(p);
     tn_loop_timer_disarm(p->loop, &p->flush_timer);
     for (int i = 0; i < TN_PG_CONNS; i++) {
         struct tn_pg_conn *c = &p->conns[i];
@@ -234,7 +237,9 @@ static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
     p->conn_ready = tn_pg_on_ready;
     p->conn_io = tn_pg_on_io;
     p->conn_failed = tn_pg_fail_conn;
-    if (tn_pg_wait_init(p, cfg) < 0) {
+    if (tn_pg_wait_init(p, cfg) < 0 ||
+        tn_pg_retire_start(p, cfg->retain_ms) < 0) {
+        tn_pg_wait_free(p);
         tn_free(p->conninfo);
         tn_free(p);
         return TN_ENOMEM;
