@@ -96,7 +96,7 @@ static int open_retaining(int64_t retain_ms, struct tn_store **out)
     cfg.url = P.url;
     cfg.retain_ms = retain_ms;
     struct tn_errmsg em = {{0}};
-    int rc = tn_store_open_url(E.loop, &cfg, out, &em);
+    int rc = tn_store_open(E.loop, &cfg, out, &em);
     if (rc == 0 && !wait_ready(*out, 15000))
         rc = TN_EUNAVAIL;
     /* Every statement connection set up: a setup's sequence step takes a
