@@ -20,7 +20,7 @@
 #define TOKEN_MAX ((int64_t)1 << 53)
 #define REQUEST_ID_MAX_BYTES 128
 
-static void body_begin(struct tn_buf *b)
+void tn_api_body_begin(struct tn_buf *b)
 {
     tn_buf_init(b, REPLY_MAX_BYTES);
     (void)tn_buf_append(b, "{", 1);
@@ -34,21 +34,21 @@ static void put_lease(struct tn_buf *b, const struct tn_lease_view *v,
     tn_reply_kv_uint(b, "token", v->token, false);
 }
 
-static void send_body(struct tn_api_call *c, unsigned status, struct tn_buf *b)
+void tn_api_body_send(struct tn_api_call *c, unsigned status, struct tn_buf *b)
 {
     (void)tn_buf_append(b, "}", 1);
     tn_api_send(c, status, b, 0);
     tn_buf_release(b);
 }
 
-static void fail_result(struct tn_api_call *c)
+void tn_api_fail_result(struct tn_api_call *c)
 {
     const struct tn_store_result *r = &c->result;
     struct tn_buf b;
     char msg[160];
     switch (r->rc) {
     case TN_ECONFLICT:
-        body_begin(&b);
+        tn_api_body_begin(&b);
         tn_reply_kv_str(&b, "error", "held", true);
         tn_reply_kv_str(&b, "message", "the lease is held by another owner",
                         false);
@@ -58,16 +58,16 @@ static void fail_result(struct tn_api_call *c)
         tn_reply_kv_uint(&b, "token", r->lease.token, false);
         tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
         (void)tn_buf_append(&b, "}", 1);
-        send_body(c, 409, &b);
+        tn_api_body_send(c, 409, &b);
         return;
     case TN_ELOCKDELAY:
-        body_begin(&b);
+        tn_api_body_begin(&b);
         tn_reply_kv_str(&b, "error", "lock_delay", true);
         tn_reply_kv_str(&b, "message",
                         "the lease expired recently and is in lock delay",
                         false);
         tn_reply_kv_int(&b, "retry_after_ms", r->retry_after_ms, false);
-        send_body(c, 409, &b);
+        tn_api_body_send(c, 409, &b);
         return;
     case TN_ELOST:
         tn_api_fail(c, r->rc, "that token is not the live lease of this name");
@@ -114,7 +114,7 @@ static void acquired(void *arg)
         return;
     }
     if (r->rc != TN_OK) {
-        fail_result(c);
+        tn_api_fail_result(c);
         return;
     }
     if (!r->replayed)
@@ -122,13 +122,13 @@ static void acquired(void *arg)
     char secret[2 * TN_SECRET_BYTES + 1];
     tn_hex_encode(r->lease.secret, TN_SECRET_BYTES, secret);
     struct tn_buf b;
-    body_begin(&b);
+    tn_api_body_begin(&b);
     put_lease(&b, &r->lease, true);
     tn_reply_kv_str(&b, "lease_secret", secret, false);
     tn_reply_kv_int(&b, "ttl_ms", r->lease.ttl_ms, false);
     tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
     put_proof(c, &b);
-    send_body(c, r->replayed ? 200 : 201, &b);
+    tn_api_body_send(c, r->replayed ? 200 : 201, &b);
 }
 
 /* A decoded request body: the flat subset decoder's result when the body
@@ -236,7 +236,8 @@ static void client_left(void *arg)
     s->ops->cancel_wait(s, c->req);
 }
 
-static void do_acquire(struct tn_api_call *c)
+/* POST /v1/leases */
+void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
 {
     char msg[200] = "bad request";
     struct body body;
@@ -282,9 +283,8 @@ static void do_acquire(struct tn_api_call *c)
         return;
     }
     r.name_len = strlen(r.name);
-    if (tn_api_authorize(c, TN_AUTH_ACQUIRE, r.name, r.name_len) < 0) {
+    if (tn_api_admit(c, m, r.name, r.name_len) < 0) {
         body_release(&body);
-        tn_api_fail(c, TN_EFORBIDDEN, "not permitted to acquire this name");
         return;
     }
     r.principal =
@@ -304,23 +304,23 @@ static void renewed(void *arg)
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
     if (r->rc != TN_OK) {
-        fail_result(c);
+        tn_api_fail_result(c);
         return;
     }
     c->api->renews++;
     struct tn_buf b;
-    body_begin(&b);
+    tn_api_body_begin(&b);
     put_lease(&b, &r->lease, true);
     tn_reply_kv_int(&b, "ttl_ms", r->lease.ttl_ms, false);
     tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
-    send_body(c, 200, &b);
+    tn_api_body_send(c, 200, &b);
 }
 
 static void released(void *arg)
 {
     struct tn_api_call *c = arg;
     if (c->result.rc != TN_OK) {
-        fail_result(c);
+        tn_api_fail_result(c);
         return;
     }
     c->api->releases++;
@@ -362,12 +362,13 @@ static int decode_token_req(struct tn_api_call *c, const struct body *o,
     return rc;
 }
 
-static void do_token_op(struct tn_api_call *c, bool renew, bool force)
+static void token_op(struct tn_api_call *c, const struct tn_route_match *m,
+                     bool renew)
 {
     char msg[200] = "bad request";
     struct tn_token_req r = {.name = c->name, .name_len = c->name_len};
     int rc = TN_OK;
-    r.force = !renew && force;
+    r.force = !renew && m->force;
     struct body body;
     rc = parse_body(c, r.force, &body, msg, sizeof(msg));
     if (rc == 0 && !r.force)
@@ -377,13 +378,8 @@ static void do_token_op(struct tn_api_call *c, bool renew, bool force)
         tn_api_fail(c, rc, msg);
         return;
     }
-    if (tn_api_authorize(c, r.force ? TN_AUTH_ADMIN : TN_AUTH_ACQUIRE, c->name,
-                         c->name_len) < 0) {
-        tn_api_fail(c, TN_EFORBIDDEN,
-                    r.force ? "force release is for admins"
-                            : "not permitted to hold this name");
+    if (tn_api_admit(c, m, c->name, c->name_len) < 0)
         return;
-    }
     /* Renew and release are bound to the acquiring principal (admins
      * excepted); the store compares it with the grant's. */
     if (c->principal != NULL && !tn_auth_principal_is_admin(c->principal))
@@ -400,15 +396,15 @@ static void got(void *arg)
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
     if (r->rc != TN_OK) {
-        fail_result(c);
+        tn_api_fail_result(c);
         return;
     }
     struct tn_buf b;
-    body_begin(&b);
+    tn_api_body_begin(&b);
     put_lease(&b, &r->lease, true);
     tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
     tn_reply_kv_int(&b, "lock_delay_ms", r->lease.lock_delay_ms, false);
-    send_body(c, 200, &b);
+    tn_api_body_send(c, 200, &b);
 }
 
 static void checked(void *arg)
@@ -416,11 +412,11 @@ static void checked(void *arg)
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
     if (r->rc != TN_OK) {
-        fail_result(c);
+        tn_api_fail_result(c);
         return;
     }
     struct tn_buf b;
-    body_begin(&b);
+    tn_api_body_begin(&b);
     tn_reply_key(&b, "current", true);
     (void)tn_buf_printf(&b, "%s", r->current ? "true" : "false");
     if (r->has_live)
@@ -428,7 +424,7 @@ static void checked(void *arg)
     else
         (void)tn_buf_printf(&b, ",\"token\":null");
     tn_reply_kv_uint(&b, "floor", r->floor, false);
-    send_body(c, 200, &b);
+    tn_api_body_send(c, 200, &b);
 }
 
 static void listed(void *arg)
@@ -436,11 +432,11 @@ static void listed(void *arg)
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
     if (r->rc != TN_OK) {
-        fail_result(c);
+        tn_api_fail_result(c);
         return;
     }
     struct tn_buf b;
-    body_begin(&b);
+    tn_api_body_begin(&b);
     tn_reply_key(&b, "leases", true);
     (void)tn_buf_append(&b, "[", 1);
     for (size_t i = 0; i < r->n_items; i++) {
@@ -455,126 +451,44 @@ static void listed(void *arg)
         tn_reply_kv_str(&b, "next", r->items[r->n_items - 1].name, false);
     else
         (void)tn_buf_printf(&b, ",\"next\":null");
-    send_body(c, 200, &b);
+    tn_api_body_send(c, 200, &b);
 }
 
-/* ?token=N for check: a decimal in 0..2^53-1. */
-static void do_list(struct tn_api_call *c, const struct tn_route_match *m)
+/* GET /v1/leases?prefix=&after=&limit= */
+void tn_api_list(struct tn_api_call *c, struct tn_route_match *m)
 {
     struct tn_list_req r = {.prefix = m->prefix,
                             .prefix_len = m->prefix_len,
                             .after = m->after,
                             .after_len = m->after_len,
                             .limit = m->limit};
-    if (tn_api_authorize(c, TN_AUTH_READ, r.prefix, r.prefix_len) < 0) {
-        tn_api_fail(c, TN_EFORBIDDEN, "not permitted to list this prefix");
-        return;
-    }
     struct tn_store *s = c->api->cfg.store;
     s->ops->list(s, &r, &c->result, listed, c);
 }
 
-static const char *end_name(enum tn_grant_end end)
+/* PATCH /v1/leases/{name} */
+void tn_api_renew(struct tn_api_call *c, struct tn_route_match *m)
 {
-    static const char *const names[] = {NULL, "released", "expired", "revoked",
-                                        "superseded"};
-    return (size_t)end < sizeof(names) / sizeof(names[0]) ? names[end] : NULL;
+    token_op(c, m, true);
 }
 
-static void historied(void *arg)
+/* DELETE /v1/leases/{name}[?force=true] */
+void tn_api_release(struct tn_api_call *c, struct tn_route_match *m)
 {
-    struct tn_api_call *c = arg;
-    const struct tn_store_result *r = &c->result;
-    if (r->rc != TN_OK) {
-        fail_result(c);
-        return;
-    }
-    struct tn_buf b;
-    body_begin(&b);
-    tn_reply_kv_str(&b, "name", c->name, true);
-    tn_reply_key(&b, "grants", false);
-    (void)tn_buf_append(&b, "[", 1);
-    for (size_t i = 0; i < r->n_history; i++) {
-        const struct tn_grant_record *g = &r->history[i];
-        (void)tn_buf_append(&b, i == 0 ? "{" : ",{", i == 0 ? 1 : 2);
-        tn_reply_kv_uint(&b, "token", g->token, true);
-        tn_reply_kv_str(&b, "owner_id", g->owner_id, false);
-        tn_reply_kv_int(&b, "granted_ms_ago", g->granted_ms_ago, false);
-        if (g->end == TN_GRANT_LIVE) {
-            (void)tn_buf_printf(&b, ",\"ended_ms_ago\":null,\"end\":null");
-        } else {
-            tn_reply_kv_int(&b, "ended_ms_ago", g->ended_ms_ago, false);
-            tn_reply_kv_str(&b, "end", end_name(g->end), false);
-        }
-        (void)tn_buf_append(&b, "}", 1);
-    }
-    (void)tn_buf_append(&b, "]", 1);
-    send_body(c, 200, &b);
+    token_op(c, m, false);
 }
 
-/* The message of a 400 for a rejected query parameter. */
-static const char *query_message(const char *param)
+/* GET /v1/leases/{name} */
+void tn_api_get(struct tn_api_call *c, struct tn_route_match *m)
 {
-    if (strcmp(param, "limit") == 0)
-        return "query \"limit\" must be 1-1000";
-    if (strcmp(param, "token") == 0)
-        return "query \"token\" must be a decimal below 2^53";
-    if (strcmp(param, "force") == 0)
-        return "query \"force\" must be true or false";
-    return "prefix and after are at most 256 bytes";
-}
-
-void tn_api_lease_dispatch(struct tn_api_call *c, struct tn_route_match *m)
-{
-    enum tn_http_method method = tn_http_req_method(c->req);
     struct tn_store *s = c->api->cfg.store;
-    /* Read permission before the method: a reader without it learns
-     * nothing of the name, not even which methods it takes. */
-    if ((c->route == TN_ROUTE_CHECK || c->route == TN_ROUTE_HISTORY ||
-         (c->route == TN_ROUTE_GET && method == TN_HTTP_GET)) &&
-        tn_api_authorize(c, TN_AUTH_READ, c->name, c->name_len) < 0) {
-        tn_api_fail(c, TN_EFORBIDDEN, "not permitted to read this name");
-        return;
-    }
-    if (tn_route_method(m, method) < 0) {
-        tn_api_fail_method(c, m->allow_header);
-        return;
-    }
-    c->route = m->route;
-    if (c->route == TN_ROUTE_HISTORY && s->ops->history == NULL) {
-        tn_api_fail(c, TN_ENOTFOUND, "this store keeps no grant history");
-        return;
-    }
-    if (tn_route_query(m, tn_api_req_query, c->req) < 0) {
-        tn_api_fail(c, TN_EINVAL, query_message(m->bad_query));
-        return;
-    }
-    switch (c->route) {
-    case TN_ROUTE_ACQUIRE:
-        do_acquire(c);
-        return;
-    case TN_ROUTE_LIST:
-        do_list(c, m);
-        return;
-    case TN_ROUTE_GET:
-        s->ops->get(s, c->name, c->name_len, &c->result, got, c);
-        return;
-    case TN_ROUTE_RENEW:
-        do_token_op(c, true, false);
-        return;
-    case TN_ROUTE_RELEASE:
-        do_token_op(c, false, m->force);
-        return;
-    case TN_ROUTE_CHECK:
-        s->ops->check(s, c->name, c->name_len, m->token, &c->result, checked,
-                      c);
-        return;
-    case TN_ROUTE_HISTORY:
-        s->ops->history(s, c->name, c->name_len, m->limit, &c->result,
-                        historied, c);
-        return;
-    default:
-        tn_api_fail(c, TN_ENOTFOUND, "no such path");
-        return;
-    }
+    (void)m;
+    s->ops->get(s, c->name, c->name_len, &c->result, got, c);
+}
+
+/* GET /v1/leases/{name}/check?token= */
+void tn_api_check(struct tn_api_call *c, struct tn_route_match *m)
+{
+    struct tn_store *s = c->api->cfg.store;
+    s->ops->check(s, c->name, c->name_len, m->token, &c->result, checked, c);
 }
