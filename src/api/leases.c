@@ -14,6 +14,7 @@
 #include "common/json_flat.h"
 #include "common/name.h"
 #include "common/rand.h"
+#include "errmap.h"
 #include "reply.h"
 
 #define REPLY_MAX_BYTES (4u << 20)
@@ -44,51 +45,37 @@ void tn_api_body_send(struct tn_api_call *c, unsigned status, struct tn_buf *b)
 void tn_api_fail_result(struct tn_api_call *c)
 {
     const struct tn_store_result *r = &c->result;
-    struct tn_buf b;
+    if (r->rc == TN_ECAPACITY) {
+        tn_api_fail_capacity(c, r->capacity);
+        return;
+    }
+    const struct tn_errmap_entry *e = tn_errmap_find(r->rc);
     char msg[160];
-    switch (r->rc) {
-    case TN_ECONFLICT:
-        tn_api_body_begin(&b);
-        tn_reply_kv_str(&b, "error", "held", true);
-        tn_reply_kv_str(&b, "message", "the lease is held by another owner",
-                        false);
+    const char *text = e->store_message;
+    if (text == NULL) {
+        (void)snprintf(msg, sizeof(msg), "store: %s", tn_strerror(r->rc));
+        text = msg;
+    }
+    if (r->rc != TN_ECONFLICT && r->rc != TN_ELOCKDELAY) {
+        tn_api_fail(c, r->rc, text);
+        return;
+    }
+    /* held and lock_delay say more: who holds it, or how long to wait. */
+    struct tn_buf b;
+    tn_api_body_begin(&b);
+    tn_reply_kv_str(&b, "error", e->code, true);
+    tn_reply_kv_str(&b, "message", text, false);
+    if (r->rc == TN_ELOCKDELAY) {
+        tn_reply_kv_int(&b, "retry_after_ms", r->retry_after_ms, false);
+    } else {
         tn_reply_key(&b, "holder", false);
         (void)tn_buf_append(&b, "{", 1);
         tn_reply_kv_str(&b, "owner_id", r->lease.owner_id, true);
         tn_reply_kv_uint(&b, "token", r->lease.token, false);
         tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
         (void)tn_buf_append(&b, "}", 1);
-        tn_api_body_send(c, 409, &b);
-        return;
-    case TN_ELOCKDELAY:
-        tn_api_body_begin(&b);
-        tn_reply_kv_str(&b, "error", "lock_delay", true);
-        tn_reply_kv_str(&b, "message",
-                        "the lease expired recently and is in lock delay",
-                        false);
-        tn_reply_kv_int(&b, "retry_after_ms", r->retry_after_ms, false);
-        tn_api_body_send(c, 409, &b);
-        return;
-    case TN_ELOST:
-        tn_api_fail(c, r->rc, "that token is not the live lease of this name");
-        return;
-    case TN_EFORBIDDEN:
-        tn_api_fail(c, r->rc, "lease_secret does not match");
-        return;
-    case TN_ENOTFOUND:
-        tn_api_fail(c, r->rc, "no live lease with that name");
-        return;
-    case TN_ENOSPC:
-        tn_api_fail(c, r->rc, "store is out of disk space, retry later");
-        return;
-    case TN_ECAPACITY:
-        tn_api_fail_capacity(c, r->capacity);
-        return;
-    default:
-        (void)snprintf(msg, sizeof(msg), "store: %s", tn_strerror(r->rc));
-        tn_api_fail(c, r->rc, msg);
-        return;
     }
+    tn_api_body_send(c, e->status, &b);
 }
 
 static void put_proof(struct tn_api_call *c, struct tn_buf *b)
