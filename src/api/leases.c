@@ -11,9 +11,9 @@
 
 #include "api_int.h"
 #include "common/json.h"
-#include "common/json_flat.h"
 #include "common/name.h"
 #include "common/rand.h"
+#include "decode.h"
 #include "errmap.h"
 #include "reply.h"
 
@@ -118,97 +118,6 @@ static void acquired(void *arg)
     tn_api_body_send(c, r->replayed ? 200 : 201, &b);
 }
 
-/* A decoded request body: the flat subset decoder's result when the body
- * is in its subset (no allocation), else jansson's tree.  The getters
- * below read either one with the same contract and messages. */
-struct body {
-    json_t *tree;             /* jansson's object, or NULL when flat holds it */
-    struct tn_json_flat flat; /* the body when tree is NULL */
-};
-
-static int body_get_str(const struct body *b, const char *key, const char **out,
-                        size_t *len_out, struct tn_errmsg *em)
-{
-    if (b->tree == NULL)
-        return tn_json_flat_get_str(&b->flat, key, out, len_out, em);
-    return tn_json_get_str(b->tree, key, out, len_out, em);
-}
-
-static int body_get_int(const struct body *b, const char *key, int64_t min,
-                        int64_t max, int64_t *out, struct tn_errmsg *em)
-{
-    if (b->tree == NULL)
-        return tn_json_flat_get_int(&b->flat, key, min, max, out, em);
-    return tn_json_get_int(b->tree, key, min, max, out, em);
-}
-
-/* Drops jansson's tree if there is one; the flat body needs nothing. */
-static void body_release(struct body *b)
-{
-    json_decref(b->tree);
-    b->tree = NULL;
-}
-
-/* A string field that must be printable UTF-8 of 1..max bytes. */
-static int get_name_field(const struct body *o, const char *key, size_t max,
-                          bool required, const char **out, char *msg,
-                          size_t msglen)
-{
-    struct tn_errmsg em = {{0}};
-    size_t len = 0;
-    int rc = body_get_str(o, key, out, &len, &em);
-    if (rc == TN_ENOTFOUND && !required) {
-        *out = NULL;
-        return TN_OK;
-    }
-    if (rc == TN_ENOTFOUND)
-        (void)snprintf(msg, msglen, "field \"%s\" is required", key);
-    else if (rc < 0)
-        (void)snprintf(msg, msglen, "%s", em.text);
-    else if (!tn_name_is_valid(*out, len, max))
-        (void)snprintf(msg, msglen,
-                       "field \"%s\" must be 1-%zu bytes of printable UTF-8",
-                       key, max);
-    else
-        return TN_OK;
-    return TN_EINVAL;
-}
-
-static int get_int_field(const struct body *o, const char *key, int64_t min,
-                         int64_t max, bool required, int64_t *out, char *msg,
-                         size_t msglen)
-{
-    struct tn_errmsg em = {{0}};
-    int rc = body_get_int(o, key, min, max, out, &em);
-    if (rc == TN_ENOTFOUND && !required)
-        return TN_OK;
-    if (rc == TN_ENOTFOUND)
-        (void)snprintf(msg, msglen, "field \"%s\" is required", key);
-    else if (rc < 0)
-        (void)snprintf(msg, msglen, "%s", em.text);
-    return rc == TN_ENOTFOUND ? TN_EINVAL : rc;
-}
-
-/* Decodes the request body into *b: the flat decoder when the body is in
- * its subset, else jansson, which accepts it or says why not.  0, or
- * TN_EINVAL with msg set.  Either way body_release(b) is due. */
-static int parse_body(struct tn_api_call *c, bool allow_empty, struct body *b,
-                      char *msg, size_t msglen)
-{
-    size_t len;
-    const char *body = tn_http_req_body(c->req, &len);
-    struct tn_errmsg em = {{0}};
-    b->tree = NULL;
-    if (tn_json_flat_parse(body, len, &b->flat) == TN_OK)
-        return TN_OK;
-    if (tn_json_parse_object(body, len, allow_empty, &b->tree, &em) < 0) {
-        (void)snprintf(msg, msglen, "%s",
-                       len == 0 ? "a JSON object body is required" : em.text);
-        return TN_EINVAL;
-    }
-    return TN_OK;
-}
-
 /* A blocked acquire is granted only to a client that is still there. */
 static bool still_there(void *req)
 {
@@ -227,29 +136,28 @@ static void client_left(void *arg)
 void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
 {
     char msg[200] = "bad request";
-    struct body body;
-    const struct body *o = &body;
+    json_t *o = NULL;
     struct tn_acquire_req r = {0};
     uint8_t secret[TN_SECRET_BYTES];
     const struct tn_api_config *cfg = &c->api->cfg;
-    int rc = parse_body(c, false, &body, msg, sizeof(msg));
+    int rc = tn_decode_body(c->req, false, &o, msg, sizeof(msg));
     if (rc == 0)
-        rc = get_name_field(o, "name", TN_NAME_MAX_BYTES, true, &r.name, msg,
+        rc = tn_decode_name(o, "name", TN_NAME_MAX_BYTES, true, &r.name, msg,
                             sizeof(msg));
     if (rc == 0)
-        rc = get_name_field(o, "owner_id", TN_OWNER_MAX_BYTES, true,
+        rc = tn_decode_name(o, "owner_id", TN_OWNER_MAX_BYTES, true,
                             &r.owner_id, msg, sizeof(msg));
     if (rc == 0)
-        rc = get_int_field(o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, true,
+        rc = tn_decode_int(o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, true,
                            &r.ttl_ms, msg, sizeof(msg));
     if (rc == 0)
-        rc = get_int_field(o, "lock_delay_ms", 0, cfg->max_ttl_ms, false,
+        rc = tn_decode_int(o, "lock_delay_ms", 0, cfg->max_ttl_ms, false,
                            &r.lock_delay_ms, msg, sizeof(msg));
     if (rc == 0)
-        rc = get_name_field(o, "request_id", REQUEST_ID_MAX_BYTES, false,
+        rc = tn_decode_name(o, "request_id", REQUEST_ID_MAX_BYTES, false,
                             &r.request_id, msg, sizeof(msg));
     if (rc == 0)
-        rc = get_int_field(o, "wait_ms", 0, cfg->max_wait_ms, false, &r.wait_ms,
+        rc = tn_decode_int(o, "wait_ms", 0, cfg->max_wait_ms, false, &r.wait_ms,
                            msg, sizeof(msg));
     if (rc == 0 && r.wait_ms > 0 && !cfg->store->ops->can_wait) {
         /* Refused, never silently ignored. */
@@ -260,18 +168,18 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
         rc = TN_EINVAL;
     }
     if (rc == 0 && tn_rand_small(secret, sizeof(secret)) < 0) {
-        body_release(&body);
+        json_decref(o);
         tn_api_fail(c, TN_EINTERNAL, "no randomness for the lease secret");
         return;
     }
     if (rc < 0) {
-        body_release(&body);
+        json_decref(o);
         tn_api_fail(c, TN_EINVAL, msg);
         return;
     }
     r.name_len = strlen(r.name);
     if (tn_api_admit(c, m, r.name, r.name_len) < 0) {
-        body_release(&body);
+        json_decref(o);
         return;
     }
     r.principal =
@@ -283,7 +191,7 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     if (r.wait_ms > 0 && s->ops->cancel_wait != NULL)
         tn_http_req_on_disconnect(c->req, client_left, c);
     s->ops->acquire(s, &r, &c->result, acquired, c);
-    body_release(&body); /* the store copied what it keeps */
+    json_decref(o); /* the store copied what it keeps */
 }
 
 static void renewed(void *arg)
@@ -317,18 +225,18 @@ static void released(void *arg)
 }
 
 /* Decode {"token","lease_secret"[,"ttl_ms"]} into r. */
-static int decode_token_req(struct tn_api_call *c, const struct body *o,
-                            bool renew, struct tn_token_req *r, char *msg,
-                            size_t msglen)
+static int decode_token_req(struct tn_api_call *c, json_t *o, bool renew,
+                            struct tn_token_req *r, char *msg, size_t msglen)
 {
     const struct tn_api_config *cfg = &c->api->cfg;
     int64_t token = 0;
     int rc =
-        get_int_field(o, "token", 1, TOKEN_MAX - 1, true, &token, msg, msglen);
+        tn_decode_int(o, "token", 1, TOKEN_MAX - 1, true, &token, msg, msglen);
     const char *secret = NULL;
     size_t slen = 0;
     struct tn_errmsg em = {{0}};
-    if (rc == 0 && body_get_str(o, "lease_secret", &secret, &slen, &em) < 0) {
+    if (rc == 0 &&
+        tn_json_get_str(o, "lease_secret", &secret, &slen, &em) < 0) {
         (void)snprintf(msg, msglen,
                        "field \"lease_secret\" is required and "
                        "must be a string");
@@ -343,7 +251,7 @@ static int decode_token_req(struct tn_api_call *c, const struct body *o,
         rc = TN_EINVAL;
     }
     if (rc == 0 && renew)
-        rc = get_int_field(o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, false,
+        rc = tn_decode_int(o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, false,
                            &r->ttl_ms, msg, msglen);
     r->token = (uint64_t)token;
     return rc;
@@ -356,11 +264,11 @@ static void token_op(struct tn_api_call *c, const struct tn_route_match *m,
     struct tn_token_req r = {.name = c->name, .name_len = c->name_len};
     int rc = TN_OK;
     r.force = !renew && m->force;
-    struct body body;
-    rc = parse_body(c, r.force, &body, msg, sizeof(msg));
+    json_t *o = NULL;
+    rc = tn_decode_body(c->req, r.force, &o, msg, sizeof(msg));
     if (rc == 0 && !r.force)
-        rc = decode_token_req(c, &body, renew, &r, msg, sizeof(msg));
-    body_release(&body);
+        rc = decode_token_req(c, o, renew, &r, msg, sizeof(msg));
+    json_decref(o);
     if (rc < 0) {
         tn_api_fail(c, rc, msg);
         return;
