@@ -14,11 +14,12 @@
 #include "api_int.h"
 #include "common/embed.h"
 #include "events.h"
-#include "openapi.h"
 
 #define REPLY_MAX_BYTES (4u << 20)
 
 extern const struct tn_embed tn_ui_assets[];
+/* docs/openapi.yaml as JSON (src/api/CMakeLists.txt). */
+extern const struct tn_embed tn_openapi_assets[];
 
 /* The page may load and talk to nothing but this server, may not be
  * framed, and sends no referrer; index.html repeats the policy in a meta
@@ -65,8 +66,8 @@ void tn_api_readyz(struct tn_api_call *c, struct tn_route_match *m)
 void tn_api_openapi(struct tn_api_call *c, struct tn_route_match *m)
 {
     (void)m;
-    tn_api_send_typed(c, 200, "application/json", tn_openapi_json,
-                      tn_openapi_json_len);
+    tn_api_send_typed(c, 200, tn_openapi_assets[0].type,
+                      tn_openapi_assets[0].data, tn_openapi_assets[0].len);
 }
 
 /* The metrics label of a slot: the name of the route whose first row it
