@@ -3,4 +3,4 @@
 # query to route.
 tn_add_unit_test(test_route
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_route.c
-    LIBS tn_api tn_fence)
+    LIBS tn_api tn_fence PkgConfig::JANSSON)

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* Request routing of the v1 API (src/api/route.c): a table of method,
  * path and query cases with the route, decoded name, Allow set and query
- * values each must give, plus the boundaries of names and tokens. */
+ * values each must give, plus the boundaries of names and tokens; and the
+ * route table itself: consistent rows, and exactly the paths and methods
+ * that docs/openapi.yaml (as built in) describes. */
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <tenure/err.h>
 
 #include "api/route.h"
+#include "common/embed.h"
 
 #include <cmocka.h>
 
@@ -331,6 +336,114 @@ static void test_names(void **state)
     assert_string_equal(tn_route_method_name(TN_HTTP_OTHER), "OTHER");
 }
 
+/* docs/openapi.yaml as built into tenured (src/api/CMakeLists.txt). */
+extern const struct tn_embed tn_openapi_assets[];
+
+static const char *const openapi_methods[] = {"get", "head",  "post",
+                                              "put", "patch", "delete"};
+
+static json_t *openapi_paths(void)
+{
+    const struct tn_embed *e = &tn_openapi_assets[0];
+    json_t *doc = json_loadb((const char *)e->data, e->len, 0, NULL);
+    assert_non_null(doc);
+    json_t *paths = json_incref(json_object_get(doc, "paths"));
+    json_decref(doc);
+    assert_true(json_is_object(paths));
+    return paths;
+}
+
+static const struct tn_route *find_row(const char *pattern, const char *m)
+{
+    for (size_t i = 0; i < tn_routes_count; i++) {
+        const struct tn_route *r = &tn_routes[i];
+        if (strcmp(r->pattern, pattern) == 0 &&
+            strcasecmp(tn_route_method_name(r->method), m) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+/* Every path and method of docs/openapi.yaml has its row in the route
+ * table, and every row is described there: a new endpoint cannot be
+ * served undocumented, nor documented unserved. */
+static void test_table__matches_openapi(void **state)
+{
+    (void)state;
+    json_t *paths = openapi_paths();
+    const char *path = NULL;
+    json_t *item = NULL;
+    int missing = 0;
+    json_object_foreach(paths, path, item)
+    {
+        for (size_t k = 0; k < 6; k++) {
+            if (json_object_get(item, openapi_methods[k]) != NULL &&
+                find_row(path, openapi_methods[k]) == NULL) {
+                print_error("openapi.yaml has %s %s, the route table not\n",
+                            openapi_methods[k], path);
+                missing++;
+            }
+        }
+    }
+    for (size_t i = 0; i < tn_routes_count; i++) {
+        const struct tn_route *r = &tn_routes[i];
+        char m[8];
+        const char *name = tn_route_method_name(r->method);
+        size_t n = strlen(name);
+        assert_true(n < sizeof(m));
+        for (size_t j = 0; j <= n; j++)
+            m[j] = (char)(name[j] >= 'A' && name[j] <= 'Z' ? name[j] + 32
+                                                           : name[j]);
+        item = json_object_get(paths, r->pattern);
+        if (item == NULL || json_object_get(item, m) == NULL) {
+            print_error("route %s %s is not in openapi.yaml\n", name,
+                        r->pattern);
+            missing++;
+        }
+    }
+    json_decref(paths);
+    assert_int_equal(missing, 0);
+}
+
+#define PATH_FLAGS                                                             \
+    (TN_ROUTE_PUBLIC | TN_ROUTE_RAW_QUERY | TN_ROUTE_WORK | TN_ROUTE_SLASH)
+
+/* The rows keep the rules routes.c states: the rows of a path are
+ * adjacent and agree on what the path decides; one row per method and
+ * path; every checked action has its 403 message, every availability
+ * check its 404 message; a name in the body means a body. */
+static void test_table__rows_consistent(void **state)
+{
+    (void)state;
+    assert_true(tn_routes_count > 0 && tn_routes_count < TN_ROUTE_MAX);
+    for (size_t i = 0; i < tn_routes_count; i++) {
+        const struct tn_route *r = &tn_routes[i];
+        print_message("%s %s\n", tn_route_method_name(r->method), r->pattern);
+        assert_non_null(r->handler);
+        assert_true(r->name != NULL && r->name[0] != '\0');
+        assert_true(r->pattern[0] == '/');
+        assert_true(r->method < TN_HTTP_OTHER);
+        assert_true((r->target == TN_ROUTE_NOBODY) == (r->forbidden == NULL));
+        assert_true((r->is_on == NULL) == (r->off_message == NULL));
+        if (r->target == TN_ROUTE_BODY_NAME)
+            assert_true((r->flags & TN_ROUTE_BODY) != 0);
+        if (r->target == TN_ROUTE_PREFIX)
+            assert_true(
+                (r->query & (TN_ROUTE_Q_PREFIX | TN_ROUTE_Q_ANY_PREFIX)) != 0);
+        if ((r->flags & TN_ROUTE_PUBLIC) != 0)
+            assert_int_equal(r->target, TN_ROUTE_NOBODY);
+        for (size_t j = i + 1; j < tn_routes_count; j++) {
+            const struct tn_route *o = &tn_routes[j];
+            if (strcmp(o->pattern, r->pattern) != 0)
+                continue;
+            assert_true(o->method != r->method);
+            assert_int_equal(o->flags & PATH_FLAGS, r->flags & PATH_FLAGS);
+            /* adjacent: every row between them has the same path */
+            assert_string_equal(tn_routes[j - 1].pattern, r->pattern);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +451,8 @@ int main(void)
         cmocka_unit_test(test_query_values),
         cmocka_unit_test(test_name_bounds),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_table__matches_openapi),
+        cmocka_unit_test(test_table__rows_consistent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
