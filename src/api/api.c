@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Routing, media types, health, metrics and the reply path. */
+/* The request pipeline: the route table (routes.c) decides routing,
+ * authentication and authorization; this file runs them in the documented
+ * order, holds the calls, and sends every reply. */
 #include "api.h"
 
 #include <stdio.h>
@@ -12,8 +14,6 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "errmap.h"
-#include "events.h"
-#include "openapi.h"
 #include "reply.h"
 #include "route.h"
 
@@ -88,45 +88,35 @@ void tn_api_set_draining(struct tn_api *api, bool draining)
     api->draining = draining;
 }
 
-static void account(struct tn_api_call *c, unsigned status)
+void tn_api_account(struct tn_api_call *c, unsigned status)
 {
     struct tn_api *api = c->api;
     unsigned cls = status / 100;
-    api->requests[c->route][cls < 6 ? cls : 0]++;
+    api->requests[c->slot][cls < 6 ? cls : 0]++;
     int64_t us = (tn_clock_mono_ns() - c->start_ns) / 1000;
     size_t i = 0;
     while (i < TN_API_LAT_BUCKETS && us > (int64_t)(50u << i))
         i++;
-    api->lat[c->route][i]++;
-    api->lat_sum[c->route] += (double)us / 1e6;
+    api->lat[c->slot][i]++;
+    api->lat_sum[c->slot] += (double)us / 1e6;
 }
 
 void tn_api_send_typed(struct tn_api_call *c, unsigned status, const char *type,
                        const void *body, size_t len)
 {
-    account(c, status);
+    tn_api_account(c, status);
     tn_http_reply(c->req, status, type, body, len, 0);
-    tn_api_call_free(c);
-}
-
-static void send_bytes(struct tn_api_call *c, unsigned status, const char *p,
-                       size_t len, int64_t retry_after_ms)
-{
-    account(c, status);
-    /* Errors are JSON on every route, /metrics included. */
-    const char *type = c->route == TN_ROUTE_METRICS && status == 200
-                           ? "text/plain; version=0.0.4"
-                           : "application/json";
-    tn_http_reply(c->req, status, type, p, len,
-                  retry_after_ms > 0 ? (retry_after_ms + 999) / 1000 : 0);
     tn_api_call_free(c);
 }
 
 void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
                  int64_t retry_after_ms)
 {
-    send_bytes(c, status, b->data != NULL ? b->data : "", b->len,
-               retry_after_ms);
+    tn_api_account(c, status);
+    tn_http_reply(c->req, status, "application/json",
+                  b->data != NULL ? b->data : "", b->len,
+                  retry_after_ms > 0 ? (retry_after_ms + 999) / 1000 : 0);
+    tn_api_call_free(c);
 }
 
 void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
@@ -176,7 +166,7 @@ void tn_api_fail_method(struct tn_api_call *c, const char *methods)
     tn_api_fail(c, TN_EMETHOD, msg);
 }
 
-static void send_text(struct tn_api_call *c, unsigned status, const char *json)
+void tn_api_send_text(struct tn_api_call *c, unsigned status, const char *json)
 {
     struct tn_buf b;
     tn_buf_init(&b, REPLY_MAX_BYTES);
@@ -185,175 +175,19 @@ static void send_text(struct tn_api_call *c, unsigned status, const char *json)
     tn_buf_release(&b);
 }
 
-static void print_metrics(struct tn_api *api, struct tn_buf *b)
-{
-    static const char *const cls[] = {"other", "1xx", "2xx",
-                                      "3xx",   "4xx", "5xx"};
-    (void)tn_buf_printf(b, "# TYPE tenure_http_requests_total counter\n");
-    for (int r = 0; r < TN_ROUTE_COUNT; r++) {
-        for (int k = 1; k < 6; k++) {
-            if (api->requests[r][k] == 0)
-                continue;
-            (void)tn_buf_printf(
-                b,
-                "tenure_http_requests_total{route=\"%s\",code=\"%s\"} %llu\n",
-                tn_route_name((enum tn_route)r), cls[k],
-                (unsigned long long)api->requests[r][k]);
-        }
-    }
-    (void)tn_buf_printf(b, "# TYPE tenure_http_request_seconds histogram\n");
-    for (int r = 0; r < TN_ROUTE_COUNT; r++) {
-        const char *rn = tn_route_name((enum tn_route)r);
-        uint64_t cum = 0;
-        for (int i = 0; i <= TN_API_LAT_BUCKETS; i++) {
-            cum += api->lat[r][i];
-            if (i < TN_API_LAT_BUCKETS)
-                (void)tn_buf_printf(
-                    b,
-                    "tenure_http_request_seconds_bucket{route=\"%s\","
-                    "le=\"%g\"} %llu\n",
-                    rn, (double)(50u << i) / 1e6, (unsigned long long)cum);
-        }
-        (void)tn_buf_printf(
-            b,
-            "tenure_http_request_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
-            "%llu\ntenure_http_request_seconds_sum{route=\"%s\"} %.6f\n"
-            "tenure_http_request_seconds_count{route=\"%s\"} %llu\n",
-            rn, (unsigned long long)cum, rn, api->lat_sum[r], rn,
-            (unsigned long long)cum);
-    }
-    (void)tn_buf_printf(b,
-                        "# TYPE tenure_grants_total counter\n"
-                        "tenure_grants_total %llu\n"
-                        "# TYPE tenure_renews_total counter\n"
-                        "tenure_renews_total %llu\n"
-                        "# TYPE tenure_releases_total counter\n"
-                        "tenure_releases_total %llu\n",
-                        (unsigned long long)api->grants,
-                        (unsigned long long)api->renews,
-                        (unsigned long long)api->releases);
-    (void)tn_buf_printf(b, "# TYPE tenure_capacity_refused_total counter\n");
-    for (size_t i = 0; i < TN_API_N_LIMITS; i++)
-        (void)tn_buf_printf(b,
-                            "tenure_capacity_refused_total{limit=\"%s\"} "
-                            "%llu\n",
-                            tn_api_limits[i],
-                            (unsigned long long)api->capacity_refused[i]);
-}
-
-void tn_api_set_http(struct tn_api *api, struct tn_http *http)
-{
-    api->http = http;
-}
-
-static void print_http_metrics(struct tn_http *http, struct tn_buf *b)
-{
-    struct tn_http_stats st;
-    tn_http_get_stats(http, &st);
-    static const char *const names[] = {
-        "tenure_http_connections_accepted_total",
-        "tenure_http_connections_evicted_total",
-        "tenure_http_connections_refused_total",
-        "tenure_http_request_timeouts_total",
-        "tenure_http_idle_timeouts_total",
-        "tenure_http_protocol_errors_total",
-        "tenure_http_early_replies_total",
-        "tenure_http_parked_disconnects_total",
-        "tenure_http_streams_cut_total"};
-    const uint64_t vals[] = {
-        st.accepted,         st.evicted,       st.refused,
-        st.request_timeouts, st.idle_timeouts, st.protocol_errors,
-        st.early_replies,    st.disconnects,   st.streams_cut};
-    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
-        (void)tn_buf_printf(b, "# TYPE %s counter\n%s %llu\n", names[i],
-                            names[i], (unsigned long long)vals[i]);
-    (void)tn_buf_printf(b,
-                        "# TYPE tenure_http_connections gauge\n"
-                        "tenure_http_connections %llu\n"
-                        "# TYPE tenure_http_stream_buffered_bytes gauge\n"
-                        "tenure_http_stream_buffered_bytes %llu\n",
-                        (unsigned long long)st.open,
-                        (unsigned long long)st.stream_bytes);
-}
-
-static void handle_ops(struct tn_api_call *c, struct tn_route_match *m)
-{
-    struct tn_store *s = c->api->cfg.store;
-    if (tn_route_method(m, tn_http_req_method(c->req)) < 0) {
-        tn_api_fail_method(c, m->allow_header);
-        return;
-    }
-    if (c->route == TN_ROUTE_HEALTHZ) {
-        send_text(c, 200, "{\"status\":\"ok\"}");
-    } else if (c->route == TN_ROUTE_OPENAPI) {
-        send_bytes(c, 200, (const char *)tn_openapi_json, tn_openapi_json_len,
-                   0);
-    } else if (c->route == TN_ROUTE_READYZ) {
-        bool ready = !c->api->draining && s->ops->is_ready(s);
-        send_text(c, ready ? 200 : 503,
-                  ready ? "{\"status\":\"ready\"}"
-                        : "{\"error\":\"unavailable\",\"message\":\"store "
-                          "not writable or server draining\"}");
-    } else {
-        struct tn_buf b;
-        tn_buf_init(&b, REPLY_MAX_BYTES);
-        print_metrics(c->api, &b);
-        s->ops->metrics(s, &b);
-        if (c->api->cfg.events != NULL)
-            tn_events_metrics(c->api->cfg.events, &b);
-        if (c->api->http != NULL)
-            print_http_metrics(c->api->http, &b);
-        if (c->api->cfg.more_metrics != NULL)
-            c->api->cfg.more_metrics(c->api->cfg.more_metrics_ctx, &b);
-        tn_api_send(c, 200, &b, 0);
-        tn_buf_release(&b);
-    }
-}
-
-const char *tn_api_req_query(void *req, const char *key, size_t *len_out)
+/* The query arguments of a request, for tn_route_query. */
+static const char *req_query(void *req, const char *key, size_t *len_out)
 {
     return tn_http_req_query(req, key, len_out);
 }
 
-/* GET /v1/events?prefix=: a server-sent-events stream. */
-static void handle_events(struct tn_api_call *c, struct tn_route_match *m)
-{
-    struct tn_events *hub = c->api->cfg.events;
-    if (tn_route_method(m, tn_http_req_method(c->req)) < 0) {
-        tn_api_fail_method(c, m->allow_header);
-        return;
-    }
-    if (hub == NULL || !c->api->cfg.store->backend->caps.events) {
-        tn_api_fail(c, TN_ENOTFOUND, "this store has no event stream yet");
-        return;
-    }
-    (void)tn_route_query(m, tn_api_req_query, c->req); /* events: cannot fail */
-    const char *prefix = m->prefix;
-    size_t plen = m->prefix_len;
-    if (tn_api_authorize(c, TN_AUTH_READ, prefix, plen) < 0) {
-        tn_api_fail(c, TN_EFORBIDDEN, "not permitted to read this prefix");
-        return;
-    }
-    const char *last = tn_http_req_header(c->req, "Last-Event-ID");
-    account(c, 200);
-    int rc = tn_events_subscribe(hub, c->req, prefix, plen, last);
-    if (rc < 0) {
-        c->api->requests[c->route][2]--; /* counted as 2xx above */
-        if (rc == TN_ECAPACITY)
-            tn_api_fail_capacity(c, "subscribers");
-        else
-            tn_api_fail(c, rc, "cannot subscribe");
-        return;
-    }
-    tn_api_call_free(c);
-}
-
 /* Who is asking: a verified client certificate's CN (--tls-client-ca) or
- * a bearer token (--auth-file).  Replies 401 and returns TN_EUNAUTH when
- * neither is good. */
+ * a bearer token (--auth-file).  Runs once per request.  Replies 401 and
+ * returns TN_EUNAUTH when neither is good. */
 static int authenticate(struct tn_api_call *c)
 {
     struct tn_api *api = c->api;
+    c->authenticated = true;
     if (api->auth != NULL)
         c->auth = tn_auth_ref(api->auth);
     if (api->cfg.client_certs) {
@@ -383,26 +217,40 @@ static int authenticate(struct tn_api_call *c)
     return TN_OK;
 }
 
-/* Renew and release name their lease in the path: whether the principal
- * may touch it is known from the headers.  (An acquire names it in the
- * body, and is decided there.)  False when answered 403. */
-static bool may_write_name(struct tn_api_call *c, struct tn_route_match *m)
+int tn_api_admit(struct tn_api_call *c, const struct tn_route_match *m,
+                 const char *name, size_t len)
 {
-    enum tn_http_method method = tn_http_req_method(c->req);
-    if (m->path_route != TN_ROUTE_GET ||
-        (method != TN_HTTP_PATCH && method != TN_HTTP_DELETE))
-        return true;
-    size_t len = 0;
-    const char *f = tn_http_req_query(c->req, "force", &len);
-    bool force =
-        method == TN_HTTP_DELETE && f != NULL && strcmp(f, "true") == 0;
-    if (tn_api_authorize(c, force ? TN_AUTH_ADMIN : TN_AUTH_ACQUIRE, m->name,
-                         m->name_len) == 0)
-        return true;
-    tn_api_fail(c, TN_EFORBIDDEN,
-                force ? "force release is for admins"
-                      : "not permitted to hold this name");
-    return false;
+    const struct tn_route *row = m->row;
+    if (c->admitted)
+        return TN_OK;
+    bool force = (row->flags & TN_ROUTE_FORCE_ADMIN) != 0 && m->force;
+    if (tn_api_authorize(c, force ? TN_AUTH_ADMIN : row->action, name, len) <
+        0) {
+        tn_api_fail(c, TN_EFORBIDDEN,
+                    force ? "force release is for admins" : row->forbidden);
+        return TN_EFORBIDDEN;
+    }
+    c->admitted = true;
+    return TN_OK;
+}
+
+static struct tn_api_call *call_start(struct tn_api *api,
+                                      struct tn_http_req *req)
+{
+    struct tn_api_call *c = call_new(api);
+    if (c == NULL)
+        return NULL;
+    c->api = api;
+    c->req = req;
+    c->start_ns = tn_clock_mono_ns();
+    return c;
+}
+
+/* A call decided at the headers whose body never came (its client left):
+ * freed with its request. */
+static void call_drop(void *c)
+{
+    tn_api_call_free(c);
 }
 
 bool tn_api_headers(void *arg, struct tn_http_req *req)
@@ -412,21 +260,24 @@ bool tn_api_headers(void *arg, struct tn_http_req *req)
         return true;
     struct tn_route_match m;
     if (tn_route_path(tn_http_req_path(req), &m) < 0 ||
-        m.path_route == TN_ROUTE_HEALTHZ || m.path_route == TN_ROUTE_READYZ ||
-        m.path_route == TN_ROUTE_OPENAPI || m.path_route == TN_ROUTE_UI)
+        (m.path_row->flags & TN_ROUTE_PUBLIC) != 0)
         return true; /* answered when the request is whole */
-    struct tn_api_call *c = call_new(api);
+    struct tn_api_call *c = call_start(api, req);
     if (c == NULL)
         return true;
-    c->api = api;
-    c->req = req;
-    c->route = m.path_route;
-    c->start_ns = tn_clock_mono_ns();
+    c->slot = tn_route_slot(m.path_row);
     if (authenticate(c) < 0)
         return false; /* answered 401: the body is never read */
-    if (!may_write_name(c, &m))
-        return false; /* answered 403 */
-    tn_api_call_free(c);
+    /* A row that names its lease in the path knows at once whether the
+     * principal may touch it (an acquire names it in the body). */
+    if (tn_route_method(&m, tn_http_req_method(req)) == 0 &&
+        m.row->target == TN_ROUTE_PATH_NAME &&
+        (m.row->flags & TN_ROUTE_BODY) != 0) {
+        (void)tn_route_query(&m, req_query, req); /* a bad one: 400 later */
+        if (tn_api_admit(c, &m, m.name, m.name_len) < 0)
+            return false; /* answered 403 */
+    }
+    tn_http_req_set_app(req, c, call_drop);
     return true;
 }
 
@@ -442,29 +293,91 @@ static bool media_ok(struct tn_http_req *req)
             strncasecmp(ct, "application/x-www-form-urlencoded", n) == 0);
 }
 
+/* What the path alone decides: who asks, whether the query is valid,
+ * the media type and draining.  False when answered. */
+static bool admit_path(struct tn_api_call *c, const struct tn_route *path)
+{
+    unsigned f = path->flags;
+    if ((f & TN_ROUTE_PUBLIC) == 0 && !c->authenticated && authenticate(c) < 0)
+        return false;
+    if ((f & TN_ROUTE_RAW_QUERY) == 0 && !tn_http_req_query_valid(c->req)) {
+        tn_api_fail(c, TN_EINVAL,
+                    "query arguments must be percent-encoded, without NUL");
+        return false;
+    }
+    if ((f & TN_ROUTE_WORK) == 0)
+        return true;
+    if (!media_ok(c->req)) {
+        tn_api_fail(c, TN_EMEDIA, "request bodies must be application/json");
+        return false;
+    }
+    if (c->api->draining) {
+        tn_api_fail(c, TN_EUNAVAIL, "server is shutting down");
+        return false;
+    }
+    return true;
+}
+
+/* The row of the method, and the authorization of a name in the path.
+ * False when answered. */
+static bool admit_method(struct tn_api_call *c, struct tn_route_match *m)
+{
+    if (tn_route_method(m, tn_http_req_method(c->req)) < 0) {
+        /* Read permission before the method: a reader without it learns
+         * nothing of the name, not even which methods it takes. */
+        if (tn_route_path_is_read(m->path_row) &&
+            tn_api_authorize(c, m->path_row->action, m->name, m->name_len) < 0)
+            tn_api_fail(c, TN_EFORBIDDEN, m->path_row->forbidden);
+        else
+            tn_api_fail_method(c, m->allow_header);
+        return false;
+    }
+    c->row = m->row;
+    c->slot = tn_route_slot(m->row);
+    return m->row->target != TN_ROUTE_PATH_NAME ||
+           (m->row->flags & TN_ROUTE_BODY) != 0 ||
+           tn_api_admit(c, m, m->name, m->name_len) == 0;
+}
+
+/* The route's availability, its query and a prefix's authorization, then
+ * its handler. */
+static void run(struct tn_api_call *c, struct tn_route_match *m)
+{
+    const struct tn_route *row = m->row;
+    if (row->is_on != NULL && !row->is_on(c->api)) {
+        tn_api_fail(c, TN_ENOTFOUND, row->off_message);
+        return;
+    }
+    if (tn_route_query(m, req_query, c->req) < 0) {
+        tn_api_fail(c, TN_EINVAL, tn_route_query_message(m->bad_query));
+        return;
+    }
+    if (row->target == TN_ROUTE_PREFIX &&
+        tn_api_admit(c, m, m->prefix, m->prefix_len) < 0)
+        return;
+    row->handler(c, m);
+}
+
 void tn_api_handle(void *arg, struct tn_http_req *req)
 {
     struct tn_api *api = arg;
-    struct tn_api_call *c = call_new(api);
-    if (c == NULL) {
+    struct tn_api_call *c = tn_http_req_take_app(req); /* from the headers */
+    if (c == NULL && (c = call_start(api, req)) == NULL) {
         tn_http_reply(req, 500, "application/json",
                       "{\"error\":\"internal\",\"message\":\"out of memory\"}",
                       48, 0);
         return;
     }
-    c->api = api;
-    c->req = req;
     c->start_ns = tn_clock_mono_ns();
+    c->slot = 0; /* a refused request counts under the first route */
     int early = tn_http_req_error(req);
     if (early < 0) {
         tn_api_fail(c, early, tn_http_req_error_message(req));
         return;
     }
-    /* The path here; the method and the query of the lease routes are
-     * checked by tn_api_lease_dispatch, after authentication. */
     struct tn_route_match m;
     int rc = tn_route_path(tn_http_req_path(req), &m);
-    c->route = m.path_route;
+    c->slot = tn_route_slot(m.path_row);
     memcpy(c->name, m.name, m.name_len + 1);
     c->name_len = m.name_len;
     if (rc < 0) {
@@ -474,36 +387,6 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
                                     : "no such path");
         return;
     }
-    /* Health, readiness, the API's description and the console's files
-     * are public (the console holds no data: the API calls it makes
-     * carry the operator's token). */
-    if (c->route == TN_ROUTE_UI) {
-        tn_api_ui(c, &m);
-        return;
-    }
-    if (c->route != TN_ROUTE_HEALTHZ && c->route != TN_ROUTE_READYZ &&
-        c->route != TN_ROUTE_OPENAPI && authenticate(c) < 0)
-        return;
-    if (!tn_http_req_query_valid(req)) {
-        tn_api_fail(c, TN_EINVAL,
-                    "query arguments must be percent-encoded, without NUL");
-        return;
-    }
-    if (c->route >= TN_ROUTE_HEALTHZ) {
-        handle_ops(c, &m);
-        return;
-    }
-    if (!media_ok(req)) {
-        tn_api_fail(c, TN_EMEDIA, "request bodies must be application/json");
-        return;
-    }
-    if (api->draining) {
-        tn_api_fail(c, TN_EUNAVAIL, "server is shutting down");
-        return;
-    }
-    if (c->route == TN_ROUTE_EVENTS) {
-        handle_events(c, &m);
-        return;
-    }
-    tn_api_lease_dispatch(c, &m);
+    if (admit_path(c, m.path_row) && admit_method(c, &m))
+        run(c, &m);
 }

@@ -17,13 +17,14 @@
 extern const char *const tn_api_limits[TN_API_N_LIMITS];
 
 struct tn_api {
-    struct tn_api_config cfg;             /* copy */
-    bool draining;                        /* SIGTERM: refuse new work */
-    struct tn_auth *auth;                 /* NULL when authentication is off */
-    struct tn_http *http;                 /* for its counters, or NULL */
-    uint64_t requests[TN_ROUTE_COUNT][6]; /* by route and status class */
-    uint64_t lat[TN_ROUTE_COUNT][TN_API_LAT_BUCKETS + 1]; /* histogram */
-    double lat_sum[TN_ROUTE_COUNT];                       /* seconds */
+    struct tn_api_config cfg; /* copy */
+    bool draining;            /* SIGTERM: refuse new work */
+    struct tn_auth *auth;     /* NULL when authentication is off */
+    struct tn_http *http;     /* for its counters, or NULL */
+    /* By metrics slot of the route (tn_route_slot) and status class. */
+    uint64_t requests[TN_ROUTE_MAX + 1][6];
+    uint64_t lat[TN_ROUTE_MAX + 1][TN_API_LAT_BUCKETS + 1]; /* histogram */
+    double lat_sum[TN_ROUTE_MAX + 1];                       /* seconds */
     uint64_t grants;                            /* new tokens handed out */
     uint64_t renews;                            /* successful renews */
     uint64_t releases;                          /* successful releases */
@@ -35,13 +36,17 @@ struct tn_api {
 struct tn_api_call {
     struct tn_api *api;                        /* owner */
     struct tn_http_req *req;                   /* until replied */
-    enum tn_route route;                       /* what was asked */
+    size_t slot;                               /* metrics slot of the route */
+    const struct tn_route *row;                /* the route, once resolved */
     int64_t start_ns;                          /* for the latency histogram */
     char name[TN_NAME_MAX_BYTES + 1];          /* decoded {name} */
     size_t name_len;                           /* bytes */
     struct tn_store_result result;             /* filled by the store */
     struct tn_auth *auth;                      /* reference held for the call */
     const struct tn_auth_principal *principal; /* NULL: auth off */
+    bool authenticated;                        /* principal is decided */
+    bool admitted;                             /* the row's action on its
+                                                  name was allowed */
     struct tn_api_call *next_spare;            /* in tn_api.spare */
 };
 
@@ -59,21 +64,50 @@ void tn_api_send(struct tn_api_call *c, unsigned status, const struct tn_buf *b,
 void tn_api_send_typed(struct tn_api_call *c, unsigned status, const char *type,
                        const void *body, size_t len);
 
-/* ui.c: GET /ui and /ui/<file>, the console's built-in files.  Replies and
- * frees the call. */
-void tn_api_ui(struct tn_api_call *c, struct tn_route_match *m);
-
 /* 0 when the call's principal may do act on name (a prefix for lists and
  * events), or when auth is off; TN_EFORBIDDEN otherwise. */
 int tn_api_authorize(struct tn_api_call *c, enum tn_auth_action act,
                      const char *name, size_t len);
+/* The authorization the route table asks of c's route, on name: 0, or
+ * TN_EFORBIDDEN after answering 403 (the call is then freed).  For rows
+ * whose target is in the body, called by the handler once decoded; a
+ * no-op when already decided at the headers. */
+int tn_api_admit(struct tn_api_call *c, const struct tn_route_match *m,
+                 const char *name, size_t len);
 /* Free the call (after its reply). */
 void tn_api_call_free(struct tn_api_call *c);
+/* Count a reply of status in c's route metrics (tn_api_send does). */
+void tn_api_account(struct tn_api_call *c, unsigned status);
+/* Reply with status and the JSON text json; frees the call. */
+void tn_api_send_text(struct tn_api_call *c, unsigned status, const char *json);
 
-/* api_lease.c: the lease routes.  Each replies or hands the call to the
- * store, whose completion replies. */
-void tn_api_lease_dispatch(struct tn_api_call *c, struct tn_route_match *m);
-/* tn_route_query_fn over a request's query arguments. */
-const char *tn_api_req_query(void *req, const char *key, size_t *len_out);
+/* The handlers of the route table (routes.c), by resource file.  Each
+ * replies or hands the call to the store, whose completion replies. */
+/* leases.c */
+void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m);
+void tn_api_list(struct tn_api_call *c, struct tn_route_match *m);
+void tn_api_get(struct tn_api_call *c, struct tn_route_match *m);
+void tn_api_renew(struct tn_api_call *c, struct tn_route_match *m);
+void tn_api_release(struct tn_api_call *c, struct tn_route_match *m);
+void tn_api_check(struct tn_api_call *c, struct tn_route_match *m);
+/* history.c */
+bool tn_api_history_is_on(const struct tn_api *api);
+void tn_api_history(struct tn_api_call *c, struct tn_route_match *m);
+/* events.c */
+bool tn_api_events_is_on(const struct tn_api *api);
+void tn_api_events(struct tn_api_call *c, struct tn_route_match *m);
+/* admin.c */
+void tn_api_healthz(struct tn_api_call *c, struct tn_route_match *m);
+void tn_api_readyz(struct tn_api_call *c, struct tn_route_match *m);
+void tn_api_metrics(struct tn_api_call *c, struct tn_route_match *m);
+void tn_api_openapi(struct tn_api_call *c, struct tn_route_match *m);
+void tn_api_ui(struct tn_api_call *c, struct tn_route_match *m);
+
+/* Shared by the lease resources (leases.c, history.c): reply with the
+ * error of a store result; frees the call. */
+void tn_api_fail_result(struct tn_api_call *c);
+/* A reply body: "{" in a capped buffer, and "}" then send and release. */
+void tn_api_body_begin(struct tn_buf *b);
+void tn_api_body_send(struct tn_api_call *c, unsigned status, struct tn_buf *b);
 
 #endif

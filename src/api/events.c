@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Event hub: a ring of formatted events and a list of subscribers. */
+/* GET /v1/events: the event hub (a ring of formatted events and a list of
+ * subscribers) and the route that subscribes to it. */
 #include "events.h"
 
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 #include <tenure/err.h>
 
+#include "api_int.h"
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/loop.h"
@@ -324,4 +326,27 @@ void tn_events_metrics(const struct tn_events *hub, struct tn_buf *out)
                         "tenure_event_subscribers_cut_total %llu\n",
                         hub->n_subs, (unsigned long long)hub->published,
                         (unsigned long long)hub->cut);
+}
+
+bool tn_api_events_is_on(const struct tn_api *api)
+{
+    return api->cfg.events != NULL && api->cfg.store->backend->caps.events;
+}
+
+/* GET /v1/events?prefix=: a server-sent-events stream. */
+void tn_api_events(struct tn_api_call *c, struct tn_route_match *m)
+{
+    const char *last = tn_http_req_header(c->req, "Last-Event-ID");
+    tn_api_account(c, 200);
+    int rc = tn_events_subscribe(c->api->cfg.events, c->req, m->prefix,
+                                 m->prefix_len, last);
+    if (rc < 0) {
+        c->api->requests[c->slot][2]--; /* counted as 2xx above */
+        if (rc == TN_ECAPACITY)
+            tn_api_fail_capacity(c, "subscribers");
+        else
+            tn_api_fail(c, rc, "cannot subscribe");
+        return;
+    }
+    tn_api_call_free(c);
 }

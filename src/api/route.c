@@ -1,26 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Request routing of the v1 API (docs/CONTRACT.md section 3), without I/O. */
+/* Request routing of the v1 API (docs/CONTRACT.md section 3) over the route
+ * table, without I/O. */
 #include "route.h"
 
 #include <string.h>
 
 #include <tenure/err.h>
 
-#define GET_HEAD (TN_ROUTE_BIT(TN_HTTP_GET) | TN_ROUTE_BIT(TN_HTTP_HEAD))
-#define GET_ONLY TN_ROUTE_BIT(TN_HTTP_GET)
-#define GET_POST (TN_ROUTE_BIT(TN_HTTP_GET) | TN_ROUTE_BIT(TN_HTTP_POST))
-#define GET_PATCH_DELETE                                                       \
-    (TN_ROUTE_BIT(TN_HTTP_GET) | TN_ROUTE_BIT(TN_HTTP_PATCH) |                 \
-     TN_ROUTE_BIT(TN_HTTP_DELETE))
-
-const char *tn_route_name(enum tn_route route)
-{
-    static const char *const names[TN_ROUTE_COUNT] = {
-        "acquire", "list",    "get",     "renew",   "release",
-        "check",   "history", "events",  "healthz", "readyz",
-        "metrics", "ui",      "openapi", "other"};
-    return (unsigned)route < TN_ROUTE_COUNT ? names[route] : "other";
-}
+#include "common/assert.h"
 
 const char *tn_route_method_name(enum tn_http_method method)
 {
@@ -32,29 +19,17 @@ const char *tn_route_method_name(enum tn_http_method method)
 static void reset(struct tn_route_match *m)
 {
     memset(m, 0, sizeof(*m));
-    m->path_route = TN_ROUTE_OTHER;
-    m->route = TN_ROUTE_OTHER;
-    m->allow_header = "";
     m->prefix = "";
     m->limit = TN_ROUTE_LIMIT_DEFAULT;
 }
 
-static int fixed(struct tn_route_match *m, enum tn_route r, unsigned allow,
-                 const char *header)
-{
-    m->path_route = r;
-    m->allow = allow;
-    m->allow_header = header;
-    return TN_OK;
-}
-
-/* The {name} segment rest[0..seg): percent-decoded, then validated. */
-static int decode_name(struct tn_route_match *m, const char *rest, size_t seg)
+/* The {name} segment seg[0..len): percent-decoded, then validated. */
+static int decode_name(struct tn_route_match *m, const char *seg, size_t len)
 {
     char tmp[TN_ROUTE_SEGMENT_MAX + 1];
-    if (seg > TN_ROUTE_SEGMENT_MAX)
+    if (len > TN_ROUTE_SEGMENT_MAX)
         return TN_EINVAL;
-    long n = tn_http_pct_decode(rest, seg, false, tmp);
+    long n = tn_http_pct_decode(seg, len, false, tmp);
     if (n < 0 || !tn_name_is_valid(tmp, (size_t)n, TN_NAME_MAX_BYTES))
         return TN_EINVAL;
     memcpy(m->name, tmp, (size_t)n + 1);
@@ -62,75 +37,128 @@ static int decode_name(struct tn_route_match *m, const char *rest, size_t seg)
     return TN_OK;
 }
 
-/* The paths without a {name}, other than the lease collection. */
-static const struct {
-    const char *path;
-    enum tn_route route;
-    unsigned allow;
-    const char *allow_header;
-} fixed_paths[] = {
-    {"/healthz", TN_ROUTE_HEALTHZ, GET_HEAD, "GET, HEAD"},
-    {"/readyz", TN_ROUTE_READYZ, GET_HEAD, "GET, HEAD"},
-    {"/metrics", TN_ROUTE_METRICS, GET_HEAD, "GET, HEAD"},
-    {"/v1/openapi.json", TN_ROUTE_OPENAPI, GET_HEAD, "GET, HEAD"},
-    {"/v1/events", TN_ROUTE_EVENTS, GET_ONLY, "GET"},
-};
+/* The path against one pattern: 0, TN_ENOTFOUND when its shape differs,
+ * TN_EINVAL when the shape is right but the {name} is not a name. */
+static int match_pattern(const struct tn_route *row, const char *path,
+                         struct tn_route_match *m)
+{
+    const char *p = row->pattern;
+    const char *s = path;
+    const char *seg = NULL;
+    size_t seg_len = 0;
+    while (*p != '\0') {
+        if (*p == '{') {
+            const char *close = strchr(p, '}');
+            TN_ASSERT(close != NULL);
+            if (strncmp(p, "{name}", 6) == 0) {
+                seg = s;
+                seg_len = strcspn(s, "/");
+                s += seg_len;
+            } else { /* {file}: the rest of the path, as it is */
+                m->file = s;
+                s += strlen(s);
+            }
+            p = close + 1;
+        } else if (*s++ != *p++) {
+            return TN_ENOTFOUND;
+        }
+    }
+    if (*s != '\0' && ((row->flags & TN_ROUTE_SLASH) == 0 || strcmp(s, "/")))
+        return TN_ENOTFOUND;
+    return seg != NULL ? decode_name(m, seg, seg_len) : TN_OK;
+}
+
+static bool same_path(const struct tn_route *a, const struct tn_route *b)
+{
+    return strcmp(a->pattern, b->pattern) == 0;
+}
+
+/* One past the last row of row's pattern (rows of a pattern are
+ * adjacent). */
+static const struct tn_route *group_end(const struct tn_route *row)
+{
+    const struct tn_route *end = tn_routes + tn_routes_count;
+    const struct tn_route *r = row;
+    while (r < end && same_path(r, row))
+        r++;
+    return r;
+}
+
+static void allow_text(struct tn_route_match *m)
+{
+    size_t o = 0;
+    for (int k = TN_HTTP_GET; k < TN_HTTP_OTHER; k++) {
+        if ((m->allow & TN_ROUTE_BIT(k)) == 0)
+            continue;
+        const char *name = tn_route_method_name((enum tn_http_method)k);
+        size_t n = strlen(name);
+        TN_ASSERT(o + n + 3 < sizeof(m->allow_header));
+        if (o > 0) {
+            memcpy(m->allow_header + o, ", ", 2);
+            o += 2;
+        }
+        memcpy(m->allow_header + o, name, n);
+        o += n;
+    }
+    m->allow_header[o] = '\0';
+}
 
 int tn_route_path(const char *path, struct tn_route_match *out)
 {
-    static const char leases[] = "/v1/leases";
+    int rc = TN_ENOTFOUND;
     reset(out);
-    for (size_t i = 0; i < sizeof(fixed_paths) / sizeof(fixed_paths[0]); i++) {
-        if (strcmp(path, fixed_paths[i].path) == 0)
-            return fixed(out, fixed_paths[i].route, fixed_paths[i].allow,
-                         fixed_paths[i].allow_header);
+    const struct tn_route *end = tn_routes + tn_routes_count;
+    for (const struct tn_route *g = tn_routes; g < end; g = group_end(g)) {
+        int r = match_pattern(g, path, out);
+        if (r == TN_OK) {
+            out->path_row = g;
+            for (const struct tn_route *k = g; k < group_end(g); k++)
+                out->allow |= TN_ROUTE_BIT(k->method);
+            allow_text(out);
+            return TN_OK;
+        }
+        if (r == TN_EINVAL)
+            rc = TN_EINVAL;
+        out->name[0] = '\0';
+        out->name_len = 0;
+        out->file = NULL;
     }
-    if (strcmp(path, "/ui") == 0 || strncmp(path, "/ui/", 4) == 0)
-        return fixed(out, TN_ROUTE_UI, GET_HEAD, "GET, HEAD");
-    if (strncmp(path, leases, sizeof(leases) - 1) != 0)
-        return TN_ENOTFOUND;
-    const char *rest = path + sizeof(leases) - 1;
-    if (*rest == '\0' || strcmp(rest, "/") == 0)
-        return fixed(out, TN_ROUTE_ACQUIRE, GET_POST, "GET, POST");
-    if (*rest != '/')
-        return TN_ENOTFOUND;
-    rest++;
-    const char *slash = strchr(rest, '/');
-    size_t seg = slash != NULL ? (size_t)(slash - rest) : strlen(rest);
-    enum tn_route r = TN_ROUTE_GET;
-    if (slash != NULL && strcmp(slash, "/check") == 0)
-        r = TN_ROUTE_CHECK;
-    else if (slash != NULL && strcmp(slash, "/history") == 0)
-        r = TN_ROUTE_HISTORY;
-    else if (slash != NULL)
-        return TN_ENOTFOUND;
-    int rc = decode_name(out, rest, seg);
-    if (rc < 0)
-        return rc;
-    if (r == TN_ROUTE_GET)
-        return fixed(out, r, GET_PATCH_DELETE, "GET, PATCH, DELETE");
-    return fixed(out, r, GET_ONLY, "GET");
+    return rc;
 }
 
 int tn_route_method(struct tn_route_match *m, enum tn_http_method method)
 {
-    m->route = TN_ROUTE_OTHER;
-    if ((unsigned)method >= 32 || (m->allow & TN_ROUTE_BIT(method)) == 0)
+    m->row = NULL;
+    if (m->path_row == NULL || (unsigned)method >= 32 ||
+        (m->allow & TN_ROUTE_BIT(method)) == 0)
         return TN_EMETHOD;
-    switch (m->path_route) {
-    case TN_ROUTE_ACQUIRE: /* the collection: POST acquires, GET lists */
-        m->route = method == TN_HTTP_POST ? TN_ROUTE_ACQUIRE : TN_ROUTE_LIST;
-        break;
-    case TN_ROUTE_GET:
-        m->route = method == TN_HTTP_PATCH    ? TN_ROUTE_RENEW
-                   : method == TN_HTTP_DELETE ? TN_ROUTE_RELEASE
-                                              : TN_ROUTE_GET;
-        break;
-    default:
-        m->route = m->path_route;
-        break;
+    for (const struct tn_route *r = m->path_row; r < group_end(m->path_row);
+         r++) {
+        if (r->method == method) {
+            m->row = r;
+            return TN_OK;
+        }
     }
-    return TN_OK;
+    return TN_EMETHOD;
+}
+
+bool tn_route_path_is_read(const struct tn_route *row)
+{
+    for (const struct tn_route *r = row; r < group_end(row); r++) {
+        if (r->target != TN_ROUTE_PATH_NAME || (r->flags & TN_ROUTE_BODY))
+            return false;
+    }
+    return true;
+}
+
+size_t tn_route_slot(const struct tn_route *row)
+{
+    if (row == NULL)
+        return TN_ROUTE_SLOT_OTHER;
+    size_t i = 0;
+    while (strcmp(tn_routes[i].name, row->name) != 0)
+        i++;
+    return i;
 }
 
 /* ?token=N: a decimal of 1-16 digits below 2^53. */
@@ -199,41 +227,73 @@ static void query_prefix(struct tn_route_match *m, tn_route_query_fn query,
     m->prefix_len = p != NULL ? len : 0;
 }
 
-static int bad(struct tn_route_match *m, const char *param)
+static int query_prefix_capped(struct tn_route_match *m,
+                               tn_route_query_fn query, void *arg)
 {
-    m->bad_query = param;
-    return TN_EINVAL;
+    query_prefix(m, query, arg);
+    return m->prefix_len > TN_NAME_MAX_BYTES ? TN_EINVAL : TN_OK;
+}
+
+static int query_any_prefix(struct tn_route_match *m, tn_route_query_fn query,
+                            void *arg)
+{
+    query_prefix(m, query, arg);
+    return TN_OK;
+}
+
+static int query_after(struct tn_route_match *m, tn_route_query_fn query,
+                       void *arg)
+{
+    m->after_len = 0;
+    m->after = query(arg, "after", &m->after_len);
+    if (m->after == NULL)
+        m->after_len = 0;
+    return m->after_len > TN_NAME_MAX_BYTES ? TN_EINVAL : TN_OK;
+}
+
+/* The query parameters, in the order they are checked, with the message
+ * of the 400 that refuses each. */
+static const struct {
+    unsigned bit;    /* enum tn_route_query */
+    const char *key; /* its name in the query */
+    int (*read)(struct tn_route_match *m, tn_route_query_fn query,
+                void *arg); /* 0 or TN_EINVAL */
+    const char *message;    /* of the 400 */
+} params[] = {
+    {TN_ROUTE_Q_LIMIT, "limit", query_limit, "query \"limit\" must be 1-1000"},
+    {TN_ROUTE_Q_PREFIX, "prefix", query_prefix_capped,
+     "prefix and after are at most 256 bytes"},
+    {TN_ROUTE_Q_AFTER, "after", query_after,
+     "prefix and after are at most 256 bytes"},
+    {TN_ROUTE_Q_TOKEN, "token", query_token,
+     "query \"token\" must be a decimal below 2^53"},
+    {TN_ROUTE_Q_FORCE, "force", query_force,
+     "query \"force\" must be true or false"},
+    {TN_ROUTE_Q_ANY_PREFIX, "prefix", query_any_prefix, "bad prefix"},
+};
+
+#define N_PARAMS (sizeof(params) / sizeof(params[0]))
+
+const char *tn_route_query_message(const char *param)
+{
+    for (size_t i = 0; i < N_PARAMS; i++) {
+        if (param != NULL && strcmp(params[i].key, param) == 0)
+            return params[i].message;
+    }
+    return "bad query";
 }
 
 int tn_route_query(struct tn_route_match *m, tn_route_query_fn query, void *arg)
 {
     m->bad_query = NULL;
-    switch (m->route) {
-    case TN_ROUTE_LIST:
-        if (query_limit(m, query, arg) < 0)
-            return bad(m, "limit");
-        query_prefix(m, query, arg);
-        m->after_len = 0;
-        m->after = query(arg, "after", &m->after_len);
-        if (m->after == NULL)
-            m->after_len = 0;
-        if (m->prefix_len > TN_NAME_MAX_BYTES)
-            return bad(m, "prefix");
-        if (m->after_len > TN_NAME_MAX_BYTES)
-            return bad(m, "after");
-        return TN_OK;
-    case TN_ROUTE_HISTORY:
-        return query_limit(m, query, arg) < 0 ? bad(m, "limit") : TN_OK;
-    case TN_ROUTE_CHECK:
-        return query_token(m, query, arg) < 0 ? bad(m, "token") : TN_OK;
-    case TN_ROUTE_RELEASE:
-        return query_force(m, query, arg) < 0 ? bad(m, "force") : TN_OK;
-    case TN_ROUTE_EVENTS:
-        query_prefix(m, query, arg);
-        return TN_OK;
-    default:
-        return TN_OK;
+    unsigned want = m->row != NULL ? m->row->query : 0;
+    for (size_t i = 0; i < N_PARAMS; i++) {
+        if ((want & params[i].bit) != 0 && params[i].read(m, query, arg) < 0) {
+            m->bad_query = params[i].key;
+            return TN_EINVAL;
+        }
     }
+    return TN_OK;
 }
 
 int tn_route_match(enum tn_http_method method, const char *path,

@@ -30,14 +30,14 @@ int tn_json_parse_object(const char *buf, size_t len, bool allow_empty,
     return TN_OK;
 }
 
-int tn_json_fail_type(const char *key, const char *want, struct tn_errmsg *em)
+static int fail_type(const char *key, const char *want, struct tn_errmsg *em)
 {
     tn_errmsg_set(em, "field \"%s\" must be %s", key, want);
     return TN_EINVAL;
 }
 
-int tn_json_check_int(const char *key, int64_t v, int64_t min, int64_t max,
-                      int64_t *out, struct tn_errmsg *em)
+static int check_int(const char *key, int64_t v, int64_t min, int64_t max,
+                     int64_t *out, struct tn_errmsg *em)
 {
     if (v < min || v > max) {
         tn_errmsg_set(em, "field \"%s\" must be between %lld and %lld", key,
@@ -55,7 +55,7 @@ int tn_json_get_str(json_t *obj, const char *key, const char **out,
     if (v == NULL || json_is_null(v))
         return TN_ENOTFOUND;
     if (!json_is_string(v))
-        return tn_json_fail_type(key, TN_JSON_WANT_STRING, em);
+        return fail_type(key, "a string", em);
     *out = json_string_value(v);
     *len_out = json_string_length(v);
     return TN_OK;
@@ -68,9 +68,8 @@ int tn_json_get_int(json_t *obj, const char *key, int64_t min, int64_t max,
     if (v == NULL || json_is_null(v))
         return TN_ENOTFOUND;
     if (!json_is_integer(v))
-        return tn_json_fail_type(key, TN_JSON_WANT_INTEGER, em);
-    return tn_json_check_int(key, (int64_t)json_integer_value(v), min, max, out,
-                             em);
+        return fail_type(key, "an integer", em);
+    return check_int(key, (int64_t)json_integer_value(v), min, max, out, em);
 }
 
 int tn_json_get_bool(json_t *obj, const char *key, bool *out,
@@ -80,7 +79,7 @@ int tn_json_get_bool(json_t *obj, const char *key, bool *out,
     if (v == NULL || json_is_null(v))
         return TN_ENOTFOUND;
     if (!json_is_boolean(v))
-        return tn_json_fail_type(key, TN_JSON_WANT_BOOLEAN, em);
+        return fail_type(key, "a boolean", em);
     *out = json_is_true(v);
     return TN_OK;
 }

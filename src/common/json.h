@@ -28,19 +28,6 @@ int tn_json_get_int(json_t *obj, const char *key, int64_t min, int64_t max,
 int tn_json_get_bool(json_t *obj, const char *key, bool *out,
                      struct tn_errmsg *em);
 
-/* The getters' checks, shared with the flat-body decoder (json_flat.h) so
- * that both say exactly the same thing.  tn_json_fail_type sets
- * "field \"key\" must be <want>" in em (may be NULL) and returns TN_EINVAL;
- * want is one of TN_JSON_WANT_*.  tn_json_check_int stores v in *out and
- * returns 0 when min <= v <= max, else sets the bounds message and returns
- * TN_EINVAL. */
-#define TN_JSON_WANT_STRING "a string"
-#define TN_JSON_WANT_INTEGER "an integer"
-#define TN_JSON_WANT_BOOLEAN "a boolean"
-int tn_json_fail_type(const char *key, const char *want, struct tn_errmsg *em);
-int tn_json_check_int(const char *key, int64_t v, int64_t min, int64_t max,
-                      int64_t *out, struct tn_errmsg *em);
-
 /* Serialise compactly into a fresh NUL-terminated string (tn_free it);
  * NULL on out of memory. Consumes no reference. */
 char *tn_json_dump(const json_t *v, size_t *len_out);

@@ -132,6 +132,15 @@ bool tn_http_req_is_connected(const struct tn_http_req *r);
 void tn_http_req_on_disconnect(struct tn_http_req *r, tn_http_disconnect_fn fn,
                                void *ctx);
 
+/* The application's own data for r, from its headers to its handler
+ * (what was decided before the body came).  free_fn(data) runs if r is
+ * freed while data is still set: its client left before the body was
+ * whole, and the handler never runs. */
+void tn_http_req_set_app(struct tn_http_req *r, void *data,
+                         void (*free_fn)(void *data));
+/* The data set above, now the caller's (cleared on r), or NULL. */
+void *tn_http_req_take_app(struct tn_http_req *r);
+
 /* Add "Allow: methods" to the reply (a 405).  methods is borrowed and
  * must be a string literal or outlive the reply. */
 void tn_http_req_set_allow(struct tn_http_req *r, const char *methods);

@@ -56,6 +56,8 @@ struct tn_http_req {
     bool orphaning;                     /* its connection is being closed */
     tn_http_disconnect_fn on_disc;      /* the client went away, or NULL */
     void *disc_ctx;                     /* its argument */
+    void *app;                          /* the application's, or NULL */
+    void (*app_free)(void *app);        /* frees app if r goes first */
     const char *allow;                  /* Allow header of a 405, or NULL */
     const char *fields; /* more header lines ("Name: value\r\n"...), or NULL */
     struct tn_http_stream *stream;  /* the reply is this stream */

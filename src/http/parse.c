@@ -72,9 +72,26 @@ void tn_http_req_destroy(struct tn_http_req *r)
     tn_free(r);
 }
 
+void tn_http_req_set_app(struct tn_http_req *r, void *data,
+                         void (*free_fn)(void *data))
+{
+    r->app = data;
+    r->app_free = free_fn;
+}
+
+void *tn_http_req_take_app(struct tn_http_req *r)
+{
+    void *data = r->app;
+    r->app = NULL;
+    return data;
+}
+
 void tn_http_req_free(struct tn_http_req *r)
 {
     struct tn_http *h = r->h;
+    if (r->app != NULL && r->app_free != NULL)
+        r->app_free(r->app);
+    r->app = NULL;
     tn_free(r->stream);
     r->stream = NULL;
     if (h->n_spare >= SPARE_REQS || r->head.cap > SPARE_BUF_BYTES ||

@@ -1,22 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target for request bodies: tn_json_parse_object, the flat-body
- * subset decoder and the typed field getters the API uses on every body.
+/* Fuzz target for request bodies: tn_json_parse_object and the typed
+ * field getters the API uses on every body.
  * The first byte picks the options (empty body allowed or not); the rest is
  * the body.  Checked: a parsed body is an object that strict jansson also
  * accepts; each getter returns 0, TN_ENOTFOUND or TN_EINVAL, and what it
  * returns is what the object holds (strings with their length, integers
- * within the bounds asked).  Differentially: whenever the flat decoder takes
- * a body, jansson accepts the same bytes as an object with the same members
- * and values, and every getter gives the same rc, value and message on
- * both. */
+ * within the bounds asked). */
 #include <jansson.h>
 #include <string.h>
 
 #include "common/assert.h"
 #include "common/json.h"
-#include "common/json_flat.h"
 #include "fuzz.h"
-#include "json_flat_same.h"
 
 static const char *const keys[] = {"name",       "owner_id",      "ttl_ms",
                                    "token",      "lease_secret",  "wait_ms",
@@ -56,33 +51,6 @@ static void getters(json_t *obj)
     }
 }
 
-static const int64_t bounds[][2] = {
-    {1, 3600000}, {0, INT64_MAX}, {INT64_MIN, INT64_MAX}, {-5, 5}};
-#define N_BOUNDS (sizeof(bounds) / sizeof(bounds[0]))
-
-/* When the flat decoder takes the body, strict jansson must take it too
- * and agree on every member and every getter. */
-static void differential(const char *body, size_t len)
-{
-    static struct tn_json_flat f;
-    int rc = tn_json_flat_parse(body, len, &f);
-    TN_ASSERT(rc == TN_OK || rc == TN_EPROTO);
-    if (rc != TN_OK)
-        return;
-    TN_ASSERT(len > 0 && f.n <= TN_JSON_FLAT_MAX);
-    json_t *obj = NULL;
-    struct tn_errmsg em;
-    TN_ASSERT(tn_json_parse_object(body, len, false, &obj, &em) == 0);
-    TN_ASSERT(tn_json_flat_differs(obj, &f) == NULL);
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-        TN_ASSERT(tn_json_flat_getters_differ(obj, &f, keys[i], bounds,
-                                              N_BOUNDS) == NULL);
-    for (size_t i = 0; i < f.n; i++)
-        TN_ASSERT(tn_json_flat_getters_differ(obj, &f, f.m[i].key, bounds,
-                                              N_BOUNDS) == NULL);
-    json_decref(obj);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -90,7 +58,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool allow_empty = (data[0] & 1) != 0;
     const char *body = (const char *)data + 1;
     size_t len = size - 1;
-    differential(body, len);
     json_t *obj = NULL;
     struct tn_errmsg em;
     int rc = tn_json_parse_object(body, len, allow_empty, &obj, &em);

@@ -102,20 +102,17 @@ static int hexval(char c)
  * "/v1/leases/" SEG
  * ["/check" | "/history"], SEG a percent-encoded valid name of at most
  * 768 encoded bytes.  Returns the code and fills route, name. */
-static int ref_path(const char *p, enum tn_route *route, char *name,
+static int ref_path(const char *p, const char **route, char *name,
                     size_t *name_len)
 {
     static const struct {
         const char *path;
-        enum tn_route route;
-    } fixed[] = {{"/healthz", TN_ROUTE_HEALTHZ},
-                 {"/readyz", TN_ROUTE_READYZ},
-                 {"/metrics", TN_ROUTE_METRICS},
-                 {"/v1/events", TN_ROUTE_EVENTS},
-                 {"/v1/openapi.json", TN_ROUTE_OPENAPI},
-                 {"/v1/leases", TN_ROUTE_ACQUIRE},
-                 {"/v1/leases/", TN_ROUTE_ACQUIRE}};
-    *route = TN_ROUTE_OTHER;
+        const char *route;
+    } fixed[] = {{"/healthz", "healthz"},         {"/readyz", "readyz"},
+                 {"/metrics", "metrics"},         {"/v1/events", "events"},
+                 {"/v1/openapi.json", "openapi"}, {"/v1/leases", "acquire"},
+                 {"/v1/leases/", "acquire"}};
+    *route = NULL;
     *name_len = 0;
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
         if (strcmp(p, fixed[i].path) == 0) {
@@ -124,14 +121,14 @@ static int ref_path(const char *p, enum tn_route *route, char *name,
         }
     }
     if (strcmp(p, "/ui") == 0 || strncmp(p, "/ui/", 4) == 0) {
-        *route = TN_ROUTE_UI; /* the console's files: any name under /ui/ */
+        *route = "ui"; /* the console's files: any name under /ui/ */
         return 0;
     }
     if (strncmp(p, "/v1/leases/", 11) != 0)
         return TN_ENOTFOUND;
     const char *seg = p + 11;
     size_t len = strlen(seg);
-    enum tn_route r = TN_ROUTE_GET;
+    const char *r = "get";
     size_t n_slash = 0;
     for (size_t i = 0; i < len; i++)
         n_slash += seg[i] == '/';
@@ -140,9 +137,9 @@ static int ref_path(const char *p, enum tn_route *route, char *name,
         if (n_slash != 1)
             return TN_ENOTFOUND;
         if (strcmp(last, "/check") == 0)
-            r = TN_ROUTE_CHECK;
+            r = "check";
         else if (strcmp(last, "/history") == 0)
-            r = TN_ROUTE_HISTORY;
+            r = "history";
         else
             return TN_ENOTFOUND;
         len = (size_t)(last - seg);
@@ -213,26 +210,27 @@ static void check_reencoded(const struct tn_route_match *m)
         path[o++] = hex[c >> 4];
         path[o++] = hex[c & 15];
     }
+    const char *route = m->path_row->name;
     (void)snprintf(path + o, sizeof(path) - o, "%s",
-                   m->path_route == TN_ROUTE_CHECK     ? "/check"
-                   : m->path_route == TN_ROUTE_HISTORY ? "/history"
-                                                       : "");
+                   strcmp(route, "check") == 0     ? "/check"
+                   : strcmp(route, "history") == 0 ? "/history"
+                                                   : "");
     struct tn_route_match again;
     TN_ASSERT(tn_route_path(path, &again) == 0);
-    TN_ASSERT(again.path_route == m->path_route);
+    TN_ASSERT(again.path_row == m->path_row);
     TN_ASSERT(again.name_len == m->name_len);
     TN_ASSERT(memcmp(again.name, m->name, m->name_len + 1) == 0);
 }
 
-static enum tn_route expected_route(enum tn_route path_route,
-                                    enum tn_http_method method)
+static const char *expected_route(const char *path_route,
+                                  enum tn_http_method method)
 {
-    if (path_route == TN_ROUTE_ACQUIRE)
-        return method == TN_HTTP_POST ? TN_ROUTE_ACQUIRE : TN_ROUTE_LIST;
-    if (path_route == TN_ROUTE_GET)
-        return method == TN_HTTP_PATCH    ? TN_ROUTE_RENEW
-               : method == TN_HTTP_DELETE ? TN_ROUTE_RELEASE
-                                          : TN_ROUTE_GET;
+    if (strcmp(path_route, "acquire") == 0)
+        return method == TN_HTTP_POST ? "acquire" : "list";
+    if (strcmp(path_route, "get") == 0)
+        return method == TN_HTTP_PATCH    ? "renew"
+               : method == TN_HTTP_DELETE ? "release"
+                                          : "get";
     return path_route;
 }
 
@@ -254,31 +252,33 @@ static void check_limit(const struct tn_route_match *m, struct query *q)
     TN_ASSERT(v == m->limit);
 }
 
+static bool is(const struct tn_route_match *m, const char *name)
+{
+    return m->row != NULL && strcmp(m->row->name, name) == 0;
+}
+
 static void check_query(const struct tn_route_match *m, int rc, struct query *q)
 {
     size_t len = 0;
     if (rc == TN_EINVAL) {
         TN_ASSERT(m->bad_query != NULL);
-        const char *allowed = m->route == TN_ROUTE_LIST ? "limit prefix after"
-                              : m->route == TN_ROUTE_HISTORY ? "limit"
-                              : m->route == TN_ROUTE_CHECK   ? "token"
-                              : m->route == TN_ROUTE_RELEASE ? "force"
-                                                             : "";
+        const char *allowed = is(m, "list")      ? "limit prefix after"
+                              : is(m, "history") ? "limit"
+                              : is(m, "check")   ? "token"
+                              : is(m, "release") ? "force"
+                                                 : "";
         TN_ASSERT(strstr(allowed, m->bad_query) != NULL);
         return;
     }
     TN_ASSERT(rc == 0 && m->bad_query == NULL);
-    switch (m->route) {
-    case TN_ROUTE_LIST:
+    if (is(m, "list")) {
         TN_ASSERT(m->prefix_len <= TN_NAME_MAX_BYTES);
         TN_ASSERT(m->after_len <= TN_NAME_MAX_BYTES);
         TN_ASSERT(m->prefix != NULL);
         check_limit(m, q);
-        break;
-    case TN_ROUTE_HISTORY:
+    } else if (is(m, "history")) {
         check_limit(m, q);
-        break;
-    case TN_ROUTE_CHECK: {
+    } else if (is(m, "check")) {
         TN_ASSERT(m->token < TN_ROUTE_TOKEN_LIMIT);
         const char *t = query_get(q, "token", &len);
         TN_ASSERT(t != NULL && len >= 1 && len <= 16);
@@ -289,21 +289,14 @@ static void check_query(const struct tn_route_match *m, int rc, struct query *q)
         while (z + 1 < len && t[z] == '0')
             z++;
         TN_ASSERT((size_t)n == len - z && memcmp(t + z, digits, len - z) == 0);
-        break;
-    }
-    case TN_ROUTE_RELEASE: {
+    } else if (is(m, "release")) {
         const char *f = query_get(q, "force", &len);
         TN_ASSERT(m->force ==
                   (f != NULL && len == 4 && memcmp(f, "true", 4) == 0));
         TN_ASSERT(f == NULL || m->force ||
                   (len == 5 && memcmp(f, "false", 5) == 0));
-        break;
-    }
-    case TN_ROUTE_EVENTS:
+    } else if (is(m, "events")) {
         TN_ASSERT(m->prefix != NULL);
-        break;
-    default:
-        break;
     }
 }
 
@@ -335,42 +328,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tn_route_match pm;
     char ref_name[3 * TN_NAME_MAX_BYTES + 1];
     size_t ref_len = 0;
-    enum tn_route ref_route = TN_ROUTE_OTHER;
+    const char *ref_route = NULL;
     int prc = tn_route_path(path, &pm);
     TN_ASSERT(prc == ref_path(path, &ref_route, ref_name, &ref_len));
-    TN_ASSERT(pm.path_route == ref_route);
-    TN_ASSERT(pm.route == TN_ROUTE_OTHER);
+    TN_ASSERT(pm.path_row == NULL
+                  ? ref_route == NULL
+                  : ref_route != NULL &&
+                        strcmp(pm.path_row->name, ref_route) == 0);
+    TN_ASSERT(pm.row == NULL);
     TN_ASSERT(pm.name_len == ref_len);
     TN_ASSERT(memcmp(pm.name, ref_name, ref_len) == 0);
     TN_ASSERT(pm.name[pm.name_len] == '\0');
     if (prc < 0) {
-        TN_ASSERT(rc == prc && m.route == TN_ROUTE_OTHER);
+        TN_ASSERT(rc == prc && m.row == NULL);
         TN_ASSERT(pm.name_len == 0 && pm.allow == 0);
         goto out;
     }
     check_allow(&pm);
-    bool has_name = pm.path_route == TN_ROUTE_GET ||
-                    pm.path_route == TN_ROUTE_CHECK ||
-                    pm.path_route == TN_ROUTE_HISTORY;
+    bool has_name = strcmp(ref_route, "get") == 0 ||
+                    strcmp(ref_route, "check") == 0 ||
+                    strcmp(ref_route, "history") == 0;
     TN_ASSERT(has_name == (pm.name_len > 0));
     if (has_name) {
         TN_ASSERT(tn_name_is_valid(pm.name, pm.name_len, TN_NAME_MAX_BYTES));
         TN_ASSERT(strlen(pm.name) == pm.name_len);
         check_reencoded(&pm);
     }
-    TN_ASSERT(m.path_route == pm.path_route && m.name_len == pm.name_len &&
+    TN_ASSERT(m.path_row == pm.path_row && m.name_len == pm.name_len &&
               memcmp(m.name, pm.name, pm.name_len + 1) == 0);
 
     /* The method stage. */
     bool allowed = (pm.allow & TN_ROUTE_BIT(method)) != 0;
     if (!allowed) {
-        TN_ASSERT(rc == TN_EMETHOD && m.route == TN_ROUTE_OTHER);
+        TN_ASSERT(rc == TN_EMETHOD && m.row == NULL);
         TN_ASSERT(!header_has(m.allow_header, tn_route_method_name(method)));
         goto out;
     }
     TN_ASSERT(rc != TN_EMETHOD);
     TN_ASSERT(header_has(m.allow_header, tn_route_method_name(method)));
-    TN_ASSERT(m.route == expected_route(pm.path_route, method));
+    TN_ASSERT(m.row != NULL &&
+              strcmp(m.row->name, expected_route(ref_route, method)) == 0);
 
     /* The query stage. */
     check_query(&m, rc, &q);
@@ -378,7 +375,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Deterministic. */
     struct tn_route_match again;
     TN_ASSERT(tn_route_match(method, path, query_get, &q, &again) == rc);
-    TN_ASSERT(again.route == m.route && again.limit == m.limit &&
+    TN_ASSERT(again.row == m.row && again.limit == m.limit &&
               again.token == m.token && again.force == m.force &&
               again.prefix_len == m.prefix_len);
 out:

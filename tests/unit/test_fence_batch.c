@@ -14,6 +14,8 @@
 #include <tenure/fence.h>
 #include <tenure/fence_sqlite.h>
 
+#include "tn_test.h"
+
 #include <cmocka.h>
 
 static sqlite3 *open_db(const char *path)
@@ -368,5 +370,5 @@ int main(void)
         cmocka_unit_test(test_fence__proof_cache_verifies_once),
         cmocka_unit_test(test_fence__record_check_cached_matches),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

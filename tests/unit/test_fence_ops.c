@@ -17,6 +17,8 @@
 #include <tenure/fence_mem.h>
 #include <tenure/fence_sqlite.h>
 
+#include "tn_test.h"
+
 #include <cmocka.h>
 
 /* One backend under test: its ops, its conn, and how to open and end a
@@ -181,5 +183,5 @@ int main(void)
         cmocka_unit_test(test_fence_ops__bad_arguments),
         cmocka_unit_test(test_fence_ops__sqlite_outside_txn_refused),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

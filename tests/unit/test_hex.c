@@ -12,6 +12,7 @@
 #include <tenure/err.h>
 
 #include "common/rand.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -71,5 +72,5 @@ int main(void)
         cmocka_unit_test(test_hex__decode_is_strict),
         cmocka_unit_test(test_hex__ct_equal),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

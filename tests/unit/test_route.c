@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* Request routing of the v1 API (src/api/route.c): a table of method,
  * path and query cases with the route, decoded name, Allow set and query
- * values each must give, plus the boundaries of names and tokens. */
+ * values each must give, plus the boundaries of names and tokens; and the
+ * route table itself: consistent rows, and exactly the paths and methods
+ * that docs/openapi.yaml (as built in) describes. */
+#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <tenure/err.h>
 
 #include "api/route.h"
+#include "common/embed.h"
 #include "tn_test.h"
 
 #include <cmocka.h>
@@ -62,146 +67,120 @@ struct rcase {
     enum tn_http_method method;
     const char *path;
     const char *query;
-    int rc;              /* of tn_route_match */
-    enum tn_route route; /* resolved route (OTHER on error) */
-    const char *name;    /* decoded name, or NULL for none */
-    const char *allow;   /* Allow header, NULL: do not compare */
-    const char *bad;     /* bad_query expected, NULL: none */
+    int rc;            /* of tn_route_match */
+    const char *route; /* resolved route's name (NULL on error) */
+    const char *name;  /* decoded name, or NULL for none */
+    const char *allow; /* Allow header, NULL: do not compare */
+    const char *bad;   /* bad_query expected, NULL: none */
 };
 
 static const struct rcase cases[] = {
-    {TN_HTTP_GET, "/healthz", "", 0, TN_ROUTE_HEALTHZ, NULL, "GET, HEAD", NULL},
-    {TN_HTTP_HEAD, "/healthz", "", 0, TN_ROUTE_HEALTHZ, NULL, NULL, NULL},
-    {TN_HTTP_HEAD, "/readyz", "", 0, TN_ROUTE_READYZ, NULL, NULL, NULL},
-    {TN_HTTP_GET, "/metrics", "", 0, TN_ROUTE_METRICS, NULL, NULL, NULL},
-    {TN_HTTP_GET, "/v1/openapi.json", "", 0, TN_ROUTE_OPENAPI, NULL,
-     "GET, HEAD", NULL},
-    {TN_HTTP_HEAD, "/v1/openapi.json", "", 0, TN_ROUTE_OPENAPI, NULL, NULL,
+    {TN_HTTP_GET, "/healthz", "", 0, "healthz", NULL, "GET, HEAD", NULL},
+    {TN_HTTP_HEAD, "/healthz", "", 0, "healthz", NULL, NULL, NULL},
+    {TN_HTTP_HEAD, "/readyz", "", 0, "readyz", NULL, NULL, NULL},
+    {TN_HTTP_GET, "/metrics", "", 0, "metrics", NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/openapi.json", "", 0, "openapi", NULL, "GET, HEAD",
      NULL},
-    {TN_HTTP_PUT, "/v1/openapi.json", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
-     "GET, HEAD", NULL},
-    {TN_HTTP_GET, "/v1/openapi.yaml", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL,
+    {TN_HTTP_HEAD, "/v1/openapi.json", "", 0, "openapi", NULL, NULL, NULL},
+    {TN_HTTP_PUT, "/v1/openapi.json", "", TN_EMETHOD, NULL, NULL, "GET, HEAD",
+     NULL},
+    {TN_HTTP_GET, "/v1/openapi.yaml", "", TN_ENOTFOUND, NULL, NULL, NULL, NULL},
+    {TN_HTTP_POST, "/metrics", "", TN_EMETHOD, NULL, NULL, "GET, HEAD", NULL},
+    {TN_HTTP_OTHER, "/healthz", "", TN_EMETHOD, NULL, NULL, "GET, HEAD", NULL},
+    {TN_HTTP_GET, "/v1/events", "prefix=a", 0, "events", NULL, "GET", NULL},
+    {TN_HTTP_HEAD, "/v1/events", "", TN_EMETHOD, NULL, NULL, "GET", NULL},
+    {TN_HTTP_POST, "/v1/leases", "", 0, "acquire", NULL, "GET, POST", NULL},
+    {TN_HTTP_POST, "/v1/leases/", "", 0, "acquire", NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases", "", 0, "list", NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases", "limit=5&prefix=ab&after=x", 0, "list", NULL,
      NULL, NULL},
-    {TN_HTTP_POST, "/metrics", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
-     "GET, HEAD", NULL},
-    {TN_HTTP_OTHER, "/healthz", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
-     "GET, HEAD", NULL},
-    {TN_HTTP_GET, "/v1/events", "prefix=a", 0, TN_ROUTE_EVENTS, NULL, "GET",
-     NULL},
-    {TN_HTTP_HEAD, "/v1/events", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL, "GET",
-     NULL},
-    {TN_HTTP_POST, "/v1/leases", "", 0, TN_ROUTE_ACQUIRE, NULL, "GET, POST",
-     NULL},
-    {TN_HTTP_POST, "/v1/leases/", "", 0, TN_ROUTE_ACQUIRE, NULL, NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases", "", 0, TN_ROUTE_LIST, NULL, NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases", "limit=5&prefix=ab&after=x", 0, TN_ROUTE_LIST,
-     NULL, NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases", "limit=1000", 0, TN_ROUTE_LIST, NULL, NULL,
-     NULL},
-    {TN_HTTP_GET, "/v1/leases", "limit=0", TN_EINVAL, TN_ROUTE_LIST, NULL, NULL,
+    {TN_HTTP_GET, "/v1/leases", "limit=1000", 0, "list", NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases", "limit=0", TN_EINVAL, "list", NULL, NULL,
      "limit"},
-    {TN_HTTP_GET, "/v1/leases", "limit=1001", TN_EINVAL, TN_ROUTE_LIST, NULL,
-     NULL, "limit"},
-    {TN_HTTP_GET, "/v1/leases", "limit=", TN_EINVAL, TN_ROUTE_LIST, NULL, NULL,
+    {TN_HTTP_GET, "/v1/leases", "limit=1001", TN_EINVAL, "list", NULL, NULL,
      "limit"},
-    {TN_HTTP_GET, "/v1/leases", "limit=-1", TN_EINVAL, TN_ROUTE_LIST, NULL,
-     NULL, "limit"},
+    {TN_HTTP_GET, "/v1/leases", "limit=", TN_EINVAL, "list", NULL, NULL,
+     "limit"},
+    {TN_HTTP_GET, "/v1/leases", "limit=-1", TN_EINVAL, "list", NULL, NULL,
+     "limit"},
     {TN_HTTP_GET, "/v1/leases", "limit=99999999999999999999999", TN_EINVAL,
-     TN_ROUTE_LIST, NULL, NULL, "limit"},
-    {TN_HTTP_DELETE, "/v1/leases", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
-     "GET, POST", NULL},
-    {TN_HTTP_HEAD, "/v1/leases", "", TN_EMETHOD, TN_ROUTE_OTHER, NULL,
-     "GET, POST", NULL},
-    {TN_HTTP_GET, "/v1/leases/a", "", 0, TN_ROUTE_GET, "a",
-     "GET, PATCH, DELETE", NULL},
-    {TN_HTTP_PATCH, "/v1/leases/a", "", 0, TN_ROUTE_RENEW, "a", NULL, NULL},
-    {TN_HTTP_DELETE, "/v1/leases/a", "", 0, TN_ROUTE_RELEASE, "a", NULL, NULL},
-    {TN_HTTP_DELETE, "/v1/leases/a", "force=true", 0, TN_ROUTE_RELEASE, "a",
-     NULL, NULL},
-    {TN_HTTP_DELETE, "/v1/leases/a", "force=false", 0, TN_ROUTE_RELEASE, "a",
-     NULL, NULL},
-    {TN_HTTP_DELETE, "/v1/leases/a", "force=yes", TN_EINVAL, TN_ROUTE_RELEASE,
+     "list", NULL, NULL, "limit"},
+    {TN_HTTP_DELETE, "/v1/leases", "", TN_EMETHOD, NULL, NULL, "GET, POST",
+     NULL},
+    {TN_HTTP_HEAD, "/v1/leases", "", TN_EMETHOD, NULL, NULL, "GET, POST", NULL},
+    {TN_HTTP_GET, "/v1/leases/a", "", 0, "get", "a", "GET, PATCH, DELETE",
+     NULL},
+    {TN_HTTP_PATCH, "/v1/leases/a", "", 0, "renew", "a", NULL, NULL},
+    {TN_HTTP_DELETE, "/v1/leases/a", "", 0, "release", "a", NULL, NULL},
+    {TN_HTTP_DELETE, "/v1/leases/a", "force=true", 0, "release", "a", NULL,
+     NULL},
+    {TN_HTTP_DELETE, "/v1/leases/a", "force=false", 0, "release", "a", NULL,
+     NULL},
+    {TN_HTTP_DELETE, "/v1/leases/a", "force=yes", TN_EINVAL, "release", "a",
+     NULL, "force"},
+    {TN_HTTP_DELETE, "/v1/leases/a", "force=true%00x", TN_EINVAL, "release",
      "a", NULL, "force"},
-    {TN_HTTP_DELETE, "/v1/leases/a", "force=true%00x", TN_EINVAL,
-     TN_ROUTE_RELEASE, "a", NULL, "force"},
-    {TN_HTTP_PUT, "/v1/leases/a", "", TN_EMETHOD, TN_ROUTE_OTHER, "a",
+    {TN_HTTP_PUT, "/v1/leases/a", "", TN_EMETHOD, NULL, "a",
      "GET, PATCH, DELETE", NULL},
-    {TN_HTTP_POST, "/v1/leases/a", "", TN_EMETHOD, TN_ROUTE_OTHER, "a",
+    {TN_HTTP_POST, "/v1/leases/a", "", TN_EMETHOD, NULL, "a",
      "GET, PATCH, DELETE", NULL},
-    {TN_HTTP_GET, "/v1/leases/shard%3A8841", "", 0, TN_ROUTE_GET, "shard:8841",
+    {TN_HTTP_GET, "/v1/leases/shard%3A8841", "", 0, "get", "shard:8841", NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/leases/a%2Fb", "", 0, "get", "a/b", NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/a%20b+c", "", 0, "get", "a b+c", NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/%C3%A9t%C3%A9", "", 0, "get", "\xc3\xa9t\xc3\xa9",
      NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases/a%2Fb", "", 0, TN_ROUTE_GET, "a/b", NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases/a%20b+c", "", 0, TN_ROUTE_GET, "a b+c", NULL,
+    {TN_HTTP_GET, "/v1/leases/%2e%2e", "", 0, "get", "..", NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=7", 0, "check", "a", "GET",
      NULL},
-    {TN_HTTP_GET, "/v1/leases/%C3%A9t%C3%A9", "", 0, TN_ROUTE_GET,
-     "\xc3\xa9t\xc3\xa9", NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases/%2e%2e", "", 0, TN_ROUTE_GET, "..", NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases/a/check", "token=7", 0, TN_ROUTE_CHECK, "a",
-     "GET", NULL},
-    {TN_HTTP_GET, "/v1/leases/a/check", "token=0", 0, TN_ROUTE_CHECK, "a", NULL,
-     NULL},
-    {TN_HTTP_GET, "/v1/leases/a/check", "token=9007199254740991", 0,
-     TN_ROUTE_CHECK, "a", NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=0", 0, "check", "a", NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=9007199254740991", 0, "check",
+     "a", NULL, NULL},
     {TN_HTTP_GET, "/v1/leases/a/check", "token=9007199254740992", TN_EINVAL,
-     TN_ROUTE_CHECK, "a", NULL, "token"},
-    {TN_HTTP_GET, "/v1/leases/a/check", "", TN_EINVAL, TN_ROUTE_CHECK, "a",
+     "check", "a", NULL, "token"},
+    {TN_HTTP_GET, "/v1/leases/a/check", "", TN_EINVAL, "check", "a", NULL,
+     "token"},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=", TN_EINVAL, "check", "a", NULL,
+     "token"},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=12a", TN_EINVAL, "check", "a",
      NULL, "token"},
-    {TN_HTTP_GET, "/v1/leases/a/check", "token=", TN_EINVAL, TN_ROUTE_CHECK,
-     "a", NULL, "token"},
-    {TN_HTTP_GET, "/v1/leases/a/check", "token=12a", TN_EINVAL, TN_ROUTE_CHECK,
-     "a", NULL, "token"},
-    {TN_HTTP_GET, "/v1/leases/a/check", "token=+1", TN_EINVAL, TN_ROUTE_CHECK,
-     "a", NULL, "token"},
+    {TN_HTTP_GET, "/v1/leases/a/check", "token=+1", TN_EINVAL, "check", "a",
+     NULL, "token"},
     {TN_HTTP_GET, "/v1/leases/a/check", "token=00000000000000001", TN_EINVAL,
-     TN_ROUTE_CHECK, "a", NULL, "token"},
-    {TN_HTTP_POST, "/v1/leases/a/check", "token=1", TN_EMETHOD, TN_ROUTE_OTHER,
-     "a", "GET", NULL},
-    {TN_HTTP_GET, "/v1/leases/a/history", "limit=3", 0, TN_ROUTE_HISTORY, "a",
+     "check", "a", NULL, "token"},
+    {TN_HTTP_POST, "/v1/leases/a/check", "token=1", TN_EMETHOD, NULL, "a",
      "GET", NULL},
-    {TN_HTTP_GET, "/v1/leases/a/history", "limit=x", TN_EINVAL,
-     TN_ROUTE_HISTORY, "a", NULL, "limit"},
-    {TN_HTTP_DELETE, "/v1/leases/a/history", "", TN_EMETHOD, TN_ROUTE_OTHER,
-     "a", "GET", NULL},
-    {TN_HTTP_GET, "/v1/leases/a/other", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL,
-     NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases/a/check/", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL,
-     NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases/a//check", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL,
-     NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases//", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+    {TN_HTTP_GET, "/v1/leases/a/history", "limit=3", 0, "history", "a", "GET",
      NULL},
-    {TN_HTTP_GET, "/v1/leasesx", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+    {TN_HTTP_GET, "/v1/leases/a/history", "limit=x", TN_EINVAL, "history", "a",
+     NULL, "limit"},
+    {TN_HTTP_DELETE, "/v1/leases/a/history", "", TN_EMETHOD, NULL, "a", "GET",
      NULL},
-    {TN_HTTP_GET, "/v1/lease", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+    {TN_HTTP_GET, "/v1/leases/a/other", "", TN_ENOTFOUND, NULL, NULL, NULL,
      NULL},
-    {TN_HTTP_GET, "/", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL, NULL},
-    {TN_HTTP_GET, "", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL, NULL},
-    {TN_HTTP_GET, "/healthz/", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+    {TN_HTTP_GET, "/v1/leases/a/check/", "", TN_ENOTFOUND, NULL, NULL, NULL,
      NULL},
-    {TN_HTTP_GET, "/HEALTHZ", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+    {TN_HTTP_GET, "/v1/leases/a//check", "", TN_ENOTFOUND, NULL, NULL, NULL,
      NULL},
-    {TN_HTTP_GET, "/v1/events/", "", TN_ENOTFOUND, TN_ROUTE_OTHER, NULL, NULL,
+    {TN_HTTP_GET, "/v1/leases//", "", TN_ENOTFOUND, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leasesx", "", TN_ENOTFOUND, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/lease", "", TN_ENOTFOUND, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/", "", TN_ENOTFOUND, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "", "", TN_ENOTFOUND, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/healthz/", "", TN_ENOTFOUND, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/HEALTHZ", "", TN_ENOTFOUND, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/events/", "", TN_ENOTFOUND, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases//check", "", TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/%", "", TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/%4", "", TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/%zz", "", TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/a%00", "", TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/%7F", "", TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/%C3", "", TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/%C2%85", "", TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/leases/%ED%A0%80", "", TN_EINVAL, NULL, NULL, NULL,
      NULL},
-    {TN_HTTP_GET, "/v1/leases//check", "", TN_EINVAL, TN_ROUTE_OTHER, NULL,
-     NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases/%", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
-     NULL},
-    {TN_HTTP_GET, "/v1/leases/%4", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
-     NULL},
-    {TN_HTTP_GET, "/v1/leases/%zz", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
-     NULL},
-    {TN_HTTP_GET, "/v1/leases/a%00", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
-     NULL},
-    {TN_HTTP_GET, "/v1/leases/%7F", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
-     NULL},
-    {TN_HTTP_GET, "/v1/leases/%C3", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
-     NULL},
-    {TN_HTTP_GET, "/v1/leases/%C2%85", "", TN_EINVAL, TN_ROUTE_OTHER, NULL,
-     NULL, NULL},
-    {TN_HTTP_GET, "/v1/leases/%ED%A0%80", "", TN_EINVAL, TN_ROUTE_OTHER, NULL,
-     NULL, NULL},
-    {TN_HTTP_PUT, "/v1/leases/%zz", "", TN_EINVAL, TN_ROUTE_OTHER, NULL, NULL,
-     NULL},
+    {TN_HTTP_PUT, "/v1/leases/%zz", "", TN_EINVAL, NULL, NULL, NULL, NULL},
 };
 
 static void check_case(const struct rcase *k)
@@ -213,9 +192,13 @@ static void check_case(const struct rcase *k)
     char what[160];
     (void)snprintf(what, sizeof(what), "%s %s?%s",
                    tn_route_method_name(k->method), k->path, k->query);
-    print_message("%s -> %d %s\n", what, rc, tn_route_name(m.route));
+    const char *route = m.row != NULL ? m.row->name : NULL;
+    print_message("%s -> %d %s\n", what, rc, route != NULL ? route : "none");
     assert_int_equal(rc, k->rc);
-    assert_int_equal(m.route, k->route);
+    if (k->route == NULL)
+        assert_null(route);
+    else
+        assert_string_equal(route, k->route);
     if (k->name != NULL) {
         assert_int_equal(m.name_len, strlen(k->name));
         assert_memory_equal(m.name, k->name, m.name_len + 1);
@@ -326,17 +309,17 @@ static void test_name_bounds(void **state)
     path[off + TN_NAME_MAX_BYTES] = '\0';
     assert_int_equal(tn_route_path(path, &m), 0);
     assert_int_equal(m.name_len, TN_NAME_MAX_BYTES);
-    assert_int_equal(m.path_route, TN_ROUTE_GET);
+    assert_string_equal(m.path_row->name, "get");
     path[off + TN_NAME_MAX_BYTES] = 'n';
     path[off + TN_NAME_MAX_BYTES + 1] = '\0';
     assert_int_equal(tn_route_path(path, &m), TN_EINVAL);
-    assert_int_equal(m.path_route, TN_ROUTE_OTHER);
+    assert_null(m.path_row);
 
     for (size_t i = 0; i < TN_NAME_MAX_BYTES; i++)
         memcpy(path + off + 3 * i, "%41", 3);
     (void)snprintf(path + off + 3 * TN_NAME_MAX_BYTES, 8, "/check");
     assert_int_equal(tn_route_path(path, &m), 0);
-    assert_int_equal(m.path_route, TN_ROUTE_CHECK);
+    assert_string_equal(m.path_row->name, "check");
     assert_int_equal(m.name_len, TN_NAME_MAX_BYTES);
     assert_int_equal(m.name[0], 'A');
     assert_int_equal(m.name[TN_NAME_MAX_BYTES], '\0');
@@ -347,14 +330,119 @@ static void test_name_bounds(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    for (int r = 0; r < TN_ROUTE_COUNT; r++)
-        assert_string_not_equal(tn_route_name((enum tn_route)r), "");
-    assert_string_equal(tn_route_name(TN_ROUTE_ACQUIRE), "acquire");
-    assert_string_equal(tn_route_name(TN_ROUTE_OPENAPI), "openapi");
-    assert_string_equal(tn_route_name(TN_ROUTE_OTHER), "other");
-    assert_string_equal(tn_route_name(TN_ROUTE_COUNT), "other");
+    for (size_t r = 0; r < tn_routes_count; r++)
+        assert_string_not_equal(tn_routes[r].name, "");
+    assert_int_equal(tn_route_slot(NULL), TN_ROUTE_SLOT_OTHER);
     assert_string_equal(tn_route_method_name(TN_HTTP_PATCH), "PATCH");
     assert_string_equal(tn_route_method_name(TN_HTTP_OTHER), "OTHER");
+}
+
+/* docs/openapi.yaml as built into tenured (src/api/CMakeLists.txt). */
+extern const struct tn_embed tn_openapi_assets[];
+
+static const char *const openapi_methods[] = {"get", "head",  "post",
+                                              "put", "patch", "delete"};
+
+static json_t *openapi_paths(void)
+{
+    const struct tn_embed *e = &tn_openapi_assets[0];
+    json_t *doc = json_loadb((const char *)e->data, e->len, 0, NULL);
+    assert_non_null(doc);
+    json_t *paths = json_incref(json_object_get(doc, "paths"));
+    json_decref(doc);
+    assert_true(json_is_object(paths));
+    return paths;
+}
+
+static const struct tn_route *find_row(const char *pattern, const char *m)
+{
+    for (size_t i = 0; i < tn_routes_count; i++) {
+        const struct tn_route *r = &tn_routes[i];
+        if (strcmp(r->pattern, pattern) == 0 &&
+            strcasecmp(tn_route_method_name(r->method), m) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+/* Every path and method of docs/openapi.yaml has its row in the route
+ * table, and every row is described there: a new endpoint cannot be
+ * served undocumented, nor documented unserved. */
+static void test_table__matches_openapi(void **state)
+{
+    (void)state;
+    json_t *paths = openapi_paths();
+    const char *path = NULL;
+    json_t *item = NULL;
+    int missing = 0;
+    json_object_foreach(paths, path, item)
+    {
+        for (size_t k = 0; k < 6; k++) {
+            if (json_object_get(item, openapi_methods[k]) != NULL &&
+                find_row(path, openapi_methods[k]) == NULL) {
+                print_error("openapi.yaml has %s %s, the route table not\n",
+                            openapi_methods[k], path);
+                missing++;
+            }
+        }
+    }
+    for (size_t i = 0; i < tn_routes_count; i++) {
+        const struct tn_route *r = &tn_routes[i];
+        char m[8];
+        const char *name = tn_route_method_name(r->method);
+        size_t n = strlen(name);
+        assert_true(n < sizeof(m));
+        for (size_t j = 0; j <= n; j++)
+            m[j] = (char)(name[j] >= 'A' && name[j] <= 'Z' ? name[j] + 32
+                                                           : name[j]);
+        item = json_object_get(paths, r->pattern);
+        if (item == NULL || json_object_get(item, m) == NULL) {
+            print_error("route %s %s is not in openapi.yaml\n", name,
+                        r->pattern);
+            missing++;
+        }
+    }
+    json_decref(paths);
+    assert_int_equal(missing, 0);
+}
+
+#define PATH_FLAGS                                                             \
+    (TN_ROUTE_PUBLIC | TN_ROUTE_RAW_QUERY | TN_ROUTE_WORK | TN_ROUTE_SLASH)
+
+/* The rows keep the rules routes.c states: the rows of a path are
+ * adjacent and agree on what the path decides; one row per method and
+ * path; every checked action has its 403 message, every availability
+ * check its 404 message; a name in the body means a body. */
+static void test_table__rows_consistent(void **state)
+{
+    (void)state;
+    assert_true(tn_routes_count > 0 && tn_routes_count < TN_ROUTE_MAX);
+    for (size_t i = 0; i < tn_routes_count; i++) {
+        const struct tn_route *r = &tn_routes[i];
+        print_message("%s %s\n", tn_route_method_name(r->method), r->pattern);
+        assert_non_null(r->handler);
+        assert_true(r->name != NULL && r->name[0] != '\0');
+        assert_true(r->pattern[0] == '/');
+        assert_true(r->method < TN_HTTP_OTHER);
+        assert_true((r->target == TN_ROUTE_NOBODY) == (r->forbidden == NULL));
+        assert_true((r->is_on == NULL) == (r->off_message == NULL));
+        if (r->target == TN_ROUTE_BODY_NAME)
+            assert_true((r->flags & TN_ROUTE_BODY) != 0);
+        if (r->target == TN_ROUTE_PREFIX)
+            assert_true(
+                (r->query & (TN_ROUTE_Q_PREFIX | TN_ROUTE_Q_ANY_PREFIX)) != 0);
+        if ((r->flags & TN_ROUTE_PUBLIC) != 0)
+            assert_int_equal(r->target, TN_ROUTE_NOBODY);
+        for (size_t j = i + 1; j < tn_routes_count; j++) {
+            const struct tn_route *o = &tn_routes[j];
+            if (strcmp(o->pattern, r->pattern) != 0)
+                continue;
+            assert_true(o->method != r->method);
+            assert_int_equal(o->flags & PATH_FLAGS, r->flags & PATH_FLAGS);
+            /* adjacent: every row between them has the same path */
+            assert_string_equal(tn_routes[j - 1].pattern, r->pattern);
+        }
+    }
 }
 
 int main(void)
@@ -364,6 +452,8 @@ int main(void)
         cmocka_unit_test(test_query_values),
         cmocka_unit_test(test_name_bounds),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_table__matches_openapi),
+        cmocka_unit_test(test_table__rows_consistent),
     };
     return TN_RUN_TESTS(tests, NULL, NULL);
 }
