@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 header_library() {
     case "$1" in
     fence_pg.h) echo libtenure-pg ;;
-    fence_kafka.h) echo libtenure-kafka ;;
+    fence_kafka.h | events_kafka.h) echo libtenure-kafka ;;
     *) echo libtenure ;;
     esac
 }

@@ -60,9 +60,15 @@ ALLOWED = {
 
 # Public headers belong to the folder that implements them.
 PUBLIC = {
+    "include/tenure/export.h": "common",
     "include/tenure/err.h": "common",
     "include/tenure/client.h": "client",
+    "include/tenure/events_kafka.h": "client",
     "include/tenure/fence.h": "fence",
+    "include/tenure/fence_kafka.h": "fence",
+    "include/tenure/fence_mem.h": "fence",
+    "include/tenure/fence_pg.h": "fence",
+    "include/tenure/fence_sqlite.h": "fence",
 }
 
 ALLOW_FILE = "scripts/include-allow.txt"

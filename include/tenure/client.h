@@ -273,9 +273,9 @@ TN_EXTERN bool tn_lease_is_held(struct tn_lease *l);
  * the loss once.  tn_client_event_reset is the reset rule: events may have
  * been missed, so every kept lease is renewed at once.  A latency aid
  * only: neither can make a lease look held.  Thread-safe. */
-void tn_client_event_feed(struct tn_client *c, const char *type,
-                          const char *name, uint64_t token);
-void tn_client_event_reset(struct tn_client *c);
+TN_EXTERN void tn_client_event_feed(struct tn_client *c, const char *type,
+                                    const char *name, uint64_t token);
+TN_EXTERN void tn_client_event_reset(struct tn_client *c);
 
 #ifdef __cplusplus
 }

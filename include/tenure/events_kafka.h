@@ -31,14 +31,14 @@ struct tn_kafka_follower;
  * watch_events (or it follows the SSE stream as well, which is harmless).
  * 0 and *out, TN_EINVAL (bad url or setting, detail in em), TN_ENOMEM,
  * TN_EIO (no thread).  The topic need not exist yet.  Thread-safe. */
-int tn_kafka_follower_start(struct tn_client *c, const char *url,
-                            const char *const *conf, size_t n_conf,
-                            struct tn_kafka_follower **out,
-                            struct tn_errmsg *em);
+TN_EXTERN int tn_kafka_follower_start(struct tn_client *c, const char *url,
+                                      const char *const *conf, size_t n_conf,
+                                      struct tn_kafka_follower **out,
+                                      struct tn_errmsg *em);
 
 /* Stop and free (within about 200 ms); call it before tn_client_free.
  * NULL is a no-op.  Not concurrently with other calls on f. */
-void tn_kafka_follower_stop(struct tn_kafka_follower *f);
+TN_EXTERN void tn_kafka_follower_stop(struct tn_kafka_follower *f);
 
 #ifdef __cplusplus
 }

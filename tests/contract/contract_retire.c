@@ -68,8 +68,7 @@ int pg_private_schema_begin(const char *tag)
     P.saved_url = E.url;
     (void)snprintf(P.schema, sizeof(P.schema), "%s_%d", tag, (int)getpid());
     (void)snprintf(P.url, sizeof(P.url), "%s%coptions=-csearch_path%%3D%s",
-                   E.url, strchr(E.url, '?') != NULL ? '&' : '?',
-                   P.schema);
+                   E.url, strchr(E.url, '?') != NULL ? '&' : '?', P.schema);
     if (!schema_sql(true))
         return -1;
     E.url = P.url;

@@ -22,6 +22,8 @@
  * the locked transaction, which waits for the lock at most LOCK_WAIT
  * (a round that times out is tried again at the next tick).  Any error
  * closes the connection; the next tick opens another.  Loop thread only. */
+#include "store/pg/retire.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +35,6 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "store/pg/retire.h"
-
 #include "store/pg/batch.h"
 #include "store/pg/conn.h"
 #include "store/pg/pg.h"
