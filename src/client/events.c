@@ -24,31 +24,6 @@ struct follower {
     char last_id[32];    /* for Last-Event-ID on reconnect */
 };
 
-/* Does this event end lease l? */
-static bool ends(const struct tn_lease *l, const char *type, uint64_t token)
-{
-    if (strcmp(type, "acquired") == 0)
-        return token > l->token;
-    return token == l->token &&
-           (strcmp(type, "expired") == 0 || strcmp(type, "revoked") == 0 ||
-            strcmp(type, "released") == 0);
-}
-
-/* Events may have been missed (the server restarted, another instance
- * answered, or its own feed of events was cut): a lease may have ended
- * unheard, so renew every kept lease now rather than at its timer. */
-void tn_client_events_renew_all(struct tn_client *c)
-{
-    (void)pthread_mutex_lock(&c->mu);
-    int64_t now = c->now_ms();
-    for (struct tn_lease *l = c->kept; l != NULL; l = l->next) {
-        if (l->state == TN_LEASE_HELD && l->next_renew_ms > now)
-            l->next_renew_ms = now;
-    }
-    (void)pthread_cond_signal(&c->cond);
-    (void)pthread_mutex_unlock(&c->mu);
-}
-
 static void apply(struct tn_client *c, const char *data)
 {
     json_error_t err;
@@ -67,22 +42,6 @@ static void apply(struct tn_client *c, const char *data)
     }
     tn_client_events_apply(c, type, name, (uint64_t)json_integer_value(tok));
     json_decref(v);
-}
-
-void tn_client_events_apply(struct tn_client *c, const char *type,
-                            const char *name, uint64_t token)
-{
-    (void)pthread_mutex_lock(&c->mu);
-    for (struct tn_lease *l = c->kept; l != NULL; l = l->next) {
-        if (l->state != TN_LEASE_HELD || strcmp(l->name, name) != 0 ||
-            !ends(l, type, token))
-            continue;
-        l->state = TN_LEASE_LOST;
-        l->end_rc = TN_ELOST;
-        c->ev_losses++;
-        (void)pthread_cond_signal(&c->cond);
-    }
-    (void)pthread_mutex_unlock(&c->mu);
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
@@ -170,19 +129,6 @@ static void *follower_main(void *arg)
         curl_easy_cleanup(h);
     tn_buf_release(&f.line);
     return NULL;
-}
-
-void tn_client_event_feed(struct tn_client *c, const char *type,
-                          const char *name, uint64_t token)
-{
-    if (c != NULL && type != NULL && name != NULL)
-        tn_client_events_apply(c, type, name, token);
-}
-
-void tn_client_event_reset(struct tn_client *c)
-{
-    if (c != NULL)
-        tn_client_events_renew_all(c);
 }
 
 int tn_client_events_start_locked(struct tn_client *c)
