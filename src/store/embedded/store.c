@@ -153,7 +153,7 @@ static bool refuse_if_full(struct embedded *e, const struct tn_lease *l,
         return false;
     if (e->max_leases > 0 && e->n_live >= e->max_leases)
         out->capacity = "leases";
-    else if (l == NULL && e->max_names > 0 && e->table.count >= e->max_names)
+    else if (l == NULL && e->max_names > 0 && tn_lease_table_count(&e->table) >= e->max_names)
         out->capacity = "names";
     else
         return false;
@@ -381,7 +381,7 @@ static void e_metrics(struct tn_store *s, struct tn_buf *out)
         "tenure_commit_rows_total %llu\n"
         "# TYPE tenure_commit_failures_total counter\n"
         "tenure_commit_failures_total %llu\n",
-        tn_lease_count_live(&e->table, now), e->table.count,
+        tn_lease_count_live(&e->table, now), tn_lease_table_count(&e->table),
         (unsigned long long)e->table.last_token, e->degraded_rc == 0,
         (unsigned long long)e->commits, (unsigned long long)e->rows,
         (unsigned long long)e->failures);
@@ -487,7 +487,7 @@ static int c_recover(void *ctx)
     if (rc < 0)
         return rc;
     tn_lease_table_release(&e->reloaded);
-    rc = tn_lease_table_init(&e->reloaded, e->table.count);
+    rc = tn_lease_table_init(&e->reloaded, tn_lease_table_count(&e->table));
     if (rc == 0)
         rc = tn_disk_load(e->disk, &e->reloaded, tn_clock_now_ms(), true, NULL);
     return rc;
@@ -536,7 +536,7 @@ static void e_close(struct tn_store *s)
     tn_lease_table_release(&e->table);
     tn_lease_table_release(&e->reloaded);
     tn_embedded_clear_expiries(e);
-    tn_free(e->expiries);
+    tn_heap_release(&e->expiries);
     tn_embedded_ledger_free(e);
     tn_embedded_free_events(e);
     tn_free(e);
@@ -620,7 +620,7 @@ int tn_store_embedded_open(struct tn_loop *loop,
     tn_log(TN_LOG_INFO, "store",
            "\"embedded store open\" dir=\"%s\" leases=%zu last_token=%llu "
            "retired_floor=%llu",
-           cfg->data_dir, e->table.count,
+           cfg->data_dir, tn_lease_table_count(&e->table),
            (unsigned long long)e->table.last_token,
            (unsigned long long)e->table.retired_floor);
     *out = &e->base;
