@@ -11,6 +11,7 @@
 #include "api_int.h"
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/metrics.h"
 #include "errmap.h"
 #include "events.h"
 #include "openapi.h"
@@ -94,10 +95,8 @@ static void account(struct tn_api_call *c, unsigned status)
     unsigned cls = status / 100;
     api->requests[c->route][cls < 6 ? cls : 0]++;
     int64_t us = (tn_clock_mono_ns() - c->start_ns) / 1000;
-    size_t i = 0;
-    while (i < TN_API_LAT_BUCKETS && us > (int64_t)(50u << i))
-        i++;
-    api->lat[c->route][i]++;
+    tn_metrics_hist_observe(api->lat[c->route], TN_API_LAT_BUCKETS, 50,
+                            us > 0 ? (uint64_t)us : 0);
     api->lat_sum[c->route] += (double)us / 1e6;
 }
 
@@ -203,24 +202,17 @@ static void print_metrics(struct tn_api *api, struct tn_buf *b)
     }
     (void)tn_buf_printf(b, "# TYPE tenure_http_request_seconds histogram\n");
     for (int r = 0; r < TN_ROUTE_COUNT; r++) {
-        const char *rn = tn_route_name((enum tn_route)r);
-        uint64_t cum = 0;
-        for (int i = 0; i <= TN_API_LAT_BUCKETS; i++) {
-            cum += api->lat[r][i];
-            if (i < TN_API_LAT_BUCKETS)
-                (void)tn_buf_printf(
-                    b,
-                    "tenure_http_request_seconds_bucket{route=\"%s\","
-                    "le=\"%g\"} %llu\n",
-                    rn, (double)(50u << i) / 1e6, (unsigned long long)cum);
-        }
-        (void)tn_buf_printf(
-            b,
-            "tenure_http_request_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
-            "%llu\ntenure_http_request_seconds_sum{route=\"%s\"} %.6f\n"
-            "tenure_http_request_seconds_count{route=\"%s\"} %llu\n",
-            rn, (unsigned long long)cum, rn, api->lat_sum[r], rn,
-            (unsigned long long)cum);
+        char labels[96];
+        (void)snprintf(labels, sizeof(labels), "route=\"%s\"",
+                       tn_route_name((enum tn_route)r));
+        struct tn_metrics_hist m = {.name = "tenure_http_request_seconds",
+                                    .labels = labels,
+                                    .counts = api->lat[r],
+                                    .n = TN_API_LAT_BUCKETS,
+                                    .base = 50,
+                                    .scale = 1e-6,
+                                    .sum = &api->lat_sum[r]};
+        tn_metrics_hist_write(b, &m);
     }
     (void)tn_buf_printf(b,
                         "# TYPE tenure_grants_total counter\n"

@@ -16,6 +16,7 @@
 #include "common/assert.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "store/embedded/commit.h"
 #include "store/embedded/embedded.h"
 
@@ -153,7 +154,8 @@ static bool refuse_if_full(struct embedded *e, const struct tn_lease *l,
         return false;
     if (e->max_leases > 0 && e->n_live >= e->max_leases)
         out->capacity = "leases";
-    else if (l == NULL && e->max_names > 0 && tn_lease_table_count(&e->table) >= e->max_names)
+    else if (l == NULL && e->max_names > 0 &&
+             tn_lease_table_count(&e->table) >= e->max_names)
         out->capacity = "names";
     else
         return false;
@@ -342,28 +344,12 @@ static bool e_is_ready(struct tn_store *s)
     return ((struct embedded *)s)->degraded_rc == 0;
 }
 
-static void hist_add(uint64_t *h, size_t n, uint64_t v, uint64_t base)
-{
-    size_t i = 0;
-    while (i < n && v > (base << i))
-        i++;
-    h[i]++;
-}
-
 static void print_hist(struct tn_buf *out, const char *name, const uint64_t *h,
                        size_t n, uint64_t base, double scale)
 {
-    uint64_t cum = 0;
-    for (size_t i = 0; i < n; i++) {
-        cum += h[i];
-        (void)tn_buf_printf(out, "%s_bucket{le=\"%g\"} %llu\n", name,
-                            (double)(base << i) * scale,
-                            (unsigned long long)cum);
-    }
-    cum += h[n];
-    (void)tn_buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n", name,
-                        (unsigned long long)cum);
-    (void)tn_buf_printf(out, "%s_count %llu\n", name, (unsigned long long)cum);
+    struct tn_metrics_hist m = {
+        .name = name, .counts = h, .n = n, .base = base, .scale = scale};
+    tn_metrics_hist_write(out, &m);
 }
 
 static void e_metrics(struct tn_store *s, struct tn_buf *out)
@@ -433,10 +419,13 @@ static void on_batch(void *ctx, struct tn_batch *b)
         if (b->n_rows > 0) {
             e->commits++;
             e->rows += b->n_rows;
-            hist_add(e->batch_hist, N_BATCH_BUCKETS, b->n_rows, 1);
-            hist_add(e->lat_hist, N_LAT_BUCKETS, (uint64_t)b->write_us, 64);
+            tn_metrics_hist_observe(e->batch_hist, N_BATCH_BUCKETS, 1,
+                                    b->n_rows);
+            tn_metrics_hist_observe(e->lat_hist, N_LAT_BUCKETS, 64,
+                                    (uint64_t)b->write_us);
             e->write_seconds += (double)b->write_us / 1e6;
-            hist_add(e->sync_hist, N_LAT_BUCKETS, (uint64_t)b->sync_us, 64);
+            tn_metrics_hist_observe(e->sync_hist, N_LAT_BUCKETS, 64,
+                                    (uint64_t)b->sync_us);
             e->sync_seconds += (double)b->sync_us / 1e6;
         }
     } else {
