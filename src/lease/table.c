@@ -280,7 +280,8 @@ static size_t entry_size(const struct tn_lease *l)
 
 void tn_lease_remove(struct tn_lease_table *t, struct tn_lease *l)
 {
-    TN_ASSERT(tn_map_remove(&t->map, l));
+    bool found = tn_map_remove(&t->map, l);
+    TN_ASSERT(found);
     t->removed++;
     /* Every token granted so far, the removed name's included: the floor
      * of an absent name never goes down and covers every token it had. */
