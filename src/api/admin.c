@@ -7,12 +7,14 @@
  * the public API (with the operator's bearer token, when auth is on), so
  * the files need no authentication.  Each is sent with a strict
  * Content-Security-Policy: the page may load nothing from elsewhere. */
+#include <stdio.h>
 #include <string.h>
 
 #include <tenure/err.h>
 
 #include "api_int.h"
 #include "common/embed.h"
+#include "common/metrics.h"
 #include "events.h"
 
 #define REPLY_MAX_BYTES (4u << 20)
@@ -101,23 +103,16 @@ static void print_metrics(struct tn_api *api, struct tn_buf *b)
         const char *rn = slot_name(r);
         if (rn == NULL)
             continue;
-        uint64_t cum = 0;
-        for (int i = 0; i <= TN_API_LAT_BUCKETS; i++) {
-            cum += api->lat[r][i];
-            if (i < TN_API_LAT_BUCKETS)
-                (void)tn_buf_printf(
-                    b,
-                    "tenure_http_request_seconds_bucket{route=\"%s\","
-                    "le=\"%g\"} %llu\n",
-                    rn, (double)(50u << i) / 1e6, (unsigned long long)cum);
-        }
-        (void)tn_buf_printf(
-            b,
-            "tenure_http_request_seconds_bucket{route=\"%s\",le=\"+Inf\"} "
-            "%llu\ntenure_http_request_seconds_sum{route=\"%s\"} %.6f\n"
-            "tenure_http_request_seconds_count{route=\"%s\"} %llu\n",
-            rn, (unsigned long long)cum, rn, api->lat_sum[r], rn,
-            (unsigned long long)cum);
+        char labels[96];
+        (void)snprintf(labels, sizeof(labels), "route=\"%s\"", rn);
+        struct tn_metrics_hist m = {.name = "tenure_http_request_seconds",
+                                    .labels = labels,
+                                    .counts = api->lat[r],
+                                    .n = TN_API_LAT_BUCKETS,
+                                    .base = 50,
+                                    .scale = 1e-6,
+                                    .sum = &api->lat_sum[r]};
+        tn_metrics_hist_write(b, &m);
     }
     (void)tn_buf_printf(b,
                         "# TYPE tenure_grants_total counter\n"

@@ -13,6 +13,7 @@
 #include "api_int.h"
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/metrics.h"
 #include "errmap.h"
 #include "reply.h"
 #include "route.h"
@@ -94,10 +95,8 @@ void tn_api_account(struct tn_api_call *c, unsigned status)
     unsigned cls = status / 100;
     api->requests[c->slot][cls < 6 ? cls : 0]++;
     int64_t us = (tn_clock_mono_ns() - c->start_ns) / 1000;
-    size_t i = 0;
-    while (i < TN_API_LAT_BUCKETS && us > (int64_t)(50u << i))
-        i++;
-    api->lat[c->slot][i]++;
+    tn_metrics_hist_observe(api->lat[c->slot], TN_API_LAT_BUCKETS, 50,
+                            us > 0 ? (uint64_t)us : 0);
     api->lat_sum[c->slot] += (double)us / 1e6;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include <tenure/err.h>
 
@@ -36,8 +37,7 @@ struct sub {
     struct tn_http_stream *s; /* its stream, NULL once closed */
     char *prefix;             /* owned */
     size_t prefix_len;        /* bytes */
-    struct sub *next;         /* subscribers */
-    struct sub *prev;         /* subscribers */
+    LIST_ENTRY(sub) link;     /* hub->subs */
 };
 
 struct tn_events {
@@ -47,7 +47,7 @@ struct tn_events {
     uint64_t first_id;           /* id of this process's first event */
     uint64_t next_id;            /* id of the next event */
     uint64_t gap_id;             /* id of the last reset, 0 if none */
-    struct sub *subs;            /* live subscribers */
+    LIST_HEAD(, sub) subs;       /* live subscribers */
     size_t n_subs;               /* count */
     uint64_t published;          /* events published */
     uint64_t cut;                /* subscribers cut for being slow */
@@ -63,7 +63,9 @@ static void heartbeat(void *arg)
 {
     struct tn_events *hub = arg;
     static const char hb[] = ": heartbeat\n\n";
-    for (struct sub *s = hub->subs; s != NULL; s = s->next) {
+    struct sub *s;
+    LIST_FOREACH(s, &hub->subs, link)
+    {
         if (s->s != NULL && tn_http_stream_write(s->s, hb, sizeof(hb) - 1) < 0)
             cut(s);
     }
@@ -109,8 +111,9 @@ void tn_events_free(struct tn_events *hub)
         tn_buf_release(&hub->ring[i].text);
     }
     /* Streams still open close with the HTTP daemon; detach them. */
-    for (struct sub *s = hub->subs; s != NULL; s = s->next)
-        s->hub = NULL;
+    struct sub *s;
+    LIST_FOREACH(s, &hub->subs, link)
+    s->hub = NULL;
     tn_free(hub->ring);
     tn_free(hub);
 }
@@ -191,8 +194,9 @@ static void publish_reset(struct tn_events *hub)
     tn_buf_reset(&e->strs);
     hub->gap_id = id;
     hub->published++;
-    for (struct sub *s = hub->subs; s != NULL; s = s->next)
-        send_reset(s, id, "events may have been missed");
+    struct sub *s;
+    LIST_FOREACH(s, &hub->subs, link)
+    send_reset(s, id, "events may have been missed");
 }
 
 void tn_events_publish(void *arg, const struct tn_event *ev)
@@ -219,8 +223,9 @@ void tn_events_publish(void *arg, const struct tn_event *ev)
         tn_buf_append(&e->strs, ev->owner_id, strlen(ev->owner_id) + 1) < 0)
         tn_buf_reset(&e->strs); /* out of memory: lost to everyone */
     hub->published++;
-    for (struct sub *s = hub->subs; s != NULL; s = s->next)
-        send_to(s, e);
+    struct sub *s;
+    LIST_FOREACH(s, &hub->subs, link)
+    send_to(s, e);
 }
 
 bool tn_events_watched(void *arg)
@@ -234,12 +239,7 @@ static void on_close(void *ctx)
     struct sub *s = ctx;
     struct tn_events *hub = s->hub;
     if (hub != NULL) {
-        if (s->prev != NULL)
-            s->prev->next = s->next;
-        else
-            hub->subs = s->next;
-        if (s->next != NULL)
-            s->next->prev = s->prev;
+        LIST_REMOVE(s, link);
         hub->n_subs--;
     }
     tn_free(s->prefix);
@@ -283,10 +283,7 @@ int tn_events_subscribe(struct tn_events *hub, struct tn_http_req *req,
         tn_free(s);
         return TN_OK; /* answered 500 by the adapter */
     }
-    s->next = hub->subs;
-    if (hub->subs != NULL)
-        hub->subs->prev = s;
-    hub->subs = s;
+    LIST_INSERT_HEAD(&hub->subs, s, link);
     hub->n_subs++;
     if (last_id != NULL) {
         static const char hello[] = ": subscribed\n\n";
@@ -309,7 +306,9 @@ int tn_events_subscribe(struct tn_events *hub, struct tn_http_req *req,
 
 void tn_events_end_all(struct tn_events *hub)
 {
-    for (struct sub *s = hub->subs; s != NULL; s = s->next) {
+    struct sub *s;
+    LIST_FOREACH(s, &hub->subs, link)
+    {
         if (s->s != NULL)
             tn_http_stream_end(s->s);
     }

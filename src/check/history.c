@@ -6,11 +6,12 @@
 #include "history.h"
 
 #include <jansson.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "common/alloc.h"
-#include "common/hash.h"
 #include "common/json.h"
+#include "common/map.h"
 
 #define READ_CHUNK_BYTES ((size_t)64 * 1024)
 
@@ -20,12 +21,38 @@ void tn_history_init(struct tn_history *h)
     tn_buf_init(&h->partial, TN_HISTORY_MAX_LINE_BYTES);
 }
 
+struct str {
+    void *next;    /* map link */
+    uint32_t hash; /* map hash of s */
+    uint32_t id;   /* its index in strs */
+    size_t len;    /* bytes of s */
+    char s[];      /* NUL-terminated; strs[id] points here */
+};
+
+static bool str_eq(const void *entry, const void *key, size_t len)
+{
+    const struct str *e = entry;
+    return e->len == len && memcmp(e->s, key, len) == 0;
+}
+
+static const struct tn_map_type str_map = {
+    .link_off = offsetof(struct str, next),
+    .hash_off = offsetof(struct str, hash),
+    .eq = str_eq,
+};
+
+static bool free_str(void *entry, void *ctx)
+{
+    (void)ctx;
+    tn_free(entry);
+    return true;
+}
+
 void tn_history_release(struct tn_history *h)
 {
-    for (size_t i = 0; i < h->n_strs; i++)
-        tn_free(h->strs[i]);
+    tn_map_each(&h->interned, free_str, NULL);
+    tn_map_release(&h->interned);
     tn_free(h->strs);
-    tn_free(h->slots);
     tn_free(h->pending);
     tn_free(h->ops);
     tn_free(h->sinks);
@@ -52,34 +79,10 @@ const char *tn_history_outcome_name(unsigned outcome)
     return outcome < 4 ? names[outcome] : "?";
 }
 
-/* ---- string interning (open addressing, keyed hash) ---- */
-
-static uint64_t hash_str(const char *s, size_t len)
-{
-    return tn_hash(s, len);
-}
-
-static int rehash(struct tn_history *h)
-{
-    size_t n = h->n_slots == 0 ? 64 : h->n_slots * 2;
-    uint32_t *slots = tn_calloc(n, sizeof(*slots));
-    if (slots == NULL)
-        return TN_ENOMEM;
-    for (size_t id = 0; id < h->n_strs; id++) {
-        const char *s = h->strs[id];
-        size_t i = (size_t)hash_str(s, strlen(s)) & (n - 1);
-        while (slots[i] != 0)
-            i = (i + 1) & (n - 1);
-        slots[i] = (uint32_t)id + 1;
-    }
-    tn_free(h->slots);
-    h->slots = slots;
-    h->n_slots = n;
-    return TN_OK;
-}
+/* ---- string interning (common/map, keyed hash) ---- */
 
 static int add_str(struct tn_history *h, const char *s, size_t len,
-                   uint32_t *id_out)
+                   uint32_t hash, uint32_t *id_out)
 {
     if (h->n_strs == h->cap_strs) {
         size_t cap = h->cap_strs == 0 ? 32 : h->cap_strs * 2;
@@ -89,11 +92,17 @@ static int add_str(struct tn_history *h, const char *s, size_t len,
         h->strs = strs;
         h->cap_strs = cap;
     }
-    char *copy = tn_strndup(s, len);
-    if (copy == NULL)
+    struct str *e = tn_malloc(offsetof(struct str, s) + len + 1);
+    if (e == NULL)
         return TN_ENOMEM;
+    e->hash = hash;
+    e->id = (uint32_t)h->n_strs;
+    e->len = len;
+    memcpy(e->s, s, len);
+    e->s[len] = '\0';
+    tn_map_insert(&h->interned, e);
     *id_out = (uint32_t)h->n_strs;
-    h->strs[h->n_strs++] = copy;
+    h->strs[h->n_strs++] = e->s;
     return TN_OK;
 }
 
@@ -102,26 +111,16 @@ static int intern(struct tn_history *h, const char *s, size_t len,
 {
     if (h->n_strs >= UINT32_MAX / 4)
         return TN_ETOOBIG;
-    if (2 * (h->n_strs + 1) >= h->n_slots) {
-        int rc = rehash(h);
-        if (rc < 0)
-            return rc;
+    if (h->interned.buckets == NULL &&
+        tn_map_init(&h->interned, &str_map, 0) < 0)
+        return TN_ENOMEM;
+    uint32_t hash = tn_map_hash(s, len);
+    const struct str *e = tn_map_find(&h->interned, hash, s, len);
+    if (e != NULL) {
+        *id_out = e->id;
+        return TN_OK;
     }
-    size_t mask = h->n_slots - 1;
-    size_t i = (size_t)hash_str(s, len) & mask;
-    while (h->slots[i] != 0) {
-        const char *have = h->strs[h->slots[i] - 1];
-        if (strlen(have) == len && memcmp(have, s, len) == 0) {
-            *id_out = h->slots[i] - 1;
-            return TN_OK;
-        }
-        i = (i + 1) & mask;
-    }
-    int rc = add_str(h, s, len, id_out);
-    if (rc < 0)
-        return rc;
-    h->slots[i] = *id_out + 1;
-    return TN_OK;
+    return add_str(h, s, len, hash, id_out);
 }
 
 /* ---- growing arrays ---- */

@@ -15,6 +15,7 @@
 #include <tenure/err.h>
 
 #include "common/buf.h"
+#include "common/map.h"
 
 /* Longest accepted line (bytes, without the newline). */
 #define TN_HISTORY_MAX_LINE_BYTES ((size_t)1 << 20)
@@ -79,11 +80,10 @@ struct tn_history {
     struct tn_history_sink *sinks; /* in the sink's order (line order) */
     size_t n_sinks;                /* used */
     size_t cap_sinks;              /* allocated */
-    char **strs;                   /* interned strings, owned, by id */
+    char **strs;                   /* interned strings, by id (in map) */
     size_t n_strs;                 /* used */
     size_t cap_strs;               /* allocated */
-    uint32_t *slots;               /* hash table: id + 1, 0 = empty */
-    size_t n_slots;                /* power of two, > 2 * n_strs */
+    struct tn_map interned;        /* owns the strings, by content */
     uint32_t *pending;             /* per proc id: op index + 1, 0 = idle */
     size_t cap_pending;            /* entries allocated in pending */
     uint32_t n_lines;              /* lines consumed so far */

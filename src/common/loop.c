@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* epoll loop.  Posts travel through a mutex-guarded list and an eventfd;
- * everything else is touched by the loop thread only. */
+ * everything else is touched by the loop thread only.  Timers sit on a
+ * binary min-heap of (due_ms, seq): arming, disarming and firing cost
+ * O(log n) even with ten thousand waiters' deadlines armed. */
 #include "loop.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -13,7 +16,9 @@
 #include <tenure/err.h>
 
 #include "alloc.h"
+#include "assert.h"
 #include "clock.h"
+#include "heap.h"
 
 #define MAX_WATCHERS 64
 
@@ -25,10 +30,30 @@ struct tn_loop {
     atomic_bool stopping;                  /* tn_loop_stop was called */
     pthread_mutex_t mu;                    /* guards posts */
     struct tn_loop_post *posts;            /* LIFO, reversed when run */
-    struct tn_loop_timer *timers;          /* sorted by due_ms */
+    struct tn_heap timers;                 /* tn_loop_timer *, soonest on top */
+    uint64_t timer_seq;                    /* last seq handed to a timer */
     struct tn_loop_post *deferred;         /* LIFO, loop thread only */
     struct watcher watchers[MAX_WATCHERS]; /* fd callbacks */
 };
+
+static struct tn_loop_timer *timer_at(const void *elem)
+{
+    struct tn_loop_timer *t;
+    memcpy(&t, elem, sizeof(t));
+    return t;
+}
+
+static bool sooner(const void *a, const void *b)
+{
+    const struct tn_loop_timer *x = timer_at(a);
+    const struct tn_loop_timer *y = timer_at(b);
+    return x->due_ms < y->due_ms || (x->due_ms == y->due_ms && x->seq < y->seq);
+}
+
+static void moved(void *elem, size_t i)
+{
+    timer_at(elem)->heap_index = i;
+}
 
 struct tn_loop *tn_loop_new(void)
 {
@@ -37,11 +62,13 @@ struct tn_loop *tn_loop_new(void)
         return NULL;
     for (int i = 0; i < MAX_WATCHERS; i++)
         loop->watchers[i].fd = -1;
+    tn_heap_init(&loop->timers, sizeof(struct tn_loop_timer *), sooner, moved);
     pthread_mutex_init(&loop->mu, NULL);
     loop->epfd = epoll_create1(EPOLL_CLOEXEC);
     loop->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
-    if (loop->epfd < 0 || loop->wakefd < 0 ||
+    if (tn_heap_reserve(&loop->timers, 64) < 0 || loop->epfd < 0 ||
+        loop->wakefd < 0 ||
         epoll_ctl(loop->epfd, EPOLL_CTL_ADD, loop->wakefd, &ev) < 0) {
         tn_loop_free(loop);
         return NULL;
@@ -58,6 +85,7 @@ void tn_loop_free(struct tn_loop *loop)
     if (loop->wakefd >= 0)
         (void)close(loop->wakefd);
     pthread_mutex_destroy(&loop->mu);
+    tn_heap_release(&loop->timers);
     tn_free(loop);
 }
 
@@ -128,12 +156,9 @@ void tn_loop_timer_disarm(struct tn_loop *loop, struct tn_loop_timer *t)
 {
     if (!t->armed)
         return;
-    for (struct tn_loop_timer **pp = &loop->timers; *pp; pp = &(*pp)->next) {
-        if (*pp == t) {
-            *pp = t->next;
-            break;
-        }
-    }
+    TN_ASSERT(t->heap_index < tn_heap_count(&loop->timers) &&
+              timer_at(tn_heap_at(&loop->timers, t->heap_index)) == t);
+    tn_heap_remove(&loop->timers, t->heap_index, NULL);
     t->armed = false;
 }
 
@@ -144,11 +169,9 @@ void tn_loop_timer_arm(struct tn_loop *loop, struct tn_loop_timer *t,
     t->due_ms = due_ms;
     t->fn = fn;
     t->arg = arg;
-    struct tn_loop_timer **pp = &loop->timers;
-    while (*pp != NULL && (*pp)->due_ms <= due_ms)
-        pp = &(*pp)->next;
-    t->next = *pp;
-    *pp = t;
+    t->seq = ++loop->timer_seq;
+    int rc = tn_heap_push(&loop->timers, &t);
+    TN_ASSERT(rc == TN_OK); /* out of memory: see tn_loop_timer_arm */
     t->armed = true;
 }
 
@@ -224,9 +247,11 @@ static void run_deferred(struct tn_loop *loop)
 static void run_timers(struct tn_loop *loop)
 {
     int64_t now = tn_clock_now_ms();
-    while (loop->timers != NULL && loop->timers->due_ms <= now) {
-        struct tn_loop_timer *t = loop->timers;
-        loop->timers = t->next;
+    void *top;
+    while ((top = tn_heap_top(&loop->timers)) != NULL &&
+           timer_at(top)->due_ms <= now) {
+        struct tn_loop_timer *t = timer_at(top);
+        tn_heap_pop(&loop->timers, NULL);
         t->armed = false;
         t->fn(t->arg);
     }
@@ -235,8 +260,9 @@ static void run_timers(struct tn_loop *loop)
 static int next_wait_ms(struct tn_loop *loop)
 {
     int64_t wait = -1;
-    if (loop->timers != NULL) {
-        wait = loop->timers->due_ms - tn_clock_now_ms();
+    void *top = tn_heap_top(&loop->timers);
+    if (top != NULL) {
+        wait = timer_at(top)->due_ms - tn_clock_now_ms();
         if (wait < 0)
             wait = 0;
     }

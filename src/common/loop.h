@@ -7,6 +7,7 @@
 #define TN_COMMON_LOOP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct tn_loop;
@@ -32,13 +33,15 @@ struct tn_loop_post {
     struct tn_loop_post *next; /* queue link, owned by the loop */
 };
 
-/* A timer: caller storage, valid while armed. */
+/* A timer: caller storage, valid while armed.  Timers due at the same
+ * millisecond run in the order they were armed. */
 struct tn_loop_timer {
-    int64_t due_ms;             /* server clock (tn_clock_now_ms) */
-    tn_loop_fn fn;              /* runs on the loop thread */
-    void *arg;                  /* passed to fn */
-    bool armed;                 /* set while in the loop's list */
-    struct tn_loop_timer *next; /* sorted list link */
+    int64_t due_ms;    /* server clock (tn_clock_now_ms) */
+    tn_loop_fn fn;     /* runs on the loop thread */
+    void *arg;         /* passed to fn */
+    bool armed;        /* set while in the loop's heap */
+    size_t heap_index; /* its place in the loop's heap, while armed */
+    uint64_t seq;      /* arming order: breaks ties of due_ms */
 };
 
 struct tn_loop *tn_loop_new(void);
@@ -60,7 +63,10 @@ int tn_loop_watch_mod(struct tn_loop *loop, struct tn_loop_watch *w,
                       uint32_t events);
 void tn_loop_watch_del(struct tn_loop *loop, struct tn_loop_watch *w);
 
-/* Arm t to run fn(arg) at due_ms (re-arming moves it).  Loop thread only. */
+/* Arm t to run fn(arg) at due_ms (re-arming moves it).  O(log n) in the
+ * armed timers.  The loop's timer heap may have to grow: out of memory
+ * there aborts (a timer that silently never fires would hang its waiter).
+ * Loop thread only. */
 void tn_loop_timer_arm(struct tn_loop *loop, struct tn_loop_timer *t,
                        int64_t due_ms, tn_loop_fn fn, void *arg);
 void tn_loop_timer_disarm(struct tn_loop *loop, struct tn_loop_timer *t);

@@ -7,37 +7,44 @@
  * since once, before the commit.  The decisions are exactly those of one
  * advance per record.  Not thread-safe; names are borrowed until the next
  * begin. */
+#include <stddef.h>
 #include <string.h>
 
 #include <tenure/fence.h>
 
 #include "common/alloc.h"
-#include "common/hash.h"
+#include "common/map.h"
 
-struct slot {
-    const char *name; /* borrowed, valid while gen == the batch's gen */
+struct entry {
+    void *next;       /* map link */
+    uint32_t hash;    /* map hash of name */
+    const char *name; /* borrowed until the next begin */
     size_t len;       /* bytes of name */
-    uint32_t gen;     /* batch generation that filled the slot */
     uint64_t hwm;     /* mark after this batch's decisions so far */
     uint64_t stored;  /* mark the sink holds in this transaction */
 };
 
+static bool name_eq(const void *entry, const void *key, size_t len)
+{
+    const struct entry *e = entry;
+    return e->len == len && memcmp(e->name, key, len) == 0;
+}
+
+static const struct tn_map_type entry_map = {
+    .link_off = offsetof(struct entry, next),
+    .hash_off = offsetof(struct entry, hash),
+    .eq = name_eq,
+};
+
 struct tn_fence_batch {
-    struct slot *slots;    /* cap entries */
-    size_t cap;            /* power of two, >= 2 * max_resources */
-    struct slot **touched; /* slots filled this batch, [max_resources] */
-    size_t count;          /* entries of touched */
+    struct tn_map map;     /* this batch's entries by name */
+    struct entry *entries; /* [max_resources]; the first count in map */
+    size_t count;          /* entries in use this batch */
     size_t max_resources;  /* cap on resources held per batch */
-    uint32_t gen;          /* current batch generation, never 0 */
     int (*fn)(void *, const char *, size_t, uint64_t, uint64_t *,
               struct tn_errmsg *); /* the sink's check-and-advance */
     void *ctx;                     /* its first argument */
 };
-
-static uint64_t hash(const char *s, size_t len)
-{
-    return tn_hash(s, len); /* keyed: resource names come from records */
-}
 
 struct tn_fence_batch *tn_fence_batch_new(size_t max_resources)
 {
@@ -46,17 +53,14 @@ struct tn_fence_batch *tn_fence_batch_new(size_t max_resources)
     struct tn_fence_batch *b = tn_calloc(1, sizeof(*b));
     if (b == NULL)
         return NULL;
-    b->cap = 16;
-    while (b->cap < 2 * max_resources)
-        b->cap *= 2;
-    b->slots = tn_calloc(b->cap, sizeof(struct slot));
-    b->touched = tn_calloc(max_resources, sizeof(struct slot *));
-    if (b->slots == NULL || b->touched == NULL) {
+    /* Sized for a full batch up front: the map never grows mid-batch. */
+    b->entries = tn_calloc(max_resources, sizeof(struct entry));
+    if (b->entries == NULL ||
+        tn_map_init(&b->map, &entry_map, max_resources) < 0) {
         tn_fence_batch_free(b);
         return NULL;
     }
     b->max_resources = max_resources;
-    b->gen = 1;
     return b;
 }
 
@@ -64,8 +68,8 @@ void tn_fence_batch_free(struct tn_fence_batch *b)
 {
     if (b == NULL)
         return;
-    tn_free(b->slots);
-    tn_free(b->touched);
+    tn_map_release(&b->map);
+    tn_free(b->entries);
     tn_free(b);
 }
 
@@ -77,30 +81,13 @@ void tn_fence_batch_begin(struct tn_fence_batch *b,
 {
     b->fn = fn;
     b->ctx = ctx;
+    for (size_t i = 0; i < b->count; i++)
+        (void)tn_map_remove(&b->map, &b->entries[i]);
     b->count = 0;
-    b->gen++;
-    if (b->gen == 0) {
-        /* Wrapped: clear the slots so that no old generation matches. */
-        memset(b->slots, 0, b->cap * sizeof(struct slot));
-        b->gen = 1;
-    }
-}
-
-/* The slot of name: its own, or the empty one where it would go. */
-static struct slot *find(struct tn_fence_batch *b, const char *name, size_t len)
-{
-    size_t i = (size_t)hash(name, len) & (b->cap - 1);
-    for (;;) {
-        struct slot *s = &b->slots[i];
-        if (s->gen != b->gen ||
-            (s->len == len && memcmp(s->name, name, len) == 0))
-            return s;
-        i = (i + 1) & (b->cap - 1);
-    }
 }
 
 /* First record of a resource in this batch: the sink decides. */
-static int first(struct tn_fence_batch *b, struct slot *s, const char *name,
+static int first(struct tn_fence_batch *b, uint32_t h, const char *name,
                  size_t len, uint64_t token, uint64_t *hwm_before_out,
                  struct tn_errmsg *em)
 {
@@ -110,14 +97,15 @@ static int first(struct tn_fence_batch *b, struct slot *s, const char *name,
         return rc;
     if (hwm_before_out != NULL)
         *hwm_before_out = before;
-    if (s == NULL)
+    if (b->count == b->max_resources)
         return rc; /* batch full: this resource stays with the sink */
-    s->name = name;
-    s->len = len;
-    s->gen = b->gen;
-    s->hwm = rc == 0 ? token : before;
-    s->stored = s->hwm;
-    b->touched[b->count++] = s;
+    struct entry *e = &b->entries[b->count++];
+    e->hash = h;
+    e->name = name;
+    e->len = len;
+    e->hwm = rc == 0 ? token : before;
+    e->stored = e->hwm;
+    tn_map_insert(&b->map, e);
     return rc;
 }
 
@@ -132,16 +120,16 @@ int tn_fence_batch_advance(struct tn_fence_batch *b, const char *resource,
     if (resource == NULL || len == 0 || len > TN_FENCE_NAME_MAX ||
         token > TN_FENCE_TOKEN_MAX)
         return TN_EINVAL;
-    struct slot *s = find(b, resource, len);
-    if (s->gen != b->gen) {
-        struct slot *fresh = b->count < b->max_resources ? s : NULL;
-        return first(b, fresh, resource, len, token, hwm_before_out, em);
-    }
+    /* keyed hash: resource names come from records */
+    uint32_t h = tn_map_hash(resource, len);
+    struct entry *e = tn_map_find(&b->map, h, resource, len);
+    if (e == NULL)
+        return first(b, h, resource, len, token, hwm_before_out, em);
     if (hwm_before_out != NULL)
-        *hwm_before_out = s->hwm;
-    if (token < s->hwm)
+        *hwm_before_out = e->hwm;
+    if (token < e->hwm)
         return TN_ESTALE;
-    s->hwm = token;
+    e->hwm = token;
     return TN_OK;
 }
 
@@ -152,7 +140,7 @@ int tn_fence_batch_flush(struct tn_fence_batch *b, struct tn_errmsg *em)
         return TN_EINVAL;
     }
     for (size_t i = 0; i < b->count; i++) {
-        struct slot *s = b->touched[i];
+        struct entry *s = &b->entries[i];
         if (s->hwm == s->stored)
             continue;
         int rc = b->fn(b->ctx, s->name, s->len, s->hwm, NULL, em);

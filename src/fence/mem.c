@@ -1,40 +1,46 @@
 /* SPDX-License-Identifier: MIT */
-/* The in-memory fence for stream processors: an open-addressing hash table
- * of resource -> mark with a hard cap on resources.  The mark never moves
+/* The in-memory fence for stream processors: a map (common/map) of
+ * resource -> mark with a hard cap on resources.  The mark never moves
  * down.  Not thread-safe: one filter per processing thread. */
+#include <stddef.h>
 #include <string.h>
 
 #include <tenure/fence_mem.h>
 
 #include "common/alloc.h"
-#include "common/hash.h"
+#include "common/map.h"
 
-struct slot {
-    char *name;   /* owned copy, NULL when the slot is empty */
-    size_t len;   /* bytes of name */
-    uint64_t hwm; /* the mark */
+struct resource {
+    void *next;    /* map link */
+    uint32_t hash; /* map hash of name */
+    uint64_t hwm;  /* the mark */
+    size_t len;    /* bytes of name */
+    char name[];   /* not NUL-terminated */
+};
+
+static bool name_eq(const void *entry, const void *key, size_t len)
+{
+    const struct resource *r = entry;
+    return r->len == len && memcmp(r->name, key, len) == 0;
+}
+
+static const struct tn_map_type resource_map = {
+    .link_off = offsetof(struct resource, next),
+    .hash_off = offsetof(struct resource, hash),
+    .eq = name_eq,
 };
 
 struct tn_fence_mem {
-    struct slot *slots;   /* cap entries */
-    size_t cap;           /* power of two, >= 2 * count */
-    size_t count;         /* resources tracked */
-    size_t max_resources; /* hard cap on count */
+    struct tn_map map;    /* struct resource by name */
+    size_t max_resources; /* hard cap on map.count */
 };
-
-static uint64_t hash(const char *s, size_t len)
-{
-    return tn_hash(s, len); /* keyed: resource names come from records */
-}
 
 struct tn_fence_mem *tn_fence_mem_new(size_t max_resources)
 {
     struct tn_fence_mem *f = tn_calloc(1, sizeof(*f));
     if (f == NULL)
         return NULL;
-    f->cap = 16;
-    f->slots = tn_calloc(f->cap, sizeof(struct slot));
-    if (f->slots == NULL) {
+    if (tn_map_init(&f->map, &resource_map, 0) < 0) {
         tn_free(f);
         return NULL;
     }
@@ -42,43 +48,26 @@ struct tn_fence_mem *tn_fence_mem_new(size_t max_resources)
     return f;
 }
 
+static bool free_one(void *entry, void *ctx)
+{
+    (void)ctx;
+    tn_free(entry);
+    return true;
+}
+
 void tn_fence_mem_free(struct tn_fence_mem *f)
 {
     if (f == NULL)
         return;
-    for (size_t i = 0; i < f->cap; i++)
-        tn_free(f->slots[i].name);
-    tn_free(f->slots);
+    tn_map_each(&f->map, free_one, NULL);
+    tn_map_release(&f->map);
     tn_free(f);
 }
 
-static struct slot *find(struct slot *slots, size_t cap, const char *name,
-                         size_t len)
+static struct resource *find(const struct tn_fence_mem *f, uint32_t h,
+                             const char *name, size_t len)
 {
-    size_t i = (size_t)hash(name, len) & (cap - 1);
-    for (;;) {
-        struct slot *s = &slots[i];
-        if (s->name == NULL ||
-            (s->len == len && memcmp(s->name, name, len) == 0))
-            return s;
-        i = (i + 1) & (cap - 1);
-    }
-}
-
-static int grow(struct tn_fence_mem *f)
-{
-    size_t cap = f->cap * 2;
-    struct slot *slots = tn_calloc(cap, sizeof(struct slot));
-    if (slots == NULL)
-        return TN_ENOMEM;
-    for (size_t i = 0; i < f->cap; i++) {
-        if (f->slots[i].name != NULL)
-            *find(slots, cap, f->slots[i].name, f->slots[i].len) = f->slots[i];
-    }
-    tn_free(f->slots);
-    f->slots = slots;
-    f->cap = cap;
-    return TN_OK;
+    return tn_map_find(&f->map, h, name, len);
 }
 
 int tn_fence_mem_advance(struct tn_fence_mem *f, const char *resource,
@@ -86,29 +75,27 @@ int tn_fence_mem_advance(struct tn_fence_mem *f, const char *resource,
 {
     if (resource == NULL || len == 0 || token > TN_FENCE_TOKEN_MAX)
         return TN_EINVAL;
-    struct slot *s = find(f->slots, f->cap, resource, len);
-    if (s->name != NULL) {
+    /* keyed hash: resource names come from records */
+    uint32_t h = tn_map_hash(resource, len);
+    struct resource *r = find(f, h, resource, len);
+    if (r != NULL) {
         if (hwm_before_out != NULL)
-            *hwm_before_out = s->hwm;
-        if (token < s->hwm)
+            *hwm_before_out = r->hwm;
+        if (token < r->hwm)
             return TN_ESTALE;
-        s->hwm = token;
+        r->hwm = token;
         return TN_OK;
     }
-    if (f->count >= f->max_resources)
+    if (f->map.count >= f->max_resources)
         return TN_ETOOBIG;
-    if (2 * (f->count + 1) > f->cap) {
-        int rc = grow(f);
-        if (rc < 0)
-            return rc;
-        s = find(f->slots, f->cap, resource, len);
-    }
-    s->name = tn_strndup(resource, len);
-    if (s->name == NULL)
+    r = tn_malloc(offsetof(struct resource, name) + len);
+    if (r == NULL)
         return TN_ENOMEM;
-    s->len = len;
-    s->hwm = token;
-    f->count++;
+    r->hash = h;
+    r->hwm = token;
+    r->len = len;
+    memcpy(r->name, resource, len);
+    tn_map_insert(&f->map, r);
     if (hwm_before_out != NULL)
         *hwm_before_out = 0;
     return TN_OK;
@@ -117,16 +104,17 @@ int tn_fence_mem_advance(struct tn_fence_mem *f, const char *resource,
 int tn_fence_mem_get(const struct tn_fence_mem *f, const char *resource,
                      size_t len, uint64_t *hwm_out)
 {
-    const struct slot *s = find(f->slots, f->cap, resource, len);
-    if (s->name == NULL)
+    const struct resource *r =
+        find(f, tn_map_hash(resource, len), resource, len);
+    if (r == NULL)
         return TN_ENOTFOUND;
-    *hwm_out = s->hwm;
+    *hwm_out = r->hwm;
     return TN_OK;
 }
 
 size_t tn_fence_mem_count(const struct tn_fence_mem *f)
 {
-    return f->count;
+    return f->map.count;
 }
 
 /* The backend of tn_fence_advance: conn is a struct tn_fence_mem *. */

@@ -42,31 +42,17 @@ static void want_tick(struct tn_http *h)
 /* Most recently active first: eviction and sweeps start at the tail. */
 static void lru_unlink(struct tn_http *h, struct conn *c)
 {
-    if (c->prev != NULL)
-        c->prev->next = c->next;
-    else
-        h->conns = c->next;
-    if (c->next != NULL)
-        c->next->prev = c->prev;
-    else
-        h->oldest = c->prev;
-    c->prev = c->next = NULL;
+    TAILQ_REMOVE(&h->conns, c, lru);
 }
 
 static void lru_push(struct tn_http *h, struct conn *c)
 {
-    c->next = h->conns;
-    c->prev = NULL;
-    if (h->conns != NULL)
-        h->conns->prev = c;
-    else
-        h->oldest = c;
-    h->conns = c;
+    TAILQ_INSERT_HEAD(&h->conns, c, lru);
 }
 
 void tn_http_conn_touch(struct conn *c)
 {
-    if (c->h->conns == c)
+    if (TAILQ_FIRST(&c->h->conns) == c)
         return;
     lru_unlink(c->h, c);
     lru_push(c->h, c);
@@ -378,7 +364,9 @@ void tn_http_conn_tick(void *arg)
  * clients out. */
 static bool make_room(struct tn_http *h)
 {
-    for (struct conn *c = h->oldest; c != NULL; c = c->prev) {
+    struct conn *c;
+    TAILQ_FOREACH_REVERSE(c, &h->conns, conn_lru, lru)
+    {
         bool ended = c->q_head != NULL && c->q_head->stream != NULL &&
                      c->q_head->stream->ending;
         if ((c->n_queued == 0 || ended) && !c->dead) {

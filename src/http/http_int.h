@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "common/buf.h"
 #include "common/loop.h"
@@ -102,30 +103,28 @@ struct conn {
     size_t lingered;            /* bytes dropped meanwhile */
     bool in_flush;              /* on h->flush */
     struct conn *flush_next;    /* h->flush list */
-    struct conn *prev;          /* every connection, most recent first */
-    struct conn *next;          /* every connection */
+    TAILQ_ENTRY(conn) lru;      /* h->conns: most recently active first */
     struct conn *dead_next;     /* h->dead list */
 };
 
 struct tn_http {
-    struct tn_http_config cfg;  /* copy */
-    struct tn_loop *loop;       /* the loop */
-    int lfd;                    /* listening socket, -1 once quiesced */
-    uint16_t port;              /* bound port */
-    struct tn_tls *tls;         /* TLS context, or NULL */
-    http_parser_settings ps;    /* parser callbacks */
-    char *rbuf;                 /* shared read buffer */
-    struct conn *conns;         /* most recently active first */
-    struct conn *oldest;        /* tail of conns */
-    struct conn *flush;         /* connections with bytes to write */
-    struct conn *dead;          /* to free at the end of the turn */
-    struct tn_loop_post tick;   /* flush and reap, deferred */
-    bool tick_queued;           /* tick is deferred */
-    struct tn_loop_timer sweep; /* deadlines */
-    size_t pending;             /* dispatched, not yet replied */
-    struct tn_http_req *spare;  /* finished requests kept for reuse */
-    size_t n_spare;             /* how many */
-    struct tn_http_stats st;    /* counters */
+    struct tn_http_config cfg;        /* copy */
+    struct tn_loop *loop;             /* the loop */
+    int lfd;                          /* listening socket, -1 once quiesced */
+    uint16_t port;                    /* bound port */
+    struct tn_tls *tls;               /* TLS context, or NULL */
+    http_parser_settings ps;          /* parser callbacks */
+    char *rbuf;                       /* shared read buffer */
+    TAILQ_HEAD(conn_lru, conn) conns; /* most recently active first */
+    struct conn *flush;               /* connections with bytes to write */
+    struct conn *dead;                /* to free at the end of the turn */
+    struct tn_loop_post tick;         /* flush and reap, deferred */
+    bool tick_queued;                 /* tick is deferred */
+    struct tn_loop_timer sweep;       /* deadlines */
+    size_t pending;                   /* dispatched, not yet replied */
+    struct tn_http_req *spare;        /* finished requests kept for reuse */
+    size_t n_spare;                   /* how many */
+    struct tn_http_stats st;          /* counters */
 };
 
 /* parse.c */

@@ -70,9 +70,9 @@ static void sweep(void *arg)
 {
     struct tn_http *h = arg;
     int64_t now = tn_clock_now_ms();
-    struct conn *c = h->oldest;
+    struct conn *c = TAILQ_LAST(&h->conns, conn_lru);
     while (c != NULL) {
-        struct conn *prev = c->prev;
+        struct conn *prev = TAILQ_PREV(c, conn_lru, lru);
         if (overdue(h, c, now))
             tn_http_conn_kill(c);
         c = prev;
@@ -168,6 +168,7 @@ int tn_http_start(struct tn_loop *loop, const struct tn_http_config *cfg,
         h->cfg.max_stream_bytes_total = DEFAULT_STREAM_TOTAL;
     h->loop = loop;
     h->lfd = -1;
+    TAILQ_INIT(&h->conns);
     h->tick.fn = tn_http_conn_tick;
     h->tick.arg = h;
     tn_http_parse_settings(&h->ps);
@@ -219,8 +220,8 @@ void tn_http_stop(struct tn_http *h)
     if (h->tick_queued)
         tn_loop_cancel(h->loop, &h->tick);
     h->tick_queued = true; /* the kills below must not defer it again */
-    while (h->conns != NULL)
-        tn_http_conn_kill(h->conns);
+    while (!TAILQ_EMPTY(&h->conns))
+        tn_http_conn_kill(TAILQ_FIRST(&h->conns));
     h->flush = NULL;
     while (h->dead != NULL) {
         struct conn *c = h->dead;

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/map.h"
+
 #define TN_SECRET_BYTES 16
 
 /* One piece of memory per entry, cut from the table's slabs (a removed
@@ -30,10 +32,10 @@
  * keep pointers to them and recheck what they point to.
  * Fields are ordered to leave no padding (str[] at 125 bytes on LP64), and
  * a lookup that misses reads only the first cache line of each entry in
- * the chain: next, hash and name_len. */
+ * the chain: next, hash and name_len (the table is a tn_map over them). */
 struct tn_lease_entry {
-    struct tn_lease_entry *next; /* hash chain */
-    char *name;                  /* NUL-terminated, 1..256 bytes, in str[] */
+    void *next;        /* map chain; free list once removed */
+    char *name;        /* NUL-terminated, 1..256 bytes, in str[] */
     char *owner_id;    /* NUL-terminated; NULL if never held; starts the grant
                           strings (inline or the separate block) */
     char *request_id;  /* of the grant, or NULL; after owner_id */
@@ -57,22 +59,16 @@ struct tn_lease_entry {
                            only; an image passed to restore has none) */
 };
 
-/* The chains are rehashed into a table twice the size a few buckets per
- * insert, never all at once: a full rehash of a million entries stalled
- * every request for tens of milliseconds.  While `old` is set, an entry
- * is in buckets or, if its old bucket is at or after old_next, in old. */
+/* The lease table: a tn_map of entries keyed by name (common/map.h grows
+ * it a few buckets per insert, never all at once), the token counters and
+ * the slabs the entries are cut from (table.c). */
 struct tn_lease_table {
-    struct tn_lease_entry **buckets; /* power-of-two array of chains */
-    size_t mask;                     /* bucket count - 1 */
-    struct tn_lease_entry **old;     /* the table being emptied, or NULL */
-    size_t old_mask;                 /* its bucket count - 1 */
-    size_t old_next;                 /* its first bucket not yet moved */
-    size_t count;                    /* entries (held or not) */
-    uint64_t last_token;             /* highest token ever granted */
-    uint64_t seq;                    /* last change number handed out */
-    uint32_t last_row_id;            /* store: highest row id in use */
-    uint64_t retired_floor;          /* >= the token of every removed entry */
-    size_t removed;                  /* entries removed so far */
+    struct tn_map map;      /* the entries (held or not) by name */
+    uint64_t last_token;    /* highest token ever granted */
+    uint64_t seq;           /* last change number handed out */
+    uint32_t last_row_id;   /* store: highest row id in use */
+    uint64_t retired_floor; /* >= the token of every removed entry */
+    size_t removed;         /* entries removed so far */
     struct tn_lease_entry **free_lists; /* removed entries by size / 8 */
     void *slabs;      /* list of the entries' slabs, newest first */
     char *slab_free;  /* unused bytes of the newest slab */
@@ -111,6 +107,8 @@ void tn_lease_table_release(struct tn_lease_table *t);
  * rehashes nor grows long chains meanwhile.  Best effort: on failure the
  * table stays as it was. */
 void tn_lease_table_reserve(struct tn_lease_table *t, size_t n);
+/* Entries in the table, held or not. */
+size_t tn_lease_table_count(const struct tn_lease_table *t);
 
 struct tn_lease_entry *tn_lease_find(const struct tn_lease_table *t,
                                      const char *name, size_t name_len);

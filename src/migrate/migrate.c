@@ -232,7 +232,8 @@ static int run(const char *dir, const char *url)
     }
     if (rc == 0)
         printf("migrated %zu leases (%zu live), tokens continue above %llu\n",
-               t.count, live, (unsigned long long)t.last_token);
+               tn_lease_table_count(&t), live,
+               (unsigned long long)t.last_token);
     PQfinish(db);
     tn_lease_table_release(&t);
     (void)close(lockfd);

@@ -168,7 +168,7 @@ static void test_disk__open_fresh(void **state)
     assert_int_equal(stat(path, &st), 0);
     struct tn_lease_table t;
     load(d, &t);
-    assert_int_equal(t.count, 0);
+    assert_int_equal(tn_lease_table_count(&t), 0);
     assert_int_equal(t.last_token, 0);
     tn_lease_table_release(&t);
     assert_int_equal(metric(d, "tenure_journal_compacted_generation"), 0);
@@ -190,7 +190,7 @@ static void test_disk__second_opener_refused(void **state)
     d = dopen(0);
     struct tn_lease_table t;
     load(d, &t);
-    assert_int_equal(t.count, 1);
+    assert_int_equal(tn_lease_table_count(&t), 1);
     tn_lease_table_release(&t);
     tn_disk_close(d);
 }
@@ -226,7 +226,7 @@ static void test_disk__reopen_keeps_rows(void **state)
     d = dopen(0);
     struct tn_lease_table t;
     load(d, &t);
-    assert_int_equal(t.count, 6);
+    assert_int_equal(tn_lease_table_count(&t), 6);
     assert_int_equal(t.last_token, 106);
     for (size_t i = 0; i < 6; i++) {
         const struct tn_row *r = &m.rows[i];
@@ -283,7 +283,7 @@ static void test_disk__rewrite_and_retire(void **state)
     d = dopen(0);
     struct tn_lease_table t;
     load(d, &t);
-    assert_int_equal(t.count, 2);
+    assert_int_equal(tn_lease_table_count(&t), 2);
     const struct tn_lease_entry *l = tn_lease_find(&t, "job/2", 5);
     assert_non_null(l);
     assert_int_equal(l->token, 20);
@@ -326,7 +326,7 @@ static void test_disk__compaction(void **state)
 
     d = dopen(65536);
     load(d, &t);
-    assert_int_equal(t.count, n);
+    assert_int_equal(tn_lease_table_count(&t), n);
     assert_int_equal(t.last_token, 1000 + n - 1);
     for (uint32_t id = 1; id <= n; id += 97) {
         char name[32];

@@ -462,7 +462,7 @@ static void test_disk_crash(void **state)
         }
         unmake(&m);
     }
-    assert_int_equal(t.count, want);
+    assert_int_equal(t.map.count, want);
     assert_int_equal(t.last_token, n * 10);
     /* The child's journal held many generations (64 KiB each). */
     assert_true(metric(d, "tenure_journal_compacted_generation") >= 4);

@@ -318,7 +318,7 @@ static void test_lease__restore_copies_strings(void **state)
     assert_string_equal(l->principal, big);
     assert_string_equal(l->request_id, "only-rid");
     assert_int_equal(f->t.last_token, 41);
-    assert_int_equal(f->t.count, 2);
+    assert_int_equal(f->t.map.count, 2);
 }
 
 /* Thousands of entries of every name length: several slabs and several
@@ -348,7 +348,7 @@ static void test_lease__many_entries_survive_growth(void **state)
         const struct tn_lease_entry *half = seen[i / 2];
         assert_ptr_equal(tn_lease_find(&f->t, half->name, half->name_len),
                          half);
-        if (f->t.old != NULL)
+        if (f->t.map.old != NULL)
             rehashing_seen++;
         if (i % 97 == 0) {
             static const struct tn_lease_entry *out[N];
@@ -360,8 +360,8 @@ static void test_lease__many_entries_survive_growth(void **state)
         }
     }
     assert_true(rehashing_seen > 0); /* the checks above ran mid-rehash */
-    assert_int_equal(f->t.count, N);
-    assert_true(f->t.mask + 1 >= N);
+    assert_int_equal(f->t.map.count, N);
+    assert_true(f->t.map.mask + 1 >= N);
     for (int i = 0; i < N; i++) {
         int n = snprintf(name, sizeof(name), "%d-", i);
         size_t len = (size_t)n + (size_t)(i % 240);
@@ -642,7 +642,7 @@ static void test_lease__remove_and_reuse_under_churn(void **state)
     }
     /* Only the names of the last few ms (and those the sweep has not
      * reached yet) are left. */
-    assert_true(f->t.count < N / 4);
+    assert_true(f->t.map.count < N / 4);
     assert_true(f->t.removed > N / 2);
     size_t slabs_end = 0;
     for (void **s = f->t.slabs; s != NULL; s = *s)
@@ -666,7 +666,7 @@ static void test_lease__remove_and_reuse_under_churn(void **state)
         assert_string_equal(l->owner_id, "owner");
         assert_int_equal(l->token, (uint64_t)i + 1);
     }
-    assert_int_equal(found, f->t.count);
+    assert_int_equal(found, f->t.map.count);
     /* A removed name granted again: a fresh entry, a token above the
      * floor. */
     struct tn_acquire_req r = acq("job:0-", "again", 10, secret_a);

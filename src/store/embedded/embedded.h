@@ -9,6 +9,7 @@
 #ifndef TN_STORE_EMBEDDED_H
 #define TN_STORE_EMBEDDED_H
 
+#include "common/heap.h"
 #include "common/loop.h"
 #include "lease/lease.h"
 #include "store/backend.h"
@@ -43,9 +44,7 @@ struct embedded {
     struct tn_waitq_set waits;             /* blocked acquires (wait.c) */
     tn_store_event_fn on_event;            /* events, or NULL */
     void *event_ctx;                       /* its argument */
-    struct tn_expiry *expiries;            /* min-heap of grant expiries */
-    size_t n_expiries;                     /* used */
-    size_t cap_expiries;                   /* allocated */
+    struct tn_heap expiries;               /* min-heap of struct tn_expiry */
     struct tn_loop_timer expiry_timer;     /* at the heap's minimum */
     struct tn_ledger_rec *ledger;          /* ring of recent grants */
     size_t ledger_cap;                     /* its size */

@@ -101,47 +101,23 @@ void tn_embedded_emit(struct embedded *e, enum tn_event_type type,
     tn_commit_add_waiter(e->commit, publish, pe, &pe->result);
 }
 
-static bool earlier(const struct tn_expiry *a, const struct tn_expiry *b)
+static bool earlier(const void *a, const void *b)
 {
-    return a->at_ms < b->at_ms;
-}
-
-static void swap(struct tn_expiry *h, size_t i, size_t j)
-{
-    struct tn_expiry t = h[i];
-    h[i] = h[j];
-    h[j] = t;
-}
-
-static void pop(struct embedded *e)
-{
-    struct tn_expiry *h = e->expiries;
-    h[0] = h[--e->n_expiries];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < e->n_expiries && earlier(&h[l], &h[m]))
-            m = l;
-        if (r < e->n_expiries && earlier(&h[r], &h[m]))
-            m = r;
-        if (m == i)
-            return;
-        swap(h, i, m);
-        i = m;
-    }
+    return ((const struct tn_expiry *)a)->at_ms <
+           ((const struct tn_expiry *)b)->at_ms;
 }
 
 static void on_expiry_timer(void *arg);
 
 static void arm(struct embedded *e)
 {
-    if (e->n_expiries == 0) {
+    const struct tn_expiry *top = tn_heap_top(&e->expiries);
+    if (top == NULL) {
         tn_loop_timer_disarm(e->loop, &e->expiry_timer);
         return;
     }
-    if (!e->expiry_timer.armed ||
-        e->expiry_timer.due_ms != e->expiries[0].at_ms)
-        tn_loop_timer_arm(e->loop, &e->expiry_timer, e->expiries[0].at_ms,
+    if (!e->expiry_timer.armed || e->expiry_timer.due_ms != top->at_ms)
+        tn_loop_timer_arm(e->loop, &e->expiry_timer, top->at_ms,
                           on_expiry_timer, e);
 }
 
@@ -156,26 +132,18 @@ void tn_embedded_track_expiry(struct embedded *e,
         m->counted = true;
         e->n_live++;
     }
-    if (e->n_expiries == e->cap_expiries) {
-        /* First sized like the table (the expected live leases): growing by
-         * doubling would leave the outgrown arrays as holes in the heap. */
-        size_t n = e->cap_expiries * 2;
-        if (n < 64)
-            n = e->table.mask + 1 > 64 ? e->table.mask + 1 : 64;
-        struct tn_expiry *h = tn_reallocarray(e->expiries, n, sizeof(*h));
-        if (h == NULL)
-            return; /* announced lazily; counted live until retired */
-        e->expiries = h;
-        e->cap_expiries = n;
+    struct tn_heap *h = &e->expiries;
+    if (h->size == 0) {
+        /* First sized like the table (the expected live leases): growing
+         * by doubling would leave the outgrown arrays as holes in the
+         * heap. */
+        tn_heap_init(h, sizeof(struct tn_expiry), earlier, NULL);
+        size_t n = e->table.map.mask + 1;
+        (void)tn_heap_reserve(h, n > 64 ? n : 64); /* else grows on push */
     }
-    struct tn_expiry *h = e->expiries;
-    size_t i = e->n_expiries++;
-    h[i] = (struct tn_expiry){.at_ms = l->expires_at_ms,
-                              .l = (struct tn_lease_entry *)(uintptr_t)l};
-    while (i > 0 && earlier(&h[i], &h[(i - 1) / 2])) {
-        swap(h, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
+    struct tn_expiry x = {.at_ms = l->expires_at_ms, .l = m};
+    if (tn_heap_push(h, &x) < 0)
+        return; /* announced lazily; counted live until retired */
     arm(e);
 }
 
@@ -203,9 +171,10 @@ void tn_embedded_note_expiry(struct embedded *e, struct tn_lease_entry *l,
 
 void tn_embedded_expire_due(struct embedded *e, int64_t now)
 {
-    while (e->n_expiries > 0 && e->expiries[0].at_ms <= now) {
-        struct tn_expiry x = e->expiries[0];
-        pop(e);
+    const struct tn_expiry *top;
+    while ((top = tn_heap_top(&e->expiries)) != NULL && top->at_ms <= now) {
+        struct tn_expiry x;
+        tn_heap_pop(&e->expiries, &x);
         /* Only the entry of the grant's current expiry counts; renews
          * left older entries behind.  The entry may have been retired and
          * reused since: an expiry equal to at_ms (passed) is then the new
@@ -246,6 +215,6 @@ void tn_embedded_track_all(struct embedded *e)
 
 void tn_embedded_clear_expiries(struct embedded *e)
 {
-    e->n_expiries = 0;
+    tn_heap_clear(&e->expiries);
     tn_loop_timer_disarm(e->loop, &e->expiry_timer);
 }

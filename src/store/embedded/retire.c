@@ -101,7 +101,7 @@ static void on_retire_timer(void *arg)
             pass = TICK_MS;
         if (pass > PASS_MAX_MS)
             pass = PASS_MAX_MS;
-        size_t buckets = (e->table.mask + 1) * TICK_MS / (size_t)pass + 1;
+        size_t buckets = (e->table.map.mask + 1) * TICK_MS / (size_t)pass + 1;
         if (buckets < MIN_BUCKETS_PER_TICK)
             buckets = MIN_BUCKETS_PER_TICK;
         struct sweep s = {.e = e, .now = now, .retired = 0};

@@ -16,6 +16,7 @@
 #include "common/assert.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "store/backend.h"
 #include "store/embedded/change.h"
 #include "store/embedded/commit.h"
@@ -78,7 +79,8 @@ static bool refuse_if_full(struct embedded *e, const struct tn_lease_entry *l,
         return false;
     if (e->max_leases > 0 && e->n_live >= e->max_leases)
         out->capacity = "leases";
-    else if (l == NULL && e->max_names > 0 && e->table.count >= e->max_names)
+    else if (l == NULL && e->max_names > 0 &&
+             tn_lease_table_count(&e->table) >= e->max_names)
         out->capacity = "names";
     else
         return false;
@@ -268,28 +270,12 @@ static bool e_is_ready(struct tn_store *s)
     return ((struct embedded *)s)->degraded_rc == 0;
 }
 
-static void hist_add(uint64_t *h, size_t n, uint64_t v, uint64_t base)
-{
-    size_t i = 0;
-    while (i < n && v > (base << i))
-        i++;
-    h[i]++;
-}
-
 static void print_hist(struct tn_buf *out, const char *name, const uint64_t *h,
                        size_t n, uint64_t base, double scale)
 {
-    uint64_t cum = 0;
-    for (size_t i = 0; i < n; i++) {
-        cum += h[i];
-        (void)tn_buf_printf(out, "%s_bucket{le=\"%g\"} %llu\n", name,
-                            (double)(base << i) * scale,
-                            (unsigned long long)cum);
-    }
-    cum += h[n];
-    (void)tn_buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n", name,
-                        (unsigned long long)cum);
-    (void)tn_buf_printf(out, "%s_count %llu\n", name, (unsigned long long)cum);
+    struct tn_metrics_hist m = {
+        .name = name, .counts = h, .n = n, .base = base, .scale = scale};
+    tn_metrics_hist_write(out, &m);
 }
 
 static void e_metrics(struct tn_store *s, struct tn_buf *out)
@@ -307,7 +293,7 @@ static void e_metrics(struct tn_store *s, struct tn_buf *out)
         "tenure_commit_rows_total %llu\n"
         "# TYPE tenure_commit_failures_total counter\n"
         "tenure_commit_failures_total %llu\n",
-        tn_lease_count_live(&e->table, now), e->table.count,
+        tn_lease_count_live(&e->table, now), tn_lease_table_count(&e->table),
         (unsigned long long)e->table.last_token, e->degraded_rc == 0,
         (unsigned long long)e->commits, (unsigned long long)e->rows,
         (unsigned long long)e->failures);
@@ -352,10 +338,13 @@ static void on_batch(void *ctx, struct tn_batch *b)
         if (b->n_rows > 0) {
             e->commits++;
             e->rows += b->n_rows;
-            hist_add(e->batch_hist, N_BATCH_BUCKETS, b->n_rows, 1);
-            hist_add(e->lat_hist, N_LAT_BUCKETS, (uint64_t)b->write_us, 64);
+            tn_metrics_hist_observe(e->batch_hist, N_BATCH_BUCKETS, 1,
+                                    b->n_rows);
+            tn_metrics_hist_observe(e->lat_hist, N_LAT_BUCKETS, 64,
+                                    (uint64_t)b->write_us);
             e->write_seconds += (double)b->write_us / 1e6;
-            hist_add(e->sync_hist, N_LAT_BUCKETS, (uint64_t)b->sync_us, 64);
+            tn_metrics_hist_observe(e->sync_hist, N_LAT_BUCKETS, 64,
+                                    (uint64_t)b->sync_us);
             e->sync_seconds += (double)b->sync_us / 1e6;
         }
     } else {
@@ -406,7 +395,7 @@ static int c_recover(void *ctx)
     if (rc < 0)
         return rc;
     tn_lease_table_release(&e->reloaded);
-    rc = tn_lease_table_init(&e->reloaded, e->table.count);
+    rc = tn_lease_table_init(&e->reloaded, tn_lease_table_count(&e->table));
     if (rc == 0)
         rc = tn_disk_load(e->disk, &e->reloaded, tn_clock_now_ms(), true, NULL);
     return rc;
@@ -456,7 +445,7 @@ static void e_close(struct tn_store *s)
     tn_lease_table_release(&e->table);
     tn_lease_table_release(&e->reloaded);
     tn_embedded_clear_expiries(e);
-    tn_free(e->expiries);
+    tn_heap_release(&e->expiries);
     tn_embedded_ledger_free(e);
     tn_embedded_free_events(e);
     tn_free(e);
@@ -542,7 +531,7 @@ static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
     tn_log(TN_LOG_INFO, "store",
            "\"embedded store open\" dir=\"%s\" leases=%zu last_token=%llu "
            "retired_floor=%llu",
-           cfg->data_dir, e->table.count,
+           cfg->data_dir, tn_lease_table_count(&e->table),
            (unsigned long long)e->table.last_token,
            (unsigned long long)e->table.retired_floor);
     *out = &e->base;

@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: MIT */
+/* The lease table: entries cut from slabs, filed by name in a tn_map,
+ * removed only when the store retires their name.  Holds no decisions
+ * (those are lease.c's); the reads here (list, count) only look. */
+#include "table.h"
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tenure/err.h>
+
+#include "common/alloc.h"
+#include "common/assert.h"
+#include "common/heap.h"
+#include "common/map.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#    include <sanitizer/asan_interface.h>
+/* The unused rest of a slab stays poisoned: a write past the newest entry
+ * is caught like one past a malloc'd block. */
+#    define TN_LEASE_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#    define TN_LEASE_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#    define TN_LEASE_POISON(p, n) ((void)(p), (void)(n))
+#    define TN_LEASE_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* Issue #8: the fixed part stays compact (no padding); the name starts
+ * right after it. */
+static_assert(sizeof(void *) != 8 ||
+                  offsetof(struct tn_lease_entry, str) == 125,
+              "struct tn_lease_entry grew");
+
+static bool name_eq(const void *entry, const void *key, size_t len)
+{
+    const struct tn_lease_entry *l = entry;
+    return l->name_len == len && memcmp(l->str, key, len) == 0;
+}
+
+static const struct tn_map_type lease_map = {
+    .link_off = offsetof(struct tn_lease_entry, next),
+    .hash_off = offsetof(struct tn_lease_entry, hash),
+    .eq = name_eq,
+};
+
+uint32_t tn_lease_hash(const char *name, size_t len)
+{
+    return tn_map_hash(name, len); /* keyed: names come from clients */
+}
+
+/* Entry sizes are multiples of 8 up to this (the fixed part, a 256-byte
+ * name, the largest inline room, rounding). */
+#define TN_LEASE_SIZE_CLASSES ((size_t)128)
+
+int tn_lease_table_init(struct tn_lease_table *t, size_t expected)
+{
+    memset(t, 0, sizeof(*t));
+    t->free_lists = tn_calloc(TN_LEASE_SIZE_CLASSES, sizeof(*t->free_lists));
+    if (t->free_lists == NULL)
+        return TN_ENOMEM;
+    if (tn_map_init(&t->map, &lease_map, expected) < 0) {
+        tn_free(t->free_lists);
+        t->free_lists = NULL;
+        return TN_ENOMEM;
+    }
+    return TN_OK;
+}
+
+void tn_lease_table_reserve(struct tn_lease_table *t, size_t n)
+{
+    tn_map_reserve(&t->map, n);
+}
+
+size_t tn_lease_table_count(const struct tn_lease_table *t)
+{
+    return t->map.count;
+}
+
+/* Where the grant strings go when they fit: right after the name. */
+static char *inline_strings(struct tn_lease_entry *l)
+{
+    return l->str + l->name_len + 1;
+}
+
+/* The grant strings live in a block of their own (they did not fit). */
+static bool strings_outside(struct tn_lease_entry *l)
+{
+    return l->owner_id != NULL && l->owner_id != inline_strings(l);
+}
+
+/* The entry itself goes with its slab. */
+static void lease_free(struct tn_lease_entry *l)
+{
+    if (strings_outside(l))
+        tn_free(l->owner_id);
+}
+
+/* Entries are cut from slabs: one malloc header per slab instead of one
+ * per entry, and long-lived entries are not interleaved with the server's
+ * short-lived allocations (whose freed holes would stay resident). */
+struct slab {
+    struct slab *next;  /* older slab */
+    max_align_t data[]; /* entries */
+};
+
+#define TN_LEASE_SLAB_MIN ((size_t)16 * 1024)
+#define TN_LEASE_SLAB_MAX ((size_t)4 * 1024 * 1024)
+#define TN_LEASE_ALIGN ((size_t)8)
+
+static size_t entry_round(size_t n)
+{
+    return (n + TN_LEASE_ALIGN - 1) & ~(TN_LEASE_ALIGN - 1);
+}
+
+/* n bytes (a multiple of TN_LEASE_ALIGN) for an entry, or NULL. */
+static void *slab_alloc(struct tn_lease_table *t, size_t n)
+{
+    if (n > t->slab_left) {
+        size_t size = TN_LEASE_SLAB_MIN;
+        while (size < TN_LEASE_SLAB_MAX && size < t->map.count * n / 2)
+            size *= 2;
+        while (size < n + sizeof(struct slab))
+            size *= 2;
+        struct slab *s = tn_malloc(size);
+        if (s == NULL)
+            return NULL;
+        s->next = t->slabs;
+        t->slabs = s;
+        t->slab_free = (char *)s->data;
+        t->slab_left = size - offsetof(struct slab, data);
+        TN_LEASE_POISON(t->slab_free, t->slab_left);
+    }
+    void *p = t->slab_free;
+    TN_LEASE_UNPOISON(p, n);
+    t->slab_free += n;
+    t->slab_left -= n;
+    return p;
+}
+
+static bool free_one(void *l, void *ctx)
+{
+    (void)ctx;
+    lease_free(l);
+    return true;
+}
+
+void tn_lease_table_release(struct tn_lease_table *t)
+{
+    if (t->map.buckets == NULL)
+        return;
+    tn_map_each(&t->map, free_one, NULL);
+    tn_map_release(&t->map);
+    tn_free(t->free_lists);
+    struct slab *s = t->slabs;
+    while (s != NULL) {
+        struct slab *next = s->next;
+        tn_free(s);
+        s = next;
+    }
+    memset(t, 0, sizeof(*t));
+}
+
+struct tn_lease_entry *tn_lease_find_h(const struct tn_lease_table *t,
+                                       uint32_t h, const char *name, size_t len)
+{
+    return tn_map_find(&t->map, h, name, len);
+}
+
+struct tn_lease_entry *tn_lease_find(const struct tn_lease_table *t,
+                                     const char *name, size_t name_len)
+{
+    return tn_lease_find_h(t, tn_lease_hash(name, name_len), name, name_len);
+}
+
+struct each_ctx {
+    bool (*fn)(const struct tn_lease_entry *l, void *ctx);
+    void *ctx;
+};
+
+static bool each_one(void *l, void *ctx)
+{
+    struct each_ctx *c = ctx;
+    return c->fn(l, c->ctx);
+}
+
+void tn_lease_each(const struct tn_lease_table *t,
+                   bool (*fn)(const struct tn_lease_entry *l, void *ctx),
+                   void *ctx)
+{
+    struct each_ctx c = {.fn = fn, .ctx = ctx};
+    tn_map_each(&t->map, each_one, &c);
+}
+
+size_t tn_lease_strings_size(const char *owner, const char *rid,
+                             const char *who)
+{
+    /* An owner is always stored (as "" when the grant has none but has
+     * other strings). */
+    if (owner == NULL && rid == NULL && who == NULL)
+        return 0;
+    return (owner != NULL ? strlen(owner) : 0) + 1 +
+           (rid != NULL ? strlen(rid) + 1 : 0) +
+           (who != NULL ? strlen(who) + 1 : 0);
+}
+
+int tn_lease_set_strings(struct tn_lease_entry *l, const char *owner,
+                         const char *rid, const char *who)
+{
+    size_t need = tn_lease_strings_size(owner, rid, who);
+    char *dst = inline_strings(l);
+    if (need > l->str_room && (dst = tn_malloc(need)) == NULL)
+        return TN_ENOMEM;
+    if (strings_outside(l))
+        tn_free(l->owner_id);
+    l->owner_id = l->request_id = l->principal = NULL;
+    if (need == 0)
+        return TN_OK;
+    size_t n = owner != NULL ? strlen(owner) : 0;
+    memcpy(dst, owner != NULL ? owner : "", n + 1);
+    l->owner_id = dst;
+    dst += n + 1;
+    if (rid != NULL) {
+        n = strlen(rid);
+        memcpy(dst, rid, n + 1);
+        l->request_id = dst;
+        dst += n + 1;
+    }
+    if (who != NULL) {
+        memcpy(dst, who, strlen(who) + 1);
+        l->principal = dst;
+    }
+    return TN_OK;
+}
+
+/* Grant strings longer than this live in a block of their own. */
+#define TN_LEASE_MAX_ROOM ((size_t)512)
+
+/* size bytes for an entry: a removed one of that size, or fresh slab. */
+static struct tn_lease_entry *entry_alloc(struct tn_lease_table *t, size_t size)
+{
+    size_t cls = size / TN_LEASE_ALIGN;
+    if (cls < TN_LEASE_SIZE_CLASSES && t->free_lists[cls] != NULL) {
+        struct tn_lease_entry *l = t->free_lists[cls];
+        TN_LEASE_UNPOISON(l, size);
+        t->free_lists[cls] = l->next;
+        return l;
+    }
+    return slab_alloc(t, size);
+}
+
+struct tn_lease_entry *tn_lease_insert(struct tn_lease_table *t, uint32_t h,
+                                       const char *name, size_t len,
+                                       size_t room)
+{
+    size_t base = offsetof(struct tn_lease_entry, str) + len + 1;
+    if (room > TN_LEASE_MAX_ROOM)
+        room = 0; /* rare: such strings get a block of their own */
+    size_t size = entry_round(base + room);
+    if (size < sizeof(struct tn_lease_entry))
+        size = sizeof(struct tn_lease_entry);
+    room = size - base; /* the alignment slack can hold a longer owner */
+    struct tn_lease_entry *l = entry_alloc(t, size);
+    if (l == NULL)
+        return NULL;
+    memset(l, 0, offsetof(struct tn_lease_entry, str));
+    memcpy(l->str, name, len);
+    l->str[len] = '\0';
+    l->name = l->str;
+    l->name_len = (uint32_t)len;
+    l->str_room = (uint16_t)room;
+    l->hash = h;
+    tn_map_insert(&t->map, l);
+    return l;
+}
+
+/* Bytes of l's piece of slab (tn_lease_insert: base + room, rounded). */
+static size_t entry_size(const struct tn_lease_entry *l)
+{
+    return offsetof(struct tn_lease_entry, str) + l->name_len + 1 + l->str_room;
+}
+
+void tn_lease_remove(struct tn_lease_table *t, struct tn_lease_entry *l)
+{
+    bool found = tn_map_remove(&t->map, l);
+    TN_ASSERT(found);
+    t->removed++;
+    /* Every token granted so far, the removed name's included: the floor
+     * of an absent name never goes down and covers every token it had. */
+    TN_ASSERT(t->last_token >= l->token);
+    t->retired_floor = t->last_token;
+    lease_free(l);
+    size_t size = entry_size(l);
+    size_t cls = size / TN_LEASE_ALIGN;
+    if (cls >= TN_LEASE_SIZE_CLASSES)
+        return; /* cannot happen (sizes are bounded); the bytes stay unused */
+    memset(l, 0, offsetof(struct tn_lease_entry, str));
+    l->next = t->free_lists[cls];
+    t->free_lists[cls] = l;
+    /* The fixed part stays readable: a stale pointer (the store's expiry
+     * heap) sees a zeroed entry that is not held; the strings are gone. */
+    TN_LEASE_POISON(l->str, size - offsetof(struct tn_lease_entry, str));
+}
+
+uint64_t tn_lease_floor_of_absent(const struct tn_lease_table *t)
+{
+    return t->retired_floor;
+}
+
+struct scan_ctx {
+    void (*fn)(struct tn_lease_entry *l, void *ctx);
+    void *ctx;
+};
+
+static void scan_one(void *l, void *ctx)
+{
+    struct scan_ctx *c = ctx;
+    c->fn(l, c->ctx);
+}
+
+size_t tn_lease_scan(struct tn_lease_table *t, size_t *cursor, size_t buckets,
+                     void (*fn)(struct tn_lease_entry *l, void *ctx), void *ctx)
+{
+    struct scan_ctx c = {.fn = fn, .ctx = ctx};
+    return tn_map_scan(&t->map, cursor, buckets, scan_one, &c);
+}
+
+static int name_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    if (c != 0)
+        return c;
+    return alen < blen ? -1 : alen > blen;
+}
+
+static int lease_cmp(const struct tn_lease_entry *a,
+                     const struct tn_lease_entry *b)
+{
+    return name_cmp(a->name, a->name_len, b->name, b->name_len);
+}
+
+/* Max-heap on name: the top is the largest of the smallest names kept. */
+static bool later_name(const void *a, const void *b)
+{
+    return lease_cmp(*(const struct tn_lease_entry *const *)a,
+                     *(const struct tn_lease_entry *const *)b) > 0;
+}
+
+static int qsort_cmp(const void *a, const void *b)
+{
+    return lease_cmp(*(const struct tn_lease_entry *const *)a,
+                     *(const struct tn_lease_entry *const *)b);
+}
+
+struct list_walk {
+    struct tn_heap h;   /* the smallest names so far, in the caller's out */
+    const char *prefix; /* of the names wanted */
+    size_t prefix_len;
+    const char *after; /* names after this one, or NULL */
+    size_t after_len;
+    int64_t now_ms;
+    bool more; /* a match did not fit */
+};
+
+/* Offer l to the bounded heap; true if something was left out. */
+static bool keep_smallest(struct tn_heap *h, const struct tn_lease_entry *l)
+{
+    if (tn_heap_push(h, &l) == TN_OK)
+        return false;
+    const struct tn_lease_entry *const *top = tn_heap_top(h);
+    if (top != NULL && lease_cmp(l, *top) < 0)
+        tn_heap_replace_top(h, &l);
+    return true;
+}
+
+static bool list_one(const struct tn_lease_entry *l, void *ctx)
+{
+    struct list_walk *w = ctx;
+    if (!tn_lease_is_live(l, w->now_ms) || l->name_len < w->prefix_len ||
+        memcmp(l->name, w->prefix, w->prefix_len) != 0)
+        return true;
+    if (w->after != NULL &&
+        name_cmp(l->name, l->name_len, w->after, w->after_len) <= 0)
+        return true;
+    if (keep_smallest(&w->h, l))
+        w->more = true;
+    return true;
+}
+
+size_t tn_lease_list(const struct tn_lease_table *t, const char *prefix,
+                     size_t prefix_len, const char *after, size_t after_len,
+                     int64_t now_ms, const struct tn_lease_entry **out,
+                     size_t limit, bool *more_out)
+{
+    struct list_walk w = {.prefix = prefix,
+                          .prefix_len = prefix_len,
+                          .after = after,
+                          .after_len = after_len,
+                          .now_ms = now_ms};
+    tn_heap_init_fixed(&w.h, out, limit, sizeof(*out), later_name);
+    tn_lease_each(t, list_one, &w);
+    size_t n = tn_heap_count(&w.h);
+    qsort(out, n, sizeof(*out), qsort_cmp);
+    *more_out = w.more;
+    return n;
+}
+
+struct live_count {
+    int64_t now_ms;
+    size_t n;
+};
+
+static bool count_one(const struct tn_lease_entry *l, void *ctx)
+{
+    struct live_count *c = ctx;
+    c->n += tn_lease_is_live(l, c->now_ms);
+    return true;
+}
+
+size_t tn_lease_count_live(const struct tn_lease_table *t, int64_t now_ms)
+{
+    struct live_count c = {.now_ms = now_ms, .n = 0};
+    tn_lease_each(t, count_one, &c);
+    return c.n;
+}
