@@ -13,11 +13,6 @@
 #include "common/rand.h"
 #include "table.h"
 
-bool tn_lease_is_live(const struct tn_lease_entry *l, int64_t now_ms)
-{
-    return l != NULL && l->held && now_ms < l->expires_at_ms;
-}
-
 static bool same_str(const char *a, const char *b)
 {
     return (a == NULL && b == NULL) ||

@@ -114,7 +114,11 @@ struct tn_lease_entry *tn_lease_find(const struct tn_lease_table *t,
                                      const char *name, size_t name_len);
 
 /* True if l is held and not expired at now_ms. */
-bool tn_lease_is_live(const struct tn_lease_entry *l, int64_t now_ms);
+static inline bool tn_lease_is_live(const struct tn_lease_entry *l,
+                                    int64_t now_ms)
+{
+    return l != NULL && l->held && now_ms < l->expires_at_ms;
+}
 
 /* Grant, or say why not.  Returns:
  *   TN_OK        granted; *out is the lease (new token); *replayed_out is

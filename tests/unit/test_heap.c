@@ -12,6 +12,7 @@
 #include <tenure/err.h>
 
 #include "common/heap.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -148,5 +149,5 @@ int main(void)
         cmocka_unit_test(test_heap__remove_from_middle),
         cmocka_unit_test(test_heap__fixed_keeps_k_smallest),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 
 #include "common/clock.h"
 #include "common/loop.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -281,5 +282,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_loop__post_from_thread_and_stop,
                                         setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

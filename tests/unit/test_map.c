@@ -12,6 +12,7 @@
 #include <tenure/err.h>
 
 #include "common/map.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -184,5 +185,5 @@ int main(void)
         cmocka_unit_test(test_map__scan_round_visits_all),
         cmocka_unit_test(test_map__reserve_sizes_empty_map),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 
 #include "common/buf.h"
 #include "common/metrics.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -73,5 +74,5 @@ int main(void)
         cmocka_unit_test(test_metrics__plain_histogram),
         cmocka_unit_test(test_metrics__labelled_histogram_with_sum),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }
