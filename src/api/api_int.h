@@ -108,6 +108,9 @@ void tn_api_ui(struct tn_api_call *c, struct tn_route_match *m);
 void tn_api_fail_result(struct tn_api_call *c);
 /* A reply body: "{" in a capped buffer, and "}" then send and release. */
 void tn_api_body_begin(struct tn_buf *b);
+/* The store answered c: on an error reply it (false); else begin the
+ * JSON body in b (true). */
+bool tn_api_result_begin(struct tn_api_call *c, struct tn_buf *b);
 void tn_api_body_send(struct tn_api_call *c, unsigned status, struct tn_buf *b);
 
 #endif

@@ -22,12 +22,9 @@ static void historied(void *arg)
 {
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
-    if (r->rc != TN_OK) {
-        tn_api_fail_result(c);
-        return;
-    }
     struct tn_buf b;
-    tn_api_body_begin(&b);
+    if (!tn_api_result_begin(c, &b))
+        return;
     tn_reply_kv_str(&b, "name", c->name, true);
     tn_reply_key(&b, "grants", false);
     (void)tn_buf_append(&b, "[", 1);

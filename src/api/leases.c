@@ -27,6 +27,16 @@ void tn_api_body_begin(struct tn_buf *b)
     (void)tn_buf_append(b, "{", 1);
 }
 
+bool tn_api_result_begin(struct tn_api_call *c, struct tn_buf *b)
+{
+    if (c->result.rc != TN_OK) {
+        tn_api_fail_result(c);
+        return false;
+    }
+    tn_api_body_begin(b);
+    return true;
+}
+
 static void put_lease(struct tn_buf *b, const struct tn_lease_view *v,
                       bool first)
 {
@@ -290,12 +300,9 @@ static void got(void *arg)
 {
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
-    if (r->rc != TN_OK) {
-        tn_api_fail_result(c);
-        return;
-    }
     struct tn_buf b;
-    tn_api_body_begin(&b);
+    if (!tn_api_result_begin(c, &b))
+        return;
     put_lease(&b, &r->lease, true);
     tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
     tn_reply_kv_int(&b, "lock_delay_ms", r->lease.lock_delay_ms, false);
@@ -306,12 +313,9 @@ static void checked(void *arg)
 {
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
-    if (r->rc != TN_OK) {
-        tn_api_fail_result(c);
-        return;
-    }
     struct tn_buf b;
-    tn_api_body_begin(&b);
+    if (!tn_api_result_begin(c, &b))
+        return;
     tn_reply_key(&b, "current", true);
     (void)tn_buf_printf(&b, "%s", r->current ? "true" : "false");
     if (r->has_live)
@@ -326,12 +330,9 @@ static void listed(void *arg)
 {
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
-    if (r->rc != TN_OK) {
-        tn_api_fail_result(c);
-        return;
-    }
     struct tn_buf b;
-    tn_api_body_begin(&b);
+    if (!tn_api_result_begin(c, &b))
+        return;
     tn_reply_key(&b, "leases", true);
     (void)tn_buf_append(&b, "[", 1);
     for (size_t i = 0; i < r->n_items; i++) {
