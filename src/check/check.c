@@ -53,26 +53,6 @@ struct ctx {
     size_t n;                   /* ok acquires */
 };
 
-const char *tn_check_class_name(unsigned cls)
-{
-    static const char *const names[TN_CHECK_N_CLASSES] = {
-        "duplicate_token",    "token_order",          "overlapping_grant",
-        "superseded_success", "renew_token_changed",  "sink_below_mark",
-        "sink_never_granted", "sink_mark_moved_down", "sink_mark_mismatch",
-        "renew_after_lost",   "check_revived",
-    };
-    return cls < TN_CHECK_N_CLASSES ? names[cls] : "?";
-}
-
-bool tn_check_is_clean(const struct tn_check_report *r)
-{
-    for (unsigned i = 0; i < TN_CHECK_N_CLASSES; i++) {
-        if (r->count[i] != 0)
-            return false;
-    }
-    return true;
-}
-
 /* Count one violation; keep the first witness found. */
 static void report(struct ctx *c, unsigned cls, const struct tn_check_ref *ev,
                    unsigned n_ev, int64_t bound)

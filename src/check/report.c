@@ -8,6 +8,26 @@
 
 #define WHY_BYTES 512
 
+const char *tn_check_class_name(unsigned cls)
+{
+    static const char *const names[TN_CHECK_N_CLASSES] = {
+        "duplicate_token",    "token_order",          "overlapping_grant",
+        "superseded_success", "renew_token_changed",  "sink_below_mark",
+        "sink_never_granted", "sink_mark_moved_down", "sink_mark_mismatch",
+        "renew_after_lost",   "check_revived",
+    };
+    return cls < TN_CHECK_N_CLASSES ? names[cls] : "?";
+}
+
+bool tn_check_is_clean(const struct tn_check_report *r)
+{
+    for (unsigned i = 0; i < TN_CHECK_N_CLASSES; i++) {
+        if (r->count[i] != 0)
+            return false;
+    }
+    return true;
+}
+
 static int set_int(json_t *o, const char *key, int64_t v)
 {
     return json_object_set_new(o, key, json_integer((json_int_t)v));

@@ -165,6 +165,10 @@ int64_t tn_client_margin_ms(const struct tn_client *c, int64_t ttl_ms);
 /* Safe time left at now_ms; marks the lease expired (sticky) when it has
  * run out.  Caller holds c->mu. */
 int64_t tn_lease_safe_at_locked(struct tn_lease *l, int64_t now_ms);
+/* A new kept lease of c (one reference), counted in c->n_leases; NULL when
+ * out of memory.  src/client/lease.c. */
+struct tn_lease *tn_client_lease_new(struct tn_client *c, const char *name,
+                                     const char *owner, const char *secret);
 
 /* Record a successful grant/renew sent at sent_ms.  Caller holds c->mu. */
 void tn_lease_granted_locked(struct tn_lease *l, int64_t sent_ms,
