@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The client's clock and a kept lease of libtenure's client: its safe time (counted from the
- * monotonic instant taken just before a request was sent, never growing
- * back once it ran out), its references and its accessors. */
+/* The client's clock and a kept lease of libtenure's client: its safe time
+ * (counted from the monotonic instant taken just before a request was sent,
+ * never growing back once it ran out), its references and its accessors. */
 #include <pthread.h>
 #include <string.h>
 
