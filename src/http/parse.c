@@ -439,8 +439,10 @@ const char *tn_http_req_query(struct tn_http_req *r, const char *key,
                               size_t *len_out)
 {
     const char *p = r->args.data;
+    if (p == NULL)
+        return NULL;
     const char *end = p + r->args.len;
-    while (p != NULL && p < end) {
+    while (p < end) {
         size_t kl = strlen(p);
         const char *v = p + kl + 1;
         size_t vl = strlen(v);

@@ -6,9 +6,9 @@
  * size the rest is sent in); the rest is what a client sends.  Checked:
  * whatever comes back is a sequence of well-formed HTTP/1.1 answers (a
  * status line, header fields, a body of exactly Content-Length bytes, or
- * a chunked stream), the server ends the connection once the client has
- * gone, and no request, connection or stream byte is left over (the
- * sanitizers catch the rest). */
+ * a stream: chunked, or closed by the server for an HTTP/1.0 client), the
+ * server ends the connection once the client has gone, and no request,
+ * connection or stream byte is left over (the sanitizers catch the rest). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,7 +169,10 @@ static size_t check_answer(const char *p, size_t len)
         return head;
     const char *cl = memmem(p, head, "Content-Length: ", 16);
     if (cl == NULL) {
-        CHECK(memmem(p, head, "Transfer-Encoding: chunked", 26) != NULL);
+        /* A stream: chunked, or to an HTTP/1.0 client (which knows no
+         * chunked coding) ended by closing the connection. */
+        CHECK(memmem(p, head, "Transfer-Encoding: chunked", 26) != NULL ||
+              memmem(p, head, "Connection: close", 17) != NULL);
         return len; /* a stream runs to the end of the connection */
     }
     size_t body = strtoul(cl + 16, NULL, 10);
