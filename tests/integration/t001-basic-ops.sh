@@ -23,7 +23,7 @@ is_json || fail "readyz body is not JSON: $BODY"
 pass "healthz and readyz"
 
 # Some traffic, so that counters have moved.
-acquire "ops:1" o1 10000
+acquire "ops:1" o1 120000 # outlives the whole test, however slow
 expect_code 201 "acquire"
 rj GET /metrics
 expect_code 200 "metrics"
