@@ -48,7 +48,7 @@ static int reserve(struct tn_buf *b, size_t need)
     return TN_OK;
 }
 
-int tn_buf_append(struct tn_buf *b, const void *p, size_t len)
+int tn_buf_append_grow(struct tn_buf *b, const void *p, size_t len)
 {
     if (len > b->max_bytes - b->len)
         return TN_ETOOBIG;
