@@ -98,5 +98,5 @@ int main(void)
         cmocka_unit_test(test_arena__held_body_is_not_overwritten),
         cmocka_unit_test(test_arena__outside_and_overflow_are_malloc),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }
