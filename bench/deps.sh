@@ -10,7 +10,7 @@ set -euo pipefail
 
 pkgs=(wrk redis-server redis-tools hyperfine linux-perf
       zookeeper libzookeeper-mt-dev etcd-server etcd-client
-      postgresql-15 postgresql-contrib libcurl4-openssl-dev time)
+      postgresql-15 postgresql-contrib libcurl4-openssl-dev time valgrind)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -8,6 +8,7 @@
 #include <tenure/err.h>
 
 #include "common/json.h"
+#include "common/json_arena.h"
 #include "common/name.h"
 
 int tn_decode_body(struct tn_http_req *req, bool allow_empty, json_t **out,
@@ -17,7 +18,10 @@ int tn_decode_body(struct tn_http_req *req, bool allow_empty, json_t **out,
     const char *body = tn_http_req_body(req, &len);
     struct tn_errmsg em = {{0}};
     *out = NULL;
-    if (tn_json_parse_object(body, len, allow_empty, out, &em) < 0) {
+    tn_json_arena_begin();
+    int rc = tn_json_parse_object(body, len, allow_empty, out, &em);
+    tn_json_arena_end();
+    if (rc < 0) {
         (void)snprintf(msg, msglen, "%s",
                        len == 0 ? "a JSON object body is required" : em.text);
         return TN_EINVAL;

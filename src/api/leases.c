@@ -160,13 +160,16 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     if (rc == 0)
         rc = tn_decode_int(o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, true,
                            &r.ttl_ms, msg, sizeof(msg));
-    if (rc == 0)
+    /* The three required fields found and nothing else there: the
+     * optional ones are absent, and looking each up costs a hash. */
+    bool optional = rc == 0 && json_object_size(o) > 3;
+    if (optional)
         rc = tn_decode_int(o, "lock_delay_ms", 0, cfg->max_ttl_ms, false,
                            &r.lock_delay_ms, msg, sizeof(msg));
-    if (rc == 0)
+    if (optional && rc == 0)
         rc = tn_decode_name(o, "request_id", REQUEST_ID_MAX_BYTES, false,
                             &r.request_id, msg, sizeof(msg));
-    if (rc == 0)
+    if (optional && rc == 0)
         rc = tn_decode_int(o, "wait_ms", 0, cfg->max_wait_ms, false, &r.wait_ms,
                            msg, sizeof(msg));
     if (rc == 0 && r.wait_ms > 0 && !cfg->store->backend->caps.waits) {

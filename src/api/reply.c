@@ -6,24 +6,33 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A byte a JSON string cannot hold as is: a control byte, '"' or '\\'
+ * (and the NUL that ends s). */
+static bool needs_escape(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\';
+}
+
 void tn_reply_str(struct tn_buf *b, const char *s)
 {
     (void)tn_buf_append(b, "\"", 1);
     const char *run = s;
-    for (const char *p = s; *p != '\0'; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
+    const char *p = s;
+    for (;;) {
+        while (!needs_escape((unsigned char)*p))
+            p++;
         (void)tn_buf_append(b, run, (size_t)(p - run));
+        unsigned char c = (unsigned char)*p;
+        if (c == '\0')
+            break;
         char esc[8];
         if (c == '"' || c == '\\')
             (void)snprintf(esc, sizeof(esc), "\\%c", c);
         else
             (void)snprintf(esc, sizeof(esc), "\\u%04x", c);
         (void)tn_buf_append(b, esc, strlen(esc));
-        run = p + 1;
+        run = ++p;
     }
-    (void)tn_buf_append(b, run, strlen(run));
     (void)tn_buf_append(b, "\"", 1);
 }
 
@@ -50,20 +59,6 @@ void tn_reply_key(struct tn_buf *b, const char *key, bool first)
     (void)tn_buf_append(b, k, at);
 }
 
-/* Decimal digits of v, without printf. */
-static void append_u64(struct tn_buf *b, uint64_t v, bool negative)
-{
-    char d[24];
-    size_t at = sizeof(d);
-    do {
-        d[--at] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    if (negative)
-        d[--at] = '-';
-    (void)tn_buf_append(b, d + at, sizeof(d) - at);
-}
-
 void tn_reply_kv_str(struct tn_buf *b, const char *key, const char *v,
                      bool first)
 {
@@ -74,11 +69,13 @@ void tn_reply_kv_str(struct tn_buf *b, const char *key, const char *v,
 void tn_reply_kv_int(struct tn_buf *b, const char *key, int64_t v, bool first)
 {
     tn_reply_key(b, key, first);
-    append_u64(b, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0);
+    if (v < 0)
+        (void)tn_buf_append(b, "-", 1);
+    (void)tn_buf_append_uint(b, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
 }
 
 void tn_reply_kv_uint(struct tn_buf *b, const char *key, uint64_t v, bool first)
 {
     tn_reply_key(b, key, first);
-    append_u64(b, v, false);
+    (void)tn_buf_append_uint(b, v);
 }

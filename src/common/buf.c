@@ -48,7 +48,7 @@ static int reserve(struct tn_buf *b, size_t need)
     return TN_OK;
 }
 
-int tn_buf_append(struct tn_buf *b, const void *p, size_t len)
+int tn_buf_append_grow(struct tn_buf *b, const void *p, size_t len)
 {
     if (len > b->max_bytes - b->len)
         return TN_ETOOBIG;
@@ -60,6 +60,22 @@ int tn_buf_append(struct tn_buf *b, const void *p, size_t len)
     b->len += len;
     b->data[b->len] = '\0';
     return TN_OK;
+}
+
+int tn_buf_append_str(struct tn_buf *b, const char *s)
+{
+    return tn_buf_append(b, s, strlen(s));
+}
+
+int tn_buf_append_uint(struct tn_buf *b, uint64_t v)
+{
+    char d[24];
+    size_t at = sizeof(d);
+    do {
+        d[--at] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    return tn_buf_append(b, d + at, sizeof(d) - at);
 }
 
 int tn_buf_printf(struct tn_buf *b, const char *fmt, ...)

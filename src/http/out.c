@@ -61,20 +61,32 @@ static void conn_fields(struct tn_buf *b, const struct tn_http_req *r)
         (void)tn_buf_append(b, "Connection: keep-alive\r\n", 24);
 }
 
+/* The status line and fields, without a printf: this runs for every
+ * answer. */
 static void format(struct tn_http_req *r, struct tn_buf *b, unsigned status,
                    const char *type, size_t len, int64_t retry_after_s)
 {
-    (void)tn_buf_printf(b,
-                        "HTTP/1.1 %u %s\r\nContent-Type: %s\r\n"
-                        "Content-Length: %zu\r\n",
-                        status, reason(status), type, len);
-    if (r->allow != NULL)
-        (void)tn_buf_printf(b, "Allow: %s\r\n", r->allow);
+    (void)tn_buf_append(b, "HTTP/1.1 ", 9);
+    (void)tn_buf_append_uint(b, status);
+    (void)tn_buf_append(b, " ", 1);
+    (void)tn_buf_append_str(b, reason(status));
+    (void)tn_buf_append(b, "\r\nContent-Type: ", 16);
+    (void)tn_buf_append_str(b, type);
+    (void)tn_buf_append(b, "\r\nContent-Length: ", 18);
+    (void)tn_buf_append_uint(b, len);
+    (void)tn_buf_append(b, "\r\n", 2);
+    if (r->allow != NULL) {
+        (void)tn_buf_append(b, "Allow: ", 7);
+        (void)tn_buf_append_str(b, r->allow);
+        (void)tn_buf_append(b, "\r\n", 2);
+    }
     if (r->fields != NULL)
-        (void)tn_buf_append(b, r->fields, strlen(r->fields));
-    if (retry_after_s > 0)
-        (void)tn_buf_printf(b, "Retry-After: %lld\r\n",
-                            (long long)retry_after_s);
+        (void)tn_buf_append_str(b, r->fields);
+    if (retry_after_s > 0) {
+        (void)tn_buf_append(b, "Retry-After: ", 13);
+        (void)tn_buf_append_uint(b, (uint64_t)retry_after_s);
+        (void)tn_buf_append(b, "\r\n", 2);
+    }
     conn_fields(b, r);
     (void)tn_buf_append(b, "\r\n", 2);
 }

@@ -28,6 +28,7 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/clock.h"
+#include "common/json_arena.h"
 #include "common/log.h"
 #include "common/loop.h"
 #include "http/http.h"
@@ -469,6 +470,7 @@ int tn_server_run(const struct tn_config *cfg)
                cfg->listen);
         return 2;
     }
+    tn_json_arena_install(); /* before any thread: see json_arena.h */
     s.loop = tn_loop_new();
     if (s.loop == NULL)
         return 1;

@@ -164,6 +164,28 @@ static void test_buf__out_of_memory_changes_nothing(void **state)
     tn_buf_release(&b);
 }
 
+/* The printf-free pieces give what printf would, and obey the cap. */
+static void test_buf__append_str_and_uint(void **state)
+{
+    (void)state;
+    struct tn_buf b;
+    tn_buf_init(&b, 64);
+    assert_int_equal(tn_buf_append_str(&b, "n="), TN_OK);
+    assert_int_equal(tn_buf_append_uint(&b, 0), TN_OK);
+    assert_int_equal(tn_buf_append_str(&b, ","), TN_OK);
+    assert_int_equal(tn_buf_append_uint(&b, 201), TN_OK);
+    assert_int_equal(tn_buf_append_str(&b, ","), TN_OK);
+    assert_int_equal(tn_buf_append_uint(&b, UINT64_MAX), TN_OK);
+    assert_string_equal(b.data, "n=0,201,18446744073709551615");
+    tn_buf_release(&b);
+    tn_buf_init(&b, 3);
+    assert_int_equal(tn_buf_append_uint(&b, 1234), TN_ETOOBIG);
+    assert_int_equal(b.len, 0);
+    assert_int_equal(tn_buf_append_uint(&b, 123), TN_OK);
+    assert_string_equal(b.data, "123");
+    tn_buf_release(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -175,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_buf__printf_over_cap_changes_nothing),
         cmocka_unit_test(test_buf__reset_keeps_storage),
         cmocka_unit_test(test_buf__out_of_memory_changes_nothing),
+        cmocka_unit_test(test_buf__append_str_and_uint),
     };
     return TN_RUN_TESTS(tests, NULL, NULL);
 }
