@@ -139,6 +139,22 @@ static long stream_once(struct watch *w, CURL *h, const char *base,
     return code;
 }
 
+/* What watch's options fill in. */
+struct watch_args {
+    const char *prefix; /* --prefix */
+    uint64_t *count;    /* --count */
+};
+
+static int watch_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
+{
+    struct watch_args *a = ctx;
+    if (opt == 'p')
+        a->prefix = arg;
+    else if (tn_cli_parse_u64(arg, a->count) < 0)
+        return tn_cli_usage(cli, "watch", "--count: expected a number");
+    return 0;
+}
+
 static int parse(struct tn_cli *cli, int argc, char **argv, const char **prefix,
                  uint64_t *count)
 {
@@ -147,18 +163,12 @@ static int parse(struct tn_cli *cli, int argc, char **argv, const char **prefix,
         {"count", required_argument, NULL, 'c'},
         TN_CLI_COMMON_OPTS,
         {0}};
-    int opt = 0;
-    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
-        if (opt == 'p')
-            *prefix = optarg;
-        else if (tn_cli_parse_u64(optarg, count) < 0)
-            return tn_cli_usage(cli, "watch", "--count: expected a number");
-    }
-    if (opt != TN_CLI_OPTS_END)
-        return tn_cli_opts_exit(opt);
-    if (optind != argc)
-        return tn_cli_usage(cli, "watch", "unexpected argument");
-    return 0;
+    static const struct tn_cli_cmd cmd = {"watch", help, opts, watch_opt};
+    struct watch_args a = {*prefix, count};
+    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, &a);
+    *prefix = a.prefix;
+    return ex != 0 ? ex
+                   : tn_cli_operands(cli, "watch", argc, argv, NULL, false);
 }
 
 static void sleep_ms(long ms)
