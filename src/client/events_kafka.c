@@ -60,13 +60,12 @@ static int configure(rd_kafka_conf_t *conf, const char *brokers,
      * each follower starts at the end, as an SSE subscriber does. */
     char group[64];
     (void)snprintf(group, sizeof(group), "tenure-follower-%p", (void *)conf);
-    int rc = tn_kafka_conf_set(conf, "bootstrap.servers", brokers, em);
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "group.id", group, em);
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "enable.auto.commit", "false", em);
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "enable.partition.eof", "false", em);
+    const char *const fixed[][2] = {{"bootstrap.servers", brokers},
+                                    {"group.id", group},
+                                    {"enable.auto.commit", "false"},
+                                    {"enable.partition.eof", "false"}};
+    int rc = tn_kafka_conf_set_all(conf, fixed,
+                                   sizeof(fixed) / sizeof(fixed[0]), em);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char k[256];
         const char *eq = kv[i] != NULL ? strchr(kv[i], '=') : NULL;

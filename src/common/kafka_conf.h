@@ -24,4 +24,16 @@ static inline int tn_kafka_conf_set(rd_kafka_conf_t *conf, const char *k,
     return TN_OK;
 }
 
+/* Set the n pairs {key, value} of kv in order, up to the first refusal;
+ * TN_OK or that refusal. */
+static inline int tn_kafka_conf_set_all(rd_kafka_conf_t *conf,
+                                        const char *const (*kv)[2], size_t n,
+                                        struct tn_errmsg *em)
+{
+    int rc = TN_OK;
+    for (size_t i = 0; i < n && rc == TN_OK; i++)
+        rc = tn_kafka_conf_set(conf, kv[i][0], kv[i][1], em);
+    return rc;
+}
+
 #endif

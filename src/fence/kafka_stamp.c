@@ -103,13 +103,11 @@ rd_kafka_t *tn_fence_producer_new(const char *brokers,
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     if (conf == NULL)
         return NULL;
-    int rc = tn_kafka_conf_set(conf, "bootstrap.servers", brokers, em);
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "partitioner", "murmur2_random", em);
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "enable.idempotence", "true", em);
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "linger.ms", "0", em);
+    const char *const kv[][2] = {{"bootstrap.servers", brokers},
+                                 {"partitioner", "murmur2_random"},
+                                 {"enable.idempotence", "true"},
+                                 {"linger.ms", "0"}};
+    int rc = tn_kafka_conf_set_all(conf, kv, sizeof(kv) / sizeof(kv[0]), em);
     if (rc == 0 && transactional_id != NULL)
         rc = tn_kafka_conf_set(conf, "transactional.id", transactional_id, em);
     if (rc < 0) {

@@ -183,8 +183,8 @@ static rd_kafka_t *make_consumer(const struct tn_mat_config *c,
     };
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     int rc = tn_kafka_conf_set(conf, "bootstrap.servers", c->brokers, em);
-    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]) && rc == 0; i++)
-        rc = tn_kafka_conf_set(conf, kv[i][0], kv[i][1], em);
+    if (rc == 0)
+        rc = tn_kafka_conf_set_all(conf, kv, sizeof(kv) / sizeof(kv[0]), em);
     char err[256];
     rd_kafka_t *rk =
         rc == 0 ? rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err))
@@ -211,13 +211,11 @@ static void on_republished(rd_kafka_t *rk, const rd_kafka_message_t *msg,
 static rd_kafka_t *make_producer(struct tn_mat *m, struct tn_errmsg *em)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    int rc = tn_kafka_conf_set(conf, "bootstrap.servers", m->cfg->brokers, em);
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "enable.idempotence", "true", em);
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "partitioner", "murmur2_random", em);
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "linger.ms", "5", em);
+    const char *const kv[][2] = {{"bootstrap.servers", m->cfg->brokers},
+                                 {"enable.idempotence", "true"},
+                                 {"partitioner", "murmur2_random"},
+                                 {"linger.ms", "5"}};
+    int rc = tn_kafka_conf_set_all(conf, kv, sizeof(kv) / sizeof(kv[0]), em);
     rd_kafka_conf_set_dr_msg_cb(conf, on_republished);
     rd_kafka_conf_set_opaque(conf, m);
     char err[256];

@@ -46,15 +46,14 @@ static int make_producer(struct kafka_target *k, rd_kafka_t **out,
                          struct tn_errmsg *em)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    int rc = tn_kafka_conf_set(conf, "bootstrap.servers", k->brokers, em);
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "enable.idempotence", "true", em);
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "linger.ms", "5", em);
-    /* Fail a delivery in seconds, not the default five minutes: the
-     * record stays in the event log and is sent again. */
-    if (rc == 0)
-        rc = tn_kafka_conf_set(conf, "message.timeout.ms", "10000", em);
+    /* message.timeout.ms: fail a delivery in seconds, not the default
+     * five minutes: the record stays in the event log and is sent again. */
+    const char *const fixed[][2] = {{"bootstrap.servers", k->brokers},
+                                    {"enable.idempotence", "true"},
+                                    {"linger.ms", "5"},
+                                    {"message.timeout.ms", "10000"}};
+    int rc = tn_kafka_conf_set_all(conf, fixed,
+                                   sizeof(fixed) / sizeof(fixed[0]), em);
     for (size_t i = 0; rc == 0 && i < k->n_opts; i++) {
         char *kv = k->opts[i];
         char *eq = strchr(kv, '=');
