@@ -14,6 +14,8 @@
  *
  * Every step goes through tn_client_*, except the event steps (events.c)
  * and a force release, which speak HTTP with libcurl here. */
+#include "runner.h"
+
 #include <curl/curl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,8 +23,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include "runner.h"
 
 int64_t conf_now_ms(void)
 {
