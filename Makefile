@@ -30,6 +30,7 @@ run: release
 # folder reaching one above it (the layering table is at its top).
 # check-plants.sh: every negative control in tests/plants/ still applies.
 # check-unit-tests.sh: every cmocka program can run one case alone.
+# check-length.sh: no C or Python source file over 600 lines.
 # The OpenAPI description is validated by @redocly/cli, pinned in
 # tools/openapi-lint and installed there by scripts/npm-tools.sh (npm ci).
 # check-exports.sh builds the dev preset's libraries, then compares their
@@ -39,6 +40,7 @@ lint:
 	@/usr/bin/python3 scripts/check-includes.py
 	@scripts/check-plants.sh
 	@scripts/check-unit-tests.sh
+	@scripts/check-length.sh
 	@scripts/check-format.sh
 	@scripts/check-python.sh
 	@/usr/bin/python3 scripts/check-doc-links.py

@@ -16,7 +16,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
     TN_CRASH_CYCLES=50 bash tests/integration/t202-durability-crash.sh \
         >"$out/crash.$runs.log" 2>&1 ||
         { echo "soak: crash run $runs failed, see $out/crash.$runs.log"; exit 1; }
-    TN_SEED=$RANDOM$RANDOM "$TN_BIN/test_lease" >"$out/walk.$runs.log" 2>&1 ||
+    TN_SEED=$RANDOM$RANDOM "$TN_BIN/test_lease_walk" >"$out/walk.$runs.log" 2>&1 ||
         { echo "soak: random walk failed, see $out/walk.$runs.log"; exit 1; }
 done
 echo "soak: $runs rounds of 50 kill -9 cycles and a 200k-step random walk each, no violation"

@@ -161,24 +161,31 @@ size_t tn_route_slot(const struct tn_route *row)
     return i;
 }
 
+/* A query value of decimal digits only, at most max: TN_OK with *out, or
+ * TN_EINVAL (empty, another character, too large). */
+static int query_decimal(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9' || v > max)
+            return TN_EINVAL;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (len == 0 || v > max)
+        return TN_EINVAL;
+    *out = v;
+    return TN_OK;
+}
+
 /* ?token=N: a decimal of 1-16 digits below 2^53. */
 static int query_token(struct tn_route_match *m, tn_route_query_fn query,
                        void *arg)
 {
     size_t len = 0;
     const char *t = query(arg, "token", &len);
-    if (t == NULL || len == 0 || len > 16)
+    if (t == NULL || len > 16)
         return TN_EINVAL;
-    uint64_t v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (t[i] < '0' || t[i] > '9')
-            return TN_EINVAL;
-        v = v * 10 + (uint64_t)(t[i] - '0');
-    }
-    if (v >= TN_ROUTE_TOKEN_LIMIT)
-        return TN_EINVAL;
-    m->token = v;
-    return TN_OK;
+    return query_decimal(t, len, TN_ROUTE_TOKEN_LIMIT - 1, &m->token);
 }
 
 /* ?limit=N: 1..TN_LIST_MAX, TN_ROUTE_LIMIT_DEFAULT when absent. */
@@ -190,15 +197,10 @@ static int query_limit(struct tn_route_match *m, tn_route_query_fn query,
     m->limit = TN_ROUTE_LIMIT_DEFAULT;
     if (l == NULL)
         return TN_OK;
-    size_t v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (l[i] < '0' || l[i] > '9' || v > TN_LIST_MAX)
-            return TN_EINVAL;
-        v = v * 10 + (size_t)(l[i] - '0');
-    }
-    if (len == 0 || v < 1 || v > TN_LIST_MAX)
+    uint64_t v = 0;
+    if (query_decimal(l, len, TN_LIST_MAX, &v) != TN_OK || v < 1)
         return TN_EINVAL;
-    m->limit = v;
+    m->limit = (size_t)v;
     return TN_OK;
 }
 

@@ -169,6 +169,20 @@ static int bad(const struct line_ctx *c, const char *what)
     return TN_EINVAL;
 }
 
+/* What a field lookup's rc means: 0 present, 1 absent and optional, else
+ * the error (said in c->em: required, or sub's reason). */
+static int field_found(const struct line_ctx *c, const char *key, bool required,
+                       int rc, const struct tn_errmsg *sub)
+{
+    if (rc == TN_ENOTFOUND && !required)
+        return 1;
+    if (rc == TN_ENOTFOUND) {
+        tn_errmsg_set(c->em, "line %u: field \"%s\" is required", c->line, key);
+        return TN_EINVAL;
+    }
+    return rc < 0 ? bad(c, sub->text) : 0;
+}
+
 /* An integer field in [min, max]; *out = TN_HISTORY_NONE when absent and
  * optional. */
 static int get_int(const struct line_ctx *c, const char *key, int64_t min,
@@ -177,15 +191,8 @@ static int get_int(const struct line_ctx *c, const char *key, int64_t min,
     struct tn_errmsg sub = {{0}};
     *out = TN_HISTORY_NONE;
     int rc = tn_json_get_int(c->obj, key, min, max, out, &sub);
-    if (rc == TN_ENOTFOUND && !required)
-        return TN_OK;
-    if (rc == TN_ENOTFOUND) {
-        tn_errmsg_set(c->em, "line %u: field \"%s\" is required", c->line, key);
-        return TN_EINVAL;
-    }
-    if (rc < 0)
-        return bad(c, sub.text);
-    return TN_OK;
+    rc = field_found(c, key, required, rc, &sub);
+    return rc < 0 ? rc : TN_OK;
 }
 
 /* A non-empty string field, interned; *id = NO_ID when absent and
@@ -198,14 +205,9 @@ static int get_id(const struct line_ctx *c, const char *key, bool required,
     size_t len = 0;
     *id = TN_HISTORY_NO_ID;
     int rc = tn_json_get_str(c->obj, key, &s, &len, &sub);
-    if (rc == TN_ENOTFOUND && !required)
-        return TN_OK;
-    if (rc == TN_ENOTFOUND) {
-        tn_errmsg_set(c->em, "line %u: field \"%s\" is required", c->line, key);
-        return TN_EINVAL;
-    }
-    if (rc < 0)
-        return bad(c, sub.text);
+    rc = field_found(c, key, required, rc, &sub);
+    if (rc != 0)
+        return rc < 0 ? rc : TN_OK;
     if (len == 0) {
         tn_errmsg_set(c->em, "line %u: field \"%s\" is empty", c->line, key);
         return TN_EINVAL;

@@ -119,6 +119,30 @@ int tn_cli_bad_opt(const struct tn_cli *cli, const char *cmd, int opt, int argc,
  * TN_CLI_OPTS_END: -1 (help printed) or TN_CLI_USAGE. */
 int tn_cli_opts_exit(int r);
 
+/* A command's options: its getopt_long table (with TN_CLI_COMMON_OPTS),
+ * its --help text and what to do with each option of its own. */
+struct tn_cli_cmd {
+    const char *name;          /* "acquire", for usage lines */
+    const char *help;          /* --help text */
+    const struct option *opts; /* ends with TN_CLI_COMMON_OPTS, {0} */
+    int (*on_opt)(struct tn_cli *cli, int opt, const char *arg, void *ctx);
+    /* 0 or an exit code (usage printed) */
+};
+/* Read all options of cmd, handing each of its own to cmd->on_opt(ctx).
+ * 0 when they were all read (optind is the first operand), -1 after
+ * --help, else an exit code. */
+int tn_cli_parse_opts(struct tn_cli *cli, int argc, char **argv,
+                      const struct tn_cli_cmd *cmd, void *ctx);
+/* The operands after the options: with name, argv[optind] becomes *name
+ * unless --name gave it, and a name is required; without more, nothing
+ * may follow.  0 or TN_CLI_USAGE (printed). */
+int tn_cli_operands(const struct tn_cli *cli, const char *cmd, int argc,
+                    char **argv, const char **name, bool more);
+/* What a command does with its parse's result: 0 sets *out to a new
+ * client (NULL and an exit code when that fails); otherwise *out is NULL
+ * and the exit code is returned (0 after --help). */
+int tn_cli_connect(struct tn_cli *cli, int parsed, struct tn_client **out);
+
 /* Usage error: print msg and the --help hint on one line, return
  * TN_CLI_USAGE (cmd NULL: the global --help). */
 int tn_cli_usage(const struct tn_cli *cli, const char *cmd, const char *msg);
@@ -133,18 +157,25 @@ struct tn_cli_cred {
     int64_t ttl_ms;     /* --ttl (renew only), 0 = keep */
 };
 
-/* Which command parses credentials. */
+/* A command on a lease given by its credentials (renew, release). */
 struct tn_cli_cred_cmd {
     const char *name; /* "renew" or "release" */
     const char *help; /* its --help text */
     bool with_ttl;    /* accepts --ttl (renew) */
     bool with_force;  /* accepts --force (release) */
+    /* The call, on the lease adopted from cred (NULL with --force); a
+     * tn_err, with em set on failure. */
+    int (*call)(struct tn_client *c, const struct tn_cli_cred *cred,
+                struct tn_lease *l, struct tn_errmsg *em);
+    /* Print the answer of a call that succeeded. */
+    void (*print)(const struct tn_cli *cli, const struct tn_cli_cred *cred,
+                  struct tn_lease *l);
 };
 
-/* Parse renew/release arguments.  0 to go on, -1 after --help, else an
- * exit code. */
-int tn_cli_parse_cred(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
-                      int argc, char **argv, struct tn_cli_cred *out);
+/* Parse cmd's arguments, adopt the lease and make the call; the exit
+ * code. */
+int tn_cli_cred_main(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
+                     int argc, char **argv);
 
 int tn_cmd_acquire(struct tn_cli *cli, int argc, char **argv);
 int tn_cmd_renew(struct tn_cli *cli, int argc, char **argv);

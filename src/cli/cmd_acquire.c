@@ -26,6 +26,33 @@ static const char help[] =
     "Exit: 0 acquired, 3 held by another owner (holder printed) or in lock\n"
     "delay, 1 error, 2 usage.\n";
 
+static int acquire_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
+{
+    struct tn_acquire_args *a = ctx;
+    switch (opt) {
+    case 'n':
+        a->name = arg;
+        return 0;
+    case 't':
+        return tn_cli_duration_arg(cli, "acquire", "--ttl", arg, true,
+                                   &a->ttl_ms);
+    case 'w':
+        return tn_cli_duration_arg(cli, "acquire", "--wait", arg, false,
+                                   &a->wait_ms);
+    case 'd':
+        return tn_cli_duration_arg(cli, "acquire", "--lock-delay", arg, false,
+                                   &a->lock_delay_ms);
+    case 'o':
+        a->owner_id = arg;
+        return 0;
+    case 'r':
+        a->request_id = arg;
+        return 0;
+    default:
+        return tn_cli_usage(cli, "acquire", "unknown option");
+    }
+}
+
 static int parse(struct tn_cli *cli, int argc, char **argv,
                  struct tn_acquire_args *a)
 {
@@ -38,49 +65,13 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         {"lock-delay", required_argument, NULL, 'd'},
         TN_CLI_COMMON_OPTS,
         {0}};
-    int opt = 0;
-    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
-        switch (opt) {
-        case 'n':
-            a->name = optarg;
-            break;
-        case 't':
-            if (tn_cli_duration_arg(cli, "acquire", "--ttl", optarg, true,
-                                    &a->ttl_ms) != 0)
-                return TN_CLI_USAGE;
-            break;
-        case 'w':
-            if (tn_cli_duration_arg(cli, "acquire", "--wait", optarg, false,
-                                    &a->wait_ms) != 0)
-                return TN_CLI_USAGE;
-            break;
-        case 'd':
-            if (tn_cli_duration_arg(cli, "acquire", "--lock-delay", optarg,
-                                    false, &a->lock_delay_ms) != 0)
-                return TN_CLI_USAGE;
-            break;
-        case 'o':
-            a->owner_id = optarg;
-            break;
-        case 'r':
-            a->request_id = optarg;
-            break;
-        default:
-            return tn_cli_usage(cli, "acquire", "unknown option");
-        }
-    }
-    if (opt != TN_CLI_OPTS_END)
-        return tn_cli_opts_exit(opt);
-    if (a->name == NULL && optind < argc)
-        a->name = argv[optind++];
-    if (optind != argc)
-        return tn_cli_usage(cli, "acquire", "unexpected argument");
-    if (a->name == NULL)
-        return tn_cli_usage(cli, "acquire", "a lease name is required");
-    if (a->ttl_ms <= 0)
-        return tn_cli_usage(cli, "acquire",
-                            "--ttl is required (e.g. --ttl 10s)");
-    return 0;
+    static const struct tn_cli_cmd cmd = {"acquire", help, opts, acquire_opt};
+    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, a);
+    if (ex == 0)
+        ex = tn_cli_operands(cli, "acquire", argc, argv, &a->name, false);
+    if (ex == 0 && a->ttl_ms <= 0)
+        ex = tn_cli_usage(cli, "acquire", "--ttl is required (e.g. --ttl 10s)");
+    return ex;
 }
 
 static void print_lease(const struct tn_cli *cli, struct tn_lease *l)
@@ -142,12 +133,9 @@ static int report_held(const struct tn_cli *cli, int rc,
 int tn_cmd_acquire(struct tn_cli *cli, int argc, char **argv)
 {
     struct tn_acquire_args a = {0};
-    int ex = parse(cli, argc, argv, &a);
-    if (ex != 0)
-        return ex < 0 ? TN_CLI_OK : ex;
     struct tn_client *c = NULL;
-    ex = tn_cli_client(cli, &c);
-    if (ex != 0)
+    int ex = tn_cli_connect(cli, parse(cli, argc, argv, &a), &c);
+    if (c == NULL)
         return ex;
     struct tn_lease *l = NULL;
     struct tn_lease_info holder;

@@ -25,6 +25,18 @@ struct check_args {
     bool has_token;   /* --token given */
 };
 
+static int check_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
+{
+    struct check_args *a = ctx;
+    if (opt == 'n')
+        a->name = arg;
+    else if (opt == 'T' && tn_cli_parse_u64(arg, &a->token) == 0)
+        a->has_token = true;
+    else
+        return tn_cli_usage(cli, "check", "--token: expected a number");
+    return 0;
+}
+
 static int parse(struct tn_cli *cli, int argc, char **argv,
                  struct check_args *a)
 {
@@ -33,19 +45,12 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         {"token", required_argument, NULL, 'T'},
         TN_CLI_COMMON_OPTS,
         {0}};
-    int opt = 0;
-    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
-        if (opt == 'n')
-            a->name = optarg;
-        else if (opt == 'T' && tn_cli_parse_u64(optarg, &a->token) == 0)
-            a->has_token = true;
-        else
-            return tn_cli_usage(cli, "check", "--token: expected a number");
-    }
-    if (opt != TN_CLI_OPTS_END)
-        return tn_cli_opts_exit(opt);
-    if (a->name == NULL && optind < argc)
-        a->name = argv[optind++];
+    static const struct tn_cli_cmd cmd = {"check", help, opts, check_opt};
+    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, a);
+    if (ex == 0)
+        ex = tn_cli_operands(cli, "check", argc, argv, &a->name, true);
+    if (ex != 0)
+        return ex;
     if (!a->has_token && optind < argc) {
         if (tn_cli_parse_u64(argv[optind], &a->token) < 0)
             return tn_cli_usage(cli, "check", "the token must be a number");
@@ -54,8 +59,6 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
     }
     if (optind != argc)
         return tn_cli_usage(cli, "check", "unexpected argument");
-    if (a->name == NULL)
-        return tn_cli_usage(cli, "check", "a lease name is required");
     if (!a->has_token)
         return tn_cli_usage(cli, "check", "a token to check is required");
     return 0;
@@ -92,12 +95,9 @@ static void print_check(const struct tn_cli *cli, const struct check_args *a,
 int tn_cmd_check(struct tn_cli *cli, int argc, char **argv)
 {
     struct check_args a = {0};
-    int ex = parse(cli, argc, argv, &a);
-    if (ex != 0)
-        return ex < 0 ? TN_CLI_OK : ex;
     struct tn_client *c = NULL;
-    ex = tn_cli_client(cli, &c);
-    if (ex != 0)
+    int ex = tn_cli_connect(cli, parse(cli, argc, argv, &a), &c);
+    if (c == NULL)
         return ex;
     struct tn_check_result r;
     struct tn_errmsg em = {{0}};

@@ -13,36 +13,29 @@ static const char help[] =
     "Exit: 0 held (printed), 5 not found (the name is free), 1 error,\n"
     "2 usage.\n";
 
+static int get_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
+{
+    if (opt != 'n')
+        return tn_cli_usage(cli, "get", "unknown option");
+    *(const char **)ctx = arg;
+    return 0;
+}
+
 static int parse(struct tn_cli *cli, int argc, char **argv, const char **name)
 {
     static const struct option opts[] = {
         {"name", required_argument, NULL, 'n'}, TN_CLI_COMMON_OPTS, {0}};
-    int opt = 0;
-    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
-        if (opt != 'n')
-            return tn_cli_usage(cli, "get", "unknown option");
-        *name = optarg;
-    }
-    if (opt != TN_CLI_OPTS_END)
-        return tn_cli_opts_exit(opt);
-    if (*name == NULL && optind < argc)
-        *name = argv[optind++];
-    if (optind != argc)
-        return tn_cli_usage(cli, "get", "unexpected argument");
-    if (*name == NULL)
-        return tn_cli_usage(cli, "get", "a lease name is required");
-    return 0;
+    static const struct tn_cli_cmd cmd = {"get", help, opts, get_opt};
+    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, name);
+    return ex != 0 ? ex : tn_cli_operands(cli, "get", argc, argv, name, false);
 }
 
 int tn_cmd_get(struct tn_cli *cli, int argc, char **argv)
 {
     const char *name = NULL;
-    int ex = parse(cli, argc, argv, &name);
-    if (ex != 0)
-        return ex < 0 ? TN_CLI_OK : ex;
     struct tn_client *c = NULL;
-    ex = tn_cli_client(cli, &c);
-    if (ex != 0)
+    int ex = tn_cli_connect(cli, parse(cli, argc, argv, &name), &c);
+    if (c == NULL)
         return ex;
     struct tn_lease_info info;
     struct tn_errmsg em = {{0}};

@@ -18,6 +18,23 @@ static const char help[] =
     "\n"
     "Exit: 0 listed (possibly none), 1 error, 2 usage.\n";
 
+static int list_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
+{
+    struct tn_list_args *a = ctx;
+    uint64_t v = 0;
+    if (opt == 'p')
+        a->prefix = arg;
+    else if (opt == 'a')
+        a->after = arg;
+    else if (opt == 'l' && tn_cli_parse_u64(arg, &v) == 0 && v > 0 &&
+             v <= 100000)
+        a->limit = (unsigned)v;
+    else
+        return tn_cli_usage(cli, "list",
+                            "--limit: expected a number from 1 to 100000");
+    return 0;
+}
+
 static int parse(struct tn_cli *cli, int argc, char **argv,
                  struct tn_list_args *a)
 {
@@ -27,25 +44,9 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         {"after", required_argument, NULL, 'a'},
         TN_CLI_COMMON_OPTS,
         {0}};
-    int opt = 0;
-    uint64_t v = 0;
-    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
-        if (opt == 'p')
-            a->prefix = optarg;
-        else if (opt == 'a')
-            a->after = optarg;
-        else if (opt == 'l' && tn_cli_parse_u64(optarg, &v) == 0 && v > 0 &&
-                 v <= 100000)
-            a->limit = (unsigned)v;
-        else
-            return tn_cli_usage(cli, "list",
-                                "--limit: expected a number from 1 to 100000");
-    }
-    if (opt != TN_CLI_OPTS_END)
-        return tn_cli_opts_exit(opt);
-    if (optind != argc)
-        return tn_cli_usage(cli, "list", "unexpected argument");
-    return 0;
+    static const struct tn_cli_cmd cmd = {"list", help, opts, list_opt};
+    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, a);
+    return ex != 0 ? ex : tn_cli_operands(cli, "list", argc, argv, NULL, false);
 }
 
 static void print_page(const struct tn_cli *cli,
@@ -93,12 +94,9 @@ static int run_list(struct tn_cli *cli, struct tn_client *c,
 int tn_cmd_list(struct tn_cli *cli, int argc, char **argv)
 {
     struct tn_list_args a = {0};
-    int ex = parse(cli, argc, argv, &a);
-    if (ex != 0)
-        return ex < 0 ? TN_CLI_OK : ex;
     struct tn_client *c = NULL;
-    ex = tn_cli_client(cli, &c);
-    if (ex != 0)
+    int ex = tn_cli_connect(cli, parse(cli, argc, argv, &a), &c);
+    if (c == NULL)
         return ex;
     if (!cli->json)
         (void)printf("%-32s %10s %10s  %s\n", "NAME", "TOKEN", "EXPIRES",

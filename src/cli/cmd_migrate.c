@@ -30,6 +30,18 @@ struct migrate_args {
     char *to;       /* --to */
 };
 
+static int migrate_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
+{
+    struct migrate_args *a = ctx;
+    if (opt == 'd')
+        a->data_dir = (char *)arg;
+    else if (opt == 't')
+        a->to = (char *)arg;
+    else
+        return tn_cli_usage(cli, "migrate", "unknown option");
+    return 0;
+}
+
 static int parse(struct tn_cli *cli, int argc, char **argv,
                  struct migrate_args *a)
 {
@@ -38,19 +50,12 @@ static int parse(struct tn_cli *cli, int argc, char **argv,
         {"to", required_argument, NULL, 't'},
         TN_CLI_COMMON_OPTS,
         {0}};
-    int opt = 0;
-    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
-        if (opt == 'd')
-            a->data_dir = optarg;
-        else if (opt == 't')
-            a->to = optarg;
-        else
-            return tn_cli_usage(cli, "migrate", "unknown option");
-    }
-    if (opt != TN_CLI_OPTS_END)
-        return tn_cli_opts_exit(opt);
-    if (optind != argc)
-        return tn_cli_usage(cli, "migrate", "unexpected argument");
+    static const struct tn_cli_cmd cmd = {"migrate", help, opts, migrate_opt};
+    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, a);
+    if (ex == 0)
+        ex = tn_cli_operands(cli, "migrate", argc, argv, NULL, false);
+    if (ex != 0)
+        return ex;
     if (a->data_dir == NULL || a->to == NULL)
         return tn_cli_usage(cli, "migrate", "--data-dir and --to are required");
     return 0;

@@ -20,42 +20,38 @@ static const char help[] =
     "Exit: 0 released, 4 lost (it was no longer live; with --force: nothing\n"
     "was live), 1 error (e.g. wrong secret, not an admin), 2 usage.\n";
 
+static int release_call(struct tn_client *c, const struct tn_cli_cred *cred,
+                        struct tn_lease *l, struct tn_errmsg *em)
+{
+    if (!cred->force)
+        return tn_client_release(c, l, em);
+    int rc = tn_client_force_release(c, cred->name, em);
+    if (rc == TN_ELOST)
+        tn_errmsg_set(em, "no grant of \"%s\" is live", cred->name);
+    return rc;
+}
+
+static void print_released(const struct tn_cli *cli,
+                           const struct tn_cli_cred *cred, struct tn_lease *l)
+{
+    (void)l;
+    if (cred->force && cli->json)
+        tn_cli_print_json(json_pack("{s:s,s:b,s:b}", "name", cred->name,
+                                    "released", 1, "forced", 1));
+    else if (cred->force)
+        (void)printf("released %s (forced)\n", cred->name);
+    else if (cli->json)
+        tn_cli_print_json(json_pack("{s:s,s:I,s:b}", "name", cred->name,
+                                    "token", (json_int_t)cred->token,
+                                    "released", 1));
+    else
+        (void)printf("released %s token=%" PRIu64 "\n", cred->name,
+                     cred->token);
+}
+
 int tn_cmd_release(struct tn_cli *cli, int argc, char **argv)
 {
-    struct tn_cli_cred cred = {0};
-    static const struct tn_cli_cred_cmd cmd = {"release", help, false, true};
-    int ex = tn_cli_parse_cred(cli, &cmd, argc, argv, &cred);
-    if (ex != 0)
-        return ex < 0 ? TN_CLI_OK : ex;
-    struct tn_client *c = NULL;
-    ex = tn_cli_client(cli, &c);
-    if (ex != 0)
-        return ex;
-    struct tn_lease *l = NULL;
-    struct tn_errmsg em = {{0}};
-    int rc = 0;
-    if (cred.force) {
-        rc = tn_client_force_release(c, cred.name, &em);
-    } else {
-        rc = tn_client_lease_adopt(c, cred.name, cred.token, cred.secret, &l);
-        if (rc == 0)
-            rc = tn_client_release(c, l, &em);
-    }
-    if (rc == TN_ELOST && cred.force)
-        tn_errmsg_set(&em, "no grant of \"%s\" is live", cred.name);
-    if (rc < 0)
-        ex = tn_cli_fail(cli, "release", rc, &em);
-    else if (cred.force && cli->json)
-        tn_cli_print_json(json_pack("{s:s,s:b,s:b}", "name", cred.name,
-                                    "released", 1, "forced", 1));
-    else if (cred.force)
-        (void)printf("released %s (forced)\n", cred.name);
-    else if (cli->json)
-        tn_cli_print_json(json_pack("{s:s,s:I,s:b}", "name", cred.name, "token",
-                                    (json_int_t)cred.token, "released", 1));
-    else
-        (void)printf("released %s token=%" PRIu64 "\n", cred.name, cred.token);
-    tn_lease_free(l);
-    tn_client_free(c);
-    return ex;
+    static const struct tn_cli_cred_cmd cmd = {
+        "release", help, false, true, release_call, print_released};
+    return tn_cli_cred_main(cli, &cmd, argc, argv);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tenure renew: extend a lease acquired by another invocation, given its
- * name, token and secret.  Also the credential parsing shared with
- * release. */
+ * name, token and secret.  Also what renew and release share: parsing
+ * the credentials, adopting the lease, reporting the answer. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,24 +18,35 @@ static const char help[] =
     "Exit: 0 renewed, 4 lost (the grant is no longer live: acquire again),\n"
     "1 error (e.g. wrong secret), 2 usage.\n";
 
-static int cred_opt(struct tn_cli *cli, const char *cmd, int opt,
-                    struct tn_cli_cred *out)
+/* What tn_cli_parse_cred's options fill in, for which command. */
+struct cred_parse {
+    const struct tn_cli_cred_cmd *cmd;
+    struct tn_cli_cred *out;
+};
+
+static int cred_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
 {
+    const struct cred_parse *p = ctx;
+    const char *cmd = p->cmd->name;
+    struct tn_cli_cred *out = p->out;
+    if (opt == 't' && !p->cmd->with_ttl)
+        return tn_cli_usage(cli, cmd, "--ttl is for renew only");
+    if (opt == 'f' && !p->cmd->with_force)
+        return tn_cli_usage(cli, cmd, "--force is for release only");
     switch (opt) {
     case 'n':
-        out->name = optarg;
+        out->name = arg;
         return 0;
     case 'T':
-        if (tn_cli_parse_u64(optarg, &out->token) < 0)
+        if (tn_cli_parse_u64(arg, &out->token) < 0)
             return tn_cli_usage(cli, cmd, "--token: expected a number");
         out->has_token = true;
         return 0;
     case 's':
-        out->secret = optarg;
+        out->secret = arg;
         return 0;
     case 't':
-        return tn_cli_duration_arg(cli, cmd, "--ttl", optarg, true,
-                                   &out->ttl_ms);
+        return tn_cli_duration_arg(cli, cmd, "--ttl", arg, true, &out->ttl_ms);
     case 'f':
         out->force = true;
         return 0;
@@ -47,12 +58,9 @@ static int cred_opt(struct tn_cli *cli, const char *cmd, int opt,
 static int finish_cred(struct tn_cli *cli, const char *cmd, int argc,
                        char **argv, struct tn_cli_cred *out)
 {
-    if (out->name == NULL && optind < argc)
-        out->name = argv[optind++];
-    if (optind != argc)
-        return tn_cli_usage(cli, cmd, "unexpected argument");
-    if (out->name == NULL)
-        return tn_cli_usage(cli, cmd, "a lease name is required");
+    int ex = tn_cli_operands(cli, cmd, argc, argv, &out->name, false);
+    if (ex != 0)
+        return ex;
     if (out->force) {
         /* Whatever grant is live ends: no credential of it is needed. */
         if (out->has_token || out->secret != NULL)
@@ -70,7 +78,7 @@ static int finish_cred(struct tn_cli *cli, const char *cmd, int argc,
     return 0;
 }
 
-int tn_cli_parse_cred(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
+static int parse_cred(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
                       int argc, char **argv, struct tn_cli_cred *out)
 {
     static const struct option opts[] = {
@@ -81,23 +89,46 @@ int tn_cli_parse_cred(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
         {"force", no_argument, NULL, 'f'},
         TN_CLI_COMMON_OPTS,
         {0}};
-    int opt = 0;
-    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, cmd->help)) > 0) {
-        if (opt == 't' && !cmd->with_ttl)
-            return tn_cli_usage(cli, cmd->name, "--ttl is for renew only");
-        if (opt == 'f' && !cmd->with_force)
-            return tn_cli_usage(cli, cmd->name, "--force is for release only");
-        int ex = cred_opt(cli, cmd->name, opt, out);
-        if (ex != 0)
-            return ex;
-    }
-    if (opt != TN_CLI_OPTS_END)
-        return tn_cli_opts_exit(opt);
-    return finish_cred(cli, cmd->name, argc, argv, out);
+    const struct tn_cli_cmd parse = {cmd->name, cmd->help, opts, cred_opt};
+    struct cred_parse p = {cmd, out};
+    int ex = tn_cli_parse_opts(cli, argc, argv, &parse, &p);
+    return ex != 0 ? ex : finish_cred(cli, cmd->name, argc, argv, out);
 }
 
-static void print_renewed(const struct tn_cli *cli, struct tn_lease *l)
+int tn_cli_cred_main(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
+                     int argc, char **argv)
 {
+    struct tn_cli_cred cred = {0};
+    struct tn_client *c = NULL;
+    int ex = tn_cli_connect(cli, parse_cred(cli, cmd, argc, argv, &cred), &c);
+    if (c == NULL)
+        return ex;
+    struct tn_lease *l = NULL;
+    struct tn_errmsg em = {{0}};
+    int rc = 0;
+    if (!cred.force)
+        rc = tn_client_lease_adopt(c, cred.name, cred.token, cred.secret, &l);
+    if (rc == 0)
+        rc = cmd->call(c, &cred, l, &em);
+    if (rc < 0)
+        ex = tn_cli_fail(cli, cmd->name, rc, &em);
+    else
+        cmd->print(cli, &cred, l);
+    tn_lease_free(l);
+    tn_client_free(c);
+    return ex;
+}
+
+static int renew_call(struct tn_client *c, const struct tn_cli_cred *cred,
+                      struct tn_lease *l, struct tn_errmsg *em)
+{
+    return tn_client_renew(c, l, cred->ttl_ms, em);
+}
+
+static void print_renewed(const struct tn_cli *cli,
+                          const struct tn_cli_cred *cred, struct tn_lease *l)
+{
+    (void)cred;
     if (cli->json) {
         tn_cli_print_json(
             json_pack("{s:s,s:I,s:I,s:I}", "name", tn_lease_name(l), "token",
@@ -112,25 +143,7 @@ static void print_renewed(const struct tn_cli *cli, struct tn_lease *l)
 
 int tn_cmd_renew(struct tn_cli *cli, int argc, char **argv)
 {
-    struct tn_cli_cred cred = {0};
-    static const struct tn_cli_cred_cmd cmd = {"renew", help, true, false};
-    int ex = tn_cli_parse_cred(cli, &cmd, argc, argv, &cred);
-    if (ex != 0)
-        return ex < 0 ? TN_CLI_OK : ex;
-    struct tn_client *c = NULL;
-    ex = tn_cli_client(cli, &c);
-    if (ex != 0)
-        return ex;
-    struct tn_lease *l = NULL;
-    struct tn_errmsg em = {{0}};
-    int rc = tn_client_lease_adopt(c, cred.name, cred.token, cred.secret, &l);
-    if (rc == 0)
-        rc = tn_client_renew(c, l, cred.ttl_ms, &em);
-    if (rc < 0)
-        ex = tn_cli_fail(cli, "renew", rc, &em);
-    else
-        print_renewed(cli, l);
-    tn_lease_free(l);
-    tn_client_free(c);
-    return ex;
+    static const struct tn_cli_cred_cmd cmd = {
+        "renew", help, true, false, renew_call, print_renewed};
+    return tn_cli_cred_main(cli, &cmd, argc, argv);
 }

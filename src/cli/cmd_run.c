@@ -84,23 +84,24 @@ static void on_log(void *ud, const char *msg)
     (void)fprintf(stderr, "tenure: %s\n", msg);
 }
 
-static int parse_opt(struct tn_cli *cli, int opt, struct run_args *r)
+static int parse_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
 {
+    struct run_args *r = ctx;
     switch (opt) {
     case 'n':
-        r->a.name = optarg;
+        r->a.name = arg;
         return 0;
     case 't':
-        return tn_cli_duration_arg(cli, "run", "--ttl", optarg, true,
+        return tn_cli_duration_arg(cli, "run", "--ttl", arg, true,
                                    &r->a.ttl_ms);
     case 'w':
-        return tn_cli_duration_arg(cli, "run", "--wait", optarg, false,
+        return tn_cli_duration_arg(cli, "run", "--wait", arg, false,
                                    &r->a.wait_ms);
     case 'g':
-        return tn_cli_duration_arg(cli, "run", "--grace", optarg, false,
+        return tn_cli_duration_arg(cli, "run", "--grace", arg, false,
                                    &r->grace_ms);
     case 'o':
-        r->a.owner_id = optarg;
+        r->a.owner_id = arg;
         return 0;
     default:
         return tn_cli_usage(cli, "run", "unknown option");
@@ -117,20 +118,14 @@ static int parse(struct tn_cli *cli, int argc, char **argv, struct run_args *r)
         {"owner", required_argument, NULL, 'o'},
         TN_CLI_COMMON_OPTS,
         {0}};
-    int opt = 0;
+    static const struct tn_cli_cmd cmd = {"run", help, opts, parse_opt};
     /* GNU getopt moves NAME (if given positionally) after the options,
      * up to the "--" that ends them; COMMAND follows. */
-    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
-        int ex = parse_opt(cli, opt, r);
-        if (ex != 0)
-            return ex;
-    }
-    if (opt != TN_CLI_OPTS_END)
-        return tn_cli_opts_exit(opt);
-    if (r->a.name == NULL && optind < argc)
-        r->a.name = argv[optind++];
-    if (r->a.name == NULL)
-        return tn_cli_usage(cli, "run", "a lease name is required");
+    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, r);
+    if (ex == 0)
+        ex = tn_cli_operands(cli, "run", argc, argv, &r->a.name, true);
+    if (ex != 0)
+        return ex;
     if (r->a.ttl_ms <= 0)
         return tn_cli_usage(cli, "run", "--ttl is required (e.g. --ttl 10s)");
     if (optind >= argc)

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "common/buf.h"
+#include "common/sse.h"
 
 static const char help[] =
     "Usage: tenure watch [--prefix P] [--count N] [--json]\n"
@@ -33,14 +33,14 @@ static void on_stop(int sig)
 
 struct watch {
     struct tn_cli *cli; /* options */
-    struct tn_buf line; /* partial input line */
-    char last_id[32];   /* of the last event seen */
+    struct tn_sse sse;  /* the stream's lines and last event id */
     uint64_t count;     /* events printed */
     uint64_t max_count; /* 0 = no limit */
 };
 
-static void print_event(struct watch *w, const char *data)
+static void print_event(void *arg, const char *data)
 {
+    struct watch *w = arg;
     json_error_t err;
     json_t *v = json_loads(data, 0, &err);
     if (v == NULL)
@@ -63,28 +63,11 @@ static void print_event(struct watch *w, const char *data)
     json_decref(v);
 }
 
-static void handle_line(struct watch *w, char *line)
-{
-    if (strncmp(line, "id: ", 4) == 0)
-        (void)snprintf(w->last_id, sizeof(w->last_id), "%s", line + 4);
-    else if (strncmp(line, "data: ", 6) == 0)
-        print_event(w, line + 6);
-}
-
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
     struct watch *w = arg;
     size_t len = size * n;
-    for (size_t i = 0; i < len; i++) {
-        if (p[i] != '\n') {
-            if (tn_buf_append(&w->line, &p[i], 1) < 0)
-                tn_buf_reset(&w->line); /* over-long line: drop it */
-            continue;
-        }
-        if (w->line.data != NULL)
-            handle_line(w, w->line.data);
-        tn_buf_reset(&w->line);
-    }
+    tn_sse_feed(&w->sse, p, len, print_event, w);
     bool done = stop_now || (w->max_count > 0 && w->count >= w->max_count);
     return done ? 0 : len; /* 0 aborts the transfer */
 }
@@ -107,8 +90,8 @@ static long stream_once(struct watch *w, CURL *h, const char *base,
     curl_free(esc);
     struct curl_slist *hdrs = NULL;
     char hdr[512];
-    if (w->last_id[0] != '\0') {
-        (void)snprintf(hdr, sizeof(hdr), "Last-Event-ID: %s", w->last_id);
+    if (w->sse.last_id[0] != '\0') {
+        (void)snprintf(hdr, sizeof(hdr), "Last-Event-ID: %s", w->sse.last_id);
         hdrs = curl_slist_append(hdrs, hdr);
     }
     if (w->cli->opts.auth_token != NULL) {
@@ -139,6 +122,22 @@ static long stream_once(struct watch *w, CURL *h, const char *base,
     return code;
 }
 
+/* What watch's options fill in. */
+struct watch_args {
+    const char *prefix; /* --prefix */
+    uint64_t *count;    /* --count */
+};
+
+static int watch_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
+{
+    struct watch_args *a = ctx;
+    if (opt == 'p')
+        a->prefix = arg;
+    else if (tn_cli_parse_u64(arg, a->count) < 0)
+        return tn_cli_usage(cli, "watch", "--count: expected a number");
+    return 0;
+}
+
 static int parse(struct tn_cli *cli, int argc, char **argv, const char **prefix,
                  uint64_t *count)
 {
@@ -147,18 +146,12 @@ static int parse(struct tn_cli *cli, int argc, char **argv, const char **prefix,
         {"count", required_argument, NULL, 'c'},
         TN_CLI_COMMON_OPTS,
         {0}};
-    int opt = 0;
-    while ((opt = tn_cli_next_opt(cli, argc, argv, opts, help)) > 0) {
-        if (opt == 'p')
-            *prefix = optarg;
-        else if (tn_cli_parse_u64(optarg, count) < 0)
-            return tn_cli_usage(cli, "watch", "--count: expected a number");
-    }
-    if (opt != TN_CLI_OPTS_END)
-        return tn_cli_opts_exit(opt);
-    if (optind != argc)
-        return tn_cli_usage(cli, "watch", "unexpected argument");
-    return 0;
+    static const struct tn_cli_cmd cmd = {"watch", help, opts, watch_opt};
+    struct watch_args a = {*prefix, count};
+    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, &a);
+    *prefix = a.prefix;
+    return ex != 0 ? ex
+                   : tn_cli_operands(cli, "watch", argc, argv, NULL, false);
 }
 
 static void sleep_ms(long ms)
@@ -177,7 +170,7 @@ int tn_cmd_watch(struct tn_cli *cli, int argc, char **argv)
         return ex < 0 ? TN_CLI_OK : ex;
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
-    tn_buf_init(&w.line, 64 * 1024);
+    tn_sse_init(&w.sse, 64 * 1024);
     CURL *h = curl_easy_init();
     if (h == NULL)
         return TN_CLI_ERROR;
@@ -198,6 +191,6 @@ int tn_cmd_watch(struct tn_cli *cli, int argc, char **argv)
         url = (url + 1) % cli->opts.n_urls;
     }
     curl_easy_cleanup(h);
-    tn_buf_release(&w.line);
+    tn_sse_release(&w.sse);
     return ex;
 }

@@ -2,6 +2,7 @@
 /* CLI helpers: common options, durations, errors and JSON output. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,9 +79,27 @@ int tn_cli_set_servers(struct tn_cli *cli, const char *list)
     return 0;
 }
 
+/* The common options that only keep their argument. */
+static const struct {
+    int opt;    /* TN_CLI_OPT_* */
+    size_t off; /* offset of its const char * in struct tn_client_options */
+} str_opts[] = {
+    {TN_CLI_OPT_BEARER, offsetof(struct tn_client_options, auth_token)},
+    {TN_CLI_OPT_CACERT, offsetof(struct tn_client_options, ca_file)},
+    {TN_CLI_OPT_CERT, offsetof(struct tn_client_options, cert_file)},
+    {TN_CLI_OPT_KEY, offsetof(struct tn_client_options, key_file)},
+};
+
 int tn_cli_common_opt(struct tn_cli *cli, int opt, const char *arg)
 {
     int64_t ms = 0;
+    for (size_t i = 0; i < sizeof(str_opts) / sizeof(str_opts[0]); i++) {
+        if (str_opts[i].opt == opt) {
+            char *field = (char *)&cli->opts + str_opts[i].off;
+            memcpy(field, &arg, sizeof(arg));
+            return 1;
+        }
+    }
     switch (opt) {
     case TN_CLI_OPT_SERVER:
         return tn_cli_set_servers(cli, arg) == 0 ? 1 : -1;
@@ -89,18 +108,6 @@ int tn_cli_common_opt(struct tn_cli *cli, int opt, const char *arg)
         return 1;
     case 'v':
         cli->verbose = true;
-        return 1;
-    case TN_CLI_OPT_BEARER:
-        cli->opts.auth_token = arg;
-        return 1;
-    case TN_CLI_OPT_CACERT:
-        cli->opts.ca_file = arg;
-        return 1;
-    case TN_CLI_OPT_CERT:
-        cli->opts.cert_file = arg;
-        return 1;
-    case TN_CLI_OPT_KEY:
-        cli->opts.key_file = arg;
         return 1;
     case TN_CLI_OPT_TIMEOUT:
         if (tn_cli_duration_arg(cli, NULL, "--timeout", arg, true, &ms) != 0)
@@ -161,6 +168,38 @@ int tn_cli_next_opt(struct tn_cli *cli, int argc, char **argv,
 int tn_cli_opts_exit(int r)
 {
     return r == TN_CLI_OPTS_HELP ? -1 : TN_CLI_USAGE;
+}
+
+int tn_cli_parse_opts(struct tn_cli *cli, int argc, char **argv,
+                      const struct tn_cli_cmd *cmd, void *ctx)
+{
+    int opt = 0;
+    while ((opt = tn_cli_next_opt(cli, argc, argv, cmd->opts, cmd->help)) > 0) {
+        int ex = cmd->on_opt(cli, opt, optarg, ctx);
+        if (ex != 0)
+            return ex;
+    }
+    return opt == TN_CLI_OPTS_END ? 0 : tn_cli_opts_exit(opt);
+}
+
+int tn_cli_operands(const struct tn_cli *cli, const char *cmd, int argc,
+                    char **argv, const char **name, bool more)
+{
+    if (name != NULL && *name == NULL && optind < argc)
+        *name = argv[optind++];
+    if (!more && optind != argc)
+        return tn_cli_usage(cli, cmd, "unexpected argument");
+    if (name != NULL && *name == NULL)
+        return tn_cli_usage(cli, cmd, "a lease name is required");
+    return 0;
+}
+
+int tn_cli_connect(struct tn_cli *cli, int parsed, struct tn_client **out)
+{
+    *out = NULL;
+    if (parsed != 0)
+        return parsed < 0 ? TN_CLI_OK : parsed;
+    return tn_cli_client(cli, out);
 }
 
 struct unit {

@@ -14,18 +14,18 @@
 #include <tenure/err.h>
 
 #include "client_internal.h"
-#include "common/buf.h"
+#include "common/sse.h"
 
 #define EV_LINE_MAX (64 * 1024)
 
 struct follower {
     struct tn_client *c; /* owner */
-    struct tn_buf line;  /* partial SSE line */
-    char last_id[32];    /* for Last-Event-ID on reconnect */
+    struct tn_sse sse;   /* the stream's lines, last id for reconnect */
 };
 
-static void apply(struct tn_client *c, const char *data)
+static void apply(void *arg, const char *data)
 {
+    struct tn_client *c = arg;
     json_error_t err;
     json_t *v = json_loads(data, 0, &err);
     const char *type = json_string_value(json_object_get(v, "type"));
@@ -48,19 +48,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
     struct follower *f = arg;
     size_t len = size * n;
-    for (size_t i = 0; i < len; i++) {
-        if (p[i] != '\n') {
-            if (tn_buf_append(&f->line, &p[i], 1) < 0)
-                tn_buf_reset(&f->line);
-            continue;
-        }
-        const char *s = f->line.data != NULL ? f->line.data : "";
-        if (strncmp(s, "id: ", 4) == 0)
-            (void)snprintf(f->last_id, sizeof(f->last_id), "%s", s + 4);
-        else if (strncmp(s, "data: ", 6) == 0)
-            apply(f->c, s + 6);
-        tn_buf_reset(&f->line);
-    }
+    tn_sse_feed(&f->sse, p, len, apply, f->c);
     return atomic_load(&f->c->abort_io) ? 0 : len;
 }
 
@@ -90,8 +78,8 @@ static void stream_once(struct follower *f, CURL *h, const char *base)
     char hdr[128];
     (void)snprintf(url, sizeof(url), "%s/v1/events", base);
     struct curl_slist *hdrs = NULL;
-    if (f->last_id[0] != '\0') {
-        (void)snprintf(hdr, sizeof(hdr), "Last-Event-ID: %s", f->last_id);
+    if (f->sse.last_id[0] != '\0') {
+        (void)snprintf(hdr, sizeof(hdr), "Last-Event-ID: %s", f->sse.last_id);
         hdrs = curl_slist_append(hdrs, hdr);
     }
     if (c->auth_header != NULL)
@@ -118,7 +106,7 @@ static void *follower_main(void *arg)
 {
     struct tn_client *c = arg;
     struct follower f = {.c = c};
-    tn_buf_init(&f.line, EV_LINE_MAX);
+    tn_sse_init(&f.sse, EV_LINE_MAX);
     CURL *h = curl_easy_init();
     for (size_t i = 0; h != NULL && !atomic_load(&c->abort_io); i++) {
         stream_once(&f, h, c->opts.urls[i % c->opts.n_urls]);
@@ -127,7 +115,7 @@ static void *follower_main(void *arg)
     }
     if (h != NULL)
         curl_easy_cleanup(h);
-    tn_buf_release(&f.line);
+    tn_sse_release(&f.sse);
     return NULL;
 }
 

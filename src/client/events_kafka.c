@@ -19,6 +19,8 @@
 
 #include <tenure/events_kafka.h>
 
+#include "common/kafka_conf.h"
+
 #define VALUE_MAX 65536
 #define POLL_MS 200
 #define SETUP_MS 5000
@@ -51,17 +53,6 @@ static int parse_url(struct tn_kafka_follower *f, const char *url,
     return 0;
 }
 
-static int set(rd_kafka_conf_t *conf, const char *k, const char *v,
-               struct tn_errmsg *em)
-{
-    char err[256];
-    if (rd_kafka_conf_set(conf, k, v, err, sizeof(err)) != RD_KAFKA_CONF_OK) {
-        tn_errmsg_set(em, "kafka setting \"%s\": %s", k, err);
-        return TN_EINVAL;
-    }
-    return TN_OK;
-}
-
 static int configure(rd_kafka_conf_t *conf, const char *brokers,
                      const char *const *kv, size_t n, struct tn_errmsg *em)
 {
@@ -69,13 +60,12 @@ static int configure(rd_kafka_conf_t *conf, const char *brokers,
      * each follower starts at the end, as an SSE subscriber does. */
     char group[64];
     (void)snprintf(group, sizeof(group), "tenure-follower-%p", (void *)conf);
-    int rc = set(conf, "bootstrap.servers", brokers, em);
-    if (rc == 0)
-        rc = set(conf, "group.id", group, em);
-    if (rc == 0)
-        rc = set(conf, "enable.auto.commit", "false", em);
-    if (rc == 0)
-        rc = set(conf, "enable.partition.eof", "false", em);
+    const char *const fixed[][2] = {{"bootstrap.servers", brokers},
+                                    {"group.id", group},
+                                    {"enable.auto.commit", "false"},
+                                    {"enable.partition.eof", "false"}};
+    int rc = tn_kafka_conf_set_all(conf, fixed,
+                                   sizeof(fixed) / sizeof(fixed[0]), em);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char k[256];
         const char *eq = kv[i] != NULL ? strchr(kv[i], '=') : NULL;
@@ -85,7 +75,7 @@ static int configure(rd_kafka_conf_t *conf, const char *brokers,
             return TN_EINVAL;
         }
         (void)snprintf(k, sizeof(k), "%.*s", (int)(eq - kv[i]), kv[i]);
-        rc = set(conf, k, eq + 1, em);
+        rc = tn_kafka_conf_set(conf, k, eq + 1, em);
     }
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <tenure/fence_kafka.h>
 
 #include "common/clock.h"
+#include "common/kafka_conf.h"
 
 /* Delivery result of one tn_fence_produce_sync call. */
 struct delivery {
@@ -95,17 +96,6 @@ void tn_fence_record_from_message(const rd_kafka_message_t *m,
     }
 }
 
-static int conf_set(rd_kafka_conf_t *conf, const char *k, const char *v,
-                    struct tn_errmsg *em)
-{
-    char err[256];
-    if (rd_kafka_conf_set(conf, k, v, err, sizeof(err)) != RD_KAFKA_CONF_OK) {
-        tn_errmsg_set(em, "kafka config \"%s\": %s", k, err);
-        return TN_EINVAL;
-    }
-    return TN_OK;
-}
-
 rd_kafka_t *tn_fence_producer_new(const char *brokers,
                                   const char *transactional_id,
                                   struct tn_errmsg *em)
@@ -113,15 +103,13 @@ rd_kafka_t *tn_fence_producer_new(const char *brokers,
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     if (conf == NULL)
         return NULL;
-    int rc = conf_set(conf, "bootstrap.servers", brokers, em);
-    if (rc == 0)
-        rc = conf_set(conf, "partitioner", "murmur2_random", em);
-    if (rc == 0)
-        rc = conf_set(conf, "enable.idempotence", "true", em);
-    if (rc == 0)
-        rc = conf_set(conf, "linger.ms", "0", em);
+    const char *const kv[][2] = {{"bootstrap.servers", brokers},
+                                 {"partitioner", "murmur2_random"},
+                                 {"enable.idempotence", "true"},
+                                 {"linger.ms", "0"}};
+    int rc = tn_kafka_conf_set_all(conf, kv, sizeof(kv) / sizeof(kv[0]), em);
     if (rc == 0 && transactional_id != NULL)
-        rc = conf_set(conf, "transactional.id", transactional_id, em);
+        rc = tn_kafka_conf_set(conf, "transactional.id", transactional_id, em);
     if (rc < 0) {
         rd_kafka_conf_destroy(conf);
         return NULL;

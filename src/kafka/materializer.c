@@ -11,6 +11,7 @@
 
 #include "common/alloc.h"
 #include "common/clock.h"
+#include "common/kafka_conf.h"
 #include "common/log.h"
 #include "kafka/mat.h"
 
@@ -160,17 +161,6 @@ static int parse_args(int argc, char **argv, struct tn_mat_config *c)
     return TN_OK;
 }
 
-static int conf_set(rd_kafka_conf_t *conf, const char *k, const char *v,
-                    struct tn_errmsg *em)
-{
-    char err[256];
-    if (rd_kafka_conf_set(conf, k, v, err, sizeof(err)) != RD_KAFKA_CONF_OK) {
-        tn_errmsg_set(em, "kafka config \"%s\": %s", k, err);
-        return TN_EINVAL;
-    }
-    return TN_OK;
-}
-
 static rd_kafka_t *make_consumer(const struct tn_mat_config *c,
                                  struct tn_errmsg *em)
 {
@@ -192,9 +182,9 @@ static rd_kafka_t *make_consumer(const struct tn_mat_config *c,
         {"queued.min.messages", "200000"},
     };
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    int rc = conf_set(conf, "bootstrap.servers", c->brokers, em);
-    for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]) && rc == 0; i++)
-        rc = conf_set(conf, kv[i][0], kv[i][1], em);
+    int rc = tn_kafka_conf_set(conf, "bootstrap.servers", c->brokers, em);
+    if (rc == 0)
+        rc = tn_kafka_conf_set_all(conf, kv, sizeof(kv) / sizeof(kv[0]), em);
     char err[256];
     rd_kafka_t *rk =
         rc == 0 ? rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err))
@@ -221,13 +211,11 @@ static void on_republished(rd_kafka_t *rk, const rd_kafka_message_t *msg,
 static rd_kafka_t *make_producer(struct tn_mat *m, struct tn_errmsg *em)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    int rc = conf_set(conf, "bootstrap.servers", m->cfg->brokers, em);
-    if (rc == 0)
-        rc = conf_set(conf, "enable.idempotence", "true", em);
-    if (rc == 0)
-        rc = conf_set(conf, "partitioner", "murmur2_random", em);
-    if (rc == 0)
-        rc = conf_set(conf, "linger.ms", "5", em);
+    const char *const kv[][2] = {{"bootstrap.servers", m->cfg->brokers},
+                                 {"enable.idempotence", "true"},
+                                 {"partitioner", "murmur2_random"},
+                                 {"linger.ms", "5"}};
+    int rc = tn_kafka_conf_set_all(conf, kv, sizeof(kv) / sizeof(kv[0]), em);
     rd_kafka_conf_set_dr_msg_cb(conf, on_republished);
     rd_kafka_conf_set_opaque(conf, m);
     char err[256];

@@ -13,6 +13,7 @@
 
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/kafka_conf.h"
 #include "target.h"
 
 #define FLUSH_SLICE_MS 100
@@ -40,36 +41,24 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *op)
         *st = m->err == RD_KAFKA_RESP_ERR_NO_ERROR ? DELIVERED : FAILED;
 }
 
-static int set(rd_kafka_conf_t *conf, const char *k, const char *v,
-               struct tn_errmsg *em)
-{
-    char err[256];
-    if (rd_kafka_conf_set(conf, k, v, err, sizeof(err)) != RD_KAFKA_CONF_OK) {
-        tn_errmsg_set(em, "kafka option %s: %s", k, err);
-        return TN_EINVAL;
-    }
-    return TN_OK;
-}
-
 /* A producer configured from the URL and the kafka.* options. */
 static int make_producer(struct kafka_target *k, rd_kafka_t **out,
                          struct tn_errmsg *em)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    int rc = set(conf, "bootstrap.servers", k->brokers, em);
-    if (rc == 0)
-        rc = set(conf, "enable.idempotence", "true", em);
-    if (rc == 0)
-        rc = set(conf, "linger.ms", "5", em);
-    /* Fail a delivery in seconds, not the default five minutes: the
-     * record stays in the event log and is sent again. */
-    if (rc == 0)
-        rc = set(conf, "message.timeout.ms", "10000", em);
+    /* message.timeout.ms: fail a delivery in seconds, not the default
+     * five minutes: the record stays in the event log and is sent again. */
+    const char *const fixed[][2] = {{"bootstrap.servers", k->brokers},
+                                    {"enable.idempotence", "true"},
+                                    {"linger.ms", "5"},
+                                    {"message.timeout.ms", "10000"}};
+    int rc = tn_kafka_conf_set_all(conf, fixed,
+                                   sizeof(fixed) / sizeof(fixed[0]), em);
     for (size_t i = 0; rc == 0 && i < k->n_opts; i++) {
         char *kv = k->opts[i];
         char *eq = strchr(kv, '=');
         *eq = '\0'; /* checked at open */
-        rc = set(conf, kv, eq + 1, em);
+        rc = tn_kafka_conf_set(conf, kv, eq + 1, em);
         *eq = '=';
     }
     if (rc < 0) {

@@ -12,71 +12,26 @@
  *       or "stale" (exit 3), so tests can mix C and Python writers on one
  *       mark table.
  *
- * libtenure has no public event-stream API (its follower is internal to the
- * keepalive), so events_open/events_expect read GET /v1/events with libcurl
- * here; every other step goes through tn_client_*. */
+ * Every step goes through tn_client_*, except the event steps (events.c)
+ * and a force release, which speak HTTP with libcurl here. */
+#include "runner.h"
+
 #include <curl/curl.h>
 #include <inttypes.h>
-#include <jansson.h>
-#include <libpq-fe.h>
-#include <pthread.h>
-#include <sqlite3.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <tenure/client.h>
-#include <tenure/fence.h>
-#include <tenure/fence_pg.h>
-#include <tenure/fence_sqlite.h>
-
-#define MAX_LEASES 32
-#define LABEL_MAX 32
-#define NAME_BUF 512
-#define LINE_MAX_BYTES 65536
-
-struct slot {
-    char label[LABEL_MAX];
-    struct tn_lease *lease;
-    bool released; /* release was called on this handle */
-};
-
-struct events {
-    pthread_t thread;
-    bool started;
-    pthread_mutex_t mu;
-    pthread_cond_t cond;
-    bool subscribed;
-    bool stop;
-    json_t *got; /* array of event objects */
-    char url[2048];
-    char line[LINE_MAX_BYTES];
-    size_t line_len;
-};
-
-struct runner {
-    const char *url;
-    struct tn_client *c;
-    char prefix[96];   /* unique per run: conf-c-PID-RAND/ */
-    char scenario[64]; /* current scenario */
-    json_t *vars;      /* "$x" bindings */
-    struct slot slots[MAX_LEASES];
-    size_t n_slots;
-    struct events ev;
-    char why[1024]; /* first mismatch */
-};
-
-static int64_t now_ms(void)
+int64_t conf_now_ms(void)
 {
     struct timespec ts;
     (void)clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(int64_t ms)
+void conf_sleep_ms(int64_t ms)
 {
     struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
                           .tv_nsec = (long)(ms % 1000) * 1000000L};
@@ -98,8 +53,8 @@ static json_t *var_get(struct runner *r, const char *ref)
 }
 
 /* Compare actual with an expected shape; bind "$x" on first sight. */
-static bool match(struct runner *r, const json_t *exp, json_t *act,
-                  const char *path)
+bool conf_match(struct runner *r, const json_t *exp, json_t *act,
+                const char *path)
 {
     if (json_is_string(exp) && json_string_value(exp)[0] == '$') {
         const char *ref = json_string_value(exp);
@@ -172,7 +127,7 @@ static bool match(struct runner *r, const json_t *exp, json_t *act,
                 }
                 continue;
             }
-            if (!match(r, v, a != NULL ? a : json_null(), sub))
+            if (!conf_match(r, v, a != NULL ? a : json_null(), sub))
                 return false;
         }
         return true;
@@ -250,8 +205,8 @@ static int put_slot(struct runner *r, const char *label, struct tn_lease *l)
 }
 
 /* An integer argument: a number or a bound "$x". */
-static int64_t int_arg(struct runner *r, const json_t *step, const char *key,
-                       int64_t dflt)
+int64_t conf_int_arg(struct runner *r, const json_t *step, const char *key,
+                     int64_t dflt)
 {
     json_t *v = json_object_get(step, key);
     if (json_is_string(v) && json_string_value(v)[0] == '$')
@@ -270,11 +225,11 @@ static json_t *do_acquire(struct runner *r, const json_t *step)
     real_name(r, str_arg(step, "name"), nm, sizeof(nm));
     struct tn_acquire_args a = {
         .name = nm,
-        .ttl_ms = int_arg(r, step, "ttl_ms", 0),
-        .wait_ms = int_arg(r, step, "wait_ms", 0),
+        .ttl_ms = conf_int_arg(r, step, "ttl_ms", 0),
+        .wait_ms = conf_int_arg(r, step, "wait_ms", 0),
         .owner_id = str_arg(step, "owner"),
         .request_id = str_arg(step, "request_id"),
-        .lock_delay_ms = int_arg(r, step, "lock_delay_ms", 0),
+        .lock_delay_ms = conf_int_arg(r, step, "lock_delay_ms", 0),
     };
     struct tn_lease *l = NULL;
     struct tn_lease_info holder;
@@ -306,9 +261,9 @@ static json_t *do_adopt(struct runner *r, const json_t *step)
     char nm[NAME_BUF];
     real_name(r, str_arg(step, "name"), nm, sizeof(nm));
     struct tn_lease *l = NULL;
-    int rc =
-        tn_client_lease_adopt(r->c, nm, (uint64_t)int_arg(r, step, "token", 0),
-                              str_arg(step, "secret"), &l);
+    int rc = tn_client_lease_adopt(r->c, nm,
+                                   (uint64_t)conf_int_arg(r, step, "token", 0),
+                                   str_arg(step, "secret"), &l);
     if (rc < 0)
         return err_result(rc, false);
     if (put_slot(r, str_arg(step, "as"), l) < 0) {
@@ -329,8 +284,8 @@ static json_t *do_lease_op(struct runner *r, const json_t *step, const char *op)
         return json_pack("{s:I}", "safe_for_ms",
                          (json_int_t)tn_lease_safe_for_ms(s->lease));
     if (strcmp(op, "renew") == 0) {
-        rc =
-            tn_client_renew(r->c, s->lease, int_arg(r, step, "ttl_ms", 0), &em);
+        rc = tn_client_renew(r->c, s->lease, conf_int_arg(r, step, "ttl_ms", 0),
+                             &em);
         if (rc < 0)
             return err_result(rc, s->released);
         return json_pack("{s:b,s:I}", "ok", 1, "safe_for_ms",
@@ -349,8 +304,8 @@ static json_t *do_check(struct runner *r, const json_t *step)
     real_name(r, str_arg(step, "name"), nm, sizeof(nm));
     struct tn_check_result cr;
     struct tn_errmsg em = {{0}};
-    int rc = tn_client_check(r->c, nm, (uint64_t)int_arg(r, step, "token", 0),
-                             &cr, &em);
+    int rc = tn_client_check(
+        r->c, nm, (uint64_t)conf_int_arg(r, step, "token", 0), &cr, &em);
     if (rc < 0)
         return err_result(rc, false);
     return json_pack("{s:b,s:o,s:I}", "current", cr.current, "token",
@@ -406,166 +361,6 @@ static json_t *do_force(struct runner *r, const json_t *step)
     return json_pack("{s:s}", "error", status == 409 ? "lost" : "http");
 }
 
-/* ---- events ------------------------------------------------------------- */
-
-static void ev_line(struct events *e)
-{
-    e->line[e->line_len] = '\0';
-    if (strncmp(e->line, ": subscribed", 12) == 0) {
-        (void)pthread_mutex_lock(&e->mu);
-        e->subscribed = true;
-        (void)pthread_cond_broadcast(&e->cond);
-        (void)pthread_mutex_unlock(&e->mu);
-        return;
-    }
-    if (strncmp(e->line, "data: ", 6) != 0)
-        return;
-    json_error_t jerr;
-    json_t *v = json_loads(e->line + 6, 0, &jerr);
-    if (!json_is_object(v)) {
-        json_decref(v);
-        return;
-    }
-    (void)pthread_mutex_lock(&e->mu);
-    (void)json_array_append_new(e->got, v);
-    (void)pthread_cond_broadcast(&e->cond);
-    (void)pthread_mutex_unlock(&e->mu);
-}
-
-static size_t ev_data(char *p, size_t size, size_t n, void *arg)
-{
-    struct events *e = arg;
-    size_t len = size * n;
-    for (size_t i = 0; i < len; i++) {
-        if (p[i] == '\n') {
-            ev_line(e);
-            e->line_len = 0;
-        } else if (e->line_len + 1 < sizeof(e->line)) {
-            e->line[e->line_len++] = p[i];
-        }
-    }
-    return len;
-}
-
-static int ev_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c,
-                       curl_off_t d)
-{
-    struct events *e = arg;
-    (void)a, (void)b, (void)c, (void)d;
-    (void)pthread_mutex_lock(&e->mu);
-    bool stop = e->stop;
-    (void)pthread_mutex_unlock(&e->mu);
-    return stop ? 1 : 0;
-}
-
-static void *ev_main(void *arg)
-{
-    struct events *e = arg;
-    CURL *h = curl_easy_init();
-    if (h == NULL)
-        return NULL;
-    (void)curl_easy_setopt(h, CURLOPT_URL, e->url);
-    (void)curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, ev_data);
-    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, e);
-    (void)curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-    (void)curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, ev_progress);
-    (void)curl_easy_setopt(h, CURLOPT_XFERINFODATA, e);
-    (void)curl_easy_perform(h);
-    curl_easy_cleanup(h);
-    return NULL;
-}
-
-static void ev_stop(struct events *e)
-{
-    if (!e->started)
-        return;
-    (void)pthread_mutex_lock(&e->mu);
-    e->stop = true;
-    (void)pthread_mutex_unlock(&e->mu);
-    (void)pthread_join(e->thread, NULL);
-    e->started = false;
-    json_decref(e->got);
-    e->got = NULL;
-}
-
-static bool ev_wait(struct events *e, bool (*ready)(struct events *, size_t),
-                    size_t n, int64_t timeout_ms)
-{
-    int64_t end = now_ms() + timeout_ms;
-    (void)pthread_mutex_lock(&e->mu);
-    while (!ready(e, n) && now_ms() < end) {
-        (void)pthread_mutex_unlock(&e->mu);
-        sleep_ms(10);
-        (void)pthread_mutex_lock(&e->mu);
-    }
-    bool ok = ready(e, n);
-    (void)pthread_mutex_unlock(&e->mu);
-    return ok;
-}
-
-static bool is_subscribed(struct events *e, size_t n)
-{
-    (void)n;
-    return e->subscribed;
-}
-
-static bool has_n(struct events *e, size_t n)
-{
-    return json_array_size(e->got) >= n;
-}
-
-static json_t *do_events_open(struct runner *r)
-{
-    struct events *e = &r->ev;
-    ev_stop(e);
-    e->subscribed = false;
-    e->stop = false;
-    e->line_len = 0;
-    e->got = json_array();
-    char pfx[NAME_BUF];
-    (void)snprintf(pfx, sizeof(pfx), "%s%s/", r->prefix, r->scenario);
-    char *esc = curl_easy_escape(NULL, pfx, 0);
-    (void)snprintf(e->url, sizeof(e->url), "%s/v1/events?prefix=%s", r->url,
-                   esc != NULL ? esc : "");
-    curl_free(esc);
-    if (pthread_create(&e->thread, NULL, ev_main, e) != 0)
-        return json_pack("{s:s}", "error", "thread");
-    e->started = true;
-    if (!ev_wait(e, is_subscribed, 0, 10000))
-        return json_pack("{s:s}", "error", "not subscribed");
-    return json_pack("{s:b}", "ok", 1);
-}
-
-static bool do_events_expect(struct runner *r, const json_t *step)
-{
-    struct events *e = &r->ev;
-    json_t *want = json_object_get(step, "events");
-    if (!e->started) {
-        (void)snprintf(r->why, sizeof(r->why), "events_expect: no stream");
-        return false;
-    }
-    size_t n = json_array_size(want);
-    (void)ev_wait(e, has_n, n, int_arg(r, step, "timeout_ms", 5000));
-    (void)pthread_mutex_lock(&e->mu);
-    json_t *got = json_deep_copy(e->got);
-    (void)pthread_mutex_unlock(&e->mu);
-    bool ok = json_array_size(got) >= n;
-    if (!ok) {
-        char *g = json_dumps(got, 0);
-        (void)snprintf(r->why, sizeof(r->why), "events: %zu of %zu came: %s",
-                       json_array_size(got), n, g != NULL ? g : "");
-        free(g);
-    }
-    for (size_t i = 0; ok && i < n; i++) {
-        char path[64];
-        (void)snprintf(path, sizeof(path), "events[%zu]", i);
-        ok = match(r, json_array_get(want, i), json_array_get(got, i), path);
-    }
-    json_decref(got);
-    return ok;
-}
-
 /* ---- scenarios ------------------------------------------------------------
  */
 
@@ -578,11 +373,11 @@ static bool run_step(struct runner *r, const json_t *step, size_t i)
         return false;
     }
     if (strcmp(op, "sleep") == 0) {
-        sleep_ms(int_arg(r, step, "ms", 0));
+        conf_sleep_ms(conf_int_arg(r, step, "ms", 0));
         return true;
     }
     if (strcmp(op, "events_expect") == 0)
-        return do_events_expect(r, step);
+        return conf_events_expect(r, step);
     if (strcmp(op, "acquire") == 0)
         res = do_acquire(r, step);
     else if (strcmp(op, "adopt") == 0)
@@ -597,7 +392,7 @@ static bool run_step(struct runner *r, const json_t *step, size_t i)
     else if (strcmp(op, "force_release") == 0)
         res = do_force(r, step);
     else if (strcmp(op, "events_open") == 0)
-        res = do_events_open(r);
+        res = conf_events_open(r);
     else {
         (void)snprintf(r->why, sizeof(r->why), "step %zu: unknown op %s", i,
                        op);
@@ -608,7 +403,7 @@ static bool run_step(struct runner *r, const json_t *step, size_t i)
     (void)snprintf(path, sizeof(path), "step %zu (%s)", i, op);
     bool ok = true;
     if (exp != NULL) {
-        ok = match(r, exp, res, path);
+        ok = conf_match(r, exp, res, path);
     } else if (json_object_get(res, "error") != NULL) {
         (void)snprintf(r->why, sizeof(r->why), "%s: failed: %s", path,
                        json_string_value(json_object_get(res, "error")));
@@ -623,7 +418,7 @@ static void reset_scenario(struct runner *r)
     for (size_t i = 0; i < r->n_slots; i++)
         tn_lease_free(r->slots[i].lease);
     r->n_slots = 0;
-    ev_stop(&r->ev);
+    conf_events_stop(&r->ev);
     json_object_clear(r->vars);
     r->why[0] = '\0';
 }
@@ -654,87 +449,10 @@ static bool run_file(struct runner *r, const char *path)
     return ok;
 }
 
-/* ---- fence --------------------------------------------------------------- */
-
-static int fence_sqlite(const char *path, const char *res, uint64_t token)
-{
-    sqlite3 *db = NULL;
-    struct tn_errmsg em = {{0}};
-    if (sqlite3_open(path, &db) != SQLITE_OK) {
-        fprintf(stderr, "open %s: %s\n", path, sqlite3_errmsg(db));
-        sqlite3_close(db);
-        return 1;
-    }
-    (void)sqlite3_busy_timeout(db, 5000);
-    int rc = tn_fence_sqlite_migrate(db, &em);
-    if (rc == 0 && sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL))
-        rc = TN_EIO;
-    if (rc == 0)
-        rc = tn_fence_sqlite_advance(db, res, strlen(res), token, NULL, &em);
-    if (rc == 0 || rc == TN_ESTALE) {
-        if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-            rc = TN_EIO;
-    }
-    sqlite3_close(db);
-    if (rc < 0 && rc != TN_ESTALE)
-        fprintf(stderr, "fence: %s %s\n", tn_strerror(rc), em.text);
-    return rc;
-}
-
-static int fence_pg(const char *url, const char *res, uint64_t token)
-{
-    PGconn *conn = PQconnectdb(url);
-    struct tn_errmsg em = {{0}};
-    if (PQstatus(conn) != CONNECTION_OK) {
-        fprintf(stderr, "connect: %s", PQerrorMessage(conn));
-        PQfinish(conn);
-        return 1;
-    }
-    int rc = tn_fence_pg_migrate(conn, &em);
-    if (rc == 0) {
-        PGresult *b = PQexec(conn, "BEGIN");
-        PQclear(b);
-        rc = tn_fence_pg_advance(conn, res, strlen(res), token, NULL, &em);
-        PGresult *c = PQexec(conn, "COMMIT");
-        if (PQresultStatus(c) != PGRES_COMMAND_OK && rc >= 0)
-            rc = TN_EIO;
-        PQclear(c);
-    }
-    PQfinish(conn);
-    if (rc < 0 && rc != TN_ESTALE)
-        fprintf(stderr, "fence: %s %s\n", tn_strerror(rc), em.text);
-    return rc;
-}
-
-static int fence_main(int argc, char **argv)
-{
-    if (argc != 5) {
-        fprintf(stderr, "usage: tn-conformance --fence SINK RESOURCE TOKEN\n");
-        return 2;
-    }
-    uint64_t token = 0;
-    if (tn_fence_parse_token(argv[4], strlen(argv[4]), &token) < 0) {
-        fprintf(stderr, "bad token %s\n", argv[4]);
-        return 2;
-    }
-    int rc = strncmp(argv[2], "sqlite:", 7) == 0
-                 ? fence_sqlite(argv[2] + 7, argv[3], token)
-                 : fence_pg(argv[2], argv[3], token);
-    if (rc == 0) {
-        printf("admitted\n");
-        return 0;
-    }
-    if (rc == TN_ESTALE) {
-        printf("stale\n");
-        return 3;
-    }
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "--fence") == 0)
-        return fence_main(argc, argv);
+        return conf_fence_main(argc, argv);
     if (argc < 3) {
         fprintf(stderr, "usage: tn-conformance URL SCENARIO.json...\n"
                         "       tn-conformance --fence SINK RESOURCE TOKEN\n");
@@ -747,7 +465,7 @@ int main(int argc, char **argv)
     (void)pthread_mutex_init(&r.ev.mu, NULL);
     (void)pthread_cond_init(&r.ev.cond, NULL);
     (void)snprintf(r.prefix, sizeof(r.prefix), "conf-c-%ld-%lld/",
-                   (long)getpid(), (long long)(now_ms() % 1000000000));
+                   (long)getpid(), (long long)(conf_now_ms() % 1000000000));
     r.vars = json_object();
     struct tn_client_options o;
     tn_client_options_init(&o);

@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: MIT
-# tenure-check: the rules on hand-made histories, the parser on malformed
+# tenure-check: the rules on hand-made histories (renews that shorten a
+# lease in test_check_renew), the parser on malformed
 # input, and the command line's exit codes.
 tn_add_unit_test(test_check
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check.c
+    LIBS tn_check)
+tn_add_unit_test(test_check_renew
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check_renew.c
     LIBS tn_check)
 tn_add_unit_test(test_check_random
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check_random.c

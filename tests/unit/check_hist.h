@@ -4,14 +4,18 @@
 #ifndef TN_TEST_CHECK_HIST_H
 #define TN_TEST_CHECK_HIST_H
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "check/check.h"
 #include "check/history.h"
+
+#include <cmocka.h>
 
 #define MS 1000000LL
 #define NONE (-1LL)
@@ -89,6 +93,50 @@ static inline void grant(struct hb *b, long long i_ms, long long c_ms,
 {
     acq(b, i_ms, proc, name, ttl_ms);
     done(b, c_ms, proc, "acquire", "ok", token);
+}
+
+/* The report of checking b's history (which must parse). */
+static inline struct tn_check_report check_text(const struct hb *b)
+{
+    struct tn_history h;
+    struct tn_check_report r;
+    struct tn_errmsg em = {{0}};
+    tn_history_init(&h);
+    int rc = tn_history_parse(&h, b->text, b->len, &em);
+    if (rc != 0)
+        print_error("parse: %s\n", em.text);
+    assert_int_equal(rc, 0);
+    assert_int_equal(tn_check_run(&h, &r), 0);
+    tn_history_release(&h);
+    return r;
+}
+
+static inline void assert_clean(const struct hb *b)
+{
+    struct tn_check_report r = check_text(b);
+    for (unsigned i = 0; i < TN_CHECK_N_CLASSES; i++) {
+        if (r.count[i] != 0)
+            print_error("unexpected %s\n", tn_check_class_name(i));
+        assert_int_equal(r.count[i], 0);
+    }
+    assert_true(tn_check_is_clean(&r));
+}
+
+/* Exactly count violations of cls and none of any other class. */
+static inline struct tn_check_report assert_only(const struct hb *b,
+                                                 unsigned cls, size_t count)
+{
+    struct tn_check_report r = check_text(b);
+    for (unsigned i = 0; i < TN_CHECK_N_CLASSES; i++) {
+        size_t want = i == cls ? count : 0;
+        if (r.count[i] != want)
+            print_error("%s: %zu, want %zu\n", tn_check_class_name(i),
+                        r.count[i], want);
+        assert_int_equal(r.count[i], want);
+    }
+    assert_false(tn_check_is_clean(&r));
+    assert_true(r.witness[cls].n_ev > 0);
+    return r;
 }
 
 #endif

@@ -3,6 +3,10 @@
 tn_add_unit_test(test_journal
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_journal.c
     LIBS tn_store)
+# The disk layer over the journal under kill -9 and compaction.
+tn_add_unit_test(test_disk_crash
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_disk_crash.c
+    LIBS tn_store)
 # The group committer on a real loop and thread, with a recording writer.
 tn_add_unit_test(test_commit
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_commit.c

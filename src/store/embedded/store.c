@@ -135,50 +135,77 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
     }
 }
 
-static void e_renew(struct tn_store *s, const struct tn_token_req *r,
+/* Renew and release: the table's verdict on the token, then on a yes
+ * what the operation changes (granted commits it), on a no the answer
+ * (`lost`) reveals the end it saw. */
+struct token_op {
+    int (*apply)(struct tn_lease_table *t, const struct tn_token_req *r,
+                 int64_t now_ms, struct tn_lease_entry **out);
+    void (*granted)(struct embedded *e, struct tn_lease_entry *l,
+                    const struct tn_token_req *r, int64_t now,
                     struct tn_store_result *out, tn_store_done_fn done,
-                    void *arg)
+                    void *arg);
+    bool view_refused; /* a refusal shows the lease it found */
+};
+
+static void token_op(struct tn_store *s, const struct token_op *op,
+                     const struct tn_token_req *r, struct tn_store_result *out,
+                     tn_store_done_fn done, void *arg)
 {
     struct embedded *e = (struct embedded *)s;
     if (refuse_if_degraded(e, out, done, arg))
         return;
     int64_t now = tn_clock_now_ms();
     struct tn_lease_entry *l = NULL;
-    out->rc = tn_lease_renew(&e->table, r, now, &l);
-    if (out->rc == TN_OK) {
+    out->rc = op->apply(&e->table, r, now, &l);
+    if (l != NULL && (out->rc == TN_OK || op->view_refused))
         tn_store_view_from_lease(&out->lease, l, now);
-        tn_embedded_commit_change(e, l, out, done, arg);
-        tn_embedded_track_expiry(e, l);
-        tn_embedded_wake(e, l); /* the expiry moved */
+    if (out->rc == TN_OK) {
+        op->granted(e, l, r, now, out, done, arg);
     } else {
-        tn_embedded_note_expiry(e, l, now); /* `lost` reveals the end */
+        tn_embedded_note_expiry(e, l, now);
         tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
     }
+}
+
+static void renewed(struct embedded *e, struct tn_lease_entry *l,
+                    const struct tn_token_req *r, int64_t now,
+                    struct tn_store_result *out, tn_store_done_fn done,
+                    void *arg)
+{
+    (void)r, (void)now;
+    tn_embedded_commit_change(e, l, out, done, arg);
+    tn_embedded_track_expiry(e, l);
+    tn_embedded_wake(e, l); /* the expiry moved */
+}
+
+static void e_renew(struct tn_store *s, const struct tn_token_req *r,
+                    struct tn_store_result *out, tn_store_done_fn done,
+                    void *arg)
+{
+    static const struct token_op op = {tn_lease_renew, renewed, false};
+    token_op(s, &op, r, out, done, arg);
+}
+
+static void released(struct embedded *e, struct tn_lease_entry *l,
+                     const struct tn_token_req *r, int64_t now,
+                     struct tn_store_result *out, tn_store_done_fn done,
+                     void *arg)
+{
+    tn_embedded_uncount(e, l);
+    tn_embedded_commit_change(e, l, out, done, arg);
+    tn_embedded_ledger_end(
+        e, l, r->force ? TN_GRANT_REVOKED : TN_GRANT_RELEASED, now);
+    tn_embedded_emit(e, r->force ? TN_EVENT_REVOKED : TN_EVENT_RELEASED, l);
+    tn_embedded_wake(e, l); /* granted at once to the first waiter */
 }
 
 static void e_release(struct tn_store *s, const struct tn_token_req *r,
                       struct tn_store_result *out, tn_store_done_fn done,
                       void *arg)
 {
-    struct embedded *e = (struct embedded *)s;
-    if (refuse_if_degraded(e, out, done, arg))
-        return;
-    int64_t now = tn_clock_now_ms();
-    struct tn_lease_entry *l = NULL;
-    out->rc = tn_lease_release(&e->table, r, now, &l);
-    if (l != NULL)
-        tn_store_view_from_lease(&out->lease, l, now);
-    if (out->rc == TN_OK) {
-        tn_embedded_uncount(e, l);
-        tn_embedded_commit_change(e, l, out, done, arg);
-        tn_embedded_ledger_end(
-            e, l, r->force ? TN_GRANT_REVOKED : TN_GRANT_RELEASED, now);
-        tn_embedded_emit(e, r->force ? TN_EVENT_REVOKED : TN_EVENT_RELEASED, l);
-        tn_embedded_wake(e, l); /* granted at once to the first waiter */
-    } else {
-        tn_embedded_note_expiry(e, l, now); /* `lost` reveals the end */
-        tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
-    }
+    static const struct token_op op = {tn_lease_release, released, true};
+    token_op(s, &op, r, out, done, arg);
 }
 
 /* The change an answer about l reveals: for a name not in the table (never
