@@ -13,12 +13,16 @@
 /* Buckets of the table of names with waiters. */
 #define N_BUCKETS 1024
 
-int tn_waitq_init(struct tn_waitq_set *s, const struct tn_waitq_config *cfg)
+int tn_waitq_init(struct tn_waitq_set *s, struct tn_loop *loop,
+                  const struct tn_store_config *cfg,
+                  const struct tn_waitq_hooks *hooks)
 {
     memset(s, 0, sizeof(*s));
-    s->cfg = *cfg;
-    if (s->cfg.queue_size < sizeof(struct tn_waitq))
-        s->cfg.queue_size = sizeof(struct tn_waitq);
+    s->loop = loop;
+    s->hooks = hooks;
+    s->max_waiters = cfg->max_waiters;
+    s->max_waiters_per_name = cfg->max_waiters_per_name;
+    s->max_wait_ms = cfg->max_wait_ms;
     s->buckets = tn_calloc(N_BUCKETS, sizeof(*s->buckets));
     return s->buckets != NULL ? TN_OK : TN_ENOMEM;
 }
@@ -42,7 +46,7 @@ struct tn_waitq *tn_waitq_find(struct tn_waitq_set *s, const char *name,
 static struct tn_waitq *queue_new(struct tn_waitq_set *s, const char *name,
                                   size_t name_len)
 {
-    struct tn_waitq *q = tn_calloc(1, s->cfg.queue_size);
+    struct tn_waitq *q = tn_calloc(1, s->hooks->queue_size);
     if (q == NULL || (q->name = tn_malloc(name_len + 1)) == NULL) {
         tn_free(q);
         return NULL;
@@ -64,9 +68,9 @@ static struct tn_waitq *queue_new(struct tn_waitq_set *s, const char *name,
 static void queue_free(struct tn_waitq *q)
 {
     struct tn_waitq_set *s = q->set;
-    if (s->cfg.on_free != NULL)
-        s->cfg.on_free(q);
-    tn_loop_timer_disarm(s->cfg.loop, &q->timer);
+    if (s->hooks->on_free != NULL)
+        s->hooks->on_free(q);
+    tn_loop_timer_disarm(s->loop, &q->timer);
     struct tn_waitq **pp = &s->buckets[q->hash % N_BUCKETS];
     while (*pp != q)
         pp = &(*pp)->chain;
@@ -102,8 +106,8 @@ void tn_waitq_fini(struct tn_waitq_set *s)
 int tn_waitq_admit(const struct tn_waitq_set *s, const struct tn_waitq *q,
                    struct tn_store_result *out, int64_t retry_ms)
 {
-    bool all = s->n_waiters >= s->cfg.max_waiters;
-    if (!all && (q != NULL ? q->n : 0) < s->cfg.max_waiters_per_name)
+    bool all = s->n_waiters >= s->max_waiters;
+    if (!all && (q != NULL ? q->n : 0) < s->max_waiters_per_name)
         return TN_OK;
     out->capacity = all ? "waiters" : "waiters_per_name";
     out->retry_after_ms = retry_ms;
@@ -144,7 +148,7 @@ static struct tn_blocked *blocked_new(const struct tn_acquire_req *r)
 static void on_deadline(void *arg)
 {
     struct tn_blocked *w = arg;
-    w->q->set->cfg.on_deadline(w);
+    w->q->set->hooks->on_deadline(w);
 }
 
 struct tn_blocked *tn_waitq_push(struct tn_waitq_set *s, struct tn_waitq **qp,
@@ -174,9 +178,8 @@ struct tn_blocked *tn_waitq_push(struct tn_waitq_set *s, struct tn_waitq **qp,
     q->tail = w;
     q->n++;
     s->n_waiters++;
-    int64_t wait =
-        r->wait_ms < s->cfg.max_wait_ms ? r->wait_ms : s->cfg.max_wait_ms;
-    tn_loop_timer_arm(s->cfg.loop, &w->deadline, tn_clock_now_ms() + wait,
+    int64_t wait = r->wait_ms < s->max_wait_ms ? r->wait_ms : s->max_wait_ms;
+    tn_loop_timer_arm(s->loop, &w->deadline, tn_clock_now_ms() + wait,
                       on_deadline, w);
     return w;
 }
@@ -195,7 +198,7 @@ void tn_waitq_unlink(struct tn_blocked *w)
     w->next = w->prev = NULL;
     q->n--;
     q->set->n_waiters--;
-    tn_loop_timer_disarm(q->set->cfg.loop, &w->deadline);
+    tn_loop_timer_disarm(q->set->loop, &w->deadline);
 }
 
 struct tn_blocked *tn_waitq_find_ctx(struct tn_waitq_set *s, void *ctx)

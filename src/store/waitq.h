@@ -57,12 +57,9 @@ struct tn_waitq {
     struct tn_loop_timer timer; /* backend's: when the name may be free */
 };
 
-struct tn_waitq_config {
-    struct tn_loop *loop;        /* the loop thread's */
-    size_t max_waiters;          /* in all */
-    size_t max_waiters_per_name; /* per queue */
-    int64_t max_wait_ms;         /* cap of wait_ms */
-    size_t queue_size;           /* of the backend's queue struct */
+/* What a backend adds to the shared queue. */
+struct tn_waitq_hooks {
+    size_t queue_size; /* of the backend's queue struct (>= tn_waitq) */
     /* w's deadline passed (it is still queued). */
     void (*on_deadline)(struct tn_blocked *w);
     /* q is about to be freed; may be NULL. */
@@ -70,17 +67,25 @@ struct tn_waitq_config {
 };
 
 struct tn_waitq_set {
-    struct tn_waitq_config cfg; /* as given */
-    struct tn_waitq *all;       /* every queue, newest first */
-    struct tn_waitq **buckets;  /* by name hash */
-    size_t n_waiters;           /* blocked acquires, all names */
-    uint64_t granted;           /* waiters that got the lease */
-    uint64_t timed_out;         /* answered at their deadline */
-    uint64_t dropped;           /* gone before their turn */
+    struct tn_loop *loop;               /* the loop thread's */
+    const struct tn_waitq_hooks *hooks; /* borrowed, static */
+    size_t max_waiters;                 /* in all */
+    size_t max_waiters_per_name;        /* per queue */
+    int64_t max_wait_ms;                /* cap of wait_ms */
+    struct tn_waitq *all;               /* every queue, newest first */
+    struct tn_waitq **buckets;          /* by name hash */
+    size_t n_waiters;                   /* blocked acquires, all names */
+    uint64_t granted;                   /* waiters that got the lease */
+    uint64_t timed_out;                 /* answered at their deadline */
+    uint64_t dropped;                   /* gone before their turn */
 };
 
-/* 0 or TN_ENOMEM. */
-int tn_waitq_init(struct tn_waitq_set *s, const struct tn_waitq_config *cfg);
+/* Set s up for the waiter limits of cfg (max_waiters,
+ * max_waiters_per_name, max_wait_ms), on loop, with the backend's hooks:
+ * 0 or TN_ENOMEM. */
+int tn_waitq_init(struct tn_waitq_set *s, struct tn_loop *loop,
+                  const struct tn_store_config *cfg,
+                  const struct tn_waitq_hooks *hooks);
 /* Free every queue (their waiters must have been answered). */
 void tn_waitq_fini(struct tn_waitq_set *s);
 

@@ -71,17 +71,13 @@ static void on_free(struct tn_waitq *q)
     ((struct equeue *)q)->l->waiters = NULL;
 }
 
+static const struct tn_waitq_hooks hooks = {.queue_size = sizeof(struct equeue),
+                                            .on_deadline = on_deadline,
+                                            .on_free = on_free};
+
 int tn_embedded_wait_init(struct embedded *e, const struct tn_store_config *cfg)
 {
-    struct tn_waitq_config wc = {.loop = e->loop,
-                                 .max_waiters = cfg->max_waiters,
-                                 .max_waiters_per_name =
-                                     cfg->max_waiters_per_name,
-                                 .max_wait_ms = cfg->max_wait_ms,
-                                 .queue_size = sizeof(struct equeue),
-                                 .on_deadline = on_deadline,
-                                 .on_free = on_free};
-    return tn_waitq_init(&e->waits, &wc);
+    return tn_waitq_init(&e->waits, e->loop, cfg, &hooks);
 }
 
 int tn_embedded_wait(struct embedded *e, struct tn_lease_entry *l,

@@ -53,17 +53,13 @@ static void on_free(struct tn_waitq *q)
     tn_store_result_release(&PGQ(q)->last);
 }
 
+static const struct tn_waitq_hooks hooks = {.queue_size = sizeof(struct pgq),
+                                            .on_deadline = on_deadline,
+                                            .on_free = on_free};
+
 int tn_pg_wait_init(struct tn_pg *p, const struct tn_store_config *cfg)
 {
-    struct tn_waitq_config wc = {.loop = p->loop,
-                                 .max_waiters = cfg->max_waiters,
-                                 .max_waiters_per_name =
-                                     cfg->max_waiters_per_name,
-                                 .max_wait_ms = cfg->max_wait_ms,
-                                 .queue_size = sizeof(struct pgq),
-                                 .on_deadline = on_deadline,
-                                 .on_free = on_free};
-    return tn_waitq_init(&p->waits, &wc);
+    return tn_waitq_init(&p->waits, p->loop, cfg, &hooks);
 }
 
 static void unlink_waiter(struct tn_blocked *w)
