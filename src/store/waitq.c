@@ -196,6 +196,8 @@ void tn_waitq_unlink(struct tn_blocked *w)
     else
         q->tail = w->prev;
     w->next = w->prev = NULL;
+    if (q->set->hooks->on_unlink != NULL)
+        q->set->hooks->on_unlink(w);
     q->n--;
     q->set->n_waiters--;
     tn_loop_timer_disarm(q->set->loop, &w->deadline);
@@ -210,6 +212,61 @@ struct tn_blocked *tn_waitq_find_ctx(struct tn_waitq_set *s, void *ctx)
         }
     }
     return NULL;
+}
+
+struct tn_acquire_req tn_waitq_request(const struct tn_blocked *w)
+{
+    return (struct tn_acquire_req){.name = w->q->name,
+                                   .name_len = w->q->name_len,
+                                   .owner_id = w->owner_id,
+                                   .request_id = w->request_id,
+                                   .principal = w->principal,
+                                   .ttl_ms = w->ttl_ms,
+                                   .lock_delay_ms = w->lock_delay_ms,
+                                   .secret = w->secret};
+}
+
+void tn_waitq_answer(struct tn_blocked *w, int rc, int64_t retry_ms)
+{
+    tn_store_done_fn done = w->done;
+    void *arg = w->arg;
+    w->out->rc = rc;
+    if (retry_ms > 0)
+        w->out->retry_after_ms = retry_ms;
+    tn_waitq_blocked_free(w);
+    done(arg);
+}
+
+void tn_waitq_fail(struct tn_waitq *q, int rc, int64_t retry_ms)
+{
+    while (q->head != NULL) {
+        struct tn_blocked *w = q->head;
+        tn_waitq_unlink(w);
+        tn_waitq_answer(w, rc, retry_ms);
+    }
+}
+
+void tn_waitq_fail_all(struct tn_waitq_set *s, int rc, int64_t retry_ms)
+{
+    struct tn_waitq *q = s->all;
+    while (q != NULL) {
+        struct tn_waitq *next = q->next;
+        tn_waitq_fail(q, rc, retry_ms);
+        (void)tn_waitq_release(q);
+        q = next;
+    }
+}
+
+void tn_waitq_cancel(struct tn_waitq_set *s, void *ctx)
+{
+    struct tn_blocked *w = tn_waitq_find_ctx(s, ctx);
+    if (w == NULL)
+        return;
+    struct tn_waitq *q = w->q;
+    tn_waitq_unlink(w);
+    s->dropped++;
+    tn_waitq_answer(w, TN_ECANCELED, 0);
+    (void)tn_waitq_release(q);
 }
 
 void tn_waitq_metrics(const struct tn_waitq_set *s, struct tn_buf *out)

@@ -64,6 +64,8 @@ struct tn_waitq_hooks {
     void (*on_deadline)(struct tn_blocked *w);
     /* q is about to be freed; may be NULL. */
     void (*on_free)(struct tn_waitq *q);
+    /* w is being taken out of its queue; may be NULL. */
+    void (*on_unlink)(struct tn_blocked *w);
 };
 
 struct tn_waitq_set {
@@ -108,10 +110,25 @@ struct tn_blocked *tn_waitq_push(struct tn_waitq_set *s, struct tn_waitq **qp,
                                  struct tn_store_result *out,
                                  tn_store_done_fn done, void *arg);
 
-/* Take w out of its queue (its deadline disarmed); the queue stays. */
+/* Take w out of its queue (its deadline disarmed, the backend's
+ * on_unlink called); the queue stays. */
 void tn_waitq_unlink(struct tn_blocked *w);
 /* Free an unlinked w. */
 void tn_waitq_blocked_free(struct tn_blocked *w);
+/* The acquire w asked for, to run now (no wait): it borrows w's strings
+ * and secret, and the name of w's queue. */
+struct tn_acquire_req tn_waitq_request(const struct tn_blocked *w);
+/* Answer an unlinked w with rc (and retry_ms as retry_after_ms if > 0;
+ * out's other fields as they are), then free it. */
+void tn_waitq_answer(struct tn_blocked *w, int rc, int64_t retry_ms);
+/* Answer every waiter of q as tn_waitq_answer does; q stays. */
+void tn_waitq_fail(struct tn_waitq *q, int rc, int64_t retry_ms);
+/* Answer every waiter of every queue as tn_waitq_answer does (store
+ * failure, shutdown), and free the queues that are not busy. */
+void tn_waitq_fail_all(struct tn_waitq_set *s, int rc, int64_t retry_ms);
+/* The client of the waiter whose wanted_ctx is ctx went away: it is
+ * dropped and answered TN_ECANCELED, its queue freed if left empty. */
+void tn_waitq_cancel(struct tn_waitq_set *s, void *ctx);
 /* Free q if nobody waits on it and it is not busy; true if freed. */
 bool tn_waitq_release(struct tn_waitq *q);
 

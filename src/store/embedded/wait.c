@@ -109,14 +109,7 @@ int tn_embedded_wait(struct embedded *e, struct tn_lease_entry *l,
 static int grant_to(struct embedded *e, struct tn_blocked *w,
                     struct tn_lease_entry *l, int64_t now)
 {
-    struct tn_acquire_req r = {.name = l->name,
-                               .name_len = l->name_len,
-                               .owner_id = w->owner_id,
-                               .request_id = w->request_id,
-                               .principal = w->principal,
-                               .ttl_ms = w->ttl_ms,
-                               .lock_delay_ms = w->lock_delay_ms,
-                               .secret = w->secret};
+    struct tn_acquire_req r = tn_waitq_request(w);
     struct tn_lease_entry *got = NULL;
     bool replayed = false;
     int64_t retry = 0;
@@ -160,9 +153,7 @@ void tn_embedded_wake(struct embedded *e, struct tn_lease_entry *l)
         if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY || rc == TN_OK)
             break;
         tn_waitq_unlink(w); /* out of memory: answer it, try the next */
-        w->out->rc = rc;
-        w->done(w->arg);
-        tn_waitq_blocked_free(w);
+        tn_waitq_answer(w, rc, 0);
     }
     if (tn_waitq_release(q))
         return;
@@ -177,30 +168,10 @@ static void wake_timer(void *arg)
 
 void tn_embedded_fail_waiters(struct embedded *e, int rc)
 {
-    while (e->waits.all != NULL) {
-        struct tn_waitq *q = e->waits.all;
-        while (q->head != NULL) {
-            struct tn_blocked *w = q->head;
-            tn_waitq_unlink(w);
-            w->out->rc = rc;
-            w->out->retry_after_ms = 1000;
-            w->done(w->arg);
-            tn_waitq_blocked_free(w);
-        }
-        (void)tn_waitq_release(q);
-    }
+    tn_waitq_fail_all(&e->waits, rc, RETRY_AFTER_MS);
 }
 
 void tn_embedded_cancel_wait(struct embedded *e, void *ctx)
 {
-    struct tn_blocked *w = tn_waitq_find_ctx(&e->waits, ctx);
-    if (w == NULL)
-        return;
-    struct tn_waitq *q = w->q;
-    tn_waitq_unlink(w);
-    e->waits.dropped++;
-    w->out->rc = TN_ECANCELED;
-    w->done(w->arg);
-    tn_waitq_blocked_free(w);
-    (void)tn_waitq_release(q);
+    tn_waitq_cancel(&e->waits, ctx);
 }
