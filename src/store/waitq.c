@@ -2,16 +2,26 @@
 /* One FIFO waiter queue for every backend (waitq.h). */
 #include "store/waitq.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include <tenure/err.h>
 
 #include "common/alloc.h"
 #include "common/clock.h"
-#include "common/hash.h"
+#include "common/map.h"
 
-/* Buckets of the table of names with waiters. */
-#define N_BUCKETS 1024
+static bool name_eq(const void *entry, const void *key, size_t len)
+{
+    const struct tn_waitq *q = entry;
+    return q->name_len == len && memcmp(q->name, key, len) == 0;
+}
+
+static const struct tn_map_type queue_map = {
+    .link_off = offsetof(struct tn_waitq, chain),
+    .hash_off = offsetof(struct tn_waitq, hash),
+    .eq = name_eq,
+};
 
 int tn_waitq_init(struct tn_waitq_set *s, struct tn_loop *loop,
                   const struct tn_store_config *cfg,
@@ -23,24 +33,14 @@ int tn_waitq_init(struct tn_waitq_set *s, struct tn_loop *loop,
     s->max_waiters = cfg->max_waiters;
     s->max_waiters_per_name = cfg->max_waiters_per_name;
     s->max_wait_ms = cfg->max_wait_ms;
-    s->buckets = tn_calloc(N_BUCKETS, sizeof(*s->buckets));
-    return s->buckets != NULL ? TN_OK : TN_ENOMEM;
-}
-
-static uint32_t hash_of(const char *name, size_t len)
-{
-    return (uint32_t)tn_hash(name, len);
+    LIST_INIT(&s->all);
+    return tn_map_init(&s->names, &queue_map, 0);
 }
 
 struct tn_waitq *tn_waitq_find(struct tn_waitq_set *s, const char *name,
                                size_t name_len)
 {
-    uint32_t h = hash_of(name, name_len);
-    struct tn_waitq *q = s->buckets[h % N_BUCKETS];
-    while (q != NULL && (q->hash != h || q->name_len != name_len ||
-                         memcmp(q->name, name, name_len) != 0))
-        q = q->chain;
-    return q;
+    return tn_map_find(&s->names, tn_map_hash(name, name_len), name, name_len);
 }
 
 static struct tn_waitq *queue_new(struct tn_waitq_set *s, const char *name,
@@ -55,13 +55,10 @@ static struct tn_waitq *queue_new(struct tn_waitq_set *s, const char *name,
     q->name[name_len] = '\0';
     q->name_len = name_len;
     q->set = s;
-    q->hash = hash_of(name, name_len);
-    q->chain = s->buckets[q->hash % N_BUCKETS];
-    s->buckets[q->hash % N_BUCKETS] = q;
-    q->next = s->all;
-    if (s->all != NULL)
-        s->all->prev = q;
-    s->all = q;
+    TAILQ_INIT(&q->waiters);
+    q->hash = tn_map_hash(name, name_len);
+    tn_map_insert(&s->names, q);
+    LIST_INSERT_HEAD(&s->all, q, link);
     return q;
 }
 
@@ -71,16 +68,8 @@ static void queue_free(struct tn_waitq *q)
     if (s->hooks->on_free != NULL)
         s->hooks->on_free(q);
     tn_loop_timer_disarm(s->loop, &q->timer);
-    struct tn_waitq **pp = &s->buckets[q->hash % N_BUCKETS];
-    while (*pp != q)
-        pp = &(*pp)->chain;
-    *pp = q->chain;
-    if (q->prev != NULL)
-        q->prev->next = q->next;
-    else
-        s->all = q->next;
-    if (q->next != NULL)
-        q->next->prev = q->prev;
+    (void)tn_map_remove(&s->names, q);
+    LIST_REMOVE(q, link);
     tn_free(q->name);
     tn_free(q);
 }
@@ -95,12 +84,11 @@ bool tn_waitq_release(struct tn_waitq *q)
 
 void tn_waitq_fini(struct tn_waitq_set *s)
 {
-    if (s->buckets == NULL)
-        return;
-    while (s->all != NULL)
-        queue_free(s->all);
-    tn_free(s->buckets);
-    s->buckets = NULL;
+    if (s->names.buckets == NULL)
+        return; /* never set up */
+    while (!LIST_EMPTY(&s->all))
+        queue_free(LIST_FIRST(&s->all));
+    tn_map_release(&s->names);
 }
 
 int tn_waitq_admit(const struct tn_waitq_set *s, const struct tn_waitq *q,
@@ -170,12 +158,7 @@ struct tn_blocked *tn_waitq_push(struct tn_waitq_set *s, struct tn_waitq **qp,
     w->out = out;
     w->done = done;
     w->arg = arg;
-    w->prev = q->tail;
-    if (q->tail != NULL)
-        q->tail->next = w;
-    else
-        q->head = w;
-    q->tail = w;
+    TAILQ_INSERT_TAIL(&q->waiters, w, link);
     q->n++;
     s->n_waiters++;
     int64_t wait = r->wait_ms < s->max_wait_ms ? r->wait_ms : s->max_wait_ms;
@@ -187,15 +170,7 @@ struct tn_blocked *tn_waitq_push(struct tn_waitq_set *s, struct tn_waitq **qp,
 void tn_waitq_unlink(struct tn_blocked *w)
 {
     struct tn_waitq *q = w->q;
-    if (w->prev != NULL)
-        w->prev->next = w->next;
-    else
-        q->head = w->next;
-    if (w->next != NULL)
-        w->next->prev = w->prev;
-    else
-        q->tail = w->prev;
-    w->next = w->prev = NULL;
+    TAILQ_REMOVE(&q->waiters, w, link);
     if (q->set->hooks->on_unlink != NULL)
         q->set->hooks->on_unlink(w);
     q->n--;
@@ -205,8 +180,12 @@ void tn_waitq_unlink(struct tn_blocked *w)
 
 struct tn_blocked *tn_waitq_find_ctx(struct tn_waitq_set *s, void *ctx)
 {
-    for (struct tn_waitq *q = s->all; q != NULL; q = q->next) {
-        for (struct tn_blocked *w = q->head; w != NULL; w = w->next) {
+    struct tn_waitq *q;
+    struct tn_blocked *w;
+    LIST_FOREACH(q, &s->all, link)
+    {
+        TAILQ_FOREACH(w, &q->waiters, link)
+        {
             if (w->wanted_ctx == ctx)
                 return w;
         }
@@ -239,8 +218,8 @@ void tn_waitq_answer(struct tn_blocked *w, int rc, int64_t retry_ms)
 
 void tn_waitq_fail(struct tn_waitq *q, int rc, int64_t retry_ms)
 {
-    while (q->head != NULL) {
-        struct tn_blocked *w = q->head;
+    struct tn_blocked *w;
+    while ((w = TAILQ_FIRST(&q->waiters)) != NULL) {
         tn_waitq_unlink(w);
         tn_waitq_answer(w, rc, retry_ms);
     }
@@ -248,9 +227,9 @@ void tn_waitq_fail(struct tn_waitq *q, int rc, int64_t retry_ms)
 
 void tn_waitq_fail_all(struct tn_waitq_set *s, int rc, int64_t retry_ms)
 {
-    struct tn_waitq *q = s->all;
+    struct tn_waitq *q = LIST_FIRST(&s->all);
     while (q != NULL) {
-        struct tn_waitq *next = q->next;
+        struct tn_waitq *next = LIST_NEXT(q, link);
         tn_waitq_fail(q, rc, retry_ms);
         (void)tn_waitq_release(q);
         q = next;

@@ -2,19 +2,22 @@
 /* One FIFO waiter queue for every backend.  Blocked acquires wait per name
  * in arrival order, each with its deadline (wait_ms, capped); the waiters
  * are bounded in all and per name (TN_ECAPACITY); a queue is found by name
- * or a waiter by the client that asked (cancel).  What granting or refusing
- * a waiter means is the backend's (src/store/embedded/wait.c,
- * src/store/pg/wait.c): the set calls it back when a waiter's deadline
- * passes and before it frees a queue.  Loop thread only. */
+ * (common/map) or a waiter by the client that asked (cancel); the lines
+ * are <sys/queue.h> lists.  What granting or refusing a waiter means is
+ * the backend's (src/store/embedded/wait.c, src/store/pg/wait.c): the set
+ * calls it back when a waiter's deadline passes, when a waiter leaves its
+ * line, and before it frees a queue.  Loop thread only. */
 #ifndef TN_STORE_WAITQ_H
 #define TN_STORE_WAITQ_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "common/buf.h"
 #include "common/loop.h"
+#include "common/map.h"
 #include "store/backend.h"
 
 struct tn_waitq;
@@ -22,8 +25,7 @@ struct tn_waitq;
 /* One blocked acquire: a copy of its request, and whom to answer. */
 struct tn_blocked {
     struct tn_waitq *q;              /* its queue */
-    struct tn_blocked *next;         /* FIFO */
-    struct tn_blocked *prev;         /* FIFO */
+    TAILQ_ENTRY(tn_blocked) link;    /* q->waiters, FIFO */
     char *owner_id;                  /* owned */
     char *request_id;                /* owned, or NULL */
     char *principal;                 /* owned, or NULL */
@@ -43,15 +45,14 @@ struct tn_waitq_set;
 
 /* The waiters of one name.  A backend's queue struct starts with it. */
 struct tn_waitq {
-    struct tn_waitq_set *set;   /* owner */
-    struct tn_waitq *next;      /* every queue of the set */
-    struct tn_waitq *prev;      /* every queue of the set */
-    struct tn_waitq *chain;     /* its bucket */
-    char *name;                 /* owned, NUL-terminated */
-    size_t name_len;            /* bytes */
-    uint32_t hash;              /* of name */
-    struct tn_blocked *head;    /* first in line */
-    struct tn_blocked *tail;    /* last in line */
+    struct tn_waitq_set *set;  /* owner */
+    LIST_ENTRY(tn_waitq) link; /* set->all */
+    void *chain;               /* set->names link */
+    uint32_t hash;             /* set->names hash of name */
+    char *name;                /* owned, NUL-terminated */
+    size_t name_len;           /* bytes */
+    /* Its waiters, first in line first. */
+    TAILQ_HEAD(tn_blocked_list, tn_blocked) waiters;
     size_t n;                   /* waiters */
     bool busy;                  /* the backend works on it: kept when empty */
     struct tn_loop_timer timer; /* backend's: when the name may be free */
@@ -74,8 +75,8 @@ struct tn_waitq_set {
     size_t max_waiters;                 /* in all */
     size_t max_waiters_per_name;        /* per queue */
     int64_t max_wait_ms;                /* cap of wait_ms */
-    struct tn_waitq *all;               /* every queue, newest first */
-    struct tn_waitq **buckets;          /* by name hash */
+    LIST_HEAD(, tn_waitq) all;          /* every queue, newest first */
+    struct tn_map names;                /* every queue, by name */
     size_t n_waiters;                   /* blocked acquires, all names */
     uint64_t granted;                   /* waiters that got the lease */
     uint64_t timed_out;                 /* answered at their deadline */

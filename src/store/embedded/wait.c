@@ -140,8 +140,8 @@ void tn_embedded_wake(struct embedded *e, struct tn_lease_entry *l)
     if (q == NULL)
         return;
     int64_t now = tn_clock_now_ms();
-    while (q->head != NULL) {
-        struct tn_blocked *w = q->head;
+    struct tn_blocked *w;
+    while ((w = TAILQ_FIRST(&q->waiters)) != NULL) {
         if (w->wanted != NULL && !w->wanted(w->wanted_ctx)) {
             tn_waitq_unlink(w); /* its client left: it never gets the lease */
             e->waits.dropped++;

@@ -129,7 +129,7 @@ static void wake_timer(void *arg)
 
 static void arm_at(struct pgq *q, int64_t at_ms)
 {
-    if (q->q.head != NULL && !q->p->closing)
+    if (!TAILQ_EMPTY(&q->q.waiters) && !q->p->closing)
         tn_loop_timer_arm(q->p->loop, &q->q.timer, at_ms, wake_timer, q);
 }
 
@@ -216,9 +216,9 @@ static void attempt_done(void *arg)
 /* Drop the waiters at the head whose clients went away. */
 static void drop_gone(struct pgq *q)
 {
-    while (q->q.head != NULL && q->q.head->wanted != NULL &&
-           !q->q.head->wanted(q->q.head->wanted_ctx)) {
-        struct tn_blocked *w = q->q.head;
+    struct tn_blocked *w;
+    while ((w = TAILQ_FIRST(&q->q.waiters)) != NULL && w->wanted != NULL &&
+           !w->wanted(w->wanted_ctx)) {
         tn_waitq_unlink(w);
         q->p->waits.dropped++;
         answer_refused(w);
@@ -237,7 +237,7 @@ static void attempt(struct pgq *q)
     drop_gone(q);
     if (tn_waitq_release(&q->q))
         return;
-    struct tn_blocked *w = q->q.head;
+    struct tn_blocked *w = TAILQ_FIRST(&q->q.waiters);
     struct tn_acquire_req r = tn_waitq_request(w);
     tn_loop_timer_disarm(q->p->loop, &q->q.timer);
     tn_store_result_release(&q->res);
@@ -322,9 +322,9 @@ void tn_pg_wait_wake(struct tn_pg *p, const char *name)
 
 void tn_pg_wait_wake_all(struct tn_pg *p)
 {
-    struct tn_waitq *q = p->waits.all;
+    struct tn_waitq *q = LIST_FIRST(&p->waits.all);
     while (q != NULL) {
-        struct tn_waitq *next = q->next;
+        struct tn_waitq *next = LIST_NEXT(q, link);
         attempt(PGQ(q)); /* may free q */
         q = next;
     }
@@ -337,8 +337,6 @@ void tn_pg_wait_fail_all(struct tn_pg *p, int rc)
 
 void tn_pg_wait_free(struct tn_pg *p)
 {
-    if (p->waits.buckets == NULL)
-        return;
     tn_pg_wait_fail_all(p, TN_EUNAVAIL);
     tn_waitq_fini(&p->waits);
 }
