@@ -193,6 +193,11 @@ struct tn_blocked *tn_waitq_find_ctx(struct tn_waitq_set *s, void *ctx)
     return NULL;
 }
 
+bool tn_waitq_gone(const struct tn_blocked *w)
+{
+    return w->wanted != NULL && !w->wanted(w->wanted_ctx);
+}
+
 struct tn_acquire_req tn_waitq_request(const struct tn_blocked *w)
 {
     return (struct tn_acquire_req){.name = w->q->name,

@@ -116,6 +116,8 @@ struct tn_blocked *tn_waitq_push(struct tn_waitq_set *s, struct tn_waitq **qp,
 void tn_waitq_unlink(struct tn_blocked *w);
 /* Free an unlinked w. */
 void tn_waitq_blocked_free(struct tn_blocked *w);
+/* Has w's client gone away (it must never get the lease)? */
+bool tn_waitq_gone(const struct tn_blocked *w);
 /* The acquire w asked for, to run now (no wait): it borrows w's strings
  * and secret, and the name of w's queue. */
 struct tn_acquire_req tn_waitq_request(const struct tn_blocked *w);

@@ -260,6 +260,27 @@ static void cancel_finds_the_client(void **state)
     tn_waitq_fail_all(&f->set, TN_EUNAVAIL, 0);
 }
 
+/* wanted(ctx): the client is there while *ctx is nonzero. */
+static bool still_there(void *ctx)
+{
+    return *(int *)ctx != 0;
+}
+
+static void gone_asks_the_client(void **state)
+{
+    struct fixture *f = *state;
+    struct caller c[2] = {{.id = 1}, {.id = 2}};
+    int here = 1;
+    struct tn_blocked *nobody = push(&f->set, "g", &c[0], NULL, 60000);
+    struct tn_blocked *w = push(&f->set, "g", &c[1], &here, 60000);
+    w->wanted = still_there;
+    assert_false(tn_waitq_gone(nobody)); /* no wanted: always there */
+    assert_false(tn_waitq_gone(w));
+    here = 0;
+    assert_true(tn_waitq_gone(w));
+    tn_waitq_fail_all(&f->set, TN_EUNAVAIL, 0);
+}
+
 static void fail_all_keeps_busy_queues(void **state)
 {
     struct fixture *f = *state;
@@ -331,6 +352,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(cancel_finds_the_client, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(gone_asks_the_client, setup, teardown),
         cmocka_unit_test_setup_teardown(fail_all_keeps_busy_queues, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(thousands_of_names, setup, teardown),

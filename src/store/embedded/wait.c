@@ -142,7 +142,7 @@ void tn_embedded_wake(struct embedded *e, struct tn_lease_entry *l)
     int64_t now = tn_clock_now_ms();
     struct tn_blocked *w;
     while ((w = TAILQ_FIRST(&q->waiters)) != NULL) {
-        if (w->wanted != NULL && !w->wanted(w->wanted_ctx)) {
+        if (tn_waitq_gone(w)) {
             tn_waitq_unlink(w); /* its client left: it never gets the lease */
             e->waits.dropped++;
             answer_blocked(e, w, l, now);

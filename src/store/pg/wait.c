@@ -158,7 +158,7 @@ static void release_orphan(struct tn_pg *p, const struct pgq *q,
 static void granted(struct pgq *q, struct tn_blocked *w)
 {
     struct tn_pg *p = q->p;
-    bool gone = w == NULL || (w->wanted != NULL && !w->wanted(w->wanted_ctx));
+    bool gone = w == NULL || tn_waitq_gone(w);
     int64_t now = tn_clock_now_ms();
     int64_t ttl_ms = q->res.lease.ttl_ms;
     if (gone && !q->res.replayed)
@@ -217,8 +217,7 @@ static void attempt_done(void *arg)
 static void drop_gone(struct pgq *q)
 {
     struct tn_blocked *w;
-    while ((w = TAILQ_FIRST(&q->q.waiters)) != NULL && w->wanted != NULL &&
-           !w->wanted(w->wanted_ctx)) {
+    while ((w = TAILQ_FIRST(&q->q.waiters)) != NULL && tn_waitq_gone(w)) {
         tn_waitq_unlink(w);
         q->p->waits.dropped++;
         answer_refused(w);
