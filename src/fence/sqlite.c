@@ -71,20 +71,6 @@ static int raise_hwm(sqlite3 *db, sqlite3_stmt *st, const char *resource,
     return rc;
 }
 
-/* What every advance checks first: inside a transaction, arguments in
- * range. */
-static int advance_allowed(sqlite3 *db, size_t len, uint64_t token,
-                           struct tn_errmsg *em)
-{
-    if (sqlite3_get_autocommit(db)) {
-        tn_errmsg_set(em, "fence check outside a transaction");
-        return TN_EINVAL;
-    }
-    if (len == 0 || len > TN_FENCE_NAME_MAX || token > TN_FENCE_TOKEN_MAX)
-        return TN_EINVAL;
-    return TN_OK;
-}
-
 /* The upsert on a statement prepared for this call only. */
 static int raise_once(sqlite3 *db, const char *resource, size_t len,
                       uint64_t token, struct tn_errmsg *em)
@@ -107,18 +93,6 @@ int tn_fence_sqlite_get(sqlite3 *db, const char *resource, size_t len,
         return map_sqlite(db, src, em, "prepare fence read");
     int rc = read_hwm(db, st, resource, len, hwm_out, em);
     sqlite3_finalize(st);
-    return rc;
-}
-
-int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
-                            uint64_t token, uint64_t *hwm_before_out,
-                            struct tn_errmsg *em)
-{
-    int rc = advance_allowed(db, len, token, em);
-    if (rc == 0 && hwm_before_out != NULL)
-        rc = tn_fence_sqlite_get(db, resource, len, hwm_before_out, em);
-    if (rc == 0)
-        rc = raise_once(db, resource, len, token, em);
     return rc;
 }
 
@@ -191,6 +165,14 @@ const struct tn_fence_ops tn_fence_sqlite_ops = {
     .get = ops_get,
     .raise = ops_raise,
 };
+
+int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
+                            uint64_t token, uint64_t *hwm_before_out,
+                            struct tn_errmsg *em)
+{
+    return tn_fence_advance(&tn_fence_sqlite_ops, db, resource, len, token,
+                            hwm_before_out, em);
+}
 
 static int prepared_in_txn(void *conn, struct tn_errmsg *em)
 {

@@ -31,14 +31,6 @@
 
 static void pump(struct conn *c);
 
-static void want_tick(struct tn_http *h)
-{
-    if (h->tick_queued)
-        return;
-    h->tick_queued = true;
-    tn_loop_defer(h->loop, &h->tick);
-}
-
 /* Most recently active first: eviction and sweeps start at the tail. */
 static void lru_unlink(struct tn_http *h, struct conn *c)
 {
@@ -48,24 +40,6 @@ static void lru_unlink(struct tn_http *h, struct conn *c)
 static void lru_push(struct tn_http *h, struct conn *c)
 {
     TAILQ_INSERT_HEAD(&h->conns, c, lru);
-}
-
-void tn_http_conn_touch(struct conn *c)
-{
-    if (TAILQ_FIRST(&c->h->conns) == c)
-        return;
-    lru_unlink(c->h, c);
-    lru_push(c->h, c);
-}
-
-void tn_http_conn_want_flush(struct conn *c)
-{
-    if (c->in_flush || c->dead)
-        return;
-    c->in_flush = true;
-    c->flush_next = c->h->flush;
-    c->h->flush = c;
-    want_tick(c->h);
 }
 
 /* Close at once.  Requests still waiting for their reply stay valid until
@@ -84,7 +58,7 @@ void tn_http_conn_kill(struct conn *c)
     h->st.open--;
     c->dead_next = h->dead;
     h->dead = c;
-    want_tick(h);
+    tn_http_want_tick(h);
     tn_http_out_orphan(c);
 }
 
@@ -95,44 +69,6 @@ void tn_http_conn_free(struct conn *c)
     tn_buf_release(&c->pend);
     tn_buf_release(&c->out);
     tn_free(c);
-}
-
-void tn_http_conn_enqueue(struct conn *c, struct tn_http_req *r)
-{
-    r->dispatched = true;
-    if (c->q_tail != NULL)
-        c->q_tail->next = r;
-    else
-        c->q_head = r;
-    c->q_tail = r;
-    c->n_queued++;
-}
-
-void tn_http_conn_dispatch(struct conn *c, struct tn_http_req *r)
-{
-    struct tn_http *h = c->h;
-    c->req_start_ms = 0;
-    h->pending++;
-    tn_http_conn_enqueue(c, r);
-    if (!r->keep_alive)
-        c->stop_reading = true;
-    tn_http_conn_touch(c);
-    h->cfg.handler(h->cfg.app, r);
-}
-
-bool tn_http_conn_app_headers(struct conn *c, struct tn_http_req *r)
-{
-    struct tn_http *h = c->h;
-    if (h->cfg.on_headers == NULL)
-        return true;
-    r->keep_alive = false; /* if answered now: the body is never read */
-    if (h->cfg.on_headers(h->cfg.app, r))
-        return true;
-    TN_ASSERT(r->replied || c->dead);
-    h->st.early_replies++;
-    c->cur = NULL; /* the reply queue holds it */
-    c->stop_reading = true;
-    return false;
 }
 
 /* Plain or TLS input: >0 bytes, 0 end, TN_EBUSY would block, TN_EIO. */
@@ -166,11 +102,13 @@ static bool may_read(const struct conn *c)
 static bool parse_pending(struct conn *c)
 {
     while (c->pend.len > 0 && may_read(c)) {
-        size_t n = tn_http_conn_feed(c, c->pend.data, c->pend.len);
+        long n = tn_http_conn_feed(c, c->pend.data, c->pend.len);
+        if (n < 0)
+            tn_http_conn_kill(c); /* no memory to answer its error */
         if (c->dead)
             return false;
-        memmove(c->pend.data, c->pend.data + n, c->pend.len - n);
-        c->pend.len -= n;
+        memmove(c->pend.data, c->pend.data + n, c->pend.len - (size_t)n);
+        c->pend.len -= (size_t)n;
     }
     if (c->pend.len == 0 && c->pend.cap > TN_HTTP_OUT_KEEP_BYTES)
         tn_buf_release(&c->pend);
@@ -183,11 +121,13 @@ static void parse_fresh(struct conn *c, const char *p, size_t len)
     if (c->req_start_ms == 0 && c->cur == NULL)
         c->req_start_ms = tn_clock_now_ms();
     while (len > 0 && may_read(c)) {
-        size_t n = tn_http_conn_feed(c, p, len);
+        long n = tn_http_conn_feed(c, p, len);
+        if (n < 0)
+            tn_http_conn_kill(c); /* no memory to answer its error */
         if (c->dead)
             return;
         p += n;
-        len -= n;
+        len -= (size_t)n;
         if (c->cur == NULL && len > 0)
             c->req_start_ms = tn_clock_now_ms();
     }

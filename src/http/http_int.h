@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Internals of the HTTP front end shared by its files: conn.c (the
  * connection state machine and its budgets), parse.c (requests, over
- * libhttp-parser), out.c (replies and event streams) and tls.c (OpenSSL).
- * Loop thread only. */
+ * libhttp-parser), out.c (replies and event streams), queue.c (the reply
+ * queue and flush list they all use) and tls.c (OpenSSL).  Calls go
+ * downward only: listen.c, conn.c, out.c, parse.c, queue.c.  Loop thread
+ * only. */
 #ifndef TN_HTTP_HTTP_INT_H
 #define TN_HTTP_HTTP_INT_H
 
@@ -132,9 +134,11 @@ void tn_http_parse_settings(http_parser_settings *ps);
 struct tn_http_req *tn_http_req_new(struct tn_http *h, struct conn *c);
 void tn_http_req_free(struct tn_http_req *r);
 void tn_http_req_destroy(struct tn_http_req *r);
-/* Feed bytes to c's parser; returns bytes consumed.  Stops after each
- * whole request (dispatched), and at an error (dispatched as refused). */
-size_t tn_http_conn_feed(struct conn *c, const char *p, size_t len);
+/* Feed bytes to c's parser; returns bytes consumed, or TN_ENOMEM when c
+ * must be killed (no memory to answer a malformed request).  Stops after
+ * each whole request (dispatched), and at an error (dispatched as
+ * refused). */
+long tn_http_conn_feed(struct conn *c, const char *p, size_t len);
 
 /* conn.c */
 /* Serve fd, a new connected socket (closed when refused). */
@@ -142,21 +146,30 @@ void tn_http_conn_accept(struct tn_http *h, int fd);
 /* End of a loop turn: write what the turn produced, free what died. */
 void tn_http_conn_tick(void *arg);
 void tn_http_conn_free(struct conn *c);
-void tn_http_conn_dispatch(struct conn *c, struct tn_http_req *r);
+void tn_http_conn_kill(struct conn *c);
+
+/* queue.c: what parse.c, out.c and conn.c share; calls none of them. */
+/* Run the end-of-turn work (tn_http_conn_tick) once this turn is over. */
+void tn_http_want_tick(struct tn_http *h);
+/* c was active: most recently active first. */
+void tn_http_conn_touch(struct conn *c);
+/* c has bytes to write at the end of the turn. */
+void tn_http_conn_want_flush(struct conn *c);
 /* Put r at the end of c's reply queue (marks it dispatched). */
 void tn_http_conn_enqueue(struct conn *c, struct tn_http_req *r);
-void tn_http_conn_want_flush(struct conn *c);
-void tn_http_conn_kill(struct conn *c);
-void tn_http_conn_touch(struct conn *c);
+/* r is whole (or refused): queue it and hand it to the application. */
+void tn_http_conn_dispatch(struct conn *c, struct tn_http_req *r);
+/* r's headers are complete and a body follows: let the application answer
+ * now (authentication); false when it did. */
 bool tn_http_conn_app_headers(struct conn *c, struct tn_http_req *r);
+/* Send an interim 100 Continue. */
+void tn_http_conn_continue(struct conn *c);
 
 /* out.c */
 /* Move the replies at the head of c's queue into c->out, in order. */
 void tn_http_out_collect(struct conn *c);
 /* n bytes of c->out were written. */
 void tn_http_out_wrote(struct conn *c, size_t n);
-/* Format a reply of the front end's own (100 Continue). */
-void tn_http_out_continue(struct conn *c);
 /* c is going away: close its streams, detach and tell parked requests. */
 void tn_http_out_orphan(struct conn *c);
 /* c's client closed its end: tell parked requests (replies still go). */

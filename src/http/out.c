@@ -206,13 +206,6 @@ void tn_http_out_wrote(struct conn *c, size_t n)
     c->h->st.stream_bytes -= d;
 }
 
-void tn_http_out_continue(struct conn *c)
-{
-    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    (void)tn_buf_append(&c->out, cont, sizeof(cont) - 1);
-    tn_http_conn_want_flush(c);
-}
-
 /* Handle one request of a connection that died. */
 static void orphan_one(struct tn_http_req *r)
 {

@@ -295,7 +295,7 @@ static int on_headers_complete(http_parser *p)
     const char *expect = tn_http_req_header(r, "Expect");
     if (body && expect != NULL && strcasecmp(expect, "100-continue") == 0 &&
         c->n_queued == 0)
-        tn_http_out_continue(c);
+        tn_http_conn_continue(c);
     return 0;
 }
 
@@ -354,43 +354,41 @@ static void refuse_parser(struct tn_http_req *r, enum http_errno e)
     }
 }
 
-/* The parser stopped at an error: answer it, read no more. */
-static void fail(struct conn *c)
+/* The parser stopped at an error: answer it, read no more.  TN_ENOMEM
+ * when there is no request to answer it with. */
+static int fail(struct conn *c)
 {
     enum http_errno e = HTTP_PARSER_ERRNO(&c->p);
     struct tn_http_req *r = c->cur;
     if (r == NULL && c->stop_reading)
-        return; /* answered at the headers: the queue holds it */
+        return TN_OK; /* answered at the headers: the queue holds it */
     c->stop_reading = true;
     c->cur = NULL;
-    if (r == NULL && (r = tn_http_req_new(c->h, c)) == NULL) {
-        tn_http_conn_kill(c);
-        return;
-    }
+    if (r == NULL && (r = tn_http_req_new(c->h, c)) == NULL)
+        return TN_ENOMEM;
     if (r->error == 0)
         refuse_parser(r, e);
     c->h->st.protocol_errors++;
     r->keep_alive = false;
     tn_http_conn_dispatch(c, r);
+    return TN_OK;
 }
 
-size_t tn_http_conn_feed(struct conn *c, const char *p, size_t len)
+long tn_http_conn_feed(struct conn *c, const char *p, size_t len)
 {
     if (HTTP_PARSER_ERRNO(&c->p) == HPE_PAUSED)
         http_parser_pause(&c->p, 0);
     size_t n = http_parser_execute(&c->p, &c->h->ps, p, len);
     enum http_errno e = HTTP_PARSER_ERRNO(&c->p);
     if (c->dead)
-        return len;
-    if (e != HPE_OK && e != HPE_PAUSED) {
-        fail(c);
-        return len;
-    }
+        return (long)len;
+    if (e != HPE_OK && e != HPE_PAUSED)
+        return fail(c) < 0 ? TN_ENOMEM : (long)len;
     if (c->p.upgrade) {
         c->stop_reading = true; /* no protocol switch is offered */
-        return len;
+        return (long)len;
     }
-    return n;
+    return (long)n;
 }
 
 /* Accessors. */

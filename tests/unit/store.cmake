@@ -15,3 +15,7 @@ tn_add_unit_test(test_commit
 tn_add_unit_test(test_disk
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_disk.c
     LIBS tn_store tn_common_static)
+# The one waiter queue of every backend (blocking acquire) on a real loop.
+tn_add_unit_test(test_waitq
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_waitq.c
+    LIBS tn_store tn_common_static)

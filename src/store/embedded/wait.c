@@ -71,17 +71,13 @@ static void on_free(struct tn_waitq *q)
     ((struct equeue *)q)->l->waiters = NULL;
 }
 
+static const struct tn_waitq_hooks hooks = {.queue_size = sizeof(struct equeue),
+                                            .on_deadline = on_deadline,
+                                            .on_free = on_free};
+
 int tn_embedded_wait_init(struct embedded *e, const struct tn_store_config *cfg)
 {
-    struct tn_waitq_config wc = {.loop = e->loop,
-                                 .max_waiters = cfg->max_waiters,
-                                 .max_waiters_per_name =
-                                     cfg->max_waiters_per_name,
-                                 .max_wait_ms = cfg->max_wait_ms,
-                                 .queue_size = sizeof(struct equeue),
-                                 .on_deadline = on_deadline,
-                                 .on_free = on_free};
-    return tn_waitq_init(&e->waits, &wc);
+    return tn_waitq_init(&e->waits, e->loop, cfg, &hooks);
 }
 
 int tn_embedded_wait(struct embedded *e, struct tn_lease_entry *l,
@@ -113,14 +109,7 @@ int tn_embedded_wait(struct embedded *e, struct tn_lease_entry *l,
 static int grant_to(struct embedded *e, struct tn_blocked *w,
                     struct tn_lease_entry *l, int64_t now)
 {
-    struct tn_acquire_req r = {.name = l->name,
-                               .name_len = l->name_len,
-                               .owner_id = w->owner_id,
-                               .request_id = w->request_id,
-                               .principal = w->principal,
-                               .ttl_ms = w->ttl_ms,
-                               .lock_delay_ms = w->lock_delay_ms,
-                               .secret = w->secret};
+    struct tn_acquire_req r = tn_waitq_request(w);
     struct tn_lease_entry *got = NULL;
     bool replayed = false;
     int64_t retry = 0;
@@ -151,9 +140,9 @@ void tn_embedded_wake(struct embedded *e, struct tn_lease_entry *l)
     if (q == NULL)
         return;
     int64_t now = tn_clock_now_ms();
-    while (q->head != NULL) {
-        struct tn_blocked *w = q->head;
-        if (w->wanted != NULL && !w->wanted(w->wanted_ctx)) {
+    struct tn_blocked *w;
+    while ((w = TAILQ_FIRST(&q->waiters)) != NULL) {
+        if (tn_waitq_gone(w)) {
             tn_waitq_unlink(w); /* its client left: it never gets the lease */
             e->waits.dropped++;
             answer_blocked(e, w, l, now);
@@ -164,9 +153,7 @@ void tn_embedded_wake(struct embedded *e, struct tn_lease_entry *l)
         if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY || rc == TN_OK)
             break;
         tn_waitq_unlink(w); /* out of memory: answer it, try the next */
-        w->out->rc = rc;
-        w->done(w->arg);
-        tn_waitq_blocked_free(w);
+        tn_waitq_answer(w, rc, 0);
     }
     if (tn_waitq_release(q))
         return;
@@ -181,30 +168,10 @@ static void wake_timer(void *arg)
 
 void tn_embedded_fail_waiters(struct embedded *e, int rc)
 {
-    while (e->waits.all != NULL) {
-        struct tn_waitq *q = e->waits.all;
-        while (q->head != NULL) {
-            struct tn_blocked *w = q->head;
-            tn_waitq_unlink(w);
-            w->out->rc = rc;
-            w->out->retry_after_ms = 1000;
-            w->done(w->arg);
-            tn_waitq_blocked_free(w);
-        }
-        (void)tn_waitq_release(q);
-    }
+    tn_waitq_fail_all(&e->waits, rc, RETRY_AFTER_MS);
 }
 
 void tn_embedded_cancel_wait(struct embedded *e, void *ctx)
 {
-    struct tn_blocked *w = tn_waitq_find_ctx(&e->waits, ctx);
-    if (w == NULL)
-        return;
-    struct tn_waitq *q = w->q;
-    tn_waitq_unlink(w);
-    e->waits.dropped++;
-    w->out->rc = TN_ECANCELED;
-    w->done(w->arg);
-    tn_waitq_blocked_free(w);
-    (void)tn_waitq_release(q);
+    tn_waitq_cancel(&e->waits, ctx);
 }

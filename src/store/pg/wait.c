@@ -53,25 +53,22 @@ static void on_free(struct tn_waitq *q)
     tn_store_result_release(&PGQ(q)->last);
 }
 
-int tn_pg_wait_init(struct tn_pg *p, const struct tn_store_config *cfg)
-{
-    struct tn_waitq_config wc = {.loop = p->loop,
-                                 .max_waiters = cfg->max_waiters,
-                                 .max_waiters_per_name =
-                                     cfg->max_waiters_per_name,
-                                 .max_wait_ms = cfg->max_wait_ms,
-                                 .queue_size = sizeof(struct pgq),
-                                 .on_deadline = on_deadline,
-                                 .on_free = on_free};
-    return tn_waitq_init(&p->waits, &wc);
-}
-
-static void unlink_waiter(struct tn_blocked *w)
+/* Its attempt no longer answers w. */
+static void on_unlink(struct tn_blocked *w)
 {
     struct pgq *q = PGQ(w->q);
-    tn_waitq_unlink(w);
     if (q->trier == w)
         q->trier = NULL;
+}
+
+static const struct tn_waitq_hooks hooks = {.queue_size = sizeof(struct pgq),
+                                            .on_deadline = on_deadline,
+                                            .on_free = on_free,
+                                            .on_unlink = on_unlink};
+
+int tn_pg_wait_init(struct tn_pg *p, const struct tn_store_config *cfg)
+{
+    return tn_waitq_init(&p->waits, p->loop, cfg, &hooks);
 }
 
 /* Answer an unlinked w (which is freed) with out as filled. */
@@ -83,15 +80,10 @@ static void finish(struct tn_blocked *w)
     done(arg);
 }
 
-/* Answer an unlinked w with a store failure rc. */
-static void answer_error(struct tn_blocked *w, int rc)
+/* A store failure rc, and when to retry it. */
+static int64_t retry_of(int rc)
 {
-    tn_store_result_release(w->out);
-    memset(w->out, 0, sizeof(*w->out));
-    w->out->rc = rc;
-    if (rc == TN_EUNAVAIL)
-        w->out->retry_after_ms = TN_PG_RETRY_AFTER_MS;
-    finish(w);
+    return rc == TN_EUNAVAIL ? TN_PG_RETRY_AFTER_MS : 0;
 }
 
 /* Answer an unlinked w as a non-waiting acquire would have been answered
@@ -124,7 +116,7 @@ static void on_deadline(struct tn_blocked *w)
         w->timed_out = true; /* its attempt decides */
         return;
     }
-    unlink_waiter(w);
+    tn_waitq_unlink(w);
     q->p->waits.timed_out++;
     answer_refused(w);
     (void)tn_waitq_release(&q->q);
@@ -137,7 +129,7 @@ static void wake_timer(void *arg)
 
 static void arm_at(struct pgq *q, int64_t at_ms)
 {
-    if (q->q.head != NULL && !q->p->closing)
+    if (!TAILQ_EMPTY(&q->q.waiters) && !q->p->closing)
         tn_loop_timer_arm(q->p->loop, &q->q.timer, at_ms, wake_timer, q);
 }
 
@@ -166,17 +158,17 @@ static void release_orphan(struct tn_pg *p, const struct pgq *q,
 static void granted(struct pgq *q, struct tn_blocked *w)
 {
     struct tn_pg *p = q->p;
-    bool gone = w == NULL || (w->wanted != NULL && !w->wanted(w->wanted_ctx));
+    bool gone = w == NULL || tn_waitq_gone(w);
     int64_t now = tn_clock_now_ms();
     int64_t ttl_ms = q->res.lease.ttl_ms;
     if (gone && !q->res.replayed)
         release_orphan(p, q, &q->res.lease);
     if (gone && w != NULL) {
-        unlink_waiter(w);
+        tn_waitq_unlink(w);
         p->waits.dropped++;
-        answer_error(w, TN_EUNAVAIL);
+        tn_waitq_answer(w, TN_EUNAVAIL, retry_of(TN_EUNAVAIL));
     } else if (w != NULL) {
-        unlink_waiter(w);
+        tn_waitq_unlink(w);
         p->waits.granted++;
         *w->out = q->res;
         memset(&q->res, 0, sizeof(q->res));
@@ -196,22 +188,13 @@ static void refused(struct pgq *q, struct tn_blocked *w)
     q->last_ms = now;
     memset(&q->res, 0, sizeof(q->res));
     if (w != NULL && w->timed_out) {
-        unlink_waiter(w);
+        tn_waitq_unlink(w);
         q->p->waits.timed_out++;
         answer_refused(w);
     }
     int64_t wait = q->last.retry_after_ms > 0 ? q->last.retry_after_ms : 1;
     /* An event that came during the attempt may have freed the name. */
     arm_at(q, q->rewake ? now : now + wait);
-}
-
-static void fail_queue(struct pgq *q, int rc)
-{
-    while (q->q.head != NULL) {
-        struct tn_blocked *w = q->q.head;
-        unlink_waiter(w);
-        answer_error(w, rc);
-    }
 }
 
 static void attempt_done(void *arg)
@@ -226,17 +209,16 @@ static void attempt_done(void *arg)
     else if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY)
         refused(q, w);
     else
-        fail_queue(q, rc); /* the store failed: nobody can wait on it */
+        tn_waitq_fail(&q->q, rc, retry_of(rc)); /* the store failed */
     (void)tn_waitq_release(&q->q);
 }
 
 /* Drop the waiters at the head whose clients went away. */
 static void drop_gone(struct pgq *q)
 {
-    while (q->q.head != NULL && q->q.head->wanted != NULL &&
-           !q->q.head->wanted(q->q.head->wanted_ctx)) {
-        struct tn_blocked *w = q->q.head;
-        unlink_waiter(w);
+    struct tn_blocked *w;
+    while ((w = TAILQ_FIRST(&q->q.waiters)) != NULL && tn_waitq_gone(w)) {
+        tn_waitq_unlink(w);
         q->p->waits.dropped++;
         answer_refused(w);
     }
@@ -254,15 +236,8 @@ static void attempt(struct pgq *q)
     drop_gone(q);
     if (tn_waitq_release(&q->q))
         return;
-    struct tn_blocked *w = q->q.head;
-    struct tn_acquire_req r = {.name = q->q.name,
-                               .name_len = q->q.name_len,
-                               .owner_id = w->owner_id,
-                               .request_id = w->request_id,
-                               .principal = w->principal,
-                               .ttl_ms = w->ttl_ms,
-                               .lock_delay_ms = w->lock_delay_ms,
-                               .secret = w->secret};
+    struct tn_blocked *w = TAILQ_FIRST(&q->q.waiters);
+    struct tn_acquire_req r = tn_waitq_request(w);
     tn_loop_timer_disarm(q->p->loop, &q->q.timer);
     tn_store_result_release(&q->res);
     memset(&q->res, 0, sizeof(q->res));
@@ -346,9 +321,9 @@ void tn_pg_wait_wake(struct tn_pg *p, const char *name)
 
 void tn_pg_wait_wake_all(struct tn_pg *p)
 {
-    struct tn_waitq *q = p->waits.all;
+    struct tn_waitq *q = LIST_FIRST(&p->waits.all);
     while (q != NULL) {
-        struct tn_waitq *next = q->next;
+        struct tn_waitq *next = LIST_NEXT(q, link);
         attempt(PGQ(q)); /* may free q */
         q = next;
     }
@@ -356,19 +331,11 @@ void tn_pg_wait_wake_all(struct tn_pg *p)
 
 void tn_pg_wait_fail_all(struct tn_pg *p, int rc)
 {
-    struct tn_waitq *q = p->waits.all;
-    while (q != NULL) {
-        struct tn_waitq *next = q->next;
-        fail_queue(PGQ(q), rc);
-        (void)tn_waitq_release(q);
-        q = next;
-    }
+    tn_waitq_fail_all(&p->waits, rc, retry_of(rc));
 }
 
 void tn_pg_wait_free(struct tn_pg *p)
 {
-    if (p->waits.buckets == NULL)
-        return;
     tn_pg_wait_fail_all(p, TN_EUNAVAIL);
     tn_waitq_fini(&p->waits);
 }
@@ -382,14 +349,5 @@ void tn_pg_wait_metrics(struct tn_pg *p, struct tn_buf *out)
  * back for nobody is released (see granted). */
 void tn_pg_wait_cancel(struct tn_pg *p, void *ctx)
 {
-    if (p->waits.buckets == NULL)
-        return;
-    struct tn_blocked *w = tn_waitq_find_ctx(&p->waits, ctx);
-    if (w == NULL)
-        return;
-    struct tn_waitq *q = w->q;
-    unlink_waiter(w);
-    p->waits.dropped++;
-    answer_error(w, TN_ECANCELED);
-    (void)tn_waitq_release(q);
+    tn_waitq_cancel(&p->waits, ctx);
 }
