@@ -20,11 +20,12 @@ enum tn_pg_stmt {
     TN_PG_HISTORY,
     TN_PG_SWEEP,
     TN_PG_PRUNE,
+    TN_PG_COUNT,
     TN_PG_NOTIFY,
     TN_PG_N_STMTS
 };
 
-#define TN_PG_MAX_PARAMS 7
+#define TN_PG_MAX_PARAMS 8
 
 /* Grants kept per name in the ledger after a prune pass (history). */
 #define TN_PG_LEDGER_KEEP 100

@@ -12,6 +12,7 @@
 #include "store/pg/batch.h"
 #include "store/pg/conn.h"
 #include "store/pg/events.h"
+#include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/retire.h"
 #include "store/pg/wait.h"
@@ -108,7 +109,8 @@ static void pg_history(struct tn_store *s, const char *name, size_t name_len,
 
 static bool pg_is_ready(struct tn_store *s)
 {
-    return tn_pg_is_up((struct tn_pg *)s);
+    struct tn_pg *p = (struct tn_pg *)s;
+    return tn_pg_is_up(p) && tn_pg_limits_counted_once(p);
 }
 
 static void pg_metrics(struct tn_store *s, struct tn_buf *out)
@@ -146,6 +148,7 @@ static void pg_metrics(struct tn_store *s, struct tn_buf *out)
     tn_pg_events_metrics(p, out);
     tn_pg_wait_metrics(p, out);
     tn_pg_retire_metrics(p, out);
+    tn_pg_limits_metrics(p, out);
 }
 
 static void pg_drain(struct tn_store *s)
@@ -175,6 +178,7 @@ static void pg_close(struct tn_store *s)
     tn_pg_wait_free(p);
     tn_store_result_release(&p->sweep_res);
     tn_store_result_release(&p->prune_res);
+    tn_store_result_release(&p->limits.result);
     tn_free(p->conninfo);
     tn_free(p);
 }
@@ -252,6 +256,8 @@ static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
         tn_pg_conn_start(c);
     }
     tn_pg_events_start(p);
+    if (tn_pg_limits_init(p, cfg))
+        tn_pg_events_count_start(p);
     *out = &p->base;
     return TN_OK;
 }
