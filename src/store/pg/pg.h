@@ -61,6 +61,9 @@ struct tn_pg_conn {
     int setup_step;                        /* index of the running setup step */
     int setup_rc;                          /* first error of the running step */
     int schema_version;                    /* read by the version step */
+    bool lock_busy;                        /* the running step timed out
+                                              waiting for a table lock */
+    unsigned lock_retries;                 /* such timeouts this setup */
     int64_t backoff_ms;                    /* next reconnect delay */
     struct tn_loop_timer retry_timer;      /* reconnect */
     struct tn_loop_timer conn_timer;       /* connect + setup deadline */
@@ -110,6 +113,8 @@ struct tn_pg {
     uint64_t n_failures;                  /* batches that failed */
     uint64_t n_connects;                  /* successful setups */
     uint64_t n_unavailable;               /* ops answered TN_EUNAVAIL */
+    uint64_t n_setup_lock_timeouts;       /* setup steps that gave up
+                                             waiting for a table lock */
     tn_store_event_fn on_event;           /* events, or NULL */
     void *event_ctx;                      /* its argument */
     tn_store_watched_fn watched;          /* or NULL */

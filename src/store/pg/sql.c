@@ -49,9 +49,13 @@ const char tn_pg_sql_version[] =
 /* Under table locks that exclude every acquire statement in flight (each
  * holds ROW EXCLUSIVE on leases from its start to its commit), so reading
  * the maximum and moving the sequence cannot race with a nextval(); the
- * sequence only ever moves up. */
+ * sequence only ever moves up.  While the LOCK waits, every writer that
+ * comes after it waits behind it, so it waits at most
+ * TN_PG_SETUP_LOCK_WAIT: a slow transaction elsewhere then fails the step
+ * (55P03) instead of stalling every instance's writes, and the connection
+ * tries again (src/store/pg/conn.c). */
 const char tn_pg_sql_sequence[] =
-    "BEGIN;"
+    "BEGIN; " TN_PG_SETUP_LOCK_TIMEOUT
     " LOCK TABLE leases, lease_grants IN SHARE ROW EXCLUSIVE MODE;"
     " SELECT setval('lease_token_seq', m.top)"
     " FROM (SELECT greatest((SELECT max(fencing_token) FROM leases),"

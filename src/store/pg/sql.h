@@ -61,6 +61,13 @@ extern const struct tn_pg_stmt_def tn_pg_stmts[TN_PG_N_STMTS];
 extern const struct tn_pg_migration tn_pg_migrations[];
 extern const size_t tn_pg_n_migrations;
 
+/* How long a setup step (a migration, the sequence) waits for a table
+ * lock before it gives up and tries again later; the statement that sets
+ * it, first in each of their transactions. */
+#define TN_PG_SETUP_LOCK_WAIT "100ms"
+#define TN_PG_SETUP_LOCK_TIMEOUT                                               \
+    "SET LOCAL lock_timeout TO '" TN_PG_SETUP_LOCK_WAIT "';"
+
 /* Session settings, then the advisory lock that serialises migrations of
  * instances starting together. */
 extern const char tn_pg_sql_session[];

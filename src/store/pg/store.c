@@ -140,11 +140,14 @@ static void pg_metrics(struct tn_store *s, struct tn_buf *out)
         "# TYPE tenure_pg_unavailable_total counter\n"
         "tenure_pg_unavailable_total %llu\n"
         "# TYPE tenure_pg_inflight_batches gauge\n"
-        "tenure_pg_inflight_batches %u\n",
+        "tenure_pg_inflight_batches %u\n"
+        "# TYPE tenure_pg_setup_lock_timeouts_total counter\n"
+        "tenure_pg_setup_lock_timeouts_total %llu\n",
         tn_pg_is_up(p), ready, (unsigned long long)p->n_batches,
         (unsigned long long)p->n_statements, (unsigned long long)p->n_retries,
         (unsigned long long)p->n_failures, (unsigned long long)p->n_connects,
-        (unsigned long long)p->n_unavailable, inflight);
+        (unsigned long long)p->n_unavailable, inflight,
+        (unsigned long long)p->n_setup_lock_timeouts);
     tn_pg_events_metrics(p, out);
     tn_pg_wait_metrics(p, out);
     tn_pg_retire_metrics(p, out);
