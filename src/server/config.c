@@ -94,12 +94,13 @@ static const struct option_def options[] = {
      "blocked acquires per name; beyond, 503 capacity",
      "a queue that long on one name is a bug in the callers"},
     {"max-leases", INT(max_leases), "500000", 0, 100000000,
-     "live leases at once (embedded); beyond, new grants get 503 capacity; "
-     "0: no cap",
+     "live leases at once (PostgreSQL: in the whole database); beyond, new "
+     "grants get 503 capacity; 0: no cap",
      "at most about 800 B each with their name: under 400 MiB (CONFIG.md)"},
     {"max-names", INT(max_names), "500000", 0, 100000000,
-     "names remembered (live or ended within --retain-ms, embedded); "
-     "beyond, grants of new names get 503 capacity; 0: no cap",
+     "names remembered (live or ended within --retain-ms; PostgreSQL: in "
+     "the whole database); beyond, grants of new names get 503 capacity; "
+     "0: no cap",
      "at most about 800 B each: under 400 MiB (CONFIG.md)"},
     {"retain-ms", INT(retain_ms), "86400000", 0, 31536000000,
      "forget a name once its last lease ended this long ago; "

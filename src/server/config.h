@@ -34,8 +34,8 @@ struct tn_config {
     int64_t max_wait_ms;          /* largest wait_ms of a blocking acquire */
     int64_t max_waiters;          /* blocked acquires in all */
     int64_t max_waiters_per_name; /* blocked acquires per name */
-    int64_t max_leases;           /* live leases (embedded), 0 = no cap */
-    int64_t max_names;            /* names remembered (embedded), 0 = none */
+    int64_t max_leases;           /* live leases, 0 = no cap */
+    int64_t max_names;            /* names remembered, 0 = none */
     int64_t retain_ms;            /* retire names ended this long ago */
     int64_t event_backlog;        /* events kept for Last-Event-ID */
     int64_t event_buffer_bytes;   /* unsent bytes per subscriber */

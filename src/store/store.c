@@ -22,7 +22,8 @@ static const struct tn_store_backend backends[] = {
       .retires_names = true, .limits = true, .in_data_dir = true}, NULL},
     {"pg", pg_schemes, &tn_store_pg_ops,
      {.waits = true, .events = true, .binds_principal = true, .history = true,
-      .retires_names = true, .shared = true}, "TENURE_TEST_PG_URL"},
+      .retires_names = true, .limits = true, .shared = true},
+     "TENURE_TEST_PG_URL"},
 };
 /* clang-format on */
 

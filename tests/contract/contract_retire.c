@@ -135,12 +135,14 @@ static uint64_t acquire_in_open_txn(PGconn *h, const char *name)
         !run_sql(h, "BEGIN"))
         return 0;
     const struct tn_pg_stmt_def *d = &tn_pg_stmts[TN_PG_ACQUIRE];
-    const char *v[7] = {name, "held-open", "60000", "0", NULL, "\\x00", NULL};
+    const char *v[8] = {name, "held-open", "60000", "0",
+                        NULL, "\\x00",     NULL,    "0"};
     PGresult *r =
         PQexecParams(h, d->sql, d->n_params, d->types, v, NULL, NULL, 0);
     uint64_t t = 0;
+    /* 'i': granted, inserting the new name (ACQUIRE_SQL) */
     if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
-        PQgetvalue(r, 0, 0)[0] == 'g')
+        PQgetvalue(r, 0, 0)[0] == 'i')
         t = strtoull(PQgetvalue(r, 0, 1), NULL, 10);
     else
         fprintf(stderr, "acquire in an open transaction: %s",

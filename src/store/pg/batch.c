@@ -27,6 +27,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "store/pg/conn.h"
+#include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/pin.h"
 #include "store/pg/result.h"
@@ -63,8 +64,9 @@ static bool any_ready(const struct tn_pg *p)
 
 /* Answer op with its parsed result, but keep it: a committed change whose
  * trailer has not ended yet still pins its name (pinned_to). */
-static void op_reply(struct tn_pg_op *op)
+static void op_reply(struct tn_pg *p, struct tn_pg_op *op)
 {
+    tn_pg_limits_answered(p, op);
     tn_store_done_fn done = op->done;
     op->done = NULL;
     done(op->arg);
@@ -83,6 +85,7 @@ static void op_answer(struct tn_pg *p, struct tn_pg_op *op, int rc)
             p->n_unavailable++;
         }
     }
+    tn_pg_limits_answered(p, op);
     tn_store_done_fn done = op->done;
     void *arg = op->arg;
     tn_pg_op_free(op);
@@ -124,6 +127,7 @@ static void requeue_front(struct tn_pg *p, struct tn_pg_op **ops, size_t n)
     for (size_t i = n; i-- > 0;) {
         struct tn_pg_op *op = ops[i];
         tn_pg_change_out(p, op);
+        tn_pg_limits_unreserve(p, op);
         tn_store_result_release(op->out);
         memset(op->out, 0, sizeof(*op->out));
         op->again = false;
@@ -172,7 +176,7 @@ static void settle(struct tn_pg *p, struct tn_pg_batch *b, bool committed,
             again[n_again++] = op;
         } else if (committed && !op->again && hold && tn_pg_is_change(op)) {
             ops[b->n_held++] = op;
-            op_reply(op);
+            op_reply(p, op);
         } else if (committed && !op->again) {
             op_answer(p, op, TN_OK);
         } else {
@@ -342,6 +346,8 @@ static int send_batch(struct tn_pg_conn *c, size_t n)
     bool events = false;
     for (size_t i = 0; i < b->n; i++) {
         const struct tn_pg_stmt_def *d = &tn_pg_stmts[b->ops[i]->stmt];
+        if (b->ops[i]->stmt == TN_PG_ACQUIRE)
+            tn_pg_limits_stamp(c->store, b->ops[i]);
         events |= writes_events(b->ops[i]->stmt);
         b->notify_in |= b->ops[i]->stmt == TN_PG_SWEEP;
         if (PQsendQueryPrepared(c->conn, d->name, d->n_params,

@@ -4,7 +4,12 @@
  * primary), then the setup steps (session settings and advisory lock,
  * schema version, migrations each in its own transaction, sequence above
  * every stored token, prepared statements in pipeline mode), then ready.
- * Any failure drops the connection and retries with exponential backoff.
+ * A step that takes a table lock waits for it at most
+ * TN_PG_SETUP_LOCK_WAIT (src/store/pg/sql.h), since every writer queues
+ * behind a waiting lock; when it gives up, its transaction rolls back and
+ * the setup goes on from the schema version after a pause (lock_retry).
+ * Any other failure drops the connection and retries with exponential
+ * backoff; SETUP_TIMEOUT_MS bounds the whole setup either way.
  * Everything runs on the loop thread; nothing here blocks. */
 #include "store/pg/conn.h"
 
@@ -24,6 +29,9 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
 #define SETUP_TIMEOUT_MS 15000
+/* Pauses between tries for a busy table lock: 50 ms doubling to 800 ms. */
+#define LOCK_RETRY_MIN_MS 50
+#define LOCK_RETRY_MAX_SHIFT 4
 
 enum step {
     STEP_SESSION = 0,
@@ -173,7 +181,8 @@ static int build_migrations(struct tn_pg_conn *c, struct tn_buf *b)
         if (m->version <= c->schema_version)
             continue;
         rc = tn_buf_printf(b,
-                           "BEGIN; %s; INSERT INTO tenure_schema_version "
+                           "BEGIN; " TN_PG_SETUP_LOCK_TIMEOUT
+                           " %s; INSERT INTO tenure_schema_version "
                            "(version) VALUES (%d); COMMIT; ",
                            m->sql, m->version);
         tn_log(TN_LOG_INFO, "store", "\"migrating the schema\" to=%d",
@@ -201,8 +210,18 @@ static int send_step(struct tn_pg_conn *c)
     switch (c->setup_step) {
     case STEP_SESSION:
         return PQsendQuery(c->conn, tn_pg_sql_session) == 1 ? 0 : TN_EIO;
-    case STEP_VERSION:
-        return PQsendQuery(c->conn, tn_pg_sql_version) == 1 ? 0 : TN_EIO;
+    case STEP_VERSION: {
+        /* after a lock timeout, the failed transaction ends first */
+        bool abort = PQtransactionStatus(c->conn) == PQTRANS_INERROR;
+        struct tn_buf b;
+        tn_buf_init(&b, 4096);
+        int rc = tn_buf_printf(&b, "%s%s", abort ? "ROLLBACK; " : "",
+                               tn_pg_sql_version);
+        if (rc == 0)
+            rc = PQsendQuery(c->conn, b.data) == 1 ? 0 : TN_EIO;
+        tn_buf_release(&b);
+        return rc;
+    }
     case STEP_MIGRATE: {
         if (c->schema_version > latest) {
             tn_log(TN_LOG_ERROR, "store",
@@ -235,6 +254,7 @@ static void run_step(struct tn_pg_conn *c)
             tn_loop_timer_disarm(c->store->loop, &c->conn_timer);
             c->state = TN_PG_READY;
             c->backoff_ms = BACKOFF_MIN_MS;
+            c->lock_retries = 0;
             c->store->n_connects++;
             tn_log(TN_LOG_INFO, "store",
                    "\"postgresql store ready\" schema_version=%d",
@@ -244,6 +264,7 @@ static void run_step(struct tn_pg_conn *c)
             return;
         }
         c->setup_rc = 0;
+        c->lock_busy = false;
         int rc = send_step(c);
         if (rc < 0) {
             drop_with_message(c, "setup failed");
@@ -267,7 +288,11 @@ static bool step_result(struct tn_pg_conn *c, PGresult *r)
     ExecStatusType st = PQresultStatus(r);
     if (st == PGRES_FATAL_ERROR || st == PGRES_BAD_RESPONSE ||
         st == PGRES_NONFATAL_ERROR) {
-        if (c->setup_rc == 0) {
+        const char *code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+        if (c->setup_rc == 0 && code != NULL && strcmp(code, "55P03") == 0 &&
+            (c->setup_step == STEP_MIGRATE || c->setup_step == STEP_SEQUENCE))
+            c->lock_busy = true; /* lock_not_available: lock_retry */
+        else if (c->setup_rc == 0) {
             char msg[300];
             (void)snprintf(msg, sizeof(msg), "%s", PQresultErrorMessage(r));
             for (char *ch = msg; *ch != '\0'; ch++) {
@@ -284,6 +309,34 @@ static bool step_result(struct tn_pg_conn *c, PGresult *r)
         PQntuples(r) == 1)
         c->schema_version = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
     return st == PGRES_PIPELINE_SYNC;
+}
+
+static void lock_retry_fire(void *arg)
+{
+    struct tn_pg_conn *c = arg;
+    c->setup_step = STEP_VERSION;
+    run_step(c);
+}
+
+/* The step gave up waiting for a table lock: nothing to read until the
+ * next try, which starts again from the schema version (a migration
+ * before the failed one may have committed). */
+static void lock_retry(struct tn_pg_conn *c)
+{
+    unsigned shift = c->lock_retries < LOCK_RETRY_MAX_SHIFT
+                         ? c->lock_retries
+                         : LOCK_RETRY_MAX_SHIFT;
+    int64_t pause = (int64_t)LOCK_RETRY_MIN_MS << shift;
+    c->lock_retries++;
+    c->store->n_setup_lock_timeouts++;
+    tn_log(TN_LOG_WARN, "store",
+           "\"postgresql setup waits for a table lock held elsewhere\" "
+           "conn=%d step=%d tries=%u retry_ms=%lld",
+           (int)(c - c->store->conns), c->setup_step, c->lock_retries,
+           (long long)pause);
+    tn_pg_conn_unwatch(c);
+    tn_loop_timer_arm(c->store->loop, &c->retry_timer,
+                      tn_clock_now_ms() + pause, lock_retry_fire, c);
 }
 
 static void setup_io(struct tn_pg_conn *c, uint32_t events)
@@ -317,6 +370,10 @@ static void setup_io(struct tn_pg_conn *c, uint32_t events)
         prev_null = false;
         if (!over)
             continue;
+        if (c->setup_rc < 0 && c->lock_busy) {
+            lock_retry(c);
+            return;
+        }
         if (c->setup_rc < 0) {
             tn_pg_conn_drop(c, "setup failed");
             return;

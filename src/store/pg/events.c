@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "store/pg/batch.h"
 #include "store/pg/conn.h"
+#include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/sql.h"
 #include "store/pg/wait.h"
@@ -358,6 +359,36 @@ static void prune_fire(void *arg)
     submit_job(p, TN_PG_PRUNE, TN_PG_LEDGER_KEEP, &p->prune_res, prune_done);
 }
 
+/* The count behind --max-leases and --max-names (src/store/pg/limits.c). */
+static void count_fire(void *arg);
+
+static void count_done(void *arg)
+{
+    struct tn_pg *p = arg;
+    int64_t next = tn_pg_limits_counted(p);
+    if (!p->closing)
+        tn_loop_timer_arm(p->loop, &p->limits.timer, tn_clock_now_ms() + next,
+                          count_fire, p);
+}
+
+static void count_fire(void *arg)
+{
+    struct tn_pg *p = arg;
+    if (!tn_pg_is_up(p)) {
+        tn_loop_timer_arm(p->loop, &p->limits.timer, tn_clock_now_ms() + 50,
+                          count_fire, p);
+        return;
+    }
+    tn_pg_limits_count_sent(p);
+    submit_job(p, TN_PG_COUNT, 0, &p->limits.result, count_done);
+}
+
+void tn_pg_events_count_start(struct tn_pg *p)
+{
+    tn_loop_timer_arm(p->loop, &p->limits.timer, tn_clock_now_ms(), count_fire,
+                      p);
+}
+
 void tn_pg_events_start(struct tn_pg *p)
 {
     p->listen.fd = -1;
@@ -372,6 +403,7 @@ void tn_pg_events_stop(struct tn_pg *p)
 {
     tn_loop_timer_disarm(p->loop, &p->sweep_timer);
     tn_loop_timer_disarm(p->loop, &p->prune_timer);
+    tn_loop_timer_disarm(p->loop, &p->limits.timer);
     tn_loop_timer_disarm(p->loop, &p->listen.retry_timer);
     listen_close(p);
 }

@@ -61,6 +61,9 @@ struct tn_pg_conn {
     int setup_step;                        /* index of the running setup step */
     int setup_rc;                          /* first error of the running step */
     int schema_version;                    /* read by the version step */
+    bool lock_busy;                        /* the running step timed out
+                                              waiting for a table lock */
+    unsigned lock_retries;                 /* such timeouts this setup */
     int64_t backoff_ms;                    /* next reconnect delay */
     struct tn_loop_timer retry_timer;      /* reconnect */
     struct tn_loop_timer conn_timer;       /* connect + setup deadline */
@@ -71,6 +74,27 @@ struct tn_pg_conn {
     uint16_t changing[TN_PG_CHANGE_SLOTS]; /* changes (acquire, release)
                                               in flight, by name hash,
                                               until their trailer ends */
+};
+
+/* --max-leases and --max-names (src/store/pg/limits.c): a count of the
+ * whole database, taken every so often, plus what this instance changed
+ * since. */
+struct tn_pg_limits {
+    int64_t max_leases;            /* live leases; 0 = no cap */
+    int64_t max_names;             /* rows of leases; 0 = no cap */
+    int64_t live;                  /* live leases at the last count */
+    int64_t names;                 /* names (rows) at the last count */
+    int64_t d_live;                /* this instance's grants minus its
+                                      releases since that count was sent */
+    int64_t d_names;               /* names this instance added since */
+    int64_t d_live_sent;           /* d_live when the count was sent */
+    int64_t d_names_sent;          /* d_names when the count was sent */
+    int64_t inflight;              /* acquires sent, not answered yet */
+    int64_t sent_ms;               /* when the running count was sent */
+    bool counting;                 /* a count is in flight */
+    uint64_t n_counts;             /* counts that came back */
+    struct tn_loop_timer timer;    /* next count */
+    struct tn_store_result result; /* the count's result */
 };
 
 struct tn_pg {
@@ -89,6 +113,8 @@ struct tn_pg {
     uint64_t n_failures;                  /* batches that failed */
     uint64_t n_connects;                  /* successful setups */
     uint64_t n_unavailable;               /* ops answered TN_EUNAVAIL */
+    uint64_t n_setup_lock_timeouts;       /* setup steps that gave up
+                                             waiting for a table lock */
     tn_store_event_fn on_event;           /* events, or NULL */
     void *event_ctx;                      /* its argument */
     tn_store_watched_fn watched;          /* or NULL */
@@ -110,6 +136,7 @@ struct tn_pg {
     void (*conn_io)(struct tn_pg_conn *c, uint32_t events);
     void (*conn_failed)(struct tn_pg_conn *c);
     struct tn_pg_retire *retire; /* name retirement (retire.c), or NULL */
+    struct tn_pg_limits limits;  /* capacity limits (limits.c) */
 };
 
 struct tn_pg_op {
@@ -134,6 +161,10 @@ struct tn_pg_op {
     size_t limit;                             /* list: items wanted */
     unsigned tries;                           /* times sent */
     bool again;                               /* acquire saw no row */
+    bool reserved;                            /* acquire counted in
+                                                 limits.inflight */
+    bool inserted;                            /* acquire granted a name
+                                                 without a row */
     bool counted;                             /* in conns[conn].changing */
     uint8_t conn;                             /* connection it is in
                                                  flight on, if counted */

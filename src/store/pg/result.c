@@ -51,8 +51,17 @@ static void parse_acquire(struct tn_pg_op *op, const PGresult *r)
     fill_view(&out->lease, op->name, r, 0, cols);
     switch (kind) {
     case 'g':
+    case 'i':
         out->rc = TN_OK;
+        op->inserted = kind == 'i';
         memcpy(out->lease.secret, op->secret, TN_SECRET_BYTES);
+        return;
+    case 'c':
+    case 'm': /* nothing changed (ACQUIRE_FITS in src/store/pg/sql.c) */
+        memset(&out->lease, 0, sizeof(out->lease));
+        out->rc = TN_ECAPACITY;
+        out->capacity = kind == 'c' ? "leases" : "names";
+        out->retry_after_ms = TN_PG_RETRY_AFTER_MS;
         return;
     case 'r': {
         out->rc = TN_OK;
@@ -179,12 +188,16 @@ static void parse_history(struct tn_pg_op *op, const PGresult *r)
 }
 
 /* The sweep: one row per expiry it announced.  The prune: one row, the
- * count of ledger rows it deleted.  Both report in n_items. */
+ * count of ledger rows it deleted.  Both report in n_items.  The count of
+ * leases: live leases in n_items, names in floor. */
 static void parse_count(struct tn_pg_op *op, const PGresult *r)
 {
     struct tn_store_result *out = op->out;
     out->rc = TN_OK;
-    if (op->stmt == TN_PG_SWEEP)
+    if (op->stmt == TN_PG_COUNT && PQntuples(r) > 0) {
+        out->n_items = (size_t)get_i64(r, 0, 0);
+        out->floor = (uint64_t)get_i64(r, 0, 1);
+    } else if (op->stmt == TN_PG_SWEEP)
         out->n_items = (size_t)PQntuples(r);
     else
         out->n_items = PQntuples(r) > 0 ? (size_t)get_i64(r, 0, 0) : 0;
@@ -211,6 +224,7 @@ static void parse_rows(struct tn_pg_op *op, const PGresult *r)
         return;
     case TN_PG_SWEEP:
     case TN_PG_PRUNE:
+    case TN_PG_COUNT:
         parse_count(op, r);
         return;
     default:

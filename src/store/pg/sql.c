@@ -49,9 +49,13 @@ const char tn_pg_sql_version[] =
 /* Under table locks that exclude every acquire statement in flight (each
  * holds ROW EXCLUSIVE on leases from its start to its commit), so reading
  * the maximum and moving the sequence cannot race with a nextval(); the
- * sequence only ever moves up. */
+ * sequence only ever moves up.  While the LOCK waits, every writer that
+ * comes after it waits behind it, so it waits at most
+ * TN_PG_SETUP_LOCK_WAIT: a slow transaction elsewhere then fails the step
+ * (55P03) instead of stalling every instance's writes, and the connection
+ * tries again (src/store/pg/conn.c). */
 const char tn_pg_sql_sequence[] =
-    "BEGIN;"
+    "BEGIN; " TN_PG_SETUP_LOCK_TIMEOUT
     " LOCK TABLE leases, lease_grants IN SHARE ROW EXCLUSIVE MODE;"
     " SELECT setval('lease_token_seq', m.top)"
     " FROM (SELECT greatest((SELECT max(fencing_token) FROM leases),"
@@ -128,8 +132,10 @@ const size_t tn_pg_n_migrations =
     "greatest(0, floor(extract(epoch FROM (now() - " t ")) * 1000))::bigint"
 
 /* $1 name, $2 owner_id, $3 ttl_ms, $4 lock_delay_ms, $5 request_id or NULL,
- * $6 secret, $7 principal or NULL.  g: the grant, made only when the CAS on
- * the locked row holds (a new name inserts; its VALUES nextval() is safe
+ * $6 secret, $7 principal or NULL, $8 limits (ACQUIRE_FITS).  g: the grant,
+ * made only when the CAS on the locked row holds and it fits the limits,
+ * answered 'i' when it inserted a new name, else 'g' (a new name inserts;
+ * its nextval() is safe
  * because no token of that name exists, and a retirement, which deletes
  * rows, holds a table lock that excludes this statement from before its
  * nextval() to its commit (src/store/pg/retire.c); on conflict that value
@@ -152,12 +158,28 @@ const size_t tn_pg_n_migrations =
     EV_LINE("'a'", "g.fencing_token", "g.fencing_token", "g.owner_id", "$1")
 #define CUR_EXPIRES_IN EXPIRES_IN("c")
 
+/* $8: the capacity limits this instance counts as reached (src/store/pg/
+ * limits.c), bit 1 --max-leases (no grant at all), bit 2 --max-names (no
+ * grant of a name without a row).  A refused grant changes nothing and
+ * draws no token (the SELECT's WHERE runs before its nextval()).  It is
+ * answered 'c' (leases) when the locked row was free to take, or by
+ * ACQUIRE_REFUSED, 'c' or 'm' (names), when there is no row to read. */
+#define ACQUIRE_FITS                                                           \
+    "($8 & 1) = 0 AND (($8 & 2) = 0"                                           \
+    " OR EXISTS (SELECT 1 FROM leases x WHERE x.name = $1))"
+#define ACQUIRE_REFUSED                                                        \
+    " UNION ALL SELECT CASE WHEN ($8 & 1) = 1 THEN 'c' ELSE 'm' END,"          \
+    " NULL::bigint, NULL::text, NULL::bytea, NULL::bigint, NULL::bigint,"      \
+    " NULL::bigint WHERE $8 <> 0 AND NOT EXISTS (SELECT 1 FROM g)"             \
+    " AND NOT EXISTS (SELECT 1 FROM cur)"
+
 #define ACQUIRE_SQL                                                            \
     "WITH g AS ("                                                              \
     " INSERT INTO leases AS l (name, owner_id, expires_at, fencing_token,"     \
     " secret, ttl_ms, lock_delay_ms, request_id, released, principal)"         \
-    " VALUES ($1, $2, now() + $3 * interval '1 millisecond',"                  \
-    " nextval('lease_token_seq'), $6, $3, $4, $5, false, $7)"                  \
+    " SELECT $1, $2, now() + $3 * interval '1 millisecond',"                   \
+    " nextval('lease_token_seq'), $6, $3, $4, $5, false, $7"                   \
+    " WHERE " ACQUIRE_FITS                                                     \
     " ON CONFLICT (name) DO UPDATE SET owner_id = excluded.owner_id,"          \
     " expires_at = excluded.expires_at," ACQUIRE_SET_TOKEN                     \
     " secret = excluded.secret, ttl_ms = excluded.ttl_ms,"                     \
@@ -184,17 +206,20 @@ const size_t tn_pg_n_migrations =
     " c.request_id, c.expires_at, c.lock_delay_ms, c.released, c.principal"    \
     " FROM leases c WHERE c.name = $1 AND NOT EXISTS (SELECT 1 FROM g)"        \
     " FOR UPDATE)"                                                             \
-    " SELECT 'g'::text, g.fencing_token, g.owner_id, NULL::bytea, $3::bigint," \
+    " SELECT CASE WHEN g.prev_token IS NULL THEN 'i' ELSE 'g' END,"            \
+    " g.fencing_token, g.owner_id, NULL::bytea, $3::bigint,"                   \
     " $3::bigint, 0::bigint FROM g"                                            \
     " UNION ALL"                                                               \
     " SELECT CASE WHEN NOT c.released AND c.expires_at > now() THEN"           \
     " CASE WHEN $5::text IS NOT NULL AND c.request_id = $5"                    \
     " AND c.owner_id = $2 AND c.principal IS NOT DISTINCT FROM $7"             \
-    " THEN 'r' ELSE 'h' END ELSE 'd' END,"                                     \
+    " THEN 'r' ELSE 'h' END WHEN ($8 & 1) = 1 AND (c.released"                 \
+    " OR c.expires_at + c.lock_delay_ms * interval '1 millisecond' <= now())"  \
+    " THEN 'c' ELSE 'd' END,"                                                  \
     " c.fencing_token, c.owner_id, c.secret, c.ttl_ms, " CUR_EXPIRES_IN ","    \
     " greatest(1, ceil(extract(epoch FROM (c.expires_at"                       \
     " + c.lock_delay_ms * interval '1 millisecond' - now())) * 1000))::bigint" \
-    " FROM cur c"
+    " FROM cur c" ACQUIRE_REFUSED
 
 /* Whether a grant still runs, for the statements that change it: on the
  * instant the row lock is held, not on now(), the start of the
@@ -352,6 +377,12 @@ const size_t tn_pg_n_migrations =
     " (PARTITION BY name ORDER BY token DESC) AS n FROM lease_grants) r"       \
     " WHERE r.n > $1 LIMIT 10000) RETURNING 1) SELECT count(*) FROM d"
 
+/* Live leases and names (rows) in the database, for --max-leases and
+ * --max-names (src/store/pg/limits.c): one scan of leases. */
+#define COUNT_SQL                                                              \
+    "SELECT count(*) FILTER (WHERE NOT released AND expires_at > now()),"      \
+    " count(*) FROM leases"
+
 /* Pipelined after the Sync of every batch that may have written events:
  * sends the session's outbox, oldest first, in payloads below the 8000
  * byte limit, and empties it.  Its own transaction commits without
@@ -379,9 +410,9 @@ const char tn_pg_sql_notify_in_txn[] = NOTIFY_CHUNKS " SELECT" NOTIFY_SEND;
 const struct tn_pg_stmt_def tn_pg_stmts[TN_PG_N_STMTS] = {
     [TN_PG_ACQUIRE] = {"tn_acquire",
                        ACQUIRE_SQL,
-                       7,
+                       8,
                        {OID_TEXT, OID_TEXT, OID_INT8, OID_INT8, OID_TEXT,
-                        OID_BYTEA, OID_TEXT}},
+                        OID_BYTEA, OID_TEXT, OID_INT8}},
     [TN_PG_RENEW] = {"tn_renew",
                      RENEW_SQL,
                      5,
@@ -396,5 +427,6 @@ const struct tn_pg_stmt_def tn_pg_stmts[TN_PG_N_STMTS] = {
     [TN_PG_HISTORY] = {"tn_history", HISTORY_SQL, 2, {OID_TEXT, OID_INT8}},
     [TN_PG_SWEEP] = {"tn_sweep", SWEEP_SQL, 1, {OID_INT8}},
     [TN_PG_PRUNE] = {"tn_prune", PRUNE_SQL, 1, {OID_INT8}},
+    [TN_PG_COUNT] = {"tn_count", COUNT_SQL, 0, {0}},
     [TN_PG_NOTIFY] = {"tn_notify", NOTIFY_SQL, 0, {0}},
 };

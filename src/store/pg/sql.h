@@ -20,11 +20,12 @@ enum tn_pg_stmt {
     TN_PG_HISTORY,
     TN_PG_SWEEP,
     TN_PG_PRUNE,
+    TN_PG_COUNT,
     TN_PG_NOTIFY,
     TN_PG_N_STMTS
 };
 
-#define TN_PG_MAX_PARAMS 7
+#define TN_PG_MAX_PARAMS 8
 
 /* Grants kept per name in the ledger after a prune pass (history). */
 #define TN_PG_LEDGER_KEEP 100
@@ -59,6 +60,13 @@ extern const struct tn_pg_stmt_def tn_pg_stmts[TN_PG_N_STMTS];
 /* Ordered by version; tn_pg_n_migrations entries. */
 extern const struct tn_pg_migration tn_pg_migrations[];
 extern const size_t tn_pg_n_migrations;
+
+/* How long a setup step (a migration, the sequence) waits for a table
+ * lock before it gives up and tries again later; the statement that sets
+ * it, first in each of their transactions. */
+#define TN_PG_SETUP_LOCK_WAIT "100ms"
+#define TN_PG_SETUP_LOCK_TIMEOUT                                               \
+    "SET LOCAL lock_timeout TO '" TN_PG_SETUP_LOCK_WAIT "';"
 
 /* Session settings, then the advisory lock that serialises migrations of
  * instances starting together. */

@@ -12,6 +12,7 @@
 #include "store/pg/batch.h"
 #include "store/pg/conn.h"
 #include "store/pg/events.h"
+#include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/retire.h"
 #include "store/pg/wait.h"
@@ -108,7 +109,8 @@ static void pg_history(struct tn_store *s, const char *name, size_t name_len,
 
 static bool pg_is_ready(struct tn_store *s)
 {
-    return tn_pg_is_up((struct tn_pg *)s);
+    struct tn_pg *p = (struct tn_pg *)s;
+    return tn_pg_is_up(p) && tn_pg_limits_counted_once(p);
 }
 
 static void pg_metrics(struct tn_store *s, struct tn_buf *out)
@@ -138,14 +140,18 @@ static void pg_metrics(struct tn_store *s, struct tn_buf *out)
         "# TYPE tenure_pg_unavailable_total counter\n"
         "tenure_pg_unavailable_total %llu\n"
         "# TYPE tenure_pg_inflight_batches gauge\n"
-        "tenure_pg_inflight_batches %u\n",
+        "tenure_pg_inflight_batches %u\n"
+        "# TYPE tenure_pg_setup_lock_timeouts_total counter\n"
+        "tenure_pg_setup_lock_timeouts_total %llu\n",
         tn_pg_is_up(p), ready, (unsigned long long)p->n_batches,
         (unsigned long long)p->n_statements, (unsigned long long)p->n_retries,
         (unsigned long long)p->n_failures, (unsigned long long)p->n_connects,
-        (unsigned long long)p->n_unavailable, inflight);
+        (unsigned long long)p->n_unavailable, inflight,
+        (unsigned long long)p->n_setup_lock_timeouts);
     tn_pg_events_metrics(p, out);
     tn_pg_wait_metrics(p, out);
     tn_pg_retire_metrics(p, out);
+    tn_pg_limits_metrics(p, out);
 }
 
 static void pg_drain(struct tn_store *s)
@@ -175,6 +181,7 @@ static void pg_close(struct tn_store *s)
     tn_pg_wait_free(p);
     tn_store_result_release(&p->sweep_res);
     tn_store_result_release(&p->prune_res);
+    tn_store_result_release(&p->limits.result);
     tn_free(p->conninfo);
     tn_free(p);
 }
@@ -252,6 +259,8 @@ static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
         tn_pg_conn_start(c);
     }
     tn_pg_events_start(p);
+    if (tn_pg_limits_init(p, cfg))
+        tn_pg_events_count_start(p);
     *out = &p->base;
     return TN_OK;
 }

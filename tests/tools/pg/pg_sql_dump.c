@@ -12,11 +12,12 @@
 #include "store/pg/sql.h"
 
 static const char *const names[TN_PG_N_STMTS] = {
-    "acquire", "renew",   "release", "get",   "check",
-    "list",    "history", "sweep",   "prune", "notify"};
+    "acquire", "renew", "release", "get",   "check", "list",
+    "history", "sweep", "prune",   "count", "notify"};
 
-/* Parameters the benchmark scripts set (p1..p6); the later ones (the
- * principal, auth off) are sent as NULL. */
+/* Parameters the benchmark scripts set (p1..p6); the later ones are sent
+ * as NULL (acquire's principal: auth off), or as 0 when numeric (acquire's
+ * limits: none reached). */
 #define BENCH_PARAMS 6
 
 static int find(const char *name)
@@ -51,6 +52,8 @@ static void print_pgbench(const struct tn_pg_stmt_def *d)
             int i = p[1] - '1';
             if (i < BENCH_PARAMS)
                 printf("CAST(:p%c AS %s)", p[1], type_name(d->types[i]));
+            else if (d->types[i] == 20) /* int8 */
+                printf("CAST(0 AS %s)", type_name(d->types[i]));
             else
                 printf("CAST(NULL AS %s)", type_name(d->types[i]));
             p++;
