@@ -221,11 +221,14 @@ void tn_waitq_answer(struct tn_blocked *w, int rc, int64_t retry_ms)
     done(arg);
 }
 
-void tn_waitq_fail(struct tn_waitq *q, int rc, int64_t retry_ms)
+void tn_waitq_fail(struct tn_waitq *q, int rc, int64_t retry_ms,
+                   const char *capacity)
 {
     struct tn_blocked *w;
     while ((w = TAILQ_FIRST(&q->waiters)) != NULL) {
         tn_waitq_unlink(w);
+        if (capacity != NULL)
+            w->out->capacity = capacity;
         tn_waitq_answer(w, rc, retry_ms);
     }
 }
@@ -235,7 +238,7 @@ void tn_waitq_fail_all(struct tn_waitq_set *s, int rc, int64_t retry_ms)
     struct tn_waitq *q = LIST_FIRST(&s->all);
     while (q != NULL) {
         struct tn_waitq *next = LIST_NEXT(q, link);
-        tn_waitq_fail(q, rc, retry_ms);
+        tn_waitq_fail(q, rc, retry_ms, NULL);
         (void)tn_waitq_release(q);
         q = next;
     }

@@ -124,8 +124,10 @@ struct tn_acquire_req tn_waitq_request(const struct tn_blocked *w);
 /* Answer an unlinked w with rc (and retry_ms as retry_after_ms if > 0;
  * out's other fields as they are), then free it. */
 void tn_waitq_answer(struct tn_blocked *w, int rc, int64_t retry_ms);
-/* Answer every waiter of q as tn_waitq_answer does; q stays. */
-void tn_waitq_fail(struct tn_waitq *q, int rc, int64_t retry_ms);
+/* Answer every waiter of q as tn_waitq_answer does; q stays.  capacity,
+ * if not NULL, names the limit of a TN_ECAPACITY (out->capacity). */
+void tn_waitq_fail(struct tn_waitq *q, int rc, int64_t retry_ms,
+                   const char *capacity);
 /* Answer every waiter of every queue as tn_waitq_answer does (store
  * failure, shutdown), and free the queues that are not busy. */
 void tn_waitq_fail_all(struct tn_waitq_set *s, int rc, int64_t retry_ms);

@@ -40,6 +40,10 @@ capacity_leases() {
     expect_capacity leases "a fourth live lease"
     get_lease "cap:l4"
     expect_code 404 "the refused grant changed nothing"
+    # A blocking acquire of a free name is refused the same way, at once.
+    before=$(refused leases)
+    acquire "cap:l4" o 60000 '"wait_ms":2000'
+    expect_capacity leases "a fourth live lease, with wait_ms"
     # What was granted is unaffected: renew, check, a held name's 409.
     renew "cap:l1" "$tok1" "$sec1" 60000
     expect_code 200 "renew at the limit"

@@ -209,7 +209,8 @@ static void attempt_done(void *arg)
     else if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY)
         refused(q, w);
     else
-        tn_waitq_fail(&q->q, rc, retry_of(rc)); /* the store failed */
+        /* the store failed, or a capacity limit refused the grant */
+        tn_waitq_fail(&q->q, rc, retry_of(rc), q->res.capacity);
     (void)tn_waitq_release(&q->q);
 }
 
