@@ -35,15 +35,6 @@ done
 WORK=$(mktemp -d /tmp/tenure-bench.XXXXXX)
 . "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
 
-free_port() {
-    local p
-    for _ in $(seq 1 200); do
-        # Below the kernel's ephemeral range, and not in use in any state.
-        p=$((20000 + RANDOM % 12000))
-        ss -tanH "sport = :$p" | grep -q . || { echo "$p"; return 0; }
-    done
-    return 1
-}
 
 if [ -n "${TENURED:-}" ]; then
     echo "== using $TENURED as is (TENURED set, nothing built)"

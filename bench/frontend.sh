@@ -46,14 +46,6 @@ RES=$WORK/results # KEY VALUE ROUND lines
 record() { echo "$1 $2 $run" >>"$RES"; }
 if [ -n "${BENCH_TABLE:-}" ]; then RES=$BENCH_TABLE; else : >"$RES"; fi
 
-free_port() {
-    local p
-    for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 12000)) # below the ephemeral range
-        ss -tanH "sport = :$p" | grep -q . || { echo "$p"; return 0; }
-    done
-    return 1
-}
 TCK=$(getconf CLK_TCK)
 # ticks PID: user + system clock ticks of the whole process.
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }

@@ -29,14 +29,6 @@ done
 WORK=$(mktemp -d /tmp/tenure-bench-ir.XXXXXX)
 . "$(dirname "$0")/lib.sh"
 
-free_port() {
-    local p
-    for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 12000))
-        ss -tanH "sport = :$p" | grep -q . || { echo "$p"; return 0; }
-    done
-    return 1
-}
 
 # one BIN MODE RUN: prints "instructions requests".
 one() {

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the bench scripts: the one way they keep their work folder and
 # the processes they start.  Append each started PID to PIDS; at exit every
-# one is killed and WORK is removed.
+# one is killed and WORK is removed.  free_port prints a free TCP port.
 #   WORK=$(mktemp -d /tmp/tenure-bench-NAME.XXXXXX); . "$here/lib.sh"
 PIDS=()
 bench_cleanup() {
@@ -11,3 +11,13 @@ bench_cleanup() {
     rm -rf "$WORK"
 }
 trap bench_cleanup EXIT
+
+free_port() {
+    local p
+    for _ in $(seq 1 200); do
+        # Below the kernel's ephemeral range, and not in use in any state.
+        p=$((20000 + RANDOM % 12000))
+        ss -tanH "sport = :$p" | grep -q . || { echo "$p"; return 0; }
+    done
+    return 1
+}

@@ -56,14 +56,6 @@ want() { [ "$ONLY" = all ] || [[ ",$ONLY," == *",$1,"* ]]; }
 log() { echo "$*" >&2; }
 record() { echo "$1 $2" >>"$RES"; } # KEY VALUE
 
-free_port() {
-    local p
-    for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 12000))
-        ss -tanH "sport = :$p" | grep -q . || { echo "$p"; return 0; }
-    done
-    return 1
-}
 
 # cpu_ticks PID: user+system clock ticks of the whole process.
 cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
