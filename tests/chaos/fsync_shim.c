@@ -1,18 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /* LD_PRELOAD shim of the fault-injection harness: while the file named by
- * TN_CHAOS_FSYNC_FAIL exists, fsync and fdatasync (and sync_file_range)
- * return EIO without syncing, as a failing disk does.  Otherwise they do
- * the real system call. */
+ * TN_CHAOS_FSYNC_FAIL exists, fsync and fdatasync return EIO without
+ * syncing, as a failing disk does.  Otherwise they do the real system
+ * call, after TN_CHAOS_FSYNC_DELAY_US microseconds if that is set: a slow
+ * disk, which widens every window between a write and its sync. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static int failing(void)
 {
     const char *trigger = getenv("TN_CHAOS_FSYNC_FAIL");
     return trigger != NULL && access(trigger, F_OK) == 0;
+}
+
+static void slow_disk(void)
+{
+    const char *us = getenv("TN_CHAOS_FSYNC_DELAY_US");
+    long n = us != NULL ? strtol(us, NULL, 10) : 0;
+    if (n <= 0)
+        return;
+    struct timespec ts = {.tv_sec = n / 1000000, .tv_nsec = n % 1000000 * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }
 
 int fsync(int fd);
@@ -24,6 +37,7 @@ int fsync(int fd)
         errno = EIO;
         return -1;
     }
+    slow_disk();
     return (int)syscall(SYS_fsync, fd);
 }
 
@@ -33,5 +47,6 @@ int fdatasync(int fd)
         errno = EIO;
         return -1;
     }
+    slow_disk();
     return (int)syscall(SYS_fdatasync, fd);
 }
