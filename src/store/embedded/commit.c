@@ -38,6 +38,7 @@ struct tn_commit {
     struct tn_loop_post recovered_post; /* runs cfg.recovered */
     struct tn_loop_post kick_post;      /* wakes the committer */
     bool kick_queued;                   /* kick_post is deferred (loop) */
+    bool parked;                        /* the committer waits for work */
 };
 
 static struct tn_batch *batch_new(struct tn_commit *c)
@@ -92,7 +93,10 @@ static int64_t elapsed_us(int64_t start_ns)
 static void wait_or_heartbeat(struct tn_commit *c)
 {
     struct timespec ts = tn_clock_mono_deadline(c->cfg.heartbeat_ms);
-    if (pthread_cond_timedwait(&c->cv, &c->mu, &ts) != ETIMEDOUT)
+    c->parked = true;
+    int rc = pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+    c->parked = false;
+    if (rc != ETIMEDOUT)
         return;
     if (c->state != ST_OK || c->cfg.heartbeat == NULL)
         return;
@@ -253,6 +257,14 @@ void tn_commit_stop(struct tn_commit *c)
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
     tn_free(c);
+}
+
+bool tn_commit_parked(struct tn_commit *c)
+{
+    pthread_mutex_lock(&c->mu);
+    bool parked = c->parked;
+    pthread_mutex_unlock(&c->mu);
+    return parked;
 }
 
 /* Wake the committer once per loop iteration rather than once per row:

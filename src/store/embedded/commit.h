@@ -88,6 +88,10 @@ struct tn_commit *tn_commit_start(const struct tn_commit_config *cfg);
 /* Write what is open, stop the thread, free.  Loop thread; the done
  * callbacks of the last batches run inside. */
 void tn_commit_stop(struct tn_commit *c);
+/* Whether the committer is asleep waiting for work (a kick, or its
+ * heartbeat).  Rows added while it sleeps wait for the loop iteration's
+ * kick, and so go as one batch; tests use this to start from that state. */
+bool tn_commit_parked(struct tn_commit *c);
 
 /* Loop thread: append a row image of l to the open batch.  Aborts on out of
  * memory (the table would otherwise diverge from what is durable). */
