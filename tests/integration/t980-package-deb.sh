@@ -86,8 +86,11 @@ grep -q -- "-I$R/usr/include" <<<"$cflags" || fail "tenure.pc cflags: $cflags"
 cc $cflags -o "$T/prog" "$T/prog.c" $libs || fail "cannot build against libtenure-dev"
 out=$(LD_LIBRARY_PATH="$R/usr/lib/$ma" "$T/prog") || fail "prog exited $?"
 [ "$out" = TN_ELOST ] || fail "prog printed '$out'"
-LD_LIBRARY_PATH="$R/usr/lib/$ma" ldd "$T/prog" | grep -q "$R/usr/lib/$ma/libtenure.so.0" ||
-    fail "prog does not use the packaged libtenure.so.0"
+# Whole output first: grep -q may stop reading early, and under pipefail
+# ldd's SIGPIPE would fail the pipeline even on a match.
+deps=$(LD_LIBRARY_PATH="$R/usr/lib/$ma" ldd "$T/prog") || fail "ldd prog failed"
+grep -q "$R/usr/lib/$ma/libtenure.so.0" <<<"$deps" ||
+    fail "prog does not use the packaged libtenure.so.0: $deps"
 # A program that only takes leases needs libtenure alone, and libtenure
 # needs neither libpq nor librdkafka (they are behind libtenure-pg and
 # libtenure-kafka).
