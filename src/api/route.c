@@ -177,79 +177,57 @@ static int query_decimal(const char *s, size_t len, uint64_t max, uint64_t *out)
     return TN_OK;
 }
 
+/* The readers of the query parameters: each gets its parameter's value
+ * (NULL when absent) and sets its field of m; 0 or TN_EINVAL. */
+
 /* ?token=N: a decimal of 1-16 digits below 2^53. */
-static int query_token(struct tn_route_match *m, tn_route_query_fn query,
-                       void *arg)
+static int query_token(struct tn_route_match *m, const char *v, size_t len)
 {
-    size_t len = 0;
-    const char *t = query(arg, "token", &len);
-    if (t == NULL || len > 16)
+    if (v == NULL || len > 16)
         return TN_EINVAL;
-    return query_decimal(t, len, TN_ROUTE_TOKEN_LIMIT - 1, &m->token);
+    return query_decimal(v, len, TN_ROUTE_TOKEN_LIMIT - 1, &m->token);
 }
 
 /* ?limit=N: 1..TN_LIST_MAX, TN_ROUTE_LIMIT_DEFAULT when absent. */
-static int query_limit(struct tn_route_match *m, tn_route_query_fn query,
-                       void *arg)
+static int query_limit(struct tn_route_match *m, const char *v, size_t len)
 {
-    size_t len = 0;
-    const char *l = query(arg, "limit", &len);
-    m->limit = TN_ROUTE_LIMIT_DEFAULT;
-    if (l == NULL)
-        return TN_OK;
-    uint64_t v = 0;
-    if (query_decimal(l, len, TN_LIST_MAX, &v) != TN_OK || v < 1)
+    uint64_t n = TN_ROUTE_LIMIT_DEFAULT;
+    if (v != NULL && (query_decimal(v, len, TN_LIST_MAX, &n) != TN_OK || n < 1))
         return TN_EINVAL;
-    m->limit = (size_t)v;
+    m->limit = (size_t)n;
     return TN_OK;
 }
 
 /* ?force=true|false; the value must be exactly one of the two words. */
-static int query_force(struct tn_route_match *m, tn_route_query_fn query,
-                       void *arg)
+static int query_force(struct tn_route_match *m, const char *v, size_t len)
 {
-    size_t len = 0;
-    const char *f = query(arg, "force", &len);
-    m->force = false;
-    if (f == NULL)
+    m->force = v != NULL && len == 4 && memcmp(v, "true", 4) == 0;
+    if (v == NULL || m->force)
         return TN_OK;
-    if (len == 4 && memcmp(f, "true", 4) == 0) {
-        m->force = true;
-        return TN_OK;
-    }
-    return len == 5 && memcmp(f, "false", 5) == 0 ? TN_OK : TN_EINVAL;
+    return len == 5 && memcmp(v, "false", 5) == 0 ? TN_OK : TN_EINVAL;
 }
 
-static void query_prefix(struct tn_route_match *m, tn_route_query_fn query,
-                         void *arg)
+/* ?prefix=P, at most a name's length. */
+static int query_prefix_capped(struct tn_route_match *m, const char *v,
+                               size_t len)
 {
-    size_t len = 0;
-    const char *p = query(arg, "prefix", &len);
-    m->prefix = p != NULL ? p : "";
-    m->prefix_len = p != NULL ? len : 0;
-}
-
-static int query_prefix_capped(struct tn_route_match *m,
-                               tn_route_query_fn query, void *arg)
-{
-    query_prefix(m, query, arg);
+    m->prefix = v != NULL ? v : "";
+    m->prefix_len = v != NULL ? len : 0;
     return m->prefix_len > TN_NAME_MAX_BYTES ? TN_EINVAL : TN_OK;
 }
 
-static int query_any_prefix(struct tn_route_match *m, tn_route_query_fn query,
-                            void *arg)
+/* ?prefix=P of any length (the event stream's filter). */
+static int query_any_prefix(struct tn_route_match *m, const char *v, size_t len)
 {
-    query_prefix(m, query, arg);
+    (void)query_prefix_capped(m, v, len);
     return TN_OK;
 }
 
-static int query_after(struct tn_route_match *m, tn_route_query_fn query,
-                       void *arg)
+/* ?after=NAME, at most a name's length. */
+static int query_after(struct tn_route_match *m, const char *v, size_t len)
 {
-    m->after_len = 0;
-    m->after = query(arg, "after", &m->after_len);
-    if (m->after == NULL)
-        m->after_len = 0;
+    m->after = v;
+    m->after_len = v != NULL ? len : 0;
     return m->after_len > TN_NAME_MAX_BYTES ? TN_EINVAL : TN_OK;
 }
 
@@ -258,9 +236,8 @@ static int query_after(struct tn_route_match *m, tn_route_query_fn query,
 static const struct {
     unsigned bit;    /* enum tn_route_query */
     const char *key; /* its name in the query */
-    int (*read)(struct tn_route_match *m, tn_route_query_fn query,
-                void *arg); /* 0 or TN_EINVAL */
-    const char *message;    /* of the 400 */
+    int (*read)(struct tn_route_match *m, const char *v, size_t len);
+    const char *message; /* of the 400 */
 } params[] = {
     {TN_ROUTE_Q_LIMIT, "limit", query_limit, "query \"limit\" must be 1-1000"},
     {TN_ROUTE_Q_PREFIX, "prefix", query_prefix_capped,
@@ -290,7 +267,11 @@ int tn_route_query(struct tn_route_match *m, tn_route_query_fn query, void *arg)
     m->bad_query = NULL;
     unsigned want = m->row != NULL ? m->row->query : 0;
     for (size_t i = 0; i < N_PARAMS; i++) {
-        if ((want & params[i].bit) != 0 && params[i].read(m, query, arg) < 0) {
+        if ((want & params[i].bit) == 0)
+            continue;
+        size_t len = 0;
+        const char *v = query(arg, params[i].key, &len);
+        if (params[i].read(m, v, len) < 0) {
             m->bad_query = params[i].key;
             return TN_EINVAL;
         }

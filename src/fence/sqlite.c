@@ -71,37 +71,67 @@ static int raise_hwm(sqlite3 *db, sqlite3_stmt *st, const char *resource,
     return rc;
 }
 
-/* The upsert on a statement prepared for this call only. */
-static int raise_once(sqlite3 *db, const char *resource, size_t len,
-                      uint64_t token, struct tn_errmsg *em)
-{
-    sqlite3_stmt *st = NULL;
-    int src = sqlite3_prepare_v2(db, upsert_sql, -1, &st, NULL);
-    if (src != SQLITE_OK)
-        return map_sqlite(db, src, em, "prepare fence advance");
-    int rc = raise_hwm(db, st, resource, len, token, em);
-    sqlite3_finalize(st);
-    return rc;
-}
-
-int tn_fence_sqlite_get(sqlite3 *db, const char *resource, size_t len,
-                        uint64_t *hwm_out, struct tn_errmsg *em)
-{
-    sqlite3_stmt *st = NULL;
-    int src = sqlite3_prepare_v2(db, get_sql, -1, &st, NULL);
-    if (src != SQLITE_OK)
-        return map_sqlite(db, src, em, "prepare fence read");
-    int rc = read_hwm(db, st, resource, len, hwm_out, em);
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* Prepared statements of the fence on one connection, for callers that
- * advance many marks (a sink): the same SQL, parsed once. */
+/* The fence's statements on one connection: prepared when first used,
+ * kept for the connection's life by tn_fence_sqlite_prepare (a sink that
+ * advances many marks parses the SQL once), or for one call only. */
 struct tn_fence_sqlite {
     sqlite3 *db;          /* borrowed */
+    unsigned flags;       /* of sqlite3_prepare_v3 */
     sqlite3_stmt *get;    /* SELECT hwm */
     sqlite3_stmt *upsert; /* the conditional upsert */
+};
+
+static int stmt(struct tn_fence_sqlite *f, sqlite3_stmt **st, const char *sql,
+                struct tn_errmsg *em)
+{
+    if (*st != NULL)
+        return TN_OK;
+    int src = sqlite3_prepare_v3(f->db, sql, -1, f->flags, st, NULL);
+    return src == SQLITE_OK ? TN_OK
+                            : map_sqlite(f->db, src, em, "prepare fence");
+}
+
+static void finalize_stmts(struct tn_fence_sqlite *f)
+{
+    sqlite3_finalize(f->get);
+    sqlite3_finalize(f->upsert);
+}
+
+/* The backend of tn_fence_advance on prepared statements (conn is a
+ * struct tn_fence_sqlite *).  SQLite has no row locks: the write
+ * transaction holds the database. */
+static int prepared_in_txn(void *conn, struct tn_errmsg *em)
+{
+    const struct tn_fence_sqlite *f = conn;
+    if (sqlite3_get_autocommit(f->db)) {
+        tn_errmsg_set(em, "fence check outside a transaction");
+        return TN_EINVAL;
+    }
+    return TN_OK;
+}
+
+static int prepared_get(void *conn, const char *resource, size_t len, bool lock,
+                        uint64_t *hwm_out, struct tn_errmsg *em)
+{
+    (void)lock;
+    struct tn_fence_sqlite *f = conn;
+    int rc = stmt(f, &f->get, get_sql, em);
+    return rc < 0 ? rc : read_hwm(f->db, f->get, resource, len, hwm_out, em);
+}
+
+static int prepared_raise(void *conn, const char *resource, size_t len,
+                          uint64_t token, struct tn_errmsg *em)
+{
+    struct tn_fence_sqlite *f = conn;
+    int rc = stmt(f, &f->upsert, upsert_sql, em);
+    return rc < 0 ? rc : raise_hwm(f->db, f->upsert, resource, len, token, em);
+}
+
+const struct tn_fence_ops tn_fence_sqlite_prepared_ops = {
+    .name = "sqlite-prepared",
+    .in_txn = prepared_in_txn,
+    .get = prepared_get,
+    .raise = prepared_raise,
 };
 
 int tn_fence_sqlite_prepare(sqlite3 *db, struct tn_fence_sqlite **out,
@@ -111,13 +141,11 @@ int tn_fence_sqlite_prepare(sqlite3 *db, struct tn_fence_sqlite **out,
     if (f == NULL)
         return TN_ENOMEM;
     f->db = db;
-    int src = sqlite3_prepare_v3(db, get_sql, -1, SQLITE_PREPARE_PERSISTENT,
-                                 &f->get, NULL);
-    if (src == SQLITE_OK)
-        src = sqlite3_prepare_v3(db, upsert_sql, -1, SQLITE_PREPARE_PERSISTENT,
-                                 &f->upsert, NULL);
-    if (src != SQLITE_OK) {
-        int rc = map_sqlite(db, src, em, "prepare fence");
+    f->flags = SQLITE_PREPARE_PERSISTENT;
+    int rc = stmt(f, &f->get, get_sql, em);
+    if (rc == TN_OK)
+        rc = stmt(f, &f->upsert, upsert_sql, em);
+    if (rc < 0) {
         tn_fence_sqlite_finalize(f);
         return rc;
     }
@@ -129,21 +157,25 @@ void tn_fence_sqlite_finalize(struct tn_fence_sqlite *f)
 {
     if (f == NULL)
         return;
-    sqlite3_finalize(f->get);
-    sqlite3_finalize(f->upsert);
+    finalize_stmts(f);
     tn_free(f);
 }
 
-/* The backend of tn_fence_advance: a connection (conn is a sqlite3 *) or
- * its prepared statements (conn is a struct tn_fence_sqlite *).  SQLite
- * has no row locks: the write transaction holds the database. */
+/* The backend on a bare connection (conn is a sqlite3 *): each call
+ * prepares what it runs and finalizes it before it returns. */
 static int ops_in_txn(void *conn, struct tn_errmsg *em)
 {
-    if (sqlite3_get_autocommit(conn)) {
-        tn_errmsg_set(em, "fence check outside a transaction");
-        return TN_EINVAL;
-    }
-    return TN_OK;
+    struct tn_fence_sqlite f = {.db = conn};
+    return prepared_in_txn(&f, em);
+}
+
+int tn_fence_sqlite_get(sqlite3 *db, const char *resource, size_t len,
+                        uint64_t *hwm_out, struct tn_errmsg *em)
+{
+    struct tn_fence_sqlite f = {.db = db};
+    int rc = prepared_get(&f, resource, len, false, hwm_out, em);
+    finalize_stmts(&f);
+    return rc;
 }
 
 static int ops_get(void *conn, const char *resource, size_t len, bool lock,
@@ -156,7 +188,10 @@ static int ops_get(void *conn, const char *resource, size_t len, bool lock,
 static int ops_raise(void *conn, const char *resource, size_t len,
                      uint64_t token, struct tn_errmsg *em)
 {
-    return raise_once(conn, resource, len, token, em);
+    struct tn_fence_sqlite f = {.db = conn};
+    int rc = prepared_raise(&f, resource, len, token, em);
+    finalize_stmts(&f);
+    return rc;
 }
 
 const struct tn_fence_ops tn_fence_sqlite_ops = {
@@ -173,34 +208,6 @@ int tn_fence_sqlite_advance(sqlite3 *db, const char *resource, size_t len,
     return tn_fence_advance(&tn_fence_sqlite_ops, db, resource, len, token,
                             hwm_before_out, em);
 }
-
-static int prepared_in_txn(void *conn, struct tn_errmsg *em)
-{
-    const struct tn_fence_sqlite *f = conn;
-    return ops_in_txn(f->db, em);
-}
-
-static int prepared_get(void *conn, const char *resource, size_t len, bool lock,
-                        uint64_t *hwm_out, struct tn_errmsg *em)
-{
-    (void)lock;
-    struct tn_fence_sqlite *f = conn;
-    return read_hwm(f->db, f->get, resource, len, hwm_out, em);
-}
-
-static int prepared_raise(void *conn, const char *resource, size_t len,
-                          uint64_t token, struct tn_errmsg *em)
-{
-    struct tn_fence_sqlite *f = conn;
-    return raise_hwm(f->db, f->upsert, resource, len, token, em);
-}
-
-const struct tn_fence_ops tn_fence_sqlite_prepared_ops = {
-    .name = "sqlite-prepared",
-    .in_txn = prepared_in_txn,
-    .get = prepared_get,
-    .raise = prepared_raise,
-};
 
 int tn_fence_sqlite_advance_prepared(struct tn_fence_sqlite *f,
                                      const char *resource, size_t len,

@@ -29,15 +29,20 @@
 /* Grants remembered for GET .../history, across all names. */
 #define LEDGER_RECORDS 65536
 
-static bool refuse_if_degraded(struct embedded *e, struct tn_store_result *out,
-                               tn_store_done_fn done, void *arg)
+/* The start of every operation: the store and the time the operation
+ * sees, or NULL when a failed disk refuses it (answered here). */
+static struct embedded *op_begin(struct tn_store *s,
+                                 struct tn_store_result *out,
+                                 tn_store_done_fn done, void *arg, int64_t *now)
 {
+    struct embedded *e = (struct embedded *)s;
+    *now = tn_clock_now_ms();
     if (e->degraded_rc == 0)
-        return false;
+        return e;
     out->rc = e->degraded_rc == TN_ENOSPC ? TN_ENOSPC : TN_EUNAVAIL;
     out->retry_after_ms = RETRY_AFTER_MS;
     done(arg);
-    return true;
+    return NULL;
 }
 
 /* A name with waiters is refused to newcomers that do not wait: a
@@ -94,10 +99,10 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
                       struct tn_store_result *out, tn_store_done_fn done,
                       void *arg)
 {
-    struct embedded *e = (struct embedded *)s;
-    if (refuse_if_degraded(e, out, done, arg))
+    int64_t now;
+    struct embedded *e = op_begin(s, out, done, arg, &now);
+    if (e == NULL)
         return;
-    int64_t now = tn_clock_now_ms();
     struct tn_lease_entry *l = tn_lease_find(&e->table, r->name, r->name_len);
     if (tn_embedded_has_waiters(l))
         tn_embedded_wake(e, l); /* serve the queue first if the name is free */
@@ -152,10 +157,10 @@ static void token_op(struct tn_store *s, const struct token_op *op,
                      const struct tn_token_req *r, struct tn_store_result *out,
                      tn_store_done_fn done, void *arg)
 {
-    struct embedded *e = (struct embedded *)s;
-    if (refuse_if_degraded(e, out, done, arg))
+    int64_t now;
+    struct embedded *e = op_begin(s, out, done, arg, &now);
+    if (e == NULL)
         return;
-    int64_t now = tn_clock_now_ms();
     struct tn_lease_entry *l = NULL;
     out->rc = op->apply(&e->table, r, now, &l);
     if (l != NULL && (out->rc == TN_OK || op->view_refused))
@@ -218,10 +223,10 @@ static uint64_t seq_of(const struct embedded *e, const struct tn_lease_entry *l)
 static void e_get(struct tn_store *s, const char *name, size_t name_len,
                   struct tn_store_result *out, tn_store_done_fn done, void *arg)
 {
-    struct embedded *e = (struct embedded *)s;
-    if (refuse_if_degraded(e, out, done, arg))
+    int64_t now;
+    struct embedded *e = op_begin(s, out, done, arg, &now);
+    if (e == NULL)
         return;
-    int64_t now = tn_clock_now_ms();
     struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
     tn_embedded_note_expiry(e, l, now); /* 404 reveals the end */
     out->rc = tn_lease_is_live(l, now) ? TN_OK : TN_ENOTFOUND;
@@ -234,10 +239,10 @@ static void e_check(struct tn_store *s, const char *name, size_t name_len,
                     uint64_t token, struct tn_store_result *out,
                     tn_store_done_fn done, void *arg)
 {
-    struct embedded *e = (struct embedded *)s;
-    if (refuse_if_degraded(e, out, done, arg))
+    int64_t now;
+    struct embedded *e = op_begin(s, out, done, arg, &now);
+    if (e == NULL)
         return;
-    int64_t now = tn_clock_now_ms();
     struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
     tn_embedded_note_expiry(e, l, now); /* current:false reveals the end */
     out->rc = TN_OK;
@@ -253,10 +258,10 @@ static void e_list(struct tn_store *s, const struct tn_list_req *r,
                    struct tn_store_result *out, tn_store_done_fn done,
                    void *arg)
 {
-    struct embedded *e = (struct embedded *)s;
-    if (refuse_if_degraded(e, out, done, arg))
+    int64_t now;
+    struct embedded *e = op_begin(s, out, done, arg, &now);
+    if (e == NULL)
         return;
-    int64_t now = tn_clock_now_ms();
     tn_embedded_expire_due(e, now); /* a list reveals the ends it leaves out */
     const struct tn_lease_entry **found = tn_calloc(r->limit, sizeof(*found));
     out->items = tn_calloc(r->limit, sizeof(*out->items));
@@ -281,11 +286,11 @@ static void e_history(struct tn_store *s, const char *name, size_t name_len,
                       size_t limit, struct tn_store_result *out,
                       tn_store_done_fn done, void *arg)
 {
-    struct embedded *e = (struct embedded *)s;
-    if (refuse_if_degraded(e, out, done, arg))
+    int64_t now;
+    struct embedded *e = op_begin(s, out, done, arg, &now);
+    if (e == NULL)
         return;
     struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
-    int64_t now = tn_clock_now_ms();
     tn_embedded_note_expiry(e, l, now); /* end a grant that ran out */
     out->rc =
         l != NULL ? tn_embedded_ledger_query(e, l, limit, now, out) : TN_OK;
