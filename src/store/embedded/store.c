@@ -45,6 +45,28 @@ static struct embedded *op_begin(struct tn_store *s,
     return NULL;
 }
 
+/* An operation's view of one name: the store, the time, the name's entry
+ * (NULL: never granted, or retired), with an end the answer will reveal
+ * made durable first. */
+struct name_op {
+    struct embedded *e;
+    int64_t now;
+    struct tn_lease_entry *l;
+};
+
+/* op_begin for a read of one name; false when it was refused. */
+static bool name_op_begin(struct tn_store *s, const char *name, size_t len,
+                          struct tn_store_result *out, tn_store_done_fn done,
+                          void *arg, struct name_op *op)
+{
+    op->e = op_begin(s, out, done, arg, &op->now);
+    if (op->e == NULL)
+        return false;
+    op->l = tn_lease_find(&op->e->table, name, len);
+    tn_embedded_note_expiry(op->e, op->l, op->now);
+    return true;
+}
+
 /* A name with waiters is refused to newcomers that do not wait: a
  * non-waiting acquire never jumps the queue. */
 static void refuse_queued(struct embedded *e, struct tn_lease_entry *l,
@@ -223,35 +245,30 @@ static uint64_t seq_of(const struct embedded *e, const struct tn_lease_entry *l)
 static void e_get(struct tn_store *s, const char *name, size_t name_len,
                   struct tn_store_result *out, tn_store_done_fn done, void *arg)
 {
-    int64_t now;
-    struct embedded *e = op_begin(s, out, done, arg, &now);
-    if (e == NULL)
+    struct name_op op;
+    if (!name_op_begin(s, name, name_len, out, done, arg, &op))
         return;
-    struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
-    tn_embedded_note_expiry(e, l, now); /* 404 reveals the end */
-    out->rc = tn_lease_is_live(l, now) ? TN_OK : TN_ENOTFOUND;
+    out->rc = tn_lease_is_live(op.l, op.now) ? TN_OK : TN_ENOTFOUND;
     if (out->rc == TN_OK)
-        tn_store_view_from_lease(&out->lease, l, now);
-    tn_embedded_finish(e, seq_of(e, l), out, done, arg);
+        tn_store_view_from_lease(&out->lease, op.l, op.now);
+    tn_embedded_finish(op.e, seq_of(op.e, op.l), out, done, arg);
 }
 
 static void e_check(struct tn_store *s, const char *name, size_t name_len,
                     uint64_t token, struct tn_store_result *out,
                     tn_store_done_fn done, void *arg)
 {
-    int64_t now;
-    struct embedded *e = op_begin(s, out, done, arg, &now);
-    if (e == NULL)
+    struct name_op op;
+    if (!name_op_begin(s, name, name_len, out, done, arg, &op))
         return;
-    struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
-    tn_embedded_note_expiry(e, l, now); /* current:false reveals the end */
     out->rc = TN_OK;
-    out->floor = l != NULL ? l->token : tn_lease_floor_of_absent(&e->table);
-    out->has_live = tn_lease_is_live(l, now);
-    out->current = out->has_live && l->token == token;
+    out->floor =
+        op.l != NULL ? op.l->token : tn_lease_floor_of_absent(&op.e->table);
+    out->has_live = tn_lease_is_live(op.l, op.now);
+    out->current = out->has_live && op.l->token == token;
     if (out->has_live)
-        tn_store_view_from_lease(&out->lease, l, now);
-    tn_embedded_finish(e, seq_of(e, l), out, done, arg);
+        tn_store_view_from_lease(&out->lease, op.l, op.now);
+    tn_embedded_finish(op.e, seq_of(op.e, op.l), out, done, arg);
 }
 
 static void e_list(struct tn_store *s, const struct tn_list_req *r,
@@ -286,15 +303,13 @@ static void e_history(struct tn_store *s, const char *name, size_t name_len,
                       size_t limit, struct tn_store_result *out,
                       tn_store_done_fn done, void *arg)
 {
-    int64_t now;
-    struct embedded *e = op_begin(s, out, done, arg, &now);
-    if (e == NULL)
+    struct name_op op;
+    if (!name_op_begin(s, name, name_len, out, done, arg, &op))
         return;
-    struct tn_lease_entry *l = tn_lease_find(&e->table, name, name_len);
-    tn_embedded_note_expiry(e, l, now); /* end a grant that ran out */
-    out->rc =
-        l != NULL ? tn_embedded_ledger_query(e, l, limit, now, out) : TN_OK;
-    tn_embedded_finish(e, seq_of(e, l), out, done, arg);
+    out->rc = op.l != NULL
+                  ? tn_embedded_ledger_query(op.e, op.l, limit, op.now, out)
+                  : TN_OK;
+    tn_embedded_finish(op.e, seq_of(op.e, op.l), out, done, arg);
 }
 
 static bool e_is_ready(struct tn_store *s)
