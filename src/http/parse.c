@@ -161,6 +161,10 @@ static bool head_fits(struct tn_http_req *r, size_t more)
 static int on_header_field(http_parser *p, const char *at, size_t len)
 {
     struct tn_http_req *r = req_of(p);
+    /* "Content-Length : 5" is a smuggling vector: a proxy that does not
+     * read it as Content-Length frames the body otherwise (RFC 9112 5.1). */
+    if (memchr(at, ' ', len) != NULL || memchr(at, '\t', len) != NULL)
+        return refuse(r, TN_EINVAL, "whitespace in a header field name");
     size_t sep = r->part != PART_FIELD ? 4 : 0; /* ": " and CRLF */
     if (!head_fits(r, len + sep) || next_part(r, PART_FIELD) < 0 ||
         tn_buf_append(&r->head, at, len) < 0)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Request framing in doubt (request smuggling): two differing
 # Content-Length headers, Content-Length together with Transfer-Encoding:
-# chunked, and a transfer coding other than chunked.  Each is answered with
+# chunked, a transfer coding other than chunked, and whitespace between a
+# header field name and its colon.  Each is answered with
 # the documented error shape (400, or 501 for the unknown coding) at once,
 # the connection is closed after that one answer, and nothing the request
 # or its trailing bytes asked for happens: no lease is created.
@@ -94,6 +95,21 @@ expect_one_answer_then_close "Transfer-Encoding: gzip"
 expect_absent "te:gzip" "Transfer-Encoding: gzip: the request was acted on"
 echo "Transfer-Encoding: gzip answered after ${EX_FIRST_MS} ms"
 pass "Transfer-Encoding: gzip: 501 at once, connection closed"
+
+# --- whitespace between a header field name and its colon (RFC 9112 5.1):
+# "Content-Length : N" is not Content-Length to a proxy that reads names
+# strictly, which would frame the body differently.  Refused, not read.
+printf 'POST /v1/leases HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length : %d\r\n\r\n%s%s' \
+    "${#first}" "$first" "$smuggled" >"$T/ws.req"
+http_exchange "$T/ws.req"
+echo "Content-Length with a space before the colon:"
+sed 's/^/    /' <<<"$EX"
+expect_absent "cl:first" "space before the colon: the request was acted on"
+expect_absent "cl:smuggled" "space before the colon: trailing bytes ran as a request"
+http_exchange_parse
+expect_error_shape 400 "space before the colon"
+expect_one_answer_then_close "space before the colon"
+pass "whitespace before a header's colon: 400, connection closed"
 
 # The server is still fine.
 acquire "after:framing" o 1000

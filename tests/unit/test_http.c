@@ -258,6 +258,7 @@ static const char *refused(const char *status_line, const char *msg)
 }
 
 #define CL_TE "Content-Length repeated or with Transfer-Encoding"
+#define WS_NAME "whitespace in a header field name"
 #define ONLY_CHUNKED "only the chunked transfer coding is supported"
 
 static void test_http__get_with_query(void **state)
@@ -328,6 +329,13 @@ static void test_http__smuggling_refused(void **state)
         {"POST /p HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: "
          "chunked\r\n\r\n0\r\n\r\n",
          0, refused("400 Bad Request", CL_TE), true},
+        {"POST /p HTTP/1.1\r\nContent-Length : 2\r\n\r\n"
+         "hiGET /x HTTP/1.1\r\n\r\n",
+         0, refused("400 Bad Request", WS_NAME), true},
+        /* A tab there is no token byte: the parser itself refuses it. */
+        {"POST /p HTTP/1.1\r\nTransfer-Encoding\t: chunked\r\n\r\n"
+         "0\r\n\r\n",
+         0, refused("400 Bad Request", "malformed HTTP request"), true},
         {"POST /p HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 0,
          refused("501 Not Implemented", ONLY_CHUNKED), true},
         {"POST /p HTTP/1.1\r\nTransfer-Encoding: gzip, "
