@@ -33,6 +33,7 @@ struct tn_loop {
     struct tn_heap timers;                 /* tn_loop_timer *, soonest on top */
     uint64_t timer_seq;                    /* last seq handed to a timer */
     struct tn_loop_post *deferred;         /* LIFO, loop thread only */
+    struct tn_loop_post *running;          /* the deferred calls being run */
     struct watcher watchers[MAX_WATCHERS]; /* fd callbacks */
 };
 
@@ -224,22 +225,34 @@ void tn_loop_defer(struct tn_loop *loop, struct tn_loop_post *p)
     loop->deferred = p;
 }
 
-void tn_loop_cancel(struct tn_loop *loop, struct tn_loop_post *p)
+static bool unlink_post(struct tn_loop_post **pp, struct tn_loop_post *p)
 {
-    for (struct tn_loop_post **pp = &loop->deferred; *pp; pp = &(*pp)->next) {
+    for (; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == p) {
             *pp = p->next;
-            return;
+            return true;
         }
     }
+    return false;
 }
 
-/* Run the deferred calls, including those they defer in turn. */
+void tn_loop_cancel(struct tn_loop *loop, struct tn_loop_post *p)
+{
+    if (!unlink_post(&loop->deferred, p))
+        (void)unlink_post(&loop->running, p);
+}
+
+/* Run the calls deferred so far.  Those they defer in turn run at the end
+ * of the next iteration, which polls instead of waiting: work that keeps
+ * producing work (a client pipelining requests that are answered at once)
+ * cannot keep the loop from the other connections' events. */
 static void run_deferred(struct tn_loop *loop)
 {
-    while (loop->deferred != NULL) {
-        struct tn_loop_post *p = loop->deferred;
-        loop->deferred = p->next;
+    loop->running = loop->deferred;
+    loop->deferred = NULL;
+    while (loop->running != NULL) {
+        struct tn_loop_post *p = loop->running;
+        loop->running = p->next;
         p->fn(p->arg);
     }
 }
@@ -299,7 +312,8 @@ int tn_loop_run(struct tn_loop *loop)
             return TN_EIO;
     }
     tn_loop_run_posts(loop);
-    run_deferred(loop);
+    while (loop->deferred != NULL)
+        run_deferred(loop);
     atomic_store(&loop->stopping, false);
     return TN_OK;
 }

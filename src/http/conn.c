@@ -30,6 +30,7 @@
 #include "http_int.h"
 
 static void pump(struct conn *c);
+static void read_some(struct conn *c);
 
 /* Most recently active first: eviction and sweeps start at the tail. */
 static void lru_unlink(struct tn_http *h, struct conn *c)
@@ -92,16 +93,24 @@ static long conn_write(struct conn *c, const char *p, size_t len)
     return errno == EAGAIN || errno == EINTR ? TN_EBUSY : TN_EIO;
 }
 
+/* Not while its answers cannot be written: a client that sends and never
+ * reads would otherwise grow c->out without end. */
 static bool may_read(const struct conn *c)
 {
-    return !c->dead && !c->stop_reading && !c->peer_closed &&
+    return !c->dead && !c->stop_reading && !c->peer_closed && !c->wr_blocked &&
            c->n_queued < c->h->cfg.max_pipeline;
+}
+
+/* may_read, and this pump has not started its share of requests yet. */
+static bool may_parse(const struct conn *c)
+{
+    return may_read(c) && c->turn_left > 0;
 }
 
 /* Parse what is buffered; false when it could not all be parsed. */
 static bool parse_pending(struct conn *c)
 {
-    while (c->pend.len > 0 && may_read(c)) {
+    while (c->pend.len > 0 && may_parse(c)) {
         long n = tn_http_conn_feed(c, c->pend.data, c->pend.len);
         if (n < 0)
             tn_http_conn_kill(c); /* no memory to answer its error */
@@ -120,7 +129,7 @@ static void parse_fresh(struct conn *c, const char *p, size_t len)
 {
     if (c->req_start_ms == 0 && c->cur == NULL)
         c->req_start_ms = tn_clock_now_ms();
-    while (len > 0 && may_read(c)) {
+    while (len > 0 && may_parse(c)) {
         long n = tn_http_conn_feed(c, p, len);
         if (n < 0)
             tn_http_conn_kill(c); /* no memory to answer its error */
@@ -162,16 +171,29 @@ static void drop_input(struct conn *c)
     }
 }
 
+/* Read and parse what the socket has, at most --max-pipeline requests in
+ * one call: a client that keeps sending requests answered at once gets
+ * its next share after the other connections' events (the flush at the
+ * end of this turn, then each turn). */
 static void pump(struct conn *c)
 {
     if (c->lingering) {
         drop_input(c);
         return;
     }
+    c->turn_left = c->h->cfg.max_pipeline;
+    read_some(c);
+    if (!c->dead && c->turn_left == 0 && may_read(c) &&
+        (c->rd_ready || c->pend.len > 0))
+        tn_http_conn_want_flush(c); /* its next share */
+}
+
+static void read_some(struct conn *c)
+{
     if (!parse_pending(c))
         return;
     char *buf = c->h->rbuf;
-    while (c->rd_ready && may_read(c)) {
+    while (c->rd_ready && may_parse(c)) {
         long n = conn_read(c, buf, TN_HTTP_READ_BYTES);
         if (n == TN_EBUSY ||
             (n > 0 && c->ssl == NULL && (size_t)n < TN_HTTP_READ_BYTES))
@@ -284,10 +306,24 @@ void tn_http_conn_tick(void *arg)
 {
     struct tn_http *h = arg;
     h->tick_queued = false;
-    while (h->flush != NULL) {
-        struct conn *c = h->flush;
-        h->flush = c->flush_next;
+    /* Each connection flushed here reads at most --max-pipeline requests
+     * more; what those answer at once is flushed next turn, after the
+     * other connections' events. */
+    struct conn *list = h->flush;
+    h->flush = NULL;
+    while (list != NULL) {
+        struct conn *c = list;
+        list = c->flush_next;
         flush_one(c);
+    }
+    for (struct conn **pp = &h->flush; *pp != NULL;) {
+        struct conn *c = *pp;
+        if (c->dead) {
+            c->in_flush = false; /* freed below: out of next turn's list */
+            *pp = c->flush_next;
+        } else {
+            pp = &c->flush_next;
+        }
     }
     while (h->dead != NULL) {
         struct conn *c = h->dead;

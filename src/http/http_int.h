@@ -89,6 +89,7 @@ struct conn {
     struct tn_http_req *q_head; /* dispatched, oldest first */
     struct tn_http_req *q_tail; /* newest dispatched */
     size_t n_queued;            /* dispatched, reply not yet written */
+    size_t turn_left;           /* requests it may still start this pump */
     struct tn_buf pend;         /* read but not yet parsed bytes */
     struct tn_buf out;          /* bytes to write, from out_off */
     size_t out_off;             /* bytes of out already written */

@@ -50,6 +50,8 @@ void tn_http_conn_dispatch(struct conn *c, struct tn_http_req *r)
 {
     struct tn_http *h = c->h;
     c->req_start_ms = 0;
+    if (c->turn_left > 0)
+        c->turn_left--;
     h->pending++;
     tn_http_conn_enqueue(c, r);
     if (!r->keep_alive)

@@ -207,8 +207,23 @@ static void count_call(void *arg)
     (*(int *)arg)++;
 }
 
-/* Deferred calls run once, after the turn's timers, including those they
- * defer; a cancelled one does not run. */
+/* A deferred call that cancels another one of the same turn, not yet run. */
+struct canceller {
+    struct tn_loop_post p;       /* the deferral */
+    struct tn_loop *loop;        /* to cancel on */
+    struct tn_loop_post *victim; /* cancelled when this runs */
+};
+
+static void on_cancel(void *arg)
+{
+    struct canceller *k = arg;
+    tn_loop_cancel(k->loop, k->victim);
+}
+
+/* Deferred calls run once, after the turn's timers; those they defer run at
+ * the end of the next turn (so work that makes work cannot hold the loop);
+ * a cancelled one does not run, even when cancelled by a call of its own
+ * turn. */
 static void test_loop__defer_runs_once_at_end(void **state)
 {
     struct tn_loop *loop = *state;
@@ -223,6 +238,12 @@ static void test_loop__defer_runs_once_at_end(void **state)
     a.p.arg = &a;
     struct deferred c = {.p = {.fn = on_deferred}, .loop = loop};
     c.p.arg = &c;
+    struct deferred d = {.p = {.fn = on_deferred}, .loop = loop};
+    d.p.arg = &d;
+    struct canceller k = {.p = {.fn = on_cancel}, .loop = loop, .victim = &d.p};
+    k.p.arg = &k;
+    tn_loop_defer(loop, &d.p); /* LIFO: runs after k */
+    tn_loop_defer(loop, &k.p);
     tn_loop_defer(loop, &a.p);
     tn_loop_defer(loop, &c.p);
     tn_loop_cancel(loop, &c.p);
@@ -231,10 +252,14 @@ static void test_loop__defer_runs_once_at_end(void **state)
     assert_int_equal(tn_loop_run_once(loop, 0), TN_OK);
     assert_int_equal(a.calls, 1);
     assert_int_equal(a.timer_calls_seen, 1); /* after the due timer */
-    assert_int_equal(b.calls, 1);            /* deferred from a deferral */
+    assert_int_equal(b.calls, 0);            /* deferred from a deferral */
     assert_int_equal(c.calls, 0);            /* cancelled */
+    assert_int_equal(d.calls, 0);            /* cancelled while running */
     assert_int_equal(tn_loop_run_once(loop, 0), TN_OK);
-    assert_int_equal(a.calls + b.calls, 2); /* once each */
+    assert_int_equal(a.calls, 1); /* once each */
+    assert_int_equal(b.calls, 1); /* in the next turn */
+    assert_int_equal(tn_loop_run_once(loop, 0), TN_OK);
+    assert_int_equal(a.calls + b.calls + c.calls + d.calls, 2);
 }
 
 struct poster {

@@ -281,18 +281,22 @@ static void e_list(struct tn_store *s, const struct tn_list_req *r,
         return;
     tn_embedded_expire_due(e, now); /* a list reveals the ends it leaves out */
     const struct tn_lease_entry **found = tn_calloc(r->limit, sizeof(*found));
-    out->items = tn_calloc(r->limit, sizeof(*out->items));
-    if (found == NULL || out->items == NULL) {
+    size_t n =
+        found == NULL
+            ? 0
+            : tn_lease_list(&e->table, r->prefix, r->prefix_len, r->after,
+                            r->after_len, now, found, r->limit, &out->more);
+    /* Views of what was found, not of the limit: the answer may wait. */
+    out->items = found == NULL ? NULL : tn_calloc(n + 1, sizeof(*out->items));
+    if (out->items == NULL) {
         tn_free(found);
         tn_store_result_release(out);
         out->rc = TN_ENOMEM;
         done(arg);
         return;
     }
-    out->n_items =
-        tn_lease_list(&e->table, r->prefix, r->prefix_len, r->after,
-                      r->after_len, now, found, r->limit, &out->more);
-    for (size_t i = 0; i < out->n_items; i++)
+    out->n_items = n;
+    for (size_t i = 0; i < n; i++)
         tn_store_view_from_lease(&out->items[i], found[i], now);
     tn_free(found);
     out->rc = TN_OK;

@@ -133,7 +133,9 @@ static void parse_list(struct tn_pg_op *op, const PGresult *r)
     out->more = n > op->limit;
     if (n > op->limit)
         n = op->limit;
-    out->items = tn_calloc(op->limit, sizeof(*out->items));
+    /* What was found, not the limit: an answer may wait for a commit, and
+     * a thousand empty views each would let small lists hold much memory. */
+    out->items = tn_calloc(n > 0 ? n : 1, sizeof(*out->items));
     if (out->items == NULL) {
         out->rc = TN_ENOMEM;
         return;

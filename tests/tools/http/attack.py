@@ -46,6 +46,10 @@ and prints plain "key=value" lines a shell test can read with sed or awk.
       200) until STOP_FILE exists; prints "requests=N answered=A max_ms=M lost=L"
       (lost: the connection was closed on it or an answer took over 20 s,
       after which it reconnects).
+  attack.py pipeline-flood PORT N STOP_FILE [--target T]
+      N connections each write pipelined "GET T" requests (default
+      /v1/leases?limit=1000) as fast as the socket takes them and never
+      read an answer, until STOP_FILE exists; prints "flood sent_mb=M".
 """
 
 import argparse
@@ -368,6 +372,26 @@ def keepalive(port, stop_file, every_ms):
     print("requests=%d answered=%d max_ms=%.0f lost=%d" % (n, answered, worst, lost))
 
 
+def pipeline_flood(port, n, stop_file, target):
+    req = (b"GET " + target.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") * 1000
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.setblocking(False)
+        socks.append(s)
+    sent = 0
+    while not os.path.exists(stop_file):
+        for s in socks:
+            try:
+                sent += s.send(req)
+            except BlockingIOError:
+                pass
+        time.sleep(0.001)
+    print("flood sent_mb=%.0f" % (sent / 1e6))
+    for s in socks:
+        s.close()
+
+
 def main():
     raise_nofile()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -403,6 +427,11 @@ def main():
     p.add_argument("port", type=int)
     p.add_argument("stop_file")
     p.add_argument("--every-ms", type=float, default=200)
+    p = sub.add_parser("pipeline-flood")
+    p.add_argument("port", type=int)
+    p.add_argument("n", type=int)
+    p.add_argument("stop_file")
+    p.add_argument("--target", default="/v1/leases?limit=1000")
     a = ap.parse_args()
     if a.cmd in ("exchange", "headers-only"):
         with open(a.file, "rb") as f:
@@ -415,6 +444,8 @@ def main():
         wait_abandon(a.port, a.n, a.name, a.wait_ms, a.go_file)
     elif a.cmd == "keepalive":
         keepalive(a.port, a.stop_file, a.every_ms)
+    elif a.cmd == "pipeline-flood":
+        pipeline_flood(a.port, a.n, a.stop_file, a.target)
 
 
 if __name__ == "__main__":
