@@ -74,16 +74,18 @@ static void disc(void *ctx)
 static void handler(void *arg, struct tn_http_req *r)
 {
     struct app *a = arg;
+    /* An answer to HEAD has no body: answered with a body of no length
+     * (refusals included), check_answer needs no request to frame it. */
+    bool head = tn_http_req_method(r) == TN_HTTP_HEAD;
     int err = tn_http_req_error(r);
     if (err != 0) {
         const char *m = tn_http_req_error_message(r);
         tn_http_reply(r, err == TN_ETOOBIG ? 413 : 400, "text/plain", m,
-                      strlen(m), 0);
+                      head ? 0 : strlen(m), 0);
         return;
     }
     const char *path = tn_http_req_path(r);
-    if (tn_http_req_method(r) == TN_HTTP_HEAD) {
-        /* Its answer has no body: one of no length keeps the check simple */
+    if (head) {
         tn_http_reply(r, 200, "text/plain", "", 0, 0);
         return;
     }
@@ -114,7 +116,8 @@ static bool on_headers(void *arg, struct tn_http_req *r)
     struct app *a = arg;
     if (!a->deny)
         return true;
-    tn_http_reply(r, 401, "text/plain", "no", 2, 0);
+    tn_http_reply(r, 401, "text/plain", "no",
+                  tn_http_req_method(r) == TN_HTTP_HEAD ? 0 : 2, 0);
     return false;
 }
 
