@@ -18,6 +18,9 @@
 #
 # TENURED_B=path: also measure this second tenured binary in the same
 # rounds (say the build before a change) and print it against the first.
+# TENURED_ARGS, TENURED_B_ARGS: extra tenured options of each (split on
+# spaces), e.g. one binary twice: TENURED=X TENURED_B=X
+# TENURED_ARGS=--commit=inline TENURED_B_ARGS=--commit=thread.
 # Environment: BENCH_TABLE (only print the table of this raw results file,
 # as kept by BENCH_RESULTS), RUNS (rounds, default 5), DURATION (seconds per figure,
 # default 5), CONNS (default "50 200"), WRK_THREADS (default 1), TENURED (a
@@ -71,16 +74,19 @@ git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || COMMIT="$COMMIT+changes"
 # run (of TENURED_B, keys "tenuredB.*", when the fourth argument is B).
 tenured_one() {
     local run=$1 mode=$2 conns=$3 port data tpid out c0 c1 reqs rps key bin=$TENURED
+    local args=${TENURED_ARGS:-}
     key="tenured.$mode.c$conns"
     if [ "${4:-}" = B ]; then
         key="tenuredB.$mode.c$conns"
         bin=$TENURED_B
+        args=${TENURED_B_ARGS:-}
     fi
     port=$(free_port)
     data="$WORK/t.$key.$run"
     mkdir -p "$data"
+    # shellcheck disable=SC2086 # the extra options are split on purpose
     "$bin" --listen "127.0.0.1:$port" --data-dir "$data" --max-connections 1024 \
-        >"$data.log" 2>&1 &
+        $args >"$data.log" 2>&1 &
     tpid=$!
     PIDS+=("$tpid")
     for _ in $(seq 1 400); do

@@ -12,7 +12,10 @@
 # so batches are larger than natively; compare builds only within a run.
 #   bench/instructions.sh BIN [BIN_B]
 # Environment: RUNS (rounds, default 3), DURATION (seconds, default 4),
-# CONNS (default 50), MODES (default "acquire cycle").
+# CONNS (default 50), MODES (default "acquire cycle"), ARGS and ARGS_B
+# (extra tenured options of BIN and BIN_B, split on spaces: one binary in
+# two modes is bench/instructions.sh X X with ARGS=--commit=inline
+# ARGS_B=--commit=thread).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,14 +33,15 @@ WORK=$(mktemp -d /tmp/tenure-bench-ir.XXXXXX)
 . "$(dirname "$0")/lib.sh"
 
 
-# one BIN MODE RUN: prints "instructions requests".
+# one BIN MODE RUN ARGS: prints "instructions requests".
 one() {
-    local bin=$1 mode=$2 run=$3 port data pid reqs ir=0 f
+    local bin=$1 mode=$2 run=$3 args=$4 port data pid reqs ir=0 f
     port=$(free_port)
     data=$(mktemp -d "$WORK/d.XXXXXX")
+    # shellcheck disable=SC2086 # the extra options are split on purpose
     valgrind --tool=callgrind --callgrind-out-file="$data/cg.%p" \
         "$bin" --listen "127.0.0.1:$port" --data-dir "$data/db" \
-        --max-connections 1024 >"$data/log" 2>&1 &
+        --max-connections 1024 $args >"$data/log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
     for _ in $(seq 1 600); do
@@ -71,12 +75,12 @@ for run in $(seq 1 "$RUNS"); do
     [ $((run % 2)) -eq 0 ] && order="B A"
     for mode in $MODES; do
         for which in $order; do
-            bin=$A
+            bin=$A args=${ARGS:-}
             if [ "$which" = B ]; then
                 [ -n "$B" ] || continue
-                bin=$B
+                bin=$B args=${ARGS_B:-}
             fi
-            read -r ir reqs < <(one "$bin" "$mode" "$run")
+            read -r ir reqs < <(one "$bin" "$mode" "$run" "$args")
             [ "$reqs" -gt 0 ] || continue
             echo "$which $mode $run $((ir / reqs)) $reqs" | tee -a "$RES" >&2
         done

@@ -84,6 +84,11 @@ static const struct option_def options[] = {
     {"journal-bytes", INT(journal_bytes), "4194304", 65536, 1073741824,
      "embedded store: journal size at which it is compacted into tenure.db",
      "a few MiB compact in well under a second and replay fast at start"},
+    {"commit", STR(commit), "thread", 0, 0,
+     "embedded store: who writes and fsyncs each batch, a committer thread "
+     "or the event loop itself (inline) before it waits again",
+     "the thread prepares the next batch during each fsync: more "
+     "throughput; inline costs less CPU per request (docs/PERFORMANCE.md)"},
     {"max-wait-ms", INT(max_wait_ms), "300000", 0, 3600000,
      "largest wait_ms of a blocking acquire (larger is a 400)",
      "five minutes: longer waits belong in a retry loop"},

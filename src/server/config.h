@@ -31,6 +31,7 @@ struct tn_config {
     int64_t drain_timeout_ms;     /* SIGTERM: time to finish in-flight work */
     int64_t expected_leases;      /* table pre-size */
     int64_t journal_bytes;        /* embedded: compaction size */
+    char commit[16];              /* embedded: thread|inline */
     int64_t max_wait_ms;          /* largest wait_ms of a blocking acquire */
     int64_t max_waiters;          /* blocked acquires in all */
     int64_t max_waiters_per_name; /* blocked acquires per name */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tenured: parse the configuration, then run the server. */
 #include <stdio.h>
+#include <string.h>
 
 #include "common/log.h"
 #include "config.h"
@@ -24,5 +25,10 @@ int main(int argc, char **argv)
         return 2;
     }
     tn_log_min_level = level;
+    if (strcmp(cfg.commit, "thread") != 0 &&
+        strcmp(cfg.commit, "inline") != 0) {
+        (void)fprintf(stderr, "tenured: --commit takes thread or inline\n");
+        return 2;
+    }
     return tn_server_run(&cfg);
 }

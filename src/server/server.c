@@ -274,6 +274,7 @@ static int open_store(struct server *s)
         .batch_max = 4096,
         .expected_leases = (size_t)s->cfg->expected_leases,
         .journal_bytes = (uint64_t)s->cfg->journal_bytes,
+        .commit_in_loop = strcmp(s->cfg->commit, "inline") == 0,
         .max_waiters = (size_t)s->cfg->max_waiters,
         .max_waiters_per_name = (size_t)s->cfg->max_waiters_per_name,
         .max_leases = (size_t)s->cfg->max_leases,

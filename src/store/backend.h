@@ -204,6 +204,7 @@ struct tn_store_config {
     size_t batch_max;            /* max changes per commit */
     size_t expected_leases;      /* table sizing hint */
     uint64_t journal_bytes;      /* embedded: compaction size, 0 default */
+    bool commit_in_loop;         /* embedded: --commit=inline */
     size_t max_waiters;          /* blocked acquires in all */
     size_t max_waiters_per_name; /* blocked acquires per name */
     int64_t max_wait_ms;         /* cap of wait_ms */

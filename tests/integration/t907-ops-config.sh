@@ -121,7 +121,11 @@ rc=0
 timeout 10 "$TN_BIN/tenured" --config "$T/missing.conf" >"$T/bad.out" 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "missing config file: expected exit 2, got $rc"
 grep -qF "$T/missing.conf" "$T/bad.out" || fail "missing config file not named: $(cat "$T/bad.out")"
-pass "unknown option, malformed line, bad value, missing file: exit 2 naming file:line"
+rc=0
+timeout 10 "$TN_BIN/tenured" --commit=fast --data-dir "$T/bad-data" >"$T/bad.out" 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "--commit=fast: expected exit 2, got $rc: $(cat "$T/bad.out")"
+grep -q -- "--commit takes thread or inline" "$T/bad.out" || fail "--commit=fast: $(cat "$T/bad.out")"
+pass "unknown option, malformed line, bad value, missing file, --commit=fast: exit 2 naming file:line or the option"
 
 # --- precedence: file < TENURE_* < flags ---
 start_cfg "$P2" TENURE_LISTEN="127.0.0.1:$P2" TENURE_MAX_TTL_MS=60000 -- \

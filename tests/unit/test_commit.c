@@ -8,7 +8,11 @@
  * fsync) of its batch has returned; a failed write fails its waiters and
  * every batch after it unwritten until the loop drops the open batch and
  * recovery succeeds; stop writes what is open and answers every waiter;
- * an idle committer runs the heartbeat. */
+ * an idle committer runs the heartbeat.  The same cases run with in_loop
+ * (--commit=inline) where they do not need a blocked writer; in that mode
+ * everything that one loop pass adds (ready fds, due timers) is written as
+ * one batch on the loop thread at the end of that pass, and its waiters
+ * are answered in the same pass, after the write has returned. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,10 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <tenure/err.h>
 
+#include "common/clock.h"
 #include "common/loop.h"
 #include "store/embedded/commit.h"
 #include "tn_test.h"
@@ -59,6 +67,8 @@ struct rig {
     uint64_t answered[MAX]; /* tokens, in the order answered */
     int n_answered;
     bool answered_early; /* a waiter ran before its write */
+    bool wrote_off_loop; /* in_loop, a write ran off the loop thread */
+    bool in_loop;        /* the rig's mode */
     bool off_loop;       /* a done callback ran off the loop */
     pthread_t loop_thread;
     struct waiter w[MAX];
@@ -69,6 +79,8 @@ static int on_write(void *ctx, struct tn_batch *b)
 {
     struct rig *r = ctx;
     pthread_mutex_lock(&r->mu);
+    if (r->in_loop && !pthread_equal(pthread_self(), r->loop_thread))
+        r->wrote_off_loop = true;
     r->batch_rows[r->writes++] = (int)b->n_rows;
     for (size_t i = 0; i < b->n_rows; i++)
         r->written[r->n_written++] = b->rows[i].token;
@@ -136,13 +148,22 @@ static int on_heartbeat(void *ctx)
     return 0;
 }
 
-static struct rig *rig_new(int64_t heartbeat_ms)
+static bool mode_thread = false, mode_in_loop = true;
+
+/* The mode a test runs in (its prestate). */
+static bool mode(void **state)
+{
+    return *state != NULL && *(bool *)*state;
+}
+
+static struct rig *rig_new(int64_t heartbeat_ms, bool in_loop)
 {
     struct rig *r = calloc(1, sizeof(*r));
     assert_non_null(r);
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     r->loop_thread = pthread_self();
+    r->in_loop = in_loop;
     r->loop = tn_loop_new();
     assert_non_null(r->loop);
     struct tn_commit_config cfg = {
@@ -155,6 +176,7 @@ static struct rig *rig_new(int64_t heartbeat_ms)
         .ctx = r,
         .recover_interval_ms = 5,
         .heartbeat_ms = heartbeat_ms,
+        .in_loop = in_loop,
     };
     r->c = tn_commit_start(&cfg);
     assert_non_null(r->c);
@@ -170,6 +192,7 @@ static void rig_free(struct rig *r)
     pthread_mutex_destroy(&r->mu);
     assert_false(r->off_loop);
     assert_false(r->answered_early);
+    assert_false(r->wrote_off_loop);
     free(r);
 }
 
@@ -230,8 +253,7 @@ static void open_gate(struct rig *r, bool open)
 
 static void test_commit__one_iteration_one_batch(void **state)
 {
-    (void)state;
-    struct rig *r = rig_new(60000);
+    struct rig *r = rig_new(60000, mode(state));
     /* A committer still starting, not yet asleep, would take whatever is
      * open when it first looks: start from the sleeping committer. */
     while (!tn_commit_parked(r->c))
@@ -253,7 +275,7 @@ static void test_commit__one_iteration_one_batch(void **state)
 static void test_commit__batches_form_during_a_write(void **state)
 {
     (void)state;
-    struct rig *r = rig_new(60000);
+    struct rig *r = rig_new(60000, false);
     open_gate(r, false);
     add(r, 1);
     wait_in_write(r);
@@ -276,8 +298,7 @@ static void test_commit__batches_form_during_a_write(void **state)
 
 static void test_commit__failure_then_recovery(void **state)
 {
-    (void)state;
-    struct rig *r = rig_new(60000);
+    struct rig *r = rig_new(60000, mode(state));
     r->fail_next = TN_EIO;
     add(r, 1);
     pump_until(r, &r->n_answered, 1);
@@ -317,8 +338,7 @@ static void test_commit__failure_then_recovery(void **state)
 /* Stop writes what is open and answers every waiter before it returns. */
 static void test_commit__stop_writes_and_answers(void **state)
 {
-    (void)state;
-    struct rig *r = rig_new(60000);
+    struct rig *r = rig_new(60000, mode(state));
     for (uint64_t t = 1; t <= 4; t++)
         add(r, t);
     tn_commit_stop(r->c);
@@ -335,7 +355,7 @@ static void test_commit__stop_writes_and_answers(void **state)
 static void test_commit__stop_while_writing(void **state)
 {
     (void)state;
-    struct rig *r = rig_new(60000);
+    struct rig *r = rig_new(60000, false);
     open_gate(r, false);
     add(r, 1);
     wait_in_write(r);
@@ -350,8 +370,7 @@ static void test_commit__stop_while_writing(void **state)
 
 static void test_commit__idle_heartbeat(void **state)
 {
-    (void)state;
-    struct rig *r = rig_new(10);
+    struct rig *r = rig_new(10, mode(state));
     int64_t end = now_ms() + 20000;
     int n = 0;
     while (n < 3 && now_ms() < end) {
@@ -404,7 +423,6 @@ static void done_recycle(void *ctx, struct tn_batch *b)
 
 static void test_commit__row_images(void **state)
 {
-    (void)state;
     struct tn_loop *loop = tn_loop_new();
     assert_non_null(loop);
     int ok = 0;
@@ -413,7 +431,8 @@ static void test_commit__row_images(void **state)
                                    .done = done_recycle,
                                    .recover = NULL,
                                    .ctx = &ok,
-                                   .heartbeat_ms = 60000};
+                                   .heartbeat_ms = 60000,
+                                   .in_loop = mode(state)};
     struct tn_commit *c = tn_commit_start(&cfg);
     assert_non_null(c);
     char name[] = "jobs/a", owner[] = "w1", rid[] = "req-9";
@@ -442,16 +461,98 @@ static void test_commit__row_images(void **state)
     tn_loop_free(loop);
 }
 
+/* In_loop: nothing is written or answered while the pass runs; at its
+ * end one write takes the pass's rows, on the loop thread, and every
+ * waiter is answered in that same pass, after the write returned. */
+static void test_commit__in_loop_answers_after_the_write(void **state)
+{
+    (void)state;
+    struct rig *r = rig_new(60000, true);
+    for (uint64_t t = 1; t <= 3; t++)
+        add(r, t);
+    assert_int_equal(r->writes, 0);
+    assert_int_equal(r->n_answered, 0);
+    assert_int_equal(tn_loop_run_once(r->loop, 0), 0);
+    assert_int_equal(r->writes, 1);
+    assert_int_equal(r->batch_rows[0], 3);
+    assert_int_equal(r->durable_upto, 3);
+    assert_int_equal(r->n_answered, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(r->answered[i], i + 1);
+    rig_free(r); /* answered_early and wrote_off_loop stay false */
+}
+
+struct source {
+    struct rig *r;
+    int fd;         /* an eventfd, or -1 for the timer */
+    uint64_t token; /* the row it adds */
+    struct tn_loop_timer timer;
+};
+
+static void source_ready(void *arg, uint32_t events)
+{
+    (void)events;
+    struct source *s = arg;
+    uint64_t n;
+    if (s->fd >= 0)
+        assert_int_equal(read(s->fd, &n, sizeof(n)), sizeof(n));
+    add(s->r, s->token);
+}
+
+static void source_due(void *arg)
+{
+    source_ready(arg, 0);
+}
+
+/* In_loop: three ready fds and a due timer of one pass make one batch. */
+static void test_commit__in_loop_one_pass_one_batch(void **state)
+{
+    (void)state;
+    struct rig *r = rig_new(60000, true);
+    struct source src[4];
+    uint64_t one = 1;
+    for (int i = 0; i < 3; i++) {
+        src[i] = (struct source){.r = r, .token = (uint64_t)i + 1};
+        src[i].fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        assert_true(src[i].fd >= 0);
+        assert_int_equal(
+            tn_loop_add_fd(r->loop, src[i].fd, EPOLLIN, source_ready, &src[i]),
+            0);
+        assert_int_equal(write(src[i].fd, &one, sizeof(one)), sizeof(one));
+    }
+    src[3] = (struct source){.r = r, .fd = -1, .token = 4};
+    tn_loop_timer_arm(r->loop, &src[3].timer, tn_clock_now_ms(), source_due,
+                      &src[3]);
+    assert_int_equal(tn_loop_run_once(r->loop, 1000), 0);
+    assert_int_equal(r->writes, 1);
+    assert_int_equal(r->batch_rows[0], 4);
+    assert_int_equal(r->n_answered, 4);
+    for (int i = 0; i < 3; i++) {
+        tn_loop_del_fd(r->loop, src[i].fd);
+        close(src[i].fd);
+    }
+    rig_free(r);
+}
+
+/* A case in both modes; the second is named NAME_in_loop. */
+#define BOTH(f)                                                                \
+    cmocka_unit_test_prestate(f, &mode_thread),                                \
+    {                                                                          \
+        .name = #f "_in_loop", .test_func = f, .initial_state = &mode_in_loop  \
+    }
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_commit__one_iteration_one_batch),
+        BOTH(test_commit__one_iteration_one_batch),
         cmocka_unit_test(test_commit__batches_form_during_a_write),
-        cmocka_unit_test(test_commit__failure_then_recovery),
-        cmocka_unit_test(test_commit__stop_writes_and_answers),
+        BOTH(test_commit__failure_then_recovery),
+        BOTH(test_commit__stop_writes_and_answers),
         cmocka_unit_test(test_commit__stop_while_writing),
-        cmocka_unit_test(test_commit__idle_heartbeat),
-        cmocka_unit_test(test_commit__row_images),
+        BOTH(test_commit__idle_heartbeat),
+        BOTH(test_commit__row_images),
+        cmocka_unit_test(test_commit__in_loop_answers_after_the_write),
+        cmocka_unit_test(test_commit__in_loop_one_pass_one_batch),
     };
     return TN_RUN_TESTS(tests, NULL, NULL);
 }

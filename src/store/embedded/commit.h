@@ -5,7 +5,11 @@
  * loop thread, which then answers its waiters.  The next batch forms while
  * the previous one commits, and the committer is woken once at the end of
  * a loop iteration (tn_loop_defer), so that one iteration's requests share
- * a commit.  Knows nothing of SQLite or HTTP. */
+ * a commit.  With in_loop (--commit=inline) the loop thread itself writes
+ * the open batch at that point, through the same writer, and answers its
+ * waiters right after; the thread then only runs recovery and the
+ * heartbeat.  Either way no waiter is answered before the write of its
+ * batch has returned.  Knows nothing of SQLite or HTTP. */
 #ifndef TN_STORE_COMMIT_H
 #define TN_STORE_COMMIT_H
 
@@ -62,8 +66,9 @@ struct tn_batch {
     struct tn_batch *next;    /* free list */
 };
 
-/* Committer thread side: write b in one transaction; 0 or TN_E*.  Runs on
- * the committer thread only. */
+/* Write b in one transaction; 0 or TN_E*.  Runs on the committer thread,
+ * or in_loop on the loop thread; never at the same time as the heartbeat
+ * or recover. */
 typedef int (*tn_commit_write_fn)(void *ctx, struct tn_batch *b);
 /* Loop side: b has been written (b->rc); the callee answers the waiters
  * and returns b with tn_commit_recycle(). */
@@ -82,6 +87,7 @@ struct tn_commit_config {
     void *ctx;                      /* for all of them */
     int64_t recover_interval_ms;    /* between recovery attempts */
     int64_t heartbeat_ms;           /* idle time before a heartbeat */
+    bool in_loop; /* the loop thread writes each batch (--commit=inline) */
 };
 
 struct tn_commit *tn_commit_start(const struct tn_commit_config *cfg);

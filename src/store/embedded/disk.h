@@ -6,8 +6,9 @@
  * after a failure, and tenure-migrate first settle: they apply whatever the
  * journal holds beyond the file, then read the file.
  *
- * tn_disk_write, tn_disk_probe and tn_disk_recover run on one thread (the
- * committer); the compaction thread is internal. */
+ * tn_disk_write, tn_disk_probe and tn_disk_recover never run at the same
+ * time (commit.c serializes them: the committer thread, or the loop thread
+ * with --commit=inline); the compaction thread is internal. */
 #ifndef TN_STORE_DISK_H
 #define TN_STORE_DISK_H
 

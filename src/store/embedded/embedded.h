@@ -28,7 +28,7 @@ struct embedded {
     struct tn_store base;           /* vtable; first */
     struct tn_loop *loop;           /* the loop thread's loop */
     struct tn_lease_table table;    /* loop thread only */
-    struct tn_disk *disk;           /* committer thread after open */
+    struct tn_disk *disk;           /* commit.c's writer after open */
     struct tn_commit *commit;       /* group commit */
     uint64_t durable_seq;           /* changes <= this are on disk */
     int degraded_rc;                /* 0, TN_ENOSPC, or TN_EIO (for good) */

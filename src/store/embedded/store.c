@@ -571,7 +571,8 @@ static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
                                   .ctx = e,
                                   .heartbeat = c_heartbeat,
                                   .recover_interval_ms = 500,
-                                  .heartbeat_ms = 1000};
+                                  .heartbeat_ms = 1000,
+                                  .in_loop = cfg->commit_in_loop};
     e->commit = tn_commit_start(&cc);
     if (e->commit == NULL) {
         rc = TN_ENOMEM;
@@ -581,10 +582,11 @@ static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
     tn_embedded_retire_start(e);
     tn_log(TN_LOG_INFO, "store",
            "\"embedded store open\" dir=\"%s\" leases=%zu last_token=%llu "
-           "retired_floor=%llu",
+           "retired_floor=%llu commit=%s",
            cfg->data_dir, tn_lease_table_count(&e->table),
            (unsigned long long)e->table.last_token,
-           (unsigned long long)e->table.retired_floor);
+           (unsigned long long)e->table.retired_floor,
+           cfg->commit_in_loop ? "inline" : "thread");
     *out = &e->base;
     return TN_OK;
 out_free:
