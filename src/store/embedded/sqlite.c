@@ -344,7 +344,8 @@ static bool superseded(struct tn_lease_table *t,
 }
 
 static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
-                     int64_t now_ms, const struct tn_sqlite_meta *m, bool exact)
+                     int64_t now_ms, const struct tn_sqlite_meta *m, bool exact,
+                     const struct tn_sqlite_load_hook *hook)
 {
     int64_t rows = pragma_int(d, "SELECT count(*) FROM leases");
     if (rows > 0)
@@ -378,18 +379,22 @@ static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
         l->expiry_noted = img.expiry_noted;
         if (img.row_id > t->last_row_id)
             t->last_row_id = img.row_id;
+        if (hook != NULL)
+            hook->loaded(hook->ctx, l);
     }
     sqlite3_finalize(st);
     return map_rc(rc);
 }
 
 int tn_sqlite_db_load(struct tn_sqlite_db *d, struct tn_lease_table *t,
-                      int64_t now_ms, bool exact, struct tn_errmsg *em)
+                      int64_t now_ms, bool exact,
+                      const struct tn_sqlite_load_hook *hook,
+                      struct tn_errmsg *em)
 {
     struct tn_sqlite_meta m;
     int rc = tn_sqlite_db_meta(d, &m);
     if (rc == 0)
-        rc = load_rows(d, t, now_ms, &m, exact);
+        rc = load_rows(d, t, now_ms, &m, exact, hook);
     if (rc < 0) {
         tn_errmsg_set(em, "loading leases: %s", sqlite3_errmsg(d->db));
         return rc;
