@@ -73,6 +73,7 @@ struct tn_lease_table {
     void *slabs;      /* list of the entries' slabs, newest first */
     char *slab_free;  /* unused bytes of the newest slab */
     size_t slab_left; /* how many */
+    size_t reserved;  /* entries a load puts in (table_reserve) */
 };
 
 struct tn_acquire_req {
