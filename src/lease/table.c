@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <tenure/err.h>
 
@@ -117,18 +115,6 @@ static size_t entry_round(size_t n)
     return (n + TN_LEASE_ALIGN - 1) & ~(TN_LEASE_ALIGN - 1);
 }
 
-/* Fault in the whole pages of a new slab in one system call instead of
- * one page fault per page as entries are cut (a load fills the slabs
- * straight away).  Best effort: what fails is faulted in as it is used. */
-static void populate(void *p, size_t size)
-{
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
-    uintptr_t to = ((uintptr_t)p + size) & ~(page - 1);
-    if (to > from)
-        (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
-}
-
 /* n bytes (a multiple of TN_LEASE_ALIGN) for an entry, or NULL. */
 static void *slab_alloc(struct tn_lease_table *t, size_t n)
 {
@@ -142,7 +128,7 @@ static void *slab_alloc(struct tn_lease_table *t, size_t n)
         if (s == NULL)
             return NULL;
         if (t->map.count < t->reserved)
-            populate(s, size); /* a load is filling the table */
+            tn_populate(s, size); /* a load is filling the table */
         s->next = t->slabs;
         t->slabs = s;
         t->slab_free = (char *)s->data;
