@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static atomic_ulong fail_countdown; /* 0 = off; else fail when it hits 1 */
 
@@ -55,6 +57,15 @@ void *tn_reallocarray(void *p, size_t count, size_t size)
 void tn_free(void *p)
 {
     free(p);
+}
+
+void tn_populate(void *p, size_t n)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t to = ((uintptr_t)p + n) & ~(page - 1);
+    if (to > from)
+        (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
 }
 
 char *tn_strndup(const char *s, size_t len)

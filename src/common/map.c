@@ -56,6 +56,7 @@ void tn_map_reserve(struct tn_map *m, size_t n)
     void **v = tn_calloc(b, sizeof(*v));
     if (v == NULL)
         return;
+    tn_populate(v, b * sizeof(*v)); /* the load writes all over it */
     tn_free(m->buckets);
     m->buckets = v;
     m->mask = b - 1;

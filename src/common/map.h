@@ -52,6 +52,20 @@ void tn_map_reserve(struct tn_map *m, size_t n);
  * NULL. */
 void *tn_map_find(const struct tn_map *m, uint32_t hash, const void *key,
                   size_t len);
+/* Hints for a caller about to look up or insert many keys (a load): bring
+ * the bucket of hash into the cache, then, a little later, the first entry
+ * of its chain.  Only hints: nothing changes. */
+static inline void tn_map_prefetch(const struct tn_map *m, uint32_t hash)
+{
+    __builtin_prefetch(&m->buckets[hash & m->mask], 1);
+}
+static inline void tn_map_prefetch_chain(const struct tn_map *m, uint32_t hash)
+{
+    const char *e = m->buckets[hash & m->mask];
+    if (e != NULL)
+        __builtin_prefetch(e + m->type->hash_off);
+}
+
 /* Link entry (its hash field already set; its key not in m).  Never
  * fails: if the map cannot grow it keeps longer chains. */
 void tn_map_insert(struct tn_map *m, void *entry);

@@ -135,16 +135,16 @@ int tn_lease_release(struct tn_lease_table *t, const struct tn_token_req *r,
     return TN_OK;
 }
 
-int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease_entry *img,
-                     struct tn_lease_entry **out)
+static size_t image_room(const struct tn_lease_entry *img)
 {
-    uint32_t h = tn_lease_hash(img->name, img->name_len);
-    struct tn_lease_entry *l = tn_lease_find_h(t, h, img->name, img->name_len);
-    if (l == NULL && (l = tn_lease_insert(
-                          t, h, img->name, img->name_len,
-                          tn_lease_strings_size(img->owner_id, img->request_id,
-                                                img->principal))) == NULL)
-        return TN_ENOMEM;
+    return tn_lease_strings_size(img->owner_id, img->request_id,
+                                 img->principal);
+}
+
+/* l takes img's grant; 0 or TN_ENOMEM. */
+static int take_image(struct tn_lease_table *t, struct tn_lease_entry *l,
+                      const struct tn_lease_entry *img)
+{
     if (tn_lease_set_strings(l, img->owner_id, img->request_id,
                              img->principal) < 0)
         return TN_ENOMEM;
@@ -157,6 +157,43 @@ int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease_entry *img,
     l->seq = 0;
     if (img->token > t->last_token)
         t->last_token = img->token;
+    return TN_OK;
+}
+
+int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease_entry *img,
+                     struct tn_lease_entry **out)
+{
+    uint32_t h = tn_lease_hash(img->name, img->name_len);
+    struct tn_lease_entry *l = tn_lease_find_h(t, h, img->name, img->name_len);
+    if (l == NULL && (l = tn_lease_insert(t, h, img->name, img->name_len,
+                                          image_room(img))) == NULL)
+        return TN_ENOMEM;
+    if (take_image(t, l, img) < 0)
+        return TN_ENOMEM;
     *out = l;
     return TN_OK;
+}
+
+struct tn_lease_entry *tn_lease_stage(struct tn_lease_table *t,
+                                      const struct tn_lease_entry *img)
+{
+    uint32_t h = tn_lease_hash(img->name, img->name_len);
+    tn_lease_prefetch(t, h, false);
+    struct tn_lease_entry *l =
+        tn_lease_new(t, h, img->name, img->name_len, image_room(img));
+    if (l != NULL && take_image(t, l, img) < 0) {
+        tn_lease_discard(t, l);
+        l = NULL;
+    }
+    return l;
+}
+
+struct tn_lease_entry *tn_lease_stage_link(struct tn_lease_table *t,
+                                           struct tn_lease_entry *l)
+{
+    struct tn_lease_entry *old =
+        tn_lease_find_h(t, l->hash, l->name, l->name_len);
+    if (old == NULL)
+        tn_lease_link(t, l);
+    return old;
 }

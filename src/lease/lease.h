@@ -73,6 +73,7 @@ struct tn_lease_table {
     void *slabs;      /* list of the entries' slabs, newest first */
     char *slab_free;  /* unused bytes of the newest slab */
     size_t slab_left; /* how many */
+    size_t reserved;  /* entries a load puts in (table_reserve) */
 };
 
 struct tn_acquire_req {
@@ -145,6 +146,24 @@ int tn_lease_release(struct tn_lease_table *t, const struct tn_token_req *r,
  * strings by copy.  0 or TN_ENOMEM. */
 int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease_entry *img,
                      struct tn_lease_entry **out);
+
+/* A load of many rows, without waiting on one cache miss per row: stage
+ * each row as a new entry, not yet in the table (its strings copied, its
+ * bucket fetched: tn_lease_prefetch), then link it a few rows later, once
+ * that bucket and its chain are in the cache.  tn_lease_stage_link links
+ * l and returns NULL, or, if the table already has an entry of l's name,
+ * leaves l out and returns that entry (the caller then keeps one of the
+ * two: tn_lease_restore copies l over it, tn_lease_discard drops l).
+ * Staging raises last_token like restore.  NULL or the entry. */
+struct tn_lease_entry *tn_lease_stage(struct tn_lease_table *t,
+                                      const struct tn_lease_entry *img);
+struct tn_lease_entry *tn_lease_stage_link(struct tn_lease_table *t,
+                                           struct tn_lease_entry *l);
+/* Bring the bucket of l's name into the cache, or with chain, the first
+ * entry of that bucket's chain (fetch the bucket first).  Hints only. */
+void tn_lease_prefetch(const struct tn_lease_table *t, uint32_t h, bool chain);
+/* Free a staged entry that was not linked. */
+void tn_lease_discard(struct tn_lease_table *t, struct tn_lease_entry *l);
 
 /* Visit live leases whose names start with prefix and sort after `after`
  * (NULL = from the start), in name order, at most limit of them.  Fills

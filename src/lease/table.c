@@ -71,6 +71,7 @@ int tn_lease_table_init(struct tn_lease_table *t, size_t expected)
 void tn_lease_table_reserve(struct tn_lease_table *t, size_t n)
 {
     tn_map_reserve(&t->map, n);
+    t->reserved = n;
 }
 
 size_t tn_lease_table_count(const struct tn_lease_table *t)
@@ -126,6 +127,8 @@ static void *slab_alloc(struct tn_lease_table *t, size_t n)
         struct slab *s = tn_malloc(size);
         if (s == NULL)
             return NULL;
+        if (t->map.count < t->reserved)
+            tn_populate(s, size); /* a load is filling the table */
         s->next = t->slabs;
         t->slabs = s;
         t->slab_free = (char *)s->data;
@@ -254,6 +257,15 @@ struct tn_lease_entry *tn_lease_insert(struct tn_lease_table *t, uint32_t h,
                                        const char *name, size_t len,
                                        size_t room)
 {
+    struct tn_lease_entry *l = tn_lease_new(t, h, name, len, room);
+    if (l != NULL)
+        tn_map_insert(&t->map, l);
+    return l;
+}
+
+struct tn_lease_entry *tn_lease_new(struct tn_lease_table *t, uint32_t h,
+                                    const char *name, size_t len, size_t room)
+{
     size_t base = offsetof(struct tn_lease_entry, str) + len + 1;
     if (room > TN_LEASE_MAX_ROOM)
         room = 0; /* rare: such strings get a block of their own */
@@ -271,8 +283,20 @@ struct tn_lease_entry *tn_lease_insert(struct tn_lease_table *t, uint32_t h,
     l->name_len = (uint32_t)len;
     l->str_room = (uint16_t)room;
     l->hash = h;
-    tn_map_insert(&t->map, l);
     return l;
+}
+
+void tn_lease_link(struct tn_lease_table *t, struct tn_lease_entry *l)
+{
+    tn_map_insert(&t->map, l);
+}
+
+void tn_lease_prefetch(const struct tn_lease_table *t, uint32_t h, bool chain)
+{
+    if (chain)
+        tn_map_prefetch_chain(&t->map, h);
+    else
+        tn_map_prefetch(&t->map, h);
 }
 
 /* Bytes of l's piece of slab (tn_lease_insert: base + room, rounded). */
@@ -290,6 +314,11 @@ void tn_lease_remove(struct tn_lease_table *t, struct tn_lease_entry *l)
      * of an absent name never goes down and covers every token it had. */
     TN_ASSERT(t->last_token >= l->token);
     t->retired_floor = t->last_token;
+    tn_lease_discard(t, l);
+}
+
+void tn_lease_discard(struct tn_lease_table *t, struct tn_lease_entry *l)
+{
     lease_free(l);
     size_t size = entry_size(l);
     size_t cls = size / TN_LEASE_ALIGN;

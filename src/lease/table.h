@@ -28,6 +28,11 @@ struct tn_lease_entry *tn_lease_insert(struct tn_lease_table *t, uint32_t h,
                                        const char *name, size_t len,
                                        size_t room);
 
+/* The same, not yet in the table: tn_lease_link puts it there. */
+struct tn_lease_entry *tn_lease_new(struct tn_lease_table *t, uint32_t h,
+                                    const char *name, size_t len, size_t room);
+void tn_lease_link(struct tn_lease_table *t, struct tn_lease_entry *l);
+
 /* Replace the grant strings of l (the sources must not point into l);
  * 0, or TN_ENOMEM and nothing changed. */
 int tn_lease_set_strings(struct tn_lease_entry *l, const char *owner,

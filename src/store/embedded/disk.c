@@ -338,8 +338,16 @@ void tn_disk_close(struct tn_disk *d)
 int tn_disk_load(struct tn_disk *d, struct tn_lease_table *t, int64_t now_ms,
                  bool exact, struct tn_errmsg *em)
 {
+    return tn_disk_load_hooked(d, t, now_ms, exact, NULL, em);
+}
+
+int tn_disk_load_hooked(struct tn_disk *d, struct tn_lease_table *t,
+                        int64_t now_ms, bool exact,
+                        const struct tn_sqlite_load_hook *hook,
+                        struct tn_errmsg *em)
+{
     lock_idle(d);
-    int rc = tn_sqlite_db_load(d->db, t, now_ms, exact, em);
+    int rc = tn_sqlite_db_load(d->db, t, now_ms, exact, hook, em);
     pthread_mutex_unlock(&d->mu);
     return rc;
 }

@@ -39,6 +39,13 @@ void tn_disk_close(struct tn_disk *d);
  * after open or after a successful tn_disk_recover. */
 int tn_disk_load(struct tn_disk *d, struct tn_lease_table *t, int64_t now_ms,
                  bool exact, struct tn_errmsg *em);
+/* The same, telling hook (src/store/embedded/sqlite.h) of each entry as
+ * it is loaded. */
+struct tn_sqlite_load_hook;
+int tn_disk_load_hooked(struct tn_disk *d, struct tn_lease_table *t,
+                        int64_t now_ms, bool exact,
+                        const struct tn_sqlite_load_hook *hook,
+                        struct tn_errmsg *em);
 
 /* Make b durable (one journal record); sets b->sync_us.  0, TN_ENOSPC,
  * TN_EIO (for good) or TN_ENOMEM. */

@@ -139,7 +139,9 @@ void tn_embedded_track_expiry(struct embedded *e,
          * heap. */
         tn_heap_init(h, sizeof(struct tn_expiry), earlier, NULL);
         size_t n = e->table.map.mask + 1;
-        (void)tn_heap_reserve(h, n > 64 ? n : 64); /* else grows on push */
+        if (tn_heap_reserve(h, n > 64 ? n : 64) == 0 &&
+            e->table.map.count < e->table.reserved)
+            tn_populate(h->v, n * h->size); /* a load pushes them all */
     }
     struct tn_expiry x = {.at_ms = l->expires_at_ms, .l = m};
     if (tn_heap_push(h, &x) < 0)

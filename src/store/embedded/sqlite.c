@@ -324,13 +324,9 @@ static void row_to_image(sqlite3_stmt *st, struct tn_lease_entry *img)
  * keep the one that holds it longest (held over released, then the later
  * expiry, both after the restart rule): a hold kept too long only delays
  * the next grant, one cut short could let two holders overlap. */
-static bool superseded(struct tn_lease_table *t,
+static bool superseded(const struct tn_lease_entry *old,
                        const struct tn_lease_entry *img)
 {
-    const struct tn_lease_entry *old =
-        tn_lease_find(t, img->name, img->name_len);
-    if (old == NULL)
-        return false;
     tn_log(TN_LOG_WARN, "store",
            "\"two rows of one lease, keeping the later grant\" ids=%u,%u "
            "tokens=%llu,%llu",
@@ -343,8 +339,83 @@ static bool superseded(struct tn_lease_table *t,
     return old->expires_at_ms >= img->expires_at_ms;
 }
 
+/* Bytes of the file mapped for the load (the file may be larger: the rest
+ * is read as usual). */
+#define LOAD_MMAP_BYTES "1073741824"
+
+/* Rows staged before the oldest is linked: a row's bucket is fetched
+ * when it is staged, the first entry of its chain AHEAD / 2 rows later,
+ * and it is linked AHEAD rows later, so that a row costs no wait on a
+ * cache miss in the bucket array (8 MiB for a million names). */
+#define AHEAD 16
+
+struct load {
+    struct tn_lease_table *t;
+    const struct tn_sqlite_load_hook *hook;
+    struct tn_lease_entry *ring[AHEAD]; /* staged, oldest at n % AHEAD */
+    size_t n;                           /* rows staged so far */
+    size_t linked;                      /* of them, linked (or dropped) */
+};
+
+/* Put the oldest staged row into the table. */
+static int link_oldest(struct load *ld)
+{
+    struct tn_lease_table *t = ld->t;
+    struct tn_lease_entry *l = ld->ring[ld->linked++ % AHEAD];
+    struct tn_lease_entry *old = tn_lease_stage_link(t, l);
+    if (old != NULL) {
+        struct tn_lease_entry *kept;
+        if (superseded(old, l)) {
+            tn_lease_discard(t, l);
+            return TN_OK;
+        }
+        int rc = tn_lease_restore(t, l, &kept);
+        old->row_id = l->row_id;
+        old->expiry_noted = l->expiry_noted;
+        tn_lease_discard(t, l);
+        if (rc < 0)
+            return rc;
+        l = kept;
+    }
+    if (l->row_id > t->last_row_id)
+        t->last_row_id = l->row_id;
+    if (ld->hook != NULL)
+        ld->hook->loaded(ld->hook->ctx, l);
+    return TN_OK;
+}
+
+static int stage_row(struct load *ld, sqlite3_stmt *st, int64_t now_ms,
+                     const struct tn_sqlite_meta *m, bool exact)
+{
+    struct tn_lease_entry img;
+    row_to_image(st, &img);
+    sqlite3_int64 id = sqlite3_column_int64(st, 10);
+    if (id <= 0 || id > UINT32_MAX)
+        return TN_EIO; /* not a row this server wrote */
+    img.row_id = (uint32_t)id;
+    restart_expiry(&img, now_ms, m, exact);
+    if (ld->n - ld->linked == AHEAD) {
+        int rc = link_oldest(ld);
+        if (rc < 0)
+            return rc;
+    }
+    struct tn_lease_entry *l = tn_lease_stage(ld->t, &img);
+    if (l == NULL)
+        return TN_ENOMEM;
+    l->row_id = img.row_id;
+    l->expiry_noted = img.expiry_noted;
+    ld->ring[ld->n++ % AHEAD] = l;
+    if (ld->n - ld->linked > AHEAD / 2) {
+        const struct tn_lease_entry *mid =
+            ld->ring[(ld->n - AHEAD / 2 - 1) % AHEAD];
+        tn_lease_prefetch(ld->t, mid->hash, true);
+    }
+    return TN_OK;
+}
+
 static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
-                     int64_t now_ms, const struct tn_sqlite_meta *m, bool exact)
+                     int64_t now_ms, const struct tn_sqlite_meta *m, bool exact,
+                     const struct tn_sqlite_load_hook *hook)
 {
     int64_t rows = pragma_int(d, "SELECT count(*) FROM leases");
     if (rows > 0)
@@ -356,44 +427,39 @@ static int load_rows(struct tn_sqlite_db *d, struct tn_lease_table *t,
                            " principal, id FROM leases",
                            -1, &st, NULL) != SQLITE_OK)
         return TN_EIO;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct tn_lease_entry img;
-        struct tn_lease_entry *l;
-        row_to_image(st, &img);
-        sqlite3_int64 id = sqlite3_column_int64(st, 10);
-        if (id <= 0 || id > UINT32_MAX) {
-            sqlite3_finalize(st);
-            return TN_EIO; /* not a row this server wrote */
-        }
-        img.row_id = (uint32_t)id;
-        restart_expiry(&img, now_ms, m, exact);
-        if (superseded(t, &img))
-            continue;
-        if (tn_lease_restore(t, &img, &l) < 0) {
-            sqlite3_finalize(st);
-            return TN_ENOMEM;
-        }
-        l->row_id = img.row_id;
-        l->expiry_noted = img.expiry_noted;
-        if (img.row_id > t->last_row_id)
-            t->last_row_id = img.row_id;
-    }
+    struct load ld = {.t = t, .hook = hook};
+    int rc = TN_OK, step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
+        rc = stage_row(&ld, st, now_ms, m, exact);
+    if (rc == 0)
+        rc = map_rc(step);
+    while (rc == 0 && ld.linked < ld.n)
+        rc = link_oldest(&ld);
+    while (ld.linked < ld.n) /* after an error: free what was staged */
+        tn_lease_discard(t, ld.ring[ld.linked++ % AHEAD]);
     sqlite3_finalize(st);
-    return map_rc(rc);
+    return rc;
 }
 
 int tn_sqlite_db_load(struct tn_sqlite_db *d, struct tn_lease_table *t,
-                      int64_t now_ms, bool exact, struct tn_errmsg *em)
+                      int64_t now_ms, bool exact,
+                      const struct tn_sqlite_load_hook *hook,
+                      struct tn_errmsg *em)
 {
     struct tn_sqlite_meta m;
     int rc = tn_sqlite_db_meta(d, &m);
+    /* The count and the scan read every page once: mapped, they cost no
+     * read(2) and no copy per page.  Only for the load: writes and the
+     * rest keep SQLite's defaults. */
+    (void)sqlite3_exec(d->db, "PRAGMA mmap_size=" LOAD_MMAP_BYTES, NULL, NULL,
+                       NULL);
     if (rc == 0)
-        rc = load_rows(d, t, now_ms, &m, exact);
-    if (rc < 0) {
+        rc = load_rows(d, t, now_ms, &m, exact, hook);
+    if (rc < 0)
         tn_errmsg_set(em, "loading leases: %s", sqlite3_errmsg(d->db));
+    (void)sqlite3_exec(d->db, "PRAGMA mmap_size=0", NULL, NULL, NULL);
+    if (rc < 0)
         return rc;
-    }
     if (m.last_token > t->last_token)
         t->last_token = m.last_token;
     t->retired_floor = m.retired_floor;

@@ -32,8 +32,19 @@ void tn_sqlite_db_close(struct tn_sqlite_db *db);
  * certainly was not live at the crash.  With exact, stored expiries are
  * kept as they are (reload inside one process).  Sets each entry's
  * row_id and t->last_row_id.  Records the boot id. */
+struct tn_sqlite_load_hook;
 int tn_sqlite_db_load(struct tn_sqlite_db *db, struct tn_lease_table *t,
-                      int64_t now_ms, bool exact, struct tn_errmsg *em);
+                      int64_t now_ms, bool exact,
+                      const struct tn_sqlite_load_hook *hook,
+                      struct tn_errmsg *em);
+
+/* Optional: told of each entry a row put in the table, while it is still
+ * in the cache (a later row of the same name, which only a bug can write,
+ * tells of the same entry again, in its new state). */
+struct tn_sqlite_load_hook {
+    void (*loaded)(void *ctx, struct tn_lease_entry *l);
+    void *ctx;
+};
 
 /* Writing, used to apply the journal (disk.c): begin, put rows of any
  * number of batches (row i of b, by its row id, never 0, later rows

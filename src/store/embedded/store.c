@@ -24,6 +24,7 @@
 #include "store/embedded/events.h"
 #include "store/embedded/history.h"
 #include "store/embedded/retire.h"
+#include "store/embedded/sqlite.h"
 #include "store/embedded/wait.h"
 
 /* Grants remembered for GET .../history, across all names. */
@@ -529,14 +530,27 @@ const struct tn_store_ops tn_store_embedded_ops = {
     .cancel_wait = e_cancel_wait,
 };
 
+/* Track each loaded lease's expiry while its entry is still in the cache
+ * (a walk of the table afterwards missed the cache once per lease).  An
+ * entry told of again (a second row of its name) may have ended. */
+static void track_one_loaded(void *ctx, struct tn_lease_entry *l)
+{
+    if (l->held && !l->expiry_noted)
+        tn_embedded_track_expiry(ctx, l);
+    else
+        tn_embedded_uncount(ctx, l);
+}
+
 static int open_db(struct embedded *e, const struct tn_store_config *cfg,
                    struct tn_errmsg *em)
 {
+    struct tn_sqlite_load_hook hook = {.loaded = track_one_loaded, .ctx = e};
     int rc = tn_disk_open(cfg->data_dir, cfg->journal_bytes, &e->disk, em);
     if (rc == 0)
         rc = tn_lease_table_init(&e->table, cfg->expected_leases);
     if (rc == 0)
-        rc = tn_disk_load(e->disk, &e->table, tn_clock_now_ms(), false, em);
+        rc = tn_disk_load_hooked(e->disk, &e->table, tn_clock_now_ms(), false,
+                                 &hook, em);
     return rc;
 }
 
@@ -578,7 +592,6 @@ static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
         rc = TN_ENOMEM;
         goto out_free;
     }
-    track_loaded(e);
     tn_embedded_retire_start(e);
     tn_log(TN_LOG_INFO, "store",
            "\"embedded store open\" dir=\"%s\" leases=%zu last_token=%llu "
@@ -590,6 +603,8 @@ static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
     *out = &e->base;
     return TN_OK;
 out_free:
+    tn_embedded_clear_expiries(e); /* the load tracked into them */
+    tn_heap_release(&e->expiries);
     tn_disk_close(e->disk);
     tn_lease_table_release(&e->table);
     tn_embedded_ledger_free(e);

@@ -250,6 +250,7 @@ static void listen_setup(struct tn_pg *p)
                 p->on_event(p->event_ctx, &ev);
             }
             tn_pg_wait_wake_all(p);
+            tn_pg_events_up(p);
             return;
         }
         failed |= PQresultStatus(r) != PGRES_COMMAND_OK;
@@ -371,16 +372,27 @@ static void count_done(void *arg)
                           count_fire, p);
 }
 
+/* A count due while the store is down waits for it to be up again
+ * (tn_pg_events_up) instead of looking every so often. */
 static void count_fire(void *arg)
 {
     struct tn_pg *p = arg;
+    p->limits.n_attempts++;
     if (!tn_pg_is_up(p)) {
-        tn_loop_timer_arm(p->loop, &p->limits.timer, tn_clock_now_ms() + 50,
-                          count_fire, p);
+        p->limits.parked = true;
         return;
     }
     tn_pg_limits_count_sent(p);
     submit_job(p, TN_PG_COUNT, 0, &p->limits.result, count_done);
+}
+
+void tn_pg_events_up(struct tn_pg *p)
+{
+    if (!p->limits.parked || p->closing || !tn_pg_is_up(p))
+        return;
+    p->limits.parked = false;
+    tn_loop_timer_arm(p->loop, &p->limits.timer, tn_clock_now_ms(), count_fire,
+                      p);
 }
 
 void tn_pg_events_count_start(struct tn_pg *p)

@@ -12,6 +12,9 @@ void tn_pg_events_start(struct tn_pg *p);
 /* Start counting the database's leases every so often, for --max-leases
  * and --max-names (src/store/pg/limits.c). */
 void tn_pg_events_count_start(struct tn_pg *p);
+/* The store may have come up (a connection became ready): a count that
+ * came due while it was down is sent now. */
+void tn_pg_events_up(struct tn_pg *p);
 /* Stop them and close the LISTEN connection. */
 void tn_pg_events_stop(struct tn_pg *p);
 /* Parse one NOTIFY payload (src/store/pg/sql.h) and deliver its events in

@@ -130,8 +130,10 @@ void tn_pg_limits_metrics(struct tn_pg *p, struct tn_buf *out)
         "# TYPE tenure_leases_live gauge\ntenure_leases_live %lld\n"
         "# TYPE tenure_leases_known gauge\ntenure_leases_known %lld\n"
         "# TYPE tenure_pg_limit_counts_total counter\n"
-        "tenure_pg_limit_counts_total %llu\n",
+        "tenure_pg_limit_counts_total %llu\n"
+        "# TYPE tenure_pg_limit_count_attempts_total counter\n"
+        "tenure_pg_limit_count_attempts_total %llu\n",
         (long long)at_least_0(l->live + l->d_live),
         (long long)at_least_0(l->names + l->d_names),
-        (unsigned long long)l->n_counts);
+        (unsigned long long)l->n_counts, (unsigned long long)l->n_attempts);
 }

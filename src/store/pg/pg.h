@@ -92,7 +92,10 @@ struct tn_pg_limits {
     int64_t inflight;              /* acquires sent, not answered yet */
     int64_t sent_ms;               /* when the running count was sent */
     bool counting;                 /* a count is in flight */
+    bool parked;                   /* due while down: waits for the
+                                      store to be up (events_up) */
     uint64_t n_counts;             /* counts that came back */
+    uint64_t n_attempts;           /* times a count came due */
     struct tn_loop_timer timer;    /* next count */
     struct tn_store_result result; /* the count's result */
 };

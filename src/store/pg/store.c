@@ -213,6 +213,14 @@ const struct tn_store_ops tn_store_pg_ops = {
     .cancel_wait = pg_cancel_wait,
 };
 
+/* A statement connection is ready: send what waits, and restart what
+ * waited for the store to be up. */
+static void on_conn_ready(struct tn_pg_conn *c)
+{
+    tn_pg_on_ready(c);
+    tn_pg_events_up(c->store);
+}
+
 /* cfg->url is a libpq connection string (postgresql://...).  0, TN_EINVAL
  * (unparsable), TN_ENOMEM; connecting goes on in the background. */
 static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
@@ -241,7 +249,7 @@ static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
     p->on_event = cfg->on_event;
     p->event_ctx = cfg->event_ctx;
     p->watched = cfg->watched;
-    p->conn_ready = tn_pg_on_ready;
+    p->conn_ready = on_conn_ready;
     p->conn_io = tn_pg_on_io;
     p->conn_failed = tn_pg_fail_conn;
     if (tn_pg_wait_init(p, cfg) < 0 ||
