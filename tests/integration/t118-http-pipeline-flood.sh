@@ -4,7 +4,8 @@
 # sockets take them and never read an answer.  Each connection is served
 # at most --max-pipeline requests per loop turn, and not read while its
 # answers cannot be written, so meanwhile requests of other clients on
-# fresh connections are answered, and the server's memory stays bounded.
+# fresh connections are answered, and the server's memory stays bounded
+# (checked where RSS measures it: not under AddressSanitizer).
 # The probes' latency is printed, not asserted (a bound of 5 s only tells
 # "answered" from "starved": the flood kept every probe unanswered before).
 . "$(dirname "$0")/lib.sh"
@@ -50,9 +51,17 @@ for i in $(seq 0 7); do
 done
 pass "8 of 8 acquires on fresh connections answered beside 20 pipelining clients (ms: ${lat[*]})"
 
-[ "$rss_max" -le $((rss0 + 100 * 1024)) ] ||
-    fail "RSS grew from $rss0 KiB to $rss_max KiB under the flood: answers nobody reads are piling up"
-pass "RSS stayed within 100 MiB of its start under the flood ($rss0 -> $rss_max KiB)"
+# AddressSanitizer's shadow memory and its quarantine of freed blocks (the
+# flood allocates and frees fast) make the RSS of an instrumented build no
+# measure of tenured's own memory: there the bound is left out.
+libs=$(ldd "$TN_BIN/tenured" 2>/dev/null || true)
+if grep -q libasan <<<"$libs"; then
+    echo "# tenured is built with AddressSanitizer: RSS bound not checked ($rss0 -> $rss_max KiB)"
+else
+    [ "$rss_max" -le $((rss0 + 100 * 1024)) ] ||
+        fail "RSS grew from $rss0 KiB to $rss_max KiB under the flood: answers nobody reads are piling up"
+    pass "RSS stayed within 100 MiB of its start under the flood ($rss0 -> $rss_max KiB)"
+fi
 
 acquire "flood:after" o 1000
 expect_code 201 "acquire after the flood"
