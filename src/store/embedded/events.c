@@ -203,11 +203,26 @@ static void on_expiry_timer(void *arg)
     tn_embedded_expire_due(arg, tn_clock_now_ms());
 }
 
+/* A grant whose expiry is still to be handled: held, its end not
+ * recorded. */
+static bool expiry_pending(const struct tn_lease_entry *l)
+{
+    return l->held && !l->expiry_noted;
+}
+
 static bool track_one(const struct tn_lease_entry *l, void *ctx)
 {
-    if (l->held && !l->expiry_noted)
+    if (expiry_pending(l))
         tn_embedded_track_expiry(ctx, l);
     return true;
+}
+
+void tn_embedded_track_loaded(struct embedded *e, struct tn_lease_entry *l)
+{
+    if (expiry_pending(l))
+        tn_embedded_track_expiry(e, l);
+    else
+        tn_embedded_uncount(e, l);
 }
 
 void tn_embedded_track_all(struct embedded *e)

@@ -24,6 +24,9 @@ void tn_embedded_note_expiry(struct embedded *e, struct tn_lease_entry *l,
 /* Track the expiry of every held lease whose expiry is not recorded yet
  * (after a load). */
 void tn_embedded_track_all(struct embedded *e);
+/* The same for one lease as a load puts it in the table; one told of
+ * again (a second row of its name) that has ended is uncounted. */
+void tn_embedded_track_loaded(struct embedded *e, struct tn_lease_entry *l);
 /* Forget tracked expiries (the table is being replaced). */
 void tn_embedded_clear_expiries(struct embedded *e);
 /* Handle every tracked expiry due at now: the expiry timer's work, and

@@ -479,10 +479,7 @@ const struct tn_store_ops tn_store_embedded_ops = {
  * entry told of again (a second row of its name) may have ended. */
 static void track_one_loaded(void *ctx, struct tn_lease_entry *l)
 {
-    if (l->held && !l->expiry_noted)
-        tn_embedded_track_expiry(ctx, l);
-    else
-        tn_embedded_uncount(ctx, l);
+    tn_embedded_track_loaded(ctx, l);
 }
 
 static int open_db(struct embedded *e, const struct tn_store_config *cfg,
