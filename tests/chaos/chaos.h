@@ -30,6 +30,7 @@ struct chaos_opts {
     int64_t ttl_min_ms;      /* ttl drawn in [min, max] */
     int64_t ttl_max_ms;
     int64_t duration_ms; /* stop starting operations after this */
+    const char *stop_file; /* or once this file exists (NULL: never) */
     int64_t timeout_ms;  /* whole request; past it the outcome is info */
     unsigned abort_pct;  /* sink transactions rolled back on purpose */
     unsigned max_rounds; /* renews per lease in [0, max] (0: none) */

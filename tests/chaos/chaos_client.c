@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <tenure/fence_kafka.h>
 
@@ -220,6 +221,13 @@ static void sink_write(struct worker *w, const char *name, uint64_t token)
         w->rejected++;
 }
 
+/* The run is over: its time is up, or the nemesis made the stop file. */
+static bool run_over(const struct worker *w, int64_t end_ns)
+{
+    return tn_clock_mono_ns() >= end_ns ||
+           (w->o->stop_file != NULL && access(w->o->stop_file, F_OK) == 0);
+}
+
 static void one_lease(struct worker *w, int64_t end_ns)
 {
     const struct chaos_opts *o = w->o;
@@ -256,7 +264,7 @@ static void one_lease(struct worker *w, int64_t end_ns)
         sink_write(w, name, token);
         sleep_ms(chaos_between(&w->rng, ttl / 5, ttl / 3));
         sink_write(w, name, token);
-        if (tn_clock_mono_ns() > end_ns)
+        if (run_over(w, end_ns))
             break;
         t0 = tn_clock_mono_ns();
         rec(w, "", "renew", "invoke", name, token, ttl, t0);
@@ -360,7 +368,7 @@ static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     int64_t end_ns = tn_clock_mono_ns() + w->o->duration_ms * 1000000;
-    while (tn_clock_mono_ns() < end_ns) {
+    while (!run_over(w, end_ns)) {
         if (w->o->reveal > 0)
             reveal_lease(w);
         else

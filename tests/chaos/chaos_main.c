@@ -96,7 +96,7 @@ static int usage(void)
         "       tn-chaos client --url URL --out HISTORY [--sink PATH]\n"
         "         [--brokers LIST --topic T] (write records to Kafka)\n"
         "         [--proc P] [--prefix NAMEPREFIX] [--threads N] [--names N]\n"
-        "         [--ttl-min MS] [--ttl-max MS] [--duration-ms MS]\n"
+        "         [--ttl-min MS] [--ttl-max MS] [--duration-ms MS] [--stop-file F]\n"
         "         [--timeout-ms MS] [--abort-pct N] [--max-rounds N] [--reveal "
         "N] [--seed "
         "N]\n");
@@ -136,6 +136,8 @@ static int cmd_client(int argc, char **argv)
             o.proc_prefix = v;
         else if (strcmp(k, "--prefix") == 0)
             o.name_prefix = v;
+        else if (strcmp(k, "--stop-file") == 0)
+            o.stop_file = v;
         else if (num(v, 0, INT64_MAX / 1000000, &n) < 0)
             return usage();
         else if (strcmp(k, "--threads") == 0 && n <= 64)

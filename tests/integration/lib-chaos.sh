@@ -82,6 +82,11 @@ chaos_finish() {
     chaos_note "end"
 }
 
+# chaos_rejects: how many sink writes the fence has refused so far.
+chaos_rejects() {
+    { "$CHAOS" sink-dump "$T/sink.db" 2>/dev/null || true; } | grep -c '"decision":"reject"' || true
+}
+
 # A bounded wait while the clients run: sleep MS milliseconds.
 chaos_sleep_ms() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
 
