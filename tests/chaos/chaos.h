@@ -29,14 +29,14 @@ struct chaos_opts {
     unsigned names;          /* distinct lease names */
     int64_t ttl_min_ms;      /* ttl drawn in [min, max] */
     int64_t ttl_max_ms;
-    int64_t duration_ms; /* stop starting operations after this */
+    int64_t duration_ms;   /* stop starting operations after this */
     const char *stop_file; /* or once this file exists (NULL: never) */
-    int64_t timeout_ms;  /* whole request; past it the outcome is info */
-    unsigned abort_pct;  /* sink transactions rolled back on purpose */
-    unsigned max_rounds; /* renews per lease in [0, max] (0: none) */
-    unsigned reveal;     /* > 0: each lease is left to expire, then probed
-                            this many times (check + renew), across the
-                            nemesis's kills (docs/SAFETY.md section 8) */
+    int64_t timeout_ms;    /* whole request; past it the outcome is info */
+    unsigned abort_pct;    /* sink transactions rolled back on purpose */
+    unsigned max_rounds;   /* renews per lease in [0, max] (0: none) */
+    unsigned reveal;       /* > 0: each lease is left to expire, then probed
+                              this many times (check + renew), across the
+                              nemesis's kills (docs/SAFETY.md section 8) */
     uint64_t seed;
 };
 

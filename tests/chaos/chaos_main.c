@@ -96,7 +96,8 @@ static int usage(void)
         "       tn-chaos client --url URL --out HISTORY [--sink PATH]\n"
         "         [--brokers LIST --topic T] (write records to Kafka)\n"
         "         [--proc P] [--prefix NAMEPREFIX] [--threads N] [--names N]\n"
-        "         [--ttl-min MS] [--ttl-max MS] [--duration-ms MS] [--stop-file F]\n"
+        "         [--ttl-min MS] [--ttl-max MS] [--duration-ms MS] "
+        "[--stop-file F]\n"
         "         [--timeout-ms MS] [--abort-pct N] [--max-rounds N] [--reveal "
         "N] [--seed "
         "N]\n");

@@ -14,6 +14,7 @@
  * down and broken connections. */
 #include "contract.h"
 
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,6 +327,8 @@ static const struct tcase cases[] = {
     {"retire", case_retire, NULL},
     {"revealed_end_stays", case_revealed_end_stays, NULL},
     {"pg_renew_blocked_past_expiry", case_pg_renew_blocked_past_expiry, "pg"},
+    {"pg_read_waits_for_writer", case_pg_read_waits_for_writer, "pg"},
+    {"pg_change_behind_writer", case_pg_change_behind_writer, "pg"},
     {"pg_slow_acquirer", case_pg_slow_acquirer, "pg"},
     {"pg_sequence_lifted", case_pg_sequence_lifted, "pg"},
     {"pg_concurrent_migrations", case_pg_concurrent_migrations, "pg"},
@@ -452,9 +455,16 @@ int main(int argc, char **argv)
     E.loop = tn_loop_new();
     if (E.loop == NULL || open_store() != 0)
         return 1;
+    /* TN_TEST_FILTER, as in the unit programs: a glob of case names. */
+    const char *filter = getenv("TN_TEST_FILTER");
+    size_t ran = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         if (cases[i].only != NULL && !BACKEND_IS(cases[i].only))
             continue;
+        if (filter != NULL && filter[0] != '\0' &&
+            fnmatch(filter, cases[i].name, 0) != 0)
+            continue;
+        ran++;
         int before = E.failures;
         cases[i].fn();
         printf("%s %s/%s\n", E.failures == before ? "ok  " : "FAIL", argv[1],
@@ -463,6 +473,10 @@ int main(int argc, char **argv)
     E.s->ops->close(E.s);
     remove_dir();
     tn_loop_free(E.loop);
+    if (ran == 0) {
+        fprintf(stderr, "TN_TEST_FILTER=%s matches no case\n", filter);
+        E.failures++;
+    }
     printf("%s: %d failure(s)\n", argv[1], E.failures);
     return E.failures == 0 ? 0 : 1;
 }

@@ -169,6 +169,8 @@ void case_wait_principal(void);
 void case_retire(void);
 void case_revealed_end_stays(void);
 void case_pg_renew_blocked_past_expiry(void);
+void case_pg_read_waits_for_writer(void);
+void case_pg_change_behind_writer(void);
 void case_pg_sequence_lifted(void);
 void case_pg_concurrent_migrations(void);
 void case_pg_down(void);

@@ -455,3 +455,110 @@ void case_pg_renew_blocked_past_expiry(void)
     CHECK_RC(after.res.rc, TN_OK);
     CHECK(!after.res.current);
 }
+
+/* docs/SAFETY.md section 8.3: a renew that found its grant running and
+ * holds the row, but whose commit lands after the expiry (a slow
+ * synchronous standby).  A check or a GET that reads the row meanwhile
+ * must wait for that commit and answer what it decided: answering
+ * current:false (or not found) first and current:true after the commit
+ * would revive an end it revealed.  The renew in flight is an admin
+ * transaction that extends the row as the renew statement does and
+ * commits past the expiry. */
+void case_pg_read_waits_for_writer(void)
+{
+    struct call g;
+    const char *n = nm("inflight");
+    int rc = acquire(&g, n, "o1", 300, NULL, 0);
+    PGconn *db = rc == TN_OK ? admin() : NULL;
+    char sql[512];
+    (void)snprintf(sql, sizeof(sql),
+                   "BEGIN; UPDATE leases SET expires_at = now()"
+                   " + interval '60 s' WHERE name = '%s'"
+                   " AND fencing_token = %llu",
+                   n, (unsigned long long)g.res.lease.token);
+    bool ok = db != NULL && exec_ok(db, sql);
+    struct call c, r;
+    memset(&c, 0, sizeof(c));
+    memset(&r, 0, sizeof(r));
+    bool waited = false;
+    if (ok) {
+        run_for(450); /* past the expiry, the renew not yet committed */
+        E.s->ops->check(E.s, n, strlen(n), g.res.lease.token, &c.res, on_done,
+                        &c);
+        E.s->ops->get(E.s, n, strlen(n), &r.res, on_done, &r);
+        run_for(300);
+        waited = !c.done && !r.done;
+        ok = exec_ok(db, "COMMIT");
+        wait_calls(&c, 1);
+        wait_calls(&r, 1);
+    }
+    PQfinish(db);
+    struct call after = {0};
+    if (ok)
+        (void)check(n, g.res.lease.token, &after);
+    CHECK_RC(rc, TN_OK);
+    CHECK(ok);
+    CHECK(waited);
+    CHECK_RC(c.res.rc, TN_OK);
+    CHECK(c.res.current);
+    CHECK_RC(r.res.rc, TN_OK);
+    CHECK(r.res.lease.token == g.res.lease.token);
+    CHECK_RC(after.res.rc, TN_OK);
+    CHECK(after.res.current);
+}
+
+/* The same in-flight renew, seen by the grant's own holder: a renew and a
+ * release of the grant sent meanwhile wait for its commit and then act on
+ * the row it left, which still runs: answering them lost would reveal an
+ * end that a check after the commit contradicts (current:true).  They
+ * must compare the newest version of the row, not the one they first read,
+ * with the instant they hold the row lock. */
+void case_pg_change_behind_writer(void)
+{
+    struct call g[2];
+    const char *n[2] = {nm("behind-renew"), nm("behind-release")};
+    int rc = acquire(&g[0], n[0], "o1", 300, NULL, 0);
+    if (rc == TN_OK)
+        rc = acquire(&g[1], n[1], "o1", 300, NULL, 0);
+    PGconn *db = rc == TN_OK ? admin() : NULL;
+    char sql[512];
+    (void)snprintf(sql, sizeof(sql),
+                   "BEGIN; UPDATE leases SET expires_at = now()"
+                   " + interval '60 s' WHERE name IN ('%s', '%s')",
+                   n[0], n[1]);
+    bool ok = db != NULL && exec_ok(db, sql);
+    struct call c[2];
+    memset(c, 0, sizeof(c));
+    bool waited = false;
+    if (ok) {
+        run_for(450); /* past the expiry, the renew not yet committed */
+        for (int i = 0; i < 2; i++) {
+            /* The renew counts its ttl from its transaction's start,
+             * before the wait: a ttl longer than the wait. */
+            struct tn_token_req q = {.name = n[i],
+                                     .name_len = strlen(n[i]),
+                                     .token = g[i].res.lease.token,
+                                     .ttl_ms = 60000};
+            memcpy(q.secret, g[i].res.lease.secret, TN_SECRET_BYTES);
+            if (i == 0)
+                E.s->ops->renew(E.s, &q, &c[i].res, on_done, &c[i]);
+            else
+                E.s->ops->release(E.s, &q, &c[i].res, on_done, &c[i]);
+        }
+        run_for(300);
+        waited = !c[0].done && !c[1].done;
+        ok = exec_ok(db, "COMMIT");
+        wait_calls(c, 2);
+    }
+    PQfinish(db);
+    struct call after = {0};
+    if (ok)
+        (void)check(n[0], g[0].res.lease.token, &after);
+    CHECK_RC(rc, TN_OK);
+    CHECK(ok);
+    CHECK(waited);
+    CHECK_RC(c[0].res.rc, TN_OK);
+    CHECK_RC(c[1].res.rc, TN_OK);
+    CHECK_RC(after.res.rc, TN_OK);
+    CHECK(after.res.current);
+}

@@ -226,16 +226,22 @@ const size_t tn_pg_n_migrations =
  * transaction, nor on when the row was first read: a renew that began
  * before the expiry and waited for the row lock past it would otherwise
  * revive a grant that another instance already answered as ended
- * (docs/SAFETY.md section 8.3).  An UPDATE evaluates its WHERE before it
- * waits for a row that is only locked (it re-evaluates only a row that was
- * changed), so the clock is read by an uncorrelated sub-select over one
- * that takes the lock itself: it runs once, before the comparison, waits
- * for the lock, and only then reads the clock (a clock read in the
- * locking select itself is projected before the lock is taken).
- * New expiries still count from now(), never later than the request. */
-#define STILL_RUNS                                                             \
-    " > (SELECT clock_timestamp() FROM (SELECT 1 FROM leases x"                \
-    " WHERE x.name = $1 OFFSET 0 FOR UPDATE) k)"
+ * (docs/SAFETY.md section 8.3).  k reads the clock once, after a sub-select
+ * that takes the row lock itself (a clock read in the locking select is
+ * projected before the lock is taken); every comparison reads k.
+ * The comparison sits in the SET, not in the WHERE: an UPDATE tests its
+ * WHERE on the version of its snapshot and follows a row changed since
+ * (by a renew whose commit landed after the expiry) only if that test
+ * held; the SET is computed again on the newest version.  So a change of
+ * a grant that ran out on the snapshot still updates the row, to the same
+ * values, and answers lost.  New expiries still count from now(), never
+ * later than the request. */
+#define LOCKED_AT                                                              \
+    " k AS MATERIALIZED (SELECT clock_timestamp() AS at FROM (SELECT 1"        \
+    " FROM leases x WHERE x.name = $1 OFFSET 0 FOR UPDATE) z),"
+#define RUNS_AT_LOCK(expires)                                                  \
+    " coalesce(" expires " > (SELECT k.at FROM k), false)"
+#define STILL_RUNS RUNS_AT_LOCK("l.expires_at")
 /* The same for the read that tells lost from forbidden (no lock needed:
  * it runs after the UPDATE found nothing). */
 #define STILL_RUNS_NOW " > clock_timestamp()"
@@ -245,17 +251,19 @@ const size_t tn_pg_n_migrations =
  * WHERE on the newest row version after locking it, so it never touches a
  * newer grant.  On no update, c tells lost from forbidden (wrong secret,
  * or another principal than the one that acquired). */
+#define RENEW_TTL "CASE WHEN $4 > 0 THEN $4 ELSE l.ttl_ms END"
 #define RENEW_SQL                                                              \
-    "WITH u AS (UPDATE leases l SET"                                           \
-    " ttl_ms = CASE WHEN $4 > 0 THEN $4 ELSE l.ttl_ms END,"                    \
-    " expires_at = now() + (CASE WHEN $4 > 0 THEN $4 ELSE l.ttl_ms END)"       \
-    " * interval '1 millisecond'"                                              \
-    " WHERE l.name = $1 AND NOT l.released AND l.expires_at" STILL_RUNS        \
+    "WITH" LOCKED_AT " u AS (UPDATE leases l SET"                              \
+    " ttl_ms = CASE WHEN" STILL_RUNS " THEN " RENEW_TTL " ELSE l.ttl_ms END,"  \
+    " expires_at = CASE WHEN" STILL_RUNS " THEN now() + " RENEW_TTL            \
+    " * interval '1 millisecond' ELSE l.expires_at END"                        \
+    " WHERE l.name = $1 AND NOT l.released"                                    \
     " AND l.fencing_token = $2 AND l.secret = $3"                              \
     " AND ($5::text IS NULL OR l.principal = $5)"                              \
-    " RETURNING l.owner_id, l.fencing_token, l.ttl_ms)," FORBIDDEN_CTE         \
-    " SELECT 'ok'::text, u.owner_id, u.fencing_token, u.ttl_ms FROM u"         \
-    " UNION ALL" FORBIDDEN_ROW " FROM c"
+    " RETURNING" STILL_RUNS                                                    \
+    " AS ok, l.owner_id, l.fencing_token, l.ttl_ms)," FORBIDDEN_CTE            \
+    " SELECT CASE WHEN u.ok THEN 'ok' ELSE 'lost' END, u.owner_id,"            \
+    " u.fencing_token, u.ttl_ms FROM u UNION ALL" FORBIDDEN_ROW " FROM c"
 
 #define FORBIDDEN_CTE                                                          \
     " c AS (SELECT c.fencing_token, c.secret, c.released, c.expires_at,"       \
@@ -277,25 +285,46 @@ const size_t tn_pg_n_migrations =
             "u.fencing_token", "u.owner_id", "$1")
 
 #define RELEASE_SQL                                                            \
-    "WITH u AS (UPDATE leases l SET released = true, expires_at = now(),"      \
-    " request_id = NULL"                                                       \
-    " WHERE l.name = $1 AND NOT l.released AND l.expires_at" STILL_RUNS        \
+    "WITH" LOCKED_AT " u AS (UPDATE leases l SET released =" STILL_RUNS ","    \
+    " expires_at = CASE WHEN" STILL_RUNS " THEN now() ELSE l.expires_at END,"  \
+    " request_id = CASE WHEN" STILL_RUNS " THEN NULL ELSE l.request_id END"    \
+    " WHERE l.name = $1 AND NOT l.released"                                    \
     " AND ($4 OR (l.fencing_token = $2 AND l.secret = $3"                      \
     " AND ($5::text IS NULL OR l.principal = $5)))"                            \
-    " RETURNING l.owner_id, l.fencing_token, l.ttl_ms),"                       \
+    " RETURNING l.released AS ok, l.owner_id, l.fencing_token, l.ttl_ms),"     \
     " led AS (UPDATE lease_grants e SET ended_at = now(), end_reason ="        \
     " CASE WHEN $4 THEN 'revoked' ELSE 'released' END"                         \
-    " FROM u WHERE e.token = u.fencing_token),"                                \
+    " FROM u WHERE u.ok AND e.token = u.fencing_token),"                       \
     " ev AS (INSERT INTO tn_outbox (line) SELECT " RELEASE_EV                  \
-    " FROM u)," FORBIDDEN_CTE                                                  \
-    " SELECT 'ok'::text, u.owner_id, u.fencing_token, u.ttl_ms FROM u"         \
-    " UNION ALL" FORBIDDEN_ROW " FROM c"
+    " FROM u WHERE u.ok)," FORBIDDEN_CTE                                       \
+    " SELECT CASE WHEN u.ok THEN 'ok' ELSE 'lost' END, u.owner_id,"            \
+    " u.fencing_token, u.ttl_ms FROM u UNION ALL" FORBIDDEN_ROW " FROM c"
 
-#define GET_SQL                                                                \
-    "SELECT owner_id, fencing_token, ttl_ms, " EXPIRES_IN(                     \
-        "l") ", l.lock_delay_ms"                                               \
-             " FROM leases l WHERE l.name = $1 AND NOT l.released"             \
-             " AND l.expires_at > now()"
+/* The reads that can reveal an end (GET: not found, check: current:false)
+ * must not reveal it while a change of the row is in flight: a renew that
+ * found the grant running and holds the row may commit after the expiry
+ * (a slow synchronous standby), and a reader of the old version would
+ * answer the end before that commit revives it (docs/SAFETY.md section
+ * 8.3).  So a row that has run out on the snapshot, and whose end nobody
+ * announced yet (expiry_noted: once that is committed, no change decided
+ * before the end can still be in flight), is read FOR SHARE: the read
+ * waits for the writer and then reads the newest version of the row.  The
+ * condition is an uncorrelated sub-select, evaluated once on the snapshot,
+ * so the re-check on the newest version keeps the row.  A row that runs
+ * on the snapshot is read as before, without a lock. */
+#define RUN_OUT                                                                \
+    " coalesce((SELECT NOT y.released AND NOT y.expiry_noted"                  \
+    " AND y.expires_at <= now() FROM leases y WHERE y.name = $1), false)"
+#define READ_WAITING(cols)                                                     \
+    "WITH w AS (SELECT " cols " FROM leases l WHERE l.name = $1 AND" RUN_OUT   \
+    " FOR SHARE OF l) SELECT * FROM w UNION ALL SELECT " cols                  \
+    " FROM leases l WHERE l.name = $1 AND NOT" RUN_OUT
+
+#define GET_COLS                                                               \
+    "l.owner_id, l.fencing_token, l.ttl_ms, " EXPIRES_IN(                      \
+        "l") ", l.lock_delay_ms, NOT l.released AND l.expires_at > now() AS "  \
+             "live"
+#define GET_SQL "SELECT * FROM (" READ_WAITING(GET_COLS) ") r WHERE r.live"
 
 /* A name without a row (retired, or never granted) answers the retired
  * floor; one statement, one snapshot: the row and the floor that replaced
@@ -305,10 +334,10 @@ const size_t tn_pg_n_migrations =
     " NULL::bigint FROM tenure_retired r"                                      \
     " WHERE NOT EXISTS (SELECT 1 FROM leases x WHERE x.name = $1)"
 
-#define CHECK_SQL                                                              \
-    "SELECT fencing_token, NOT released AND expires_at > now(), owner_id,"     \
-    " ttl_ms, " EXPIRES_IN(                                                    \
-        "l") " FROM leases l WHERE l.name = $1" CHECK_RETIRED
+#define CHECK_COLS                                                             \
+    "l.fencing_token, NOT l.released AND l.expires_at > now(), l.owner_id,"    \
+    " l.ttl_ms, " EXPIRES_IN("l")
+#define CHECK_SQL READ_WAITING(CHECK_COLS) CHECK_RETIRED
 
 /* $1 prefix, $2 after or NULL, $3 limit.  Names are COLLATE "C": byte
  * order, as the embedded store lists them. */
