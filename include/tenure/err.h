@@ -40,7 +40,8 @@ extern "C" {
     X(TN_ECANCELED, -25, "canceled")                                           \
     X(TN_EURITOOLONG, -26, "request target too long")                          \
     X(TN_ENOTIMPL, -27, "not implemented")                                     \
-    X(TN_ECAPACITY, -28, "server at capacity")
+    X(TN_ECAPACITY, -28, "server at capacity")                                 \
+    X(TN_EHTTPVERSION, -29, "HTTP version not supported")
 
 enum tn_err {
     TN_OK = 0,

@@ -115,6 +115,7 @@ const char *tn_http_req_body(const struct tn_http_req *r, size_t *len_out);
 /* 0, or why the request was refused: TN_EINVAL (malformed, or framing in
  * doubt: Content-Length repeated or with Transfer-Encoding, control bytes
  * in the target), TN_ENOTIMPL (a transfer coding other than chunked),
+ * TN_EHTTPVERSION (a request line of another version than HTTP/1.x),
  * TN_EURITOOLONG (target or a query value over its cap), TN_EHDRTOOBIG,
  * TN_ETOOBIG (body over the cap). */
 int tn_http_req_error(const struct tn_http_req *r);

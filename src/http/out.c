@@ -37,7 +37,8 @@ static const char *reason(unsigned status)
                {431, "Request Header Fields Too Large"},
                {500, "Internal Server Error"},
                {501, "Not Implemented"},
-               {503, "Service Unavailable"}};
+               {503, "Service Unavailable"},
+               {505, "HTTP Version Not Supported"}};
     for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
         if (tab[i].status == status)
             return tab[i].text;

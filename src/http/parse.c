@@ -285,7 +285,10 @@ static int on_headers_complete(http_parser *p)
         return refuse(r, TN_EHDRTOOBIG, "request header fields too large");
     r->part = PART_NONE;
     r->method = method_of(p->method);
-    r->http10 = p->http_major == 1 && p->http_minor == 0;
+    if (p->http_major != 1) /* HTTP/0.9 (no version), 2.0, 3.0, ... */
+        return refuse(r, TN_EHTTPVERSION,
+                      "only HTTP/1.1 and HTTP/1.0 are supported");
+    r->http10 = p->http_minor == 0;
     if (check_codings(r) < 0 || split_query(r) < 0)
         return -1;
     bool chunked = (p->flags & F_CHUNKED) != 0;

@@ -2,8 +2,9 @@
 # Request framing in doubt (request smuggling): two differing
 # Content-Length headers, Content-Length together with Transfer-Encoding:
 # chunked, a transfer coding other than chunked, and whitespace between a
-# header field name and its colon.  Each is answered with
-# the documented error shape (400, or 501 for the unknown coding) at once,
+# header field name and its colon; a request line of another HTTP version
+# than 1.0 and 1.1.  Each is answered with the documented error shape
+# (400, 501 for the unknown coding, 505 for the version) at once,
 # the connection is closed after that one answer, and nothing the request
 # or its trailing bytes asked for happens: no lease is created.
 . "$(dirname "$0")/lib.sh"
@@ -110,6 +111,21 @@ http_exchange_parse
 expect_error_shape 400 "space before the colon"
 expect_one_answer_then_close "space before the colon"
 pass "whitespace before a header's colon: 400, connection closed"
+
+# --- an HTTP version other than 1.0 and 1.1: 505, the connection closed
+# (a request line of another major version is not read as HTTP/1.1).
+for v in 2.0 3.0 0.9; do
+    b=$(acq_body "ver:$v")
+    printf 'POST /v1/leases HTTP/%s\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' \
+        "$v" "${#b}" "$b" >"$T/ver.req"
+    http_exchange "$T/ver.req"
+    expect_absent "ver:$v" "HTTP/$v: the request was acted on"
+    http_exchange_parse
+    expect_error_shape 505 "HTTP/$v"
+    [ "$(jget error)" = http_version_not_supported ] || fail "HTTP/$v: error $(jget error)"
+    expect_one_answer_then_close "HTTP/$v"
+done
+pass "HTTP/2.0, 3.0 and 0.9 request lines: 505, connection closed"
 
 # The server is still fine.
 acquire "after:framing" o 1000

@@ -47,6 +47,8 @@ static unsigned status_of(int err)
         return 431;
     case TN_ENOTIMPL:
         return 501;
+    case TN_EHTTPVERSION:
+        return 505;
     default:
         return 400;
     }
@@ -223,9 +225,9 @@ static void run_script(struct rig *rig, const struct script *sc)
  * in turn, enough for one script's expectations. */
 static char *slot(void)
 {
-    static char bufs[8][2048];
+    static char bufs[16][2048]; /* the most answers one table holds */
     static unsigned next;
-    char *b = bufs[next++ % 8];
+    char *b = bufs[next++ % 16];
     b[0] = '\0';
     return b;
 }
@@ -260,6 +262,7 @@ static const char *refused(const char *status_line, const char *msg)
 #define CL_TE "Content-Length repeated or with Transfer-Encoding"
 #define WS_NAME "whitespace in a header field name"
 #define ONLY_CHUNKED "only the chunked transfer coding is supported"
+#define ONLY_HTTP1 "only HTTP/1.1 and HTTP/1.0 are supported"
 
 static void test_http__get_with_query(void **state)
 {
@@ -341,6 +344,11 @@ static void test_http__smuggling_refused(void **state)
         {"POST /p HTTP/1.1\r\nTransfer-Encoding: gzip, "
          "chunked\r\n\r\n0\r\n\r\n",
          0, refused("501 Not Implemented", ONLY_CHUNKED), true},
+        /* Never read as HTTP/1.1: another version's framing may differ. */
+        {"GET /x HTTP/2.0\r\n\r\nGET /y HTTP/1.1\r\n\r\n", 0,
+         refused("505 HTTP Version Not Supported", ONLY_HTTP1), true},
+        {"GET /x\r\n\r\n", 0,
+         refused("505 HTTP Version Not Supported", ONLY_HTTP1), true},
     };
     for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++)
         run_script(*state, &sc[i]);
