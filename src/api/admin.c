@@ -146,11 +146,13 @@ static void print_http_metrics(struct tn_http *http, struct tn_buf *b)
         "tenure_http_protocol_errors_total",
         "tenure_http_early_replies_total",
         "tenure_http_parked_disconnects_total",
-        "tenure_http_streams_cut_total"};
-    const uint64_t vals[] = {
-        st.accepted,         st.evicted,       st.refused,
-        st.request_timeouts, st.idle_timeouts, st.protocol_errors,
-        st.early_replies,    st.disconnects,   st.streams_cut};
+        "tenure_http_streams_cut_total",
+        "tenure_http_slow_readers_closed_total"};
+    const uint64_t vals[] = {st.accepted,      st.evicted,
+                             st.refused,       st.request_timeouts,
+                             st.idle_timeouts, st.protocol_errors,
+                             st.early_replies, st.disconnects,
+                             st.streams_cut,   st.slow_readers};
     for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
         (void)tn_buf_printf(b, "# TYPE %s counter\n%s %llu\n", names[i],
                             names[i], (unsigned long long)vals[i]);
@@ -158,9 +160,12 @@ static void print_http_metrics(struct tn_http *http, struct tn_buf *b)
                         "# TYPE tenure_http_connections gauge\n"
                         "tenure_http_connections %llu\n"
                         "# TYPE tenure_http_stream_buffered_bytes gauge\n"
-                        "tenure_http_stream_buffered_bytes %llu\n",
+                        "tenure_http_stream_buffered_bytes %llu\n"
+                        "# TYPE tenure_http_reply_buffered_bytes gauge\n"
+                        "tenure_http_reply_buffered_bytes %llu\n",
                         (unsigned long long)st.open,
-                        (unsigned long long)st.stream_bytes);
+                        (unsigned long long)st.stream_bytes,
+                        (unsigned long long)st.reply_bytes);
 }
 
 void tn_api_set_http(struct tn_api *api, struct tn_http *http)

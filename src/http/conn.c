@@ -51,6 +51,8 @@ void tn_http_conn_kill(struct conn *c)
     if (c->dead)
         return;
     c->dead = true;
+    h->st.reply_bytes -= c->unsent;
+    c->unsent = 0;
     tn_loop_watch_del(h->loop, &c->w);
     if (c->ssl != NULL)
         tn_tls_close(c->ssl);
@@ -273,6 +275,40 @@ static void linger(struct conn *c)
     pump(c);
 }
 
+/* Over --reply-buffer-total-bytes: close the connections whose socket
+ * does not take their replies, most unsent bytes first, until under it.
+ * Each connection alone is bounded (it reads no more while its write
+ * blocks, and starts at most --max-pipeline requests ahead of its
+ * replies), but a thousand of them that pipeline large lists and never
+ * read would together hold gigabytes. */
+static void shed_slow_readers(struct tn_http *h)
+{
+    while (h->st.reply_bytes > h->cfg.max_reply_bytes_total) {
+        struct conn *worst = NULL, *c;
+        TAILQ_FOREACH(c, &h->conns, lru)
+        {
+            if (c->wr_blocked && (worst == NULL || c->unsent > worst->unsent))
+                worst = c;
+        }
+        if (worst == NULL)
+            return; /* all of it is being taken: it drains */
+        h->st.slow_readers++;
+        tn_http_conn_kill(worst);
+    }
+}
+
+/* c's unsent bytes changed: count them, and shed if over the total. */
+static void count_unsent(struct conn *c)
+{
+    struct tn_http *h = c->h;
+    size_t now = c->out.len - c->out_off;
+    h->st.reply_bytes += now;
+    h->st.reply_bytes -= c->unsent;
+    c->unsent = now;
+    if (now > 0 && h->st.reply_bytes > h->cfg.max_reply_bytes_total)
+        shed_slow_readers(h);
+}
+
 static void flush_one(struct conn *c)
 {
     c->in_flush = false;
@@ -286,6 +322,9 @@ static void flush_one(struct conn *c)
             return;
     } while (!c->wr_blocked && c->out.len == 0 && c->q_head != NULL &&
              c->q_head->stream != NULL && c->q_head->stream->pend.len > 0);
+    count_unsent(c);
+    if (c->dead)
+        return;
     bool idle = c->n_queued == 0 && c->out.len == 0;
     if (idle && c->peer_closed) {
         tn_http_conn_kill(c);

@@ -58,6 +58,8 @@ struct tn_http_stats {
     uint64_t disconnects;      /* parked requests whose client left */
     uint64_t streams_cut;      /* streams over their output budget */
     uint64_t stream_bytes;     /* unsent stream bytes now (gauge) */
+    uint64_t reply_bytes;      /* unsent bytes of every connection (gauge) */
+    uint64_t slow_readers;     /* closed: not reading, over the reply total */
 };
 
 struct tn_http_config {
@@ -73,6 +75,10 @@ struct tn_http_config {
                                       (0: 16) */
     size_t max_stream_bytes_total; /* unsent bytes of every stream
                                       together (0: 64 MiB) */
+    size_t max_reply_bytes_total;  /* unsent bytes of every connection
+                                      together (0: 256 MiB); past it the
+                                      connection holding most that the
+                                      socket does not take is closed */
     const char *tls_cert_pem;      /* serve HTTPS with this certificate,
                                       or NULL for plain HTTP */
     const char *tls_key_pem;       /* its private key */

@@ -93,6 +93,7 @@ struct conn {
     struct tn_buf pend;         /* read but not yet parsed bytes */
     struct tn_buf out;          /* bytes to write, from out_off */
     size_t out_off;             /* bytes of out already written */
+    size_t unsent;              /* counted in h->st.reply_bytes */
     int64_t req_start_ms;       /* first byte of the request, or 0 */
     int64_t idle_since_ms;      /* last request or reply done */
     int64_t wr_since_ms;        /* when wr_blocked was set */

@@ -19,6 +19,7 @@
 
 #define DEFAULT_PIPELINE 16
 #define DEFAULT_STREAM_TOTAL (64u << 20)
+#define DEFAULT_REPLY_TOTAL (256u << 20)
 #define ACCEPTS_PER_EVENT 64
 
 int tn_http_adopt(struct tn_http *h, int fd)
@@ -166,6 +167,8 @@ int tn_http_start(struct tn_loop *loop, const struct tn_http_config *cfg,
         h->cfg.max_pipeline = DEFAULT_PIPELINE;
     if (h->cfg.max_stream_bytes_total == 0)
         h->cfg.max_stream_bytes_total = DEFAULT_STREAM_TOTAL;
+    if (h->cfg.max_reply_bytes_total == 0)
+        h->cfg.max_reply_bytes_total = DEFAULT_REPLY_TOTAL;
     h->loop = loop;
     h->lfd = -1;
     TAILQ_INIT(&h->conns);

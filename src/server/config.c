@@ -123,6 +123,12 @@ static const struct option_def options[] = {
      "unsent bytes of all event streams together; a stream that is behind "
      "when they are reached gets a reset event and is closed",
      "64 MiB bounds stream memory even with every subscriber stalled"},
+    {"reply-buffer-total-bytes", INT(reply_buffer_total_bytes), "268435456",
+     65536, 68719476736,
+     "unsent reply bytes of all connections together; past it the "
+     "connections whose client does not read are closed, most unsent first",
+     "256 MiB bounds reply memory even with a thousand clients that "
+     "pipeline large lists and never read"},
     {"max-pipeline", INT(max_pipeline), "16", 1, 1024,
      "requests of one connection read ahead of their replies",
      "enough for pipelining clients; past it the connection is not read"},

@@ -41,6 +41,7 @@ struct tn_config {
     int64_t event_backlog;        /* events kept for Last-Event-ID */
     int64_t event_buffer_bytes;   /* unsent bytes per subscriber */
     int64_t event_buffer_total_bytes; /* unsent bytes of all subscribers */
+    int64_t reply_buffer_total_bytes; /* unsent bytes of all connections */
     int64_t max_pipeline;             /* requests read ahead of replies */
     int64_t event_heartbeat_ms;       /* comment interval on event streams */
     int64_t max_subscribers;          /* event streams at once */

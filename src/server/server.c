@@ -411,6 +411,7 @@ static int start_http(struct server *s)
         .tls_client_ca_pem = s->tls_ca_pem,
         .max_pipeline = (size_t)s->cfg->max_pipeline,
         .max_stream_bytes_total = (size_t)s->cfg->event_buffer_total_bytes,
+        .max_reply_bytes_total = (size_t)s->cfg->reply_buffer_total_bytes,
         .handler = tn_api_handle,
         .on_headers = tn_api_headers,
         .app = s->api,

@@ -50,6 +50,8 @@ static const struct {
     {"event-buffer-bytes", F(event_buffer_bytes), 1024, 1073741824, 1048576},
     {"event-buffer-total-bytes", F(event_buffer_total_bytes), 65536,
      68719476736, 67108864},
+    {"reply-buffer-total-bytes", F(reply_buffer_total_bytes), 65536,
+     68719476736, 268435456},
     {"max-pipeline", F(max_pipeline), 1, 1024, 16},
     {"event-heartbeat-ms", F(event_heartbeat_ms), 10, 3600000, 15000},
     {"max-subscribers", F(max_subscribers), 0, 100000, 256},

@@ -374,20 +374,25 @@ def keepalive(port, stop_file, every_ms):
 
 def pipeline_flood(port, n, stop_file, target):
     req = (b"GET " + target.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") * 1000
-    socks = []
-    for _ in range(n):
+    def connect():
         s = socket.create_connection(("127.0.0.1", port))
         s.setblocking(False)
-        socks.append(s)
-    sent = 0
+        return s
+
+    socks = [connect() for _ in range(n)]
+    sent = closed = 0
     while not os.path.exists(stop_file):
-        for s in socks:
+        for i, s in enumerate(socks):
             try:
                 sent += s.send(req)
             except BlockingIOError:
                 pass
+            except OSError:  # closed by the server: come back at once
+                closed += 1
+                s.close()
+                socks[i] = connect()
         time.sleep(0.001)
-    print("flood sent_mb=%.0f" % (sent / 1e6))
+    print("flood sent_mb=%.0f closed_by_server=%d" % (sent / 1e6, closed))
     for s in socks:
         s.close()
 
