@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* tn-sse-stall PORT MS: open GET /v1/events on 127.0.0.1:PORT with a tiny
  * receive buffer, never read for MS milliseconds, then print "closed" if
- * the server has cut the stream (EOF or reset once we drain) or "open".
+ * the server has cut the stream (EOF or reset once we drain) or "open"
+ * (nothing more came for DRAIN_MS: a generous bound, since a server under
+ * a sanitizer on a loaded machine may take seconds to send its last
+ * words once the socket has room again).
  * A test helper for the slow-consumer rule only. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -12,6 +15,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#define DRAIN_MS 10000
 
 static int drain_until_eof(int fd, int timeout_ms)
 {
@@ -50,7 +55,7 @@ int main(int argc, char **argv)
     struct timespec ts = {.tv_sec = ms / 1000,
                           .tv_nsec = (ms % 1000) * 1000000};
     (void)nanosleep(&ts, NULL);
-    (void)printf("%s\n", drain_until_eof(fd, 2000) ? "closed" : "open");
+    (void)printf("%s\n", drain_until_eof(fd, DRAIN_MS) ? "closed" : "open");
     (void)close(fd);
     return 0;
 }
