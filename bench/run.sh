@@ -9,7 +9,8 @@
 # BENCH_ONLY=frontend runs the first alone; a BENCH_ONLY list without
 # "frontend" skips it (bench/suite.sh reads the same list).  The older
 # two-way comparison is still there as bench/bench-vs-redis.sh, and
-# bench/slow-body.sh measures acquires beside 1,100 slow-body clients.
+# bench/slow-body.sh measures acquires beside 1,100 slow-body clients, and
+# bench/list-flood.sh probes beside 500 clients pipelining large lists.
 set -euo pipefail
 here=$(dirname "$0")
 "$here/deps.sh"

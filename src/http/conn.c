@@ -95,18 +95,36 @@ static long conn_write(struct conn *c, const char *p, size_t len)
     return errno == EAGAIN || errno == EINTR ? TN_EBUSY : TN_EIO;
 }
 
+/* Requests it may have in flight: --max-pipeline, fewer when its answers
+ * are large (in flight x average answer within one share, at least one).
+ * Answers that wait for a commit are all made when it lands: without
+ * this, a hundred clients pipelining large lists behind one acquire made
+ * that loop turn last seconds.  A new connection starts at one, until
+ * its first answer shows what its answers cost. */
+static size_t depth(const struct conn *c)
+{
+    size_t d = TN_HTTP_SHARE_BYTES / (c->reply_avg + 1);
+    if (d < 1)
+        return 1;
+    return d < c->h->cfg.max_pipeline ? d : c->h->cfg.max_pipeline;
+}
+
 /* Not while its answers cannot be written: a client that sends and never
  * reads would otherwise grow c->out without end. */
 static bool may_read(const struct conn *c)
 {
     return !c->dead && !c->stop_reading && !c->peer_closed && !c->wr_blocked &&
-           c->n_queued < c->h->cfg.max_pipeline;
+           c->n_queued < depth(c);
 }
 
-/* may_read, and this pump has not started its share of requests yet. */
+/* may_read, and this pump has not had its share yet: --max-pipeline
+ * requests, or replies of TN_HTTP_SHARE_BYTES, whichever comes first.
+ * The bytes bound the work one connection gets per loop turn, so that
+ * clients pipelining large lists cannot make a turn last seconds. */
 static bool may_parse(const struct conn *c)
 {
-    return may_read(c) && c->turn_left > 0;
+    return may_read(c) && c->turn_left > 0 &&
+           c->share_bytes < TN_HTTP_SHARE_BYTES;
 }
 
 /* Parse what is buffered; false when it could not all be parsed. */
@@ -173,7 +191,7 @@ static void drop_input(struct conn *c)
     }
 }
 
-/* Read and parse what the socket has, at most --max-pipeline requests in
+/* Read and parse what the socket has, at most one share (may_parse) in
  * one call: a client that keeps sending requests answered at once gets
  * its next share after the other connections' events (the flush at the
  * end of this turn, then each turn). */
@@ -184,8 +202,9 @@ static void pump(struct conn *c)
         return;
     }
     c->turn_left = c->h->cfg.max_pipeline;
+    c->share_bytes = 0;
     read_some(c);
-    if (!c->dead && c->turn_left == 0 && may_read(c) &&
+    if (!c->dead && !may_parse(c) && may_read(c) &&
         (c->rd_ready || c->pend.len > 0))
         tn_http_conn_want_flush(c); /* its next share */
 }
@@ -410,6 +429,7 @@ void tn_http_conn_accept(struct tn_http *h, int fd)
     c->h = h;
     c->fd = fd;
     c->idle_since_ms = tn_clock_now_ms();
+    c->reply_avg = TN_HTTP_SHARE_BYTES; /* one in flight until known */
     http_parser_init(&c->p, HTTP_REQUEST);
     c->p.data = c;
     tn_buf_init(&c->pend, h->cfg.max_header_bytes + h->cfg.max_body_bytes +

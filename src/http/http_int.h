@@ -22,6 +22,7 @@
 #define TN_HTTP_QUERY_VALUE_MAX 2048      /* decoded bytes per query value */
 #define TN_HTTP_READ_BYTES (64 * 1024)    /* one read of the shared buffer */
 #define TN_HTTP_OUT_KEEP_BYTES 16384      /* a drained out buffer kept */
+#define TN_HTTP_SHARE_BYTES (64 * 1024)   /* replies one pump may make */
 #define TN_HTTP_SWEEP_MS 250              /* deadline checks */
 #define TN_HTTP_LINGER_MS 2000            /* a closing connection's drain */
 #define TN_HTTP_LINGER_BYTES (1u << 20)   /* and how much it may drop */
@@ -90,6 +91,8 @@ struct conn {
     struct tn_http_req *q_tail; /* newest dispatched */
     size_t n_queued;            /* dispatched, reply not yet written */
     size_t turn_left;           /* requests it may still start this pump */
+    size_t share_bytes;         /* reply bytes made since this pump began */
+    size_t reply_avg;           /* moving average of its reply bodies */
     struct tn_buf pend;         /* read but not yet parsed bytes */
     struct tn_buf out;          /* bytes to write, from out_off */
     size_t out_off;             /* bytes of out already written */

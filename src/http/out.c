@@ -119,6 +119,8 @@ void tn_http_reply(struct tn_http_req *r, unsigned status,
             tn_http_req_free(r); /* the client is gone */
         return;
     }
+    c->share_bytes += len;
+    c->reply_avg = (c->reply_avg + len) / 2;
     struct tn_buf *b = sink(r);
     format(r, b, status, content_type, len, retry_after_s);
     if (r->method != TN_HTTP_HEAD)

@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: MIT
-# The HTTP front end's connection state machine, over socketpairs.
+# The HTTP front end's connection state machine (test_http) and its
+# budgets (test_http_budget), over socketpairs.
 tn_add_unit_test(test_http
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_http.c
+    LIBS tn_http tn_common_static)
+tn_add_unit_test(test_http_budget
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_http_budget.c
     LIBS tn_http tn_common_static)

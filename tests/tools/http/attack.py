@@ -46,10 +46,11 @@ and prints plain "key=value" lines a shell test can read with sed or awk.
       200) until STOP_FILE exists; prints "requests=N answered=A max_ms=M lost=L"
       (lost: the connection was closed on it or an answer took over 20 s,
       after which it reconnects).
-  attack.py pipeline-flood PORT N STOP_FILE [--target T]
+  attack.py pipeline-flood PORT N STOP_FILE [--target T] [--read]
       N connections each write pipelined "GET T" requests (default
       /v1/leases?limit=1000) as fast as the socket takes them and never
-      read an answer, until STOP_FILE exists; prints "flood sent_mb=M".
+      read an answer (with --read: read and drop every answer as fast as
+      it comes), until STOP_FILE exists; prints "flood sent_mb=M".
 """
 
 import argparse
@@ -372,7 +373,7 @@ def keepalive(port, stop_file, every_ms):
     print("requests=%d answered=%d max_ms=%.0f lost=%d" % (n, answered, worst, lost))
 
 
-def pipeline_flood(port, n, stop_file, target):
+def pipeline_flood(port, n, stop_file, target, read=False):
     req = (b"GET " + target.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") * 1000
     def connect():
         s = socket.create_connection(("127.0.0.1", port))
@@ -391,6 +392,13 @@ def pipeline_flood(port, n, stop_file, target):
                 closed += 1
                 s.close()
                 socks[i] = connect()
+                continue
+            while read:
+                try:
+                    if not s.recv(1 << 20):
+                        break
+                except (BlockingIOError, OSError):
+                    break
         time.sleep(0.001)
     print("flood sent_mb=%.0f closed_by_server=%d" % (sent / 1e6, closed))
     for s in socks:
@@ -437,6 +445,7 @@ def main():
     p.add_argument("n", type=int)
     p.add_argument("stop_file")
     p.add_argument("--target", default="/v1/leases?limit=1000")
+    p.add_argument("--read", action="store_true")
     a = ap.parse_args()
     if a.cmd in ("exchange", "headers-only"):
         with open(a.file, "rb") as f:
@@ -450,7 +459,7 @@ def main():
     elif a.cmd == "keepalive":
         keepalive(a.port, a.stop_file, a.every_ms)
     elif a.cmd == "pipeline-flood":
-        pipeline_flood(a.port, a.n, a.stop_file, a.target)
+        pipeline_flood(a.port, a.n, a.stop_file, a.target, a.read)
 
 
 if __name__ == "__main__":
