@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the bench scripts: the one way they keep their work folder and
 # the processes they start.  Append each started PID to PIDS; at exit every
-# one is killed and WORK is removed.  free_port prints a free TCP port.
+# one is killed and WORK is removed.  free_port prints a free TCP port;
+# bench_tenured picks the binary of the probe scripts.
 #   WORK=$(mktemp -d /tmp/tenure-bench-NAME.XXXXXX); . "$here/lib.sh"
 PIDS=()
 bench_cleanup() {
@@ -20,4 +21,16 @@ free_port() {
         ss -tanH "sport = :$p" | grep -q . || { echo "$p"; return 0; }
     done
     return 1
+}
+
+# bench_tenured ROOT: set TENURED to the binary a probe script measures
+# (TENURED if set, else build/bench's, else build/dev's) and raise the
+# open-files limit for its many clients.
+bench_tenured() {
+    if [ -z "${TENURED:-}" ]; then
+        TENURED=$1/build/bench/bin/tenured
+        [ -x "$TENURED" ] || TENURED=$1/build/dev/bin/tenured
+    fi
+    [ -x "$TENURED" ] || { echo "bench: no tenured binary (set TENURED)" >&2; exit 1; }
+    ulimit -n "$(ulimit -Hn)"
 }

@@ -23,16 +23,9 @@ FLOOD=${FLOOD:-500}
 LEASES=${LEASES:-1000}
 PROBES=${PROBES:-20}
 WARMUP=${WARMUP:-5}
-TENURED=${TENURED:-}
-if [ -z "$TENURED" ]; then
-    TENURED=$ROOT/build/bench/bin/tenured
-    [ -x "$TENURED" ] || TENURED=$ROOT/build/dev/bin/tenured
-fi
-[ -x "$TENURED" ] || { echo "bench: no tenured binary (set TENURED)" >&2; exit 1; }
-ulimit -n "$(ulimit -Hn)"
-
 WORK=$(mktemp -d /tmp/tenure-bench-flood.XXXXXX)
 . "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
+bench_tenured "$ROOT"
 
 port=$(free_port)
 url="http://127.0.0.1:$port"

@@ -19,16 +19,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SLOW=${SLOW:-1100}
 PROBES=${PROBES:-20}
 WARMUP=${WARMUP:-8}
-TENURED=${TENURED:-}
-if [ -z "$TENURED" ]; then
-    TENURED=$ROOT/build/bench/bin/tenured
-    [ -x "$TENURED" ] || TENURED=$ROOT/build/dev/bin/tenured
-fi
-[ -x "$TENURED" ] || { echo "bench: no tenured binary (set TENURED)" >&2; exit 1; }
-ulimit -n "$(ulimit -Hn)"
-
 WORK=$(mktemp -d /tmp/tenure-bench-slow.XXXXXX)
 . "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
+bench_tenured "$ROOT"
 
 port=""
 for _ in $(seq 1 200); do

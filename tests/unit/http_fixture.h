@@ -156,7 +156,8 @@ static inline void turns(struct rig *rig, int n)
 }
 
 /* Everything the server sent until it closed, or until it fell silent. */
-static inline void drain(struct rig *rig, int fd, struct tn_buf *out, bool *closed)
+static inline void drain(struct rig *rig, int fd, struct tn_buf *out,
+                         bool *closed)
 {
     *closed = false;
     for (int idle = 0; idle < 4;) {
@@ -203,6 +204,5 @@ static inline const char *ok(const char *b1, ...)
     va_end(ap);
     return out;
 }
-
 
 #endif

@@ -136,11 +136,9 @@ static void test_http__depth_follows_answers(void **state)
     the_app.park = false;
 }
 
-/* The client of a parked request leaves: the application hears it at
- * once, and the request stays valid until it is answered. */
-static void test_http__disconnect_while_parked(void **state)
+/* A new connection with one request parked: its socket. */
+static int park_one(struct rig *rig)
 {
-    struct rig *rig = *state;
     the_app.park = true;
     the_app.disconnects = 0;
     int fd = client_of(rig);
@@ -148,6 +146,15 @@ static void test_http__disconnect_while_parked(void **state)
     assert_int_equal(send(fd, in, strlen(in), 0), (ssize_t)strlen(in));
     turns(rig, 3);
     assert_int_equal(the_app.n_parked, 1);
+    return fd;
+}
+
+/* The client of a parked request leaves: the application hears it at
+ * once, and the request stays valid until it is answered. */
+static void test_http__disconnect_while_parked(void **state)
+{
+    struct rig *rig = *state;
+    int fd = park_one(rig);
     assert_true(tn_http_req_is_connected(the_app.parked[0]));
     (void)close(fd);
     turns(rig, 3);
@@ -166,13 +173,7 @@ static void test_http__disconnect_while_parked(void **state)
 static void test_http__half_close_while_parked(void **state)
 {
     struct rig *rig = *state;
-    the_app.park = true;
-    the_app.disconnects = 0;
-    int fd = client_of(rig);
-    const char *in = "GET /park HTTP/1.1\r\n\r\n";
-    assert_int_equal(send(fd, in, strlen(in), 0), (ssize_t)strlen(in));
-    turns(rig, 3);
-    assert_int_equal(the_app.n_parked, 1);
+    int fd = park_one(rig);
     assert_int_equal(shutdown(fd, SHUT_WR), 0);
     turns(rig, 3);
     assert_int_equal(the_app.disconnects, 1);
