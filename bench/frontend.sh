@@ -50,8 +50,6 @@ record() { echo "$1 $2 $run" >>"$RES"; }
 if [ -n "${BENCH_TABLE:-}" ]; then RES=$BENCH_TABLE; else : >"$RES"; fi
 
 TCK=$(getconf CLK_TCK)
-# ticks PID: user + system clock ticks of the whole process.
-ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 # us_per TICKS COUNT: microseconds per unit.
 us_per() { awk -v d="$1" -v n="$2" -v t="$TCK" 'BEGIN { if (n > 0) printf "%.2f", d * 1e6 / t / n }'; }
 
@@ -89,10 +87,7 @@ tenured_one() {
         $args >"$data.log" 2>&1 &
     tpid=$!
     PIDS+=("$tpid")
-    for _ in $(seq 1 400); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] && break
-        sleep 0.025
-    done
+    wait_ready "http://127.0.0.1:$port"
     out="$WORK/wrk.$key.$run"
     c0=$(ticks "$tpid")
     /usr/bin/time -f '%U %S' -o "$out.time" \

@@ -2,7 +2,8 @@
 # Sourced by the bench scripts: the one way they keep their work folder and
 # the processes they start.  Append each started PID to PIDS; at exit every
 # one is killed and WORK is removed.  free_port prints a free TCP port;
-# bench_tenured picks the binary of the probe scripts.
+# wait_ready waits for a server's /readyz; ticks reads a process's CPU
+# time; bench_tenured picks the binary of the probe scripts.
 #   WORK=$(mktemp -d /tmp/tenure-bench-NAME.XXXXXX); . "$here/lib.sh"
 PIDS=()
 bench_cleanup() {
@@ -34,3 +35,16 @@ bench_tenured() {
     [ -x "$TENURED" ] || { echo "bench: no tenured binary (set TENURED)" >&2; exit 1; }
     ulimit -n "$(ulimit -Hn)"
 }
+
+# wait_ready URL: poll URL/readyz every 25 ms until it answers 200 (10 s at
+# most; the caller's first request then tells if it never did).
+wait_ready() {
+    for _ in $(seq 1 400); do
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$1/readyz")" = 200 ] && return 0
+        sleep 0.025
+    done
+    return 0
+}
+
+# ticks PID: user + system clock ticks of the whole process, all threads.
+ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }

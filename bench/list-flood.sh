@@ -34,10 +34,7 @@ url="http://127.0.0.1:$port"
     >"$WORK/tenured.log" 2>&1 &
 tpid=$!
 PIDS+=("$tpid")
-for _ in $(seq 1 400); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz")" = 200 ] && break
-    sleep 0.025
-done
+wait_ready "$url"
 
 pad=$(printf 'x%.0s' $(seq 1 190))
 # One curl, many requests: the leases the flood lists.
@@ -53,7 +50,7 @@ python3 "$ROOT/tests/tools/http/attack.py" pipeline-flood "$port" "$FLOOD" "$WOR
     --target '/v1/leases?prefix=p/&limit=1000' ${READ:+--read} >"$WORK/flood.out" 2>&1 &
 PIDS+=("$!")
 sleep "$WARMUP"
-c0=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$tpid/stat")
+c0=$(ticks "$tpid")
 lat=()
 raw=()
 bad=0
@@ -73,7 +70,7 @@ for i in $(seq 1 "$PROBES"); do
     lat+=("$ms")
     sleep 0.5
 done
-c1=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$tpid/stat")
+c1=$(ticks "$tpid")
 touch "$WORK/stop"
 sleep 1.5
 echo "== $(cat "$WORK/flood.out"); server CPU during the probes $(((c1 - c0) / $(getconf CLK_TCK))) s; RSS $(awk '/VmRSS/ { print $2, $3 }' "/proc/$tpid/status")"

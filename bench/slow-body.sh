@@ -23,18 +23,11 @@ WORK=$(mktemp -d /tmp/tenure-bench-slow.XXXXXX)
 . "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
 bench_tenured "$ROOT"
 
-port=""
-for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 12000))
-    ss -tanH "sport = :$p" | grep -q . || { port=$p; break; }
-done
+port=$(free_port)
 url="http://127.0.0.1:$port"
 "$TENURED" --listen "127.0.0.1:$port" --data-dir "$WORK/data" >"$WORK/tenured.log" 2>&1 &
 PIDS+=("$!")
-for _ in $(seq 1 400); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz")" = 200 ] && break
-    sleep 0.025
-done
+wait_ready "$url"
 
 secs=$((WARMUP + PROBES / 2 + 5))
 python3 "$ROOT/tests/tools/http/attack.py" slowbody "$port" "$SLOW" "$secs" \

@@ -57,8 +57,6 @@ log() { echo "$*" >&2; }
 record() { echo "$1 $2" >>"$RES"; } # KEY VALUE
 
 
-# cpu_ticks PID: user+system clock ticks of the whole process.
-cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 # thread_ticks PID: "name ticks" per thread.
 thread_ticks() {
     local t
@@ -144,12 +142,12 @@ tenured_one() {
     key="tenured.$mode.c$conns.p$depth"
     out="$WORK/wrk.$key.$run"
     start_tenured "$WORK/data.$key.$run"
-    c0=$(cpu_ticks "$TPID")
+    c0=$(ticks "$TPID")
     [ "$run" = 1 ] && [ "$mode" = acquire ] && thread_ticks "$TPID" >"$WORK/th0"
     threads=2
     timeout $((DUR + 60)) wrk -c "$conns" -t "$threads" -d "${DUR}s" --timeout 5s --latency \
         -s "$LUA" "http://127.0.0.1:$TPORT" -- "$mode" "$depth" "r$run" >"$out" 2>&1 || true
-    c1=$(cpu_ticks "$TPID")
+    c1=$(ticks "$TPID")
     if [ "$run" = 1 ] && [ "$mode" = acquire ]; then
         thread_ticks "$TPID" >"$WORK/th1"
         read -r _ reqs _ < <(wrk_stats "$out")
@@ -208,10 +206,10 @@ redis_one() {
         redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
         sleep 0.05
     done
-    c0=$(cpu_ticks "$rpid")
+    c0=$(ticks "$rpid")
     if [ "$kind" = cycle2 ]; then
         out=$(timeout $((DUR + 30)) "$REDISCYCLE" 127.0.0.1 "$port" "$conns" "$DUR" 2>&1)
-        c1=$(cpu_ticks "$rpid")
+        c1=$(ticks "$rpid")
         kill -9 "$rpid" 2>/dev/null || true
         wait "$rpid" 2>/dev/null || true
         rps=$(sed -n 's/^cycles \([0-9]*\) per_s \([0-9.]*\) errors 0$/\2/p' <<<"$out")
@@ -234,7 +232,7 @@ redis_one() {
             "redis.call('SET',KEYS[1],'v','NX','PX',60000) return redis.call('DEL',KEYS[1])" \
             1 key:__rand_int__ 2>&1 | tr '\r' '\n' | grep 'requests per second' | tail -1)
     fi
-    c1=$(cpu_ticks "$rpid")
+    c1=$(ticks "$rpid")
     kill -9 "$rpid" 2>/dev/null || true
     wait "$rpid" 2>/dev/null || true
     rps=$(sed -n 's/.*: *\([0-9.]*\) requests per second.*/\1/p' <<<"$out")

@@ -38,6 +38,11 @@ struct app {
 };
 
 #define BIG_BYTES (70 * 1024) /* one answer over a pump's share */
+/* The whole answer to /big: status line, fields, body. */
+#define BIG_ANSWER_BYTES                                                       \
+    (sizeof("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"                  \
+            "Content-Length: 71680\r\n\r\n") -                                 \
+     1 + BIG_BYTES)
 
 static struct app the_app;
 
