@@ -5,11 +5,14 @@
 # lost at the kill, and the restarted server hands their tokens out again:
 # tenure-check must report a reused token (token_order or
 # duplicate_token).  The same profile against the normal build is clean.
-# Both run on a slow disk (the fsync shim adds 3 ms to every fdatasync):
-# the bug loses what was answered but not yet written, and on a fast disk
-# under a loaded machine the committer writes almost every row before its
-# answer leaves, so the kills rarely find one.  With the slow disk, rows
-# wait for the write while the sync before them runs.
+# Both run on a slow disk (the fsync shim adds 3 ms to every fdatasync and
+# to every journal pwrite): a kill -9 loses only what was never written
+# (the page cache outlives the process), and on a fast disk the write
+# comes microseconds after the early answer (inline, the default) or the
+# committer writes almost every row before its answer leaves (thread), so
+# the kills rarely find one.  With the slow disk, answered rows wait for
+# their write.  Runs in the default mode, and as -thread with
+# TENURE_COMMIT=thread (tests/integration/CMakeLists.txt).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-negative.sh"
 export TN_CHAOS_SECONDS=6 TN_CHAOS_KILL_MS="150 500"

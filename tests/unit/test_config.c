@@ -74,7 +74,7 @@ static const struct {
     {"tls-key", F(tls_key), 1024, ""},
     {"tls-client-ca", F(tls_client_ca), 1024, ""},
     {"log-level", F(log_level), 16, "info"},
-    {"commit", F(commit), 16, "thread"},
+    {"commit", F(commit), 16, "inline"},
 };
 
 static const char *const others[] = {"insecure-no-auth", "publish",
