@@ -39,6 +39,7 @@ struct tn_loop {
     struct tn_heap timers;                 /* tn_loop_timer *, soonest on top */
     uint64_t timer_seq;                    /* last seq handed to a timer */
     struct tn_loop_post *deferred;         /* LIFO, loop thread only */
+    struct tn_loop_post *late;             /* tn_loop_defer_late, LIFO */
     struct tn_loop_post *running;          /* the deferred calls being run */
     struct watcher watchers[MAX_WATCHERS]; /* fd callbacks */
     struct epoll_event evs[MAX_EVENTS];    /* one epoll_wait's ready fds */
@@ -243,25 +244,54 @@ static bool unlink_post(struct tn_loop_post **pp, struct tn_loop_post *p)
     return false;
 }
 
+void tn_loop_defer_late(struct tn_loop *loop, struct tn_loop_post *p)
+{
+    p->next = loop->late;
+    loop->late = p;
+}
+
 void tn_loop_cancel(struct tn_loop *loop, struct tn_loop_post *p)
 {
-    if (!unlink_post(&loop->deferred, p))
+    if (!unlink_post(&loop->deferred, p) && !unlink_post(&loop->late, p))
         (void)unlink_post(&loop->running, p);
 }
 
-/* Run the calls deferred so far.  Those they defer in turn run at the end
- * of the next iteration, which polls instead of waiting: work that keeps
- * producing work (a client pipelining requests that are answered at once)
- * cannot keep the loop from the other connections' events. */
-static void run_deferred(struct tn_loop *loop)
+/* Run the calls on *list so far (tn_loop_cancel may take back any not yet
+ * run). */
+static void run_list(struct tn_loop *loop, struct tn_loop_post **list)
 {
-    loop->running = loop->deferred;
-    loop->deferred = NULL;
+    loop->running = *list;
+    *list = NULL;
     while (loop->running != NULL) {
         struct tn_loop_post *p = loop->running;
         loop->running = p->next;
         p->fn(p->arg);
     }
+}
+
+/* Run the calls deferred so far.  Those they defer in turn run at the end
+ * of the next iteration (or after this iteration's late calls, below),
+ * which polls instead of waiting: work that keeps
+ * producing work (a client pipelining requests that are answered at once)
+ * cannot keep the loop from the other connections' events. */
+static void run_deferred(struct tn_loop *loop)
+{
+    run_list(loop, &loop->deferred);
+}
+
+/* The late calls, after the deferred ones: whatever was ready to leave has
+ * left before a late call blocks (the inline commit's sync); what the late
+ * calls defer (the answers of that commit) runs right after them, in this
+ * iteration, so that a batch's answers leave before anything new is read
+ * and before the next batch's sync.  The deferred calls of this
+ * iteration's deferred calls run then too: at most two rounds in an
+ * iteration with a late call. */
+static void run_late(struct tn_loop *loop)
+{
+    if (loop->late == NULL)
+        return;
+    run_list(loop, &loop->late);
+    run_deferred(loop);
 }
 
 static void run_timers(struct tn_loop *loop)
@@ -306,6 +336,7 @@ int tn_loop_run_once(struct tn_loop *loop, int timeout_ms)
     }
     run_timers(loop);
     run_deferred(loop);
+    run_late(loop);
     return TN_OK;
 }
 
@@ -313,14 +344,16 @@ int tn_loop_run(struct tn_loop *loop)
 {
     while (!atomic_load(&loop->stopping)) {
         int wait = next_wait_ms(loop);
-        if (loop->deferred != NULL)
+        if (loop->deferred != NULL || loop->late != NULL)
             wait = 0;
         if (tn_loop_run_once(loop, wait) < 0)
             return TN_EIO;
     }
     tn_loop_run_posts(loop);
-    while (loop->deferred != NULL)
+    while (loop->deferred != NULL || loop->late != NULL) {
         run_deferred(loop);
+        run_late(loop);
+    }
     atomic_store(&loop->stopping, false);
     return TN_OK;
 }

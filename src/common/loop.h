@@ -80,14 +80,19 @@ void tn_loop_post(struct tn_loop *loop, struct tn_loop_post *p);
  * then handed on once.  p must not be deferred again before it has run;
  * tn_loop_cancel() takes it back.  Loop thread only. */
 void tn_loop_defer(struct tn_loop *loop, struct tn_loop_post *p);
+/* The same, for work that blocks the loop (the inline commit's write and
+ * sync, Redis's beforeSleep): p runs after this iteration's deferred calls
+ * (so what they had ready has gone out first), and the calls p defers run
+ * right after it in the same iteration, not in the next one. */
+void tn_loop_defer_late(struct tn_loop *loop, struct tn_loop_post *p);
 void tn_loop_cancel(struct tn_loop *loop, struct tn_loop_post *p);
 
 /* Run the posts queued so far.  Loop thread only. */
 void tn_loop_run_posts(struct tn_loop *loop);
 
 /* One turn: wait up to timeout_ms for events (0: poll), run them, the due
- * timers and the deferred calls.  0 or TN_EIO.  Loop thread only (tests
- * drive a loop with it). */
+ * timers, the deferred calls and the late ones.  0 or TN_EIO.  Loop thread only
+ * (tests drive a loop with it). */
 int tn_loop_run_once(struct tn_loop *loop, int timeout_ms);
 
 /* Run until tn_loop_stop().  Returns 0 or TN_EIO. */

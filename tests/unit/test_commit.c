@@ -482,6 +482,47 @@ static void test_commit__in_loop_answers_after_the_write(void **state)
     rig_free(r); /* answered_early and wrote_off_loop stay false */
 }
 
+/* An answer as the HTTP layer sends it: by a deferred tick. */
+struct sender {
+    struct tn_loop_post p;
+    struct rig *r;
+    int sent_at; /* writes that had run when the tick sent */
+    struct tn_store_result res;
+};
+
+static void on_send(void *arg)
+{
+    struct sender *s = arg;
+    s->sent_at = s->r->writes;
+}
+
+static void answer_later(void *arg)
+{
+    struct sender *s = arg;
+    tn_loop_defer(s->r->loop, &s->p);
+}
+
+/* In_loop: a batch's answers leave in the pass of its write (not a sync
+ * later); an answer ready before a pass's write leaves before it. */
+static void test_commit__in_loop_answers_leave_with_their_write(void **state)
+{
+    (void)state;
+    struct rig *r = rig_new(60000, true);
+    struct sender tick = {
+        .p = {.fn = on_send, .arg = &tick}, .r = r, .sent_at = -1};
+    add(r, 1);
+    tn_commit_add_waiter(r->c, answer_later, &tick, &tick.res);
+    assert_int_equal(tn_loop_run_once(r->loop, 0), 0);
+    assert_int_equal(r->writes, 1);
+    assert_int_equal(tick.sent_at, 1); /* in the pass of write 1 */
+    tn_loop_defer(r->loop, &tick.p);   /* a read's answer, ready at once */
+    add(r, 2);                         /* then a change */
+    assert_int_equal(tn_loop_run_once(r->loop, 0), 0);
+    assert_int_equal(r->writes, 2);
+    assert_int_equal(tick.sent_at, 1); /* before write 2 */
+    rig_free(r);
+}
+
 struct source {
     struct rig *r;
     int fd;         /* an eventfd, or -1 for the timer */
@@ -553,6 +594,7 @@ int main(void)
         BOTH(test_commit__row_images),
         cmocka_unit_test(test_commit__in_loop_answers_after_the_write),
         cmocka_unit_test(test_commit__in_loop_one_pass_one_batch),
+        cmocka_unit_test(test_commit__in_loop_answers_leave_with_their_write),
     };
     return TN_RUN_TESTS(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
 /* common/loop: timers fire in deadline order (ties in arming order),
  * disarmed and re-armed timers behave, ten thousand timers stay ordered,
  * fd watches fire and stop when removed, deferred calls run once at the
- * end of the turn, posts arrive from another thread.  Timers are armed in
+ * end of the turn and late calls after them, posts arrive from another
+ * thread.  Timers are armed in
  * the past (due now) or far in the future, so nothing waits on the
  * clock. */
 #include <pthread.h>
@@ -187,15 +188,15 @@ struct deferred {
     struct tn_loop *loop;      /* to defer again */
     struct tn_loop_post *then; /* deferred from inside, or NULL */
     int calls;                 /* runs so far */
-    int timer_calls_seen;      /* the timer's count when this ran */
-    const int *timer_calls;    /* the timer's count */
+    int seen;                  /* *watch when this ran, or -1 */
+    const int *watch;          /* a counter to read when this runs */
 };
 
 static void on_deferred(void *arg)
 {
     struct deferred *d = arg;
     d->calls++;
-    d->timer_calls_seen = d->timer_calls != NULL ? *d->timer_calls : -1;
+    d->seen = d->watch != NULL ? *d->watch : -1;
     if (d->then != NULL) {
         tn_loop_defer(d->loop, d->then);
         d->then = NULL;
@@ -234,7 +235,7 @@ static void test_loop__defer_runs_once_at_end(void **state)
     struct deferred a = {.p = {.fn = on_deferred},
                          .loop = loop,
                          .then = &b.p,
-                         .timer_calls = &timer_calls};
+                         .watch = &timer_calls};
     a.p.arg = &a;
     struct deferred c = {.p = {.fn = on_deferred}, .loop = loop};
     c.p.arg = &c;
@@ -251,15 +252,46 @@ static void test_loop__defer_runs_once_at_end(void **state)
                       &timer_calls);
     assert_int_equal(tn_loop_run_once(loop, 0), TN_OK);
     assert_int_equal(a.calls, 1);
-    assert_int_equal(a.timer_calls_seen, 1); /* after the due timer */
-    assert_int_equal(b.calls, 0);            /* deferred from a deferral */
-    assert_int_equal(c.calls, 0);            /* cancelled */
-    assert_int_equal(d.calls, 0);            /* cancelled while running */
+    assert_int_equal(a.seen, 1);  /* after the due timer */
+    assert_int_equal(b.calls, 0); /* deferred from a deferral */
+    assert_int_equal(c.calls, 0); /* cancelled */
+    assert_int_equal(d.calls, 0); /* cancelled while running */
     assert_int_equal(tn_loop_run_once(loop, 0), TN_OK);
     assert_int_equal(a.calls, 1); /* once each */
     assert_int_equal(b.calls, 1); /* in the next turn */
     assert_int_equal(tn_loop_run_once(loop, 0), TN_OK);
     assert_int_equal(a.calls + b.calls + c.calls + d.calls, 2);
+}
+
+/* A late call runs after the iteration's deferred calls, even those
+ * deferred after it; what it defers runs in the same iteration, right
+ * after it (the inline commit's answers leave with their sync, not one
+ * sync later). */
+static void test_loop__late_runs_after_deferred(void **state)
+{
+    struct tn_loop *loop = *state;
+    struct deferred x = {.p = {.fn = on_deferred}, .loop = loop};
+    x.p.arg = &x;
+    struct deferred late = {.p = {.fn = on_deferred},
+                            .loop = loop,
+                            .then = &x.p,
+                            .watch = &x.calls};
+    late.p.arg = &late;
+    struct deferred d = {
+        .p = {.fn = on_deferred}, .loop = loop, .watch = &late.calls};
+    d.p.arg = &d;
+    tn_loop_defer_late(loop, &late.p);
+    tn_loop_defer(loop, &d.p);
+    assert_int_equal(tn_loop_run_once(loop, 0), TN_OK);
+    assert_int_equal(d.calls, 1);
+    assert_int_equal(d.seen, 0); /* before the late call */
+    assert_int_equal(late.calls, 1);
+    assert_int_equal(late.seen, 0); /* x had not run yet */
+    assert_int_equal(x.calls, 1);   /* the same iteration */
+    tn_loop_defer_late(loop, &late.p);
+    tn_loop_cancel(loop, &late.p);
+    assert_int_equal(tn_loop_run_once(loop, 0), TN_OK);
+    assert_int_equal(late.calls, 1); /* cancelled */
 }
 
 struct poster {
@@ -303,6 +335,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_loop__fd_watch_and_unwatch, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_loop__defer_runs_once_at_end,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_loop__late_runs_after_deferred,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_loop__post_from_thread_and_stop,
                                         setup, teardown),

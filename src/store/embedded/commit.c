@@ -348,9 +348,11 @@ static void kick(void *arg)
 }
 
 /* In_loop, the kick is the write itself: at the end of the iteration,
- * after every ready fd and due timer added its rows and before the loop
- * waits again, the loop writes the open batch (pwrite + fdatasync) and
- * only then answers its waiters. */
+ * after every ready fd and due timer added its rows and the answers that
+ * were ready have left (a late call, tn_loop_defer_late), the loop writes
+ * the open batch (pwrite + fdatasync) and only then answers its waiters;
+ * those answers leave in the same iteration, before the loop reads
+ * anything new. */
 static void flush(void *arg)
 {
     struct tn_commit *c = arg;
@@ -369,9 +371,14 @@ static void kick_later(struct tn_commit *c)
     if (c->kick_queued)
         return;
     c->kick_queued = true;
-    c->kick_post.fn = c->cfg.in_loop ? flush : kick;
     c->kick_post.arg = c;
-    tn_loop_defer(c->cfg.loop, &c->kick_post);
+    if (c->cfg.in_loop) {
+        c->kick_post.fn = flush;
+        tn_loop_defer_late(c->cfg.loop, &c->kick_post);
+    } else {
+        c->kick_post.fn = kick;
+        tn_loop_defer(c->cfg.loop, &c->kick_post);
+    }
 }
 
 static size_t add_string(struct tn_batch *b, const char *s)
