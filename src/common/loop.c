@@ -271,9 +271,9 @@ static void run_list(struct tn_loop *loop, struct tn_loop_post **list)
 
 /* Run the calls deferred so far.  Those they defer in turn run at the end
  * of the next iteration (or after this iteration's late calls, below),
- * which polls instead of waiting: work that keeps
- * producing work (a client pipelining requests that are answered at once)
- * cannot keep the loop from the other connections' events. */
+ * which polls instead of waiting: work that keeps producing work (a client
+ * pipelining requests that are answered at once) cannot keep the loop from
+ * the other connections' events. */
 static void run_deferred(struct tn_loop *loop)
 {
     run_list(loop, &loop->deferred);

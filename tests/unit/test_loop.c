@@ -3,9 +3,8 @@
  * disarmed and re-armed timers behave, ten thousand timers stay ordered,
  * fd watches fire and stop when removed, deferred calls run once at the
  * end of the turn and late calls after them, posts arrive from another
- * thread.  Timers are armed in
- * the past (due now) or far in the future, so nothing waits on the
- * clock. */
+ * thread.  Timers are armed in the past (due now) or far in the future, so
+ * nothing waits on the clock. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
