@@ -5,7 +5,7 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       libclang-rt-14-dev curl
-      libhttp-parser-dev libssl-dev libjansson-dev libsqlite3-dev sqlite3 libpq-dev
+      libhttp-parser-dev libssl-dev libjansson-dev libyajl-dev libsqlite3-dev sqlite3 libpq-dev
       libcurl4-openssl-dev openssl libsodium-dev librdkafka-dev libcmocka-dev
       libhiredis-dev postgresql-15 postgresql-contrib kcat faketime spin
       redis-server redis-tools

@@ -1,67 +1,591 @@
 /* SPDX-License-Identifier: MIT */
-/* Request bodies: one strict JSON object, then typed fields with the
- * messages of their 400s. */
+/* Request bodies: yajl's events into a sorted array of the top-level
+ * fields, then typed fields with the messages of their 400s.
+ *
+ * yajl does the grammar, the escapes, number overflow and trailing
+ * bytes; what it lets through and RFC 8259 (or the API) does not is
+ * checked here: before the parse, over the whole body, control bytes,
+ * UTF-8 and surrogate escapes (prescan); during it, escaped NULs,
+ * duplicate keys and the depth. */
 #include "decode.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
 
 #include <tenure/err.h>
 
-#include "common/json.h"
-#include "common/json_arena.h"
 #include "common/name.h"
 
-int tn_decode_body(struct tn_http_req *req, bool allow_empty, json_t **out,
-                   char *msg, size_t msglen)
+#define TN_STR_(x) #x
+#define TN_STR(x) TN_STR_(x)
+
+struct key {
+    const char *s;
+    size_t len;
+};
+
+/* yajl's allocations while one body is parsed: a handle, a lexer, a few
+ * buffers, all freed by yajl_free; taken from a region on the stack (the
+ * heap once it is full), each block after a header with its size for
+ * realloc. */
+#define ARENA_HDR 16
+
+struct arena {
+    size_t used;
+    _Alignas(16) unsigned char mem[4096];
+};
+
+struct parse {
+    struct tn_body *b;
+    yajl_handle h;
+    size_t end;   /* just past the top-level object's '}' */
+    bool escapes; /* the body has a backslash: a string may hold a NUL */
+    int depth;    /* containers open */
+    struct {
+        bool map;
+        size_t key0; /* its first entry in b->keys */
+    } open[TN_DECODE_MAX_DEPTH];
+    const char *why; /* our own reason, when a callback stopped the parse */
+    bool nomem;
+    struct arena arena;
+};
+
+static bool arena_owns(const struct arena *a, const void *p)
 {
-    size_t len = 0;
-    const char *body = tn_http_req_body(req, &len);
-    struct tn_errmsg em = {{0}};
-    *out = NULL;
-    tn_json_arena_begin();
-    int rc = tn_json_parse_object(body, len, allow_empty, out, &em);
-    tn_json_arena_end();
-    if (rc < 0) {
-        (void)snprintf(msg, msglen, "%s",
-                       len == 0 ? "a JSON object body is required" : em.text);
+    return (uintptr_t)p - (uintptr_t)a->mem < sizeof(a->mem);
+}
+
+static void *arena_malloc(void *ctx, size_t n)
+{
+    struct arena *a = ctx;
+    size_t need = ARENA_HDR + ((n + 15) & ~(size_t)15);
+    if (n > sizeof(a->mem) || need > sizeof(a->mem) - a->used)
+        return malloc(n);
+    unsigned char *p = a->mem + a->used;
+    memcpy(p, &n, sizeof(n));
+    a->used += need;
+    return p + ARENA_HDR;
+}
+
+static void arena_free(void *ctx, void *p)
+{
+    if (!arena_owns(ctx, p))
+        free(p);
+}
+
+static void *arena_realloc(void *ctx, void *p, size_t n)
+{
+    if (p == NULL)
+        return arena_malloc(ctx, n);
+    if (!arena_owns(ctx, p))
+        return realloc(p, n);
+    size_t old;
+    memcpy(&old, (unsigned char *)p - ARENA_HDR, sizeof(old));
+    if (n <= old)
+        return p;
+    void *q = arena_malloc(ctx, n);
+    if (q != NULL)
+        memcpy(q, p, old);
+    return q;
+}
+
+static int stop(struct parse *p, const char *why)
+{
+    p->why = why;
+    return 0;
+}
+
+/* A copy of s[0..len), NUL-terminated, in the body's text: never more
+ * than the body's length in all, as a string's copy and its NUL are
+ * shorter than its quoted, escaped form. */
+static const char *copy(struct parse *p, const unsigned char *s, size_t len)
+{
+    struct tn_body *b = p->b;
+    if (len >= b->text_cap - b->text_used) {
+        p->nomem = true;
+        return NULL;
+    }
+    char *d = b->text + b->text_used;
+    memcpy(d, s, len);
+    d[len] = '\0';
+    b->text_used += len + 1;
+    return d;
+}
+
+/* The body was checked whole for UTF-8 and surrogate escapes before the
+ * parse (prescan), so a string can only be wrong by an escaped NUL. */
+static int check_str(struct parse *p, const unsigned char *s, size_t len)
+{
+    if (p->escapes && memchr(s, '\0', len) != NULL)
+        return stop(p, "a string or key holds a NUL");
+    return 1;
+}
+
+static struct tn_body_field *new_field(struct parse *p)
+{
+    struct tn_body *b = p->b;
+    if (b->n == b->fcap) {
+        size_t cap = 2 * b->fcap;
+        struct tn_body_field *v = b->fv == b->fsmall
+                                      ? malloc(cap * sizeof(*v))
+                                      : realloc(b->fv, cap * sizeof(*v));
+        if (v == NULL) {
+            p->nomem = true;
+            return NULL;
+        }
+        if (b->fv == b->fsmall)
+            memcpy(v, b->fsmall, sizeof(b->fsmall));
+        b->fv = v;
+        b->fcap = cap;
+    }
+    return &b->fv[b->n++];
+}
+
+/* A value: kept when it is a top-level field's. */
+static int value(struct parse *p, enum tn_body_type type,
+                 const unsigned char *s, size_t len, int64_t num)
+{
+    if (p->depth == 0)
+        return stop(p, "the body must be a JSON object");
+    if (p->depth > 1)
+        return 1;
+    struct tn_body_field *f = &p->b->fv[p->b->n - 1];
+    f->type = type;
+    f->num = num;
+    if (type == TN_BODY_STRING) {
+        f->str = copy(p, s, len);
+        f->str_len = len;
+        if (f->str == NULL)
+            return 0;
+    }
+    return 1;
+}
+
+static int on_null(void *ctx)
+{
+    return value(ctx, TN_BODY_NULL, NULL, 0, 0);
+}
+
+static int on_bool(void *ctx, int v)
+{
+    return value(ctx, TN_BODY_BOOL, NULL, 0, v != 0);
+}
+
+static int on_int(void *ctx, long long v)
+{
+    return value(ctx, TN_BODY_INT, NULL, 0, v);
+}
+
+static int on_real(void *ctx, double v)
+{
+    (void)v;
+    return value(ctx, TN_BODY_REAL, NULL, 0, 0);
+}
+
+static int on_string(void *ctx, const unsigned char *s, size_t len)
+{
+    return check_str(ctx, s, len) && value(ctx, TN_BODY_STRING, s, len, 0);
+}
+
+static int open_container(struct parse *p, bool map)
+{
+    if (p->depth == 0 && !map)
+        return stop(p, "the body must be a JSON object");
+    if (p->depth == TN_DECODE_MAX_DEPTH)
+        return stop(
+            p, "nested deeper than " TN_STR(TN_DECODE_MAX_DEPTH) " levels");
+    if (p->depth == 1 &&
+        !value(p, map ? TN_BODY_OBJECT : TN_BODY_ARRAY, NULL, 0, 0))
+        return 0;
+    p->open[p->depth].map = map;
+    p->open[p->depth].key0 = p->b->keys.len;
+    p->depth++;
+    return 1;
+}
+
+static int on_start_map(void *ctx)
+{
+    return open_container(ctx, true);
+}
+
+static int on_start_array(void *ctx)
+{
+    return open_container(ctx, false);
+}
+
+static int on_key(void *ctx, const unsigned char *s, size_t len)
+{
+    struct parse *p = ctx;
+    if (!check_str(p, s, len))
+        return 0;
+    const char *k = copy(p, s, len);
+    if (k == NULL)
+        return 0;
+    if (p->depth == 1) {
+        struct tn_body_field *f = new_field(p);
+        if (f == NULL)
+            return 0;
+        *f = (struct tn_body_field){.key = k, .key_len = len};
+        return 1;
+    }
+    struct key e = {k, len};
+    if (tn_buf_append(&p->b->keys, &e, sizeof(e)) == 0)
+        return 1;
+    p->nomem = true;
+    return 0;
+}
+
+/* Shorter first, then bytewise: unequal lengths decide without a
+ * memcmp. */
+static int cmp_bytes(const char *a, size_t alen, const char *b, size_t blen)
+{
+    if (alen != blen)
+        return alen < blen ? -1 : 1;
+    return memcmp(a, b, alen);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    const struct key *x = a, *y = b;
+    return cmp_bytes(x->s, x->len, y->s, y->len);
+}
+
+static int cmp_field(const void *a, const void *b)
+{
+    const struct tn_body_field *x = a, *y = b;
+    return cmp_bytes(x->key, x->key_len, y->key, y->key_len);
+}
+
+/* Whether no two of the n entries of sz bytes at base are equal.  A
+ * body's object has a handful of keys: compared pairwise; past 16 they
+ * are sorted first (the top level's stay sorted, for tn_decode_field). */
+static int unique(void *base, size_t n, size_t sz,
+                  int (*cmp)(const void *, const void *))
+{
+    char *v = base;
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = 0; j < i; j++)
+                if (cmp(v + j * sz, v + i * sz) == 0)
+                    return 0;
+        return 1;
+    }
+    qsort(base, n, sz, cmp);
+    for (size_t i = 1; i < n; i++)
+        if (cmp(v + (i - 1) * sz, v + i * sz) == 0)
+            return 0;
+    return 1;
+}
+
+static int on_end_map(void *ctx)
+{
+    struct parse *p = ctx;
+    p->depth--;
+    int ok;
+    if (p->depth == 0) {
+        p->end = yajl_get_bytes_consumed(p->h);
+        ok = unique(p->b->fv, p->b->n, sizeof(struct tn_body_field), cmp_field);
+    } else {
+        struct tn_buf *k = &p->b->keys;
+        size_t key0 = p->open[p->depth].key0;
+        size_t n = (k->len - key0) / sizeof(struct key);
+        ok = n < 2 || unique(k->data + key0, n, sizeof(struct key), cmp_key);
+        k->len = key0;
+    }
+    return ok ? 1 : stop(p, "duplicate key");
+}
+
+static int on_end_array(void *ctx)
+{
+    struct parse *p = ctx;
+    p->depth--;
+    return 1;
+}
+
+static const yajl_callbacks events = {
+    .yajl_null = on_null,
+    .yajl_boolean = on_bool,
+    .yajl_integer = on_int,
+    .yajl_double = on_real,
+    .yajl_string = on_string,
+    .yajl_start_map = on_start_map,
+    .yajl_map_key = on_key,
+    .yajl_end_map = on_end_map,
+    .yajl_start_array = on_start_array,
+    .yajl_end_array = on_end_array,
+};
+
+static int hex4(const char *s, unsigned *out)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+                                            : 16u;
+        if (d == 16)
+            return 0;
+        v = v << 4 | d;
+    }
+    *out = v;
+    return 1;
+}
+
+/* Whether every \u escape of a surrogate in buf is a high one followed by
+ * a low one.  In valid JSON every backslash is in a string and the first
+ * of an escape, so the escapes are read in order from the start; what is
+ * not valid JSON is yajl's to refuse. */
+static bool surrogates_paired(const char *buf, size_t len)
+{
+    const char *s = memchr(buf, '\\', len);
+    const char *end = buf + len;
+    while (s != NULL && end - s >= 2) {
+        unsigned hi = 0, lo = 0;
+        if (s[1] == 'u' && end - s >= 6 && hex4(s + 2, &hi) && hi >= 0xD800 &&
+            hi <= 0xDFFF) {
+            if (hi >= 0xDC00 || end - s < 12 || s[6] != '\\' || s[7] != 'u' ||
+                !hex4(s + 8, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+                return false;
+            s += 12;
+        } else {
+            s += 2;
+        }
+        s = s < end ? memchr(s, '\\', (size_t)(end - s)) : NULL;
+    }
+    return true;
+}
+
+/* 8 bytes at a time: whether any is below 0x20, at or above 0x80, or a
+ * backslash, i.e. whether the slow path has to look at them. */
+static bool plain8(const char *s)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    uint64_t w;
+    memcpy(&w, s, sizeof(w));
+    uint64_t bs = w ^ (ones * '\\');
+    uint64_t below = (w - ones * 0x20) | (bs - ones) | w;
+    return (below & high) == 0;
+}
+
+/* What yajl lets through and the API does not, over the whole body at
+ * once: a control byte but the white space RFC 8259 allows (yajl reads
+ * form feed and vertical tab as white space), UTF-8 that is not well
+ * formed (yajl checks only its shape: overlongs, surrogates and code
+ * points past U+10FFFF pass), and \u escapes of unpaired surrogates
+ * (which yajl turns into '?' or into another character).  NULL, or why
+ * not; *escapes tells whether the body has a backslash. */
+static const char *prescan(const char *buf, size_t len, bool *escapes)
+{
+    size_t i = 0;
+    *escapes = false;
+    while (i < len) {
+        if (len - i >= 8 && plain8(buf + i)) {
+            i += 8;
+            continue;
+        }
+        unsigned char c = (unsigned char)buf[i];
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+            return "a control byte outside the white space JSON allows";
+        if (c == '\\')
+            *escapes = true;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n = tn_utf8_char(buf + i, len - i);
+        if (n == 0)
+            return "bytes that are not well-formed UTF-8";
+        i += n;
+    }
+    if (*escapes && !surrogates_paired(buf, len))
+        return "a \\u escape of an unpaired surrogate";
+    return NULL;
+}
+
+/* yajl lets a trailing token it has not seen the end of pass (an
+ * unterminated string after the object): only white space may follow. */
+static bool only_space_after(const char *buf, size_t len, size_t end)
+{
+    for (size_t i = end; i < len; i++)
+        if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r')
+            return false;
+    return true;
+}
+
+static int fail(char *msg, size_t msglen, const char *text)
+{
+    (void)snprintf(msg, msglen, "%s", text);
+    return TN_EINVAL;
+}
+
+static int parse_error(yajl_handle h, const struct parse *p, const char *buf,
+                       size_t len, char *msg, size_t msglen)
+{
+    if (p->nomem)
+        return TN_ENOMEM;
+    if (p->why != NULL && strcmp(p->why, "the body must be a JSON object") == 0)
+        return fail(msg, msglen, p->why);
+    size_t at = yajl_get_bytes_consumed(h);
+    unsigned char *e = NULL;
+    const char *why = p->why;
+    if (why == NULL) {
+        e = yajl_get_error(h, 0, (const unsigned char *)buf, len);
+        why = e != NULL ? (const char *)e : "malformed";
+    }
+    size_t n = strcspn(why, "\n");
+    (void)snprintf(msg, msglen, "malformed JSON body: %.*s at byte %zu", (int)n,
+                   why, at);
+    if (e != NULL)
+        yajl_free_error(h, e);
+    return TN_EINVAL;
+}
+
+static void init(struct tn_body *b)
+{
+    b->fields = NULL;
+    b->n = 0;
+    b->fv = b->fsmall;
+    b->fcap = TN_BODY_FIELDS_INLINE;
+    b->text = b->tsmall;
+    b->text_used = 0;
+    b->text_cap = sizeof(b->tsmall);
+    tn_buf_init(&b->keys, SIZE_MAX / 2);
+}
+
+int tn_decode_json(const char *buf, size_t len, bool allow_empty,
+                   struct tn_body *out, char *msg, size_t msglen)
+{
+    init(out);
+    if (len == 0)
+        return allow_empty
+                   ? TN_OK
+                   : fail(msg, msglen, "a JSON object body is required");
+    struct parse p;
+    p.b = out;
+    p.depth = 0;
+    p.why = prescan(buf, len, &p.escapes);
+    p.nomem = false;
+    p.arena.used = 0;
+    if (p.why != NULL) {
+        (void)snprintf(msg, msglen, "malformed JSON body: %s", p.why);
         return TN_EINVAL;
     }
+    if (len + 1 > out->text_cap) {
+        out->text = malloc(len + 1);
+        out->text_cap = len + 1;
+    }
+    yajl_alloc_funcs af = {arena_malloc, arena_realloc, arena_free, &p.arena};
+    yajl_handle h = out->text != NULL ? yajl_alloc(&events, &af, &p) : NULL;
+    if (h == NULL)
+        return TN_ENOMEM;
+    p.h = h;
+    p.end = len;
+    yajl_status st = yajl_parse(h, (const unsigned char *)buf, len);
+    if (st == yajl_status_ok)
+        st = yajl_complete_parse(h);
+    int rc = st == yajl_status_ok ? TN_OK
+                                  : parse_error(h, &p, buf, len, msg, msglen);
+    if (rc == TN_OK && !only_space_after(buf, len, p.end)) {
+        (void)snprintf(msg, msglen,
+                       "malformed JSON body: trailing garbage at byte %zu",
+                       p.end);
+        rc = TN_EINVAL;
+    }
+    yajl_free(h);
+    out->fields = out->fv;
+    return rc;
+}
+
+void tn_decode_done(struct tn_body *b)
+{
+    if (b->text != b->tsmall)
+        free(b->text);
+    if (b->fv != b->fsmall)
+        free(b->fv);
+    tn_buf_release(&b->keys);
+    init(b);
+}
+
+const struct tn_body_field *tn_decode_field(const struct tn_body *b,
+                                            const char *key)
+{
+    size_t len = strlen(key);
+    if (b->n <= 16) {
+        for (size_t i = 0; i < b->n; i++)
+            if (b->fields[i].key_len == len &&
+                memcmp(b->fields[i].key, key, len) == 0)
+                return &b->fields[i];
+        return NULL;
+    }
+    struct tn_body_field k = {.key = key, .key_len = len};
+    return bsearch(&k, b->fields, b->n, sizeof(k), cmp_field);
+}
+
+/* The field, or NULL when it is absent or null. */
+static const struct tn_body_field *present(const struct tn_body *b,
+                                           const char *key)
+{
+    const struct tn_body_field *f = tn_decode_field(b, key);
+    return f == NULL || f->type == TN_BODY_NULL ? NULL : f;
+}
+
+int tn_decode_str(const struct tn_body *b, const char *key, const char **out,
+                  size_t *len, char *msg, size_t msglen)
+{
+    const struct tn_body_field *f = present(b, key);
+    if (f == NULL)
+        return TN_ENOTFOUND;
+    if (f->type != TN_BODY_STRING) {
+        (void)snprintf(msg, msglen, "field \"%s\" must be a string", key);
+        return TN_EINVAL;
+    }
+    *out = f->str;
+    *len = f->str_len;
     return TN_OK;
 }
 
-int tn_decode_name(json_t *o, const char *key, size_t max, bool required,
-                   const char **out, char *msg, size_t msglen)
+int tn_decode_name(const struct tn_body *b, const char *key, size_t max,
+                   bool required, const char **out, char *msg, size_t msglen)
 {
-    struct tn_errmsg em = {{0}};
     size_t len = 0;
-    int rc = tn_json_get_str(o, key, out, &len, &em);
+    int rc = tn_decode_str(b, key, out, &len, msg, msglen);
     if (rc == TN_ENOTFOUND && !required) {
         *out = NULL;
         return TN_OK;
     }
     if (rc == TN_ENOTFOUND)
         (void)snprintf(msg, msglen, "field \"%s\" is required", key);
-    else if (rc < 0)
-        (void)snprintf(msg, msglen, "%s", em.text);
-    else if (!tn_name_is_valid(*out, len, max))
+    else if (rc == TN_OK && !tn_name_is_valid(*out, len, max))
         (void)snprintf(msg, msglen,
                        "field \"%s\" must be 1-%zu bytes of printable UTF-8",
                        key, max);
     else
-        return TN_OK;
+        return rc;
     return TN_EINVAL;
 }
 
-int tn_decode_int(json_t *o, const char *key, int64_t min, int64_t max,
-                  bool required, int64_t *out, char *msg, size_t msglen)
+int tn_decode_int(const struct tn_body *b, const char *key, int64_t min,
+                  int64_t max, bool required, int64_t *out, char *msg,
+                  size_t msglen)
 {
-    struct tn_errmsg em = {{0}};
-    int rc = tn_json_get_int(o, key, min, max, out, &em);
-    if (rc == TN_ENOTFOUND && !required)
+    const struct tn_body_field *f = present(b, key);
+    if (f == NULL && !required)
         return TN_OK;
-    if (rc == TN_ENOTFOUND)
+    if (f == NULL)
         (void)snprintf(msg, msglen, "field \"%s\" is required", key);
-    else if (rc < 0)
-        (void)snprintf(msg, msglen, "%s", em.text);
-    return rc == TN_ENOTFOUND ? TN_EINVAL : rc;
+    else if (f->type != TN_BODY_INT)
+        (void)snprintf(msg, msglen, "field \"%s\" must be an integer", key);
+    else if (f->num < min || f->num > max)
+        (void)snprintf(msg, msglen,
+                       "field \"%s\" must be between %lld and %lld", key,
+                       (long long)min, (long long)max);
+    else {
+        *out = f->num;
+        return TN_OK;
+    }
+    return TN_EINVAL;
 }

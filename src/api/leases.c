@@ -2,7 +2,6 @@
 /* The lease routes of DESIGN §3: strict decoding (every rejected request
  * leaves state unchanged because nothing reaches the store before it is
  * fully validated), store calls, and the reply shapes. */
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,7 +9,6 @@
 #include <tenure/fence.h>
 
 #include "api_int.h"
-#include "common/json.h"
 #include "common/name.h"
 #include "common/rand.h"
 #include "decode.h"
@@ -146,32 +144,29 @@ static void client_left(void *arg)
 void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
 {
     char msg[200] = "bad request";
-    json_t *o = NULL;
+    struct tn_body o;
     struct tn_acquire_req r = {0};
     uint8_t secret[TN_SECRET_BYTES];
     const struct tn_api_config *cfg = &c->api->cfg;
     int rc = tn_decode_body(c->req, false, &o, msg, sizeof(msg));
     if (rc == 0)
-        rc = tn_decode_name(o, "name", TN_NAME_MAX_BYTES, true, &r.name, msg,
+        rc = tn_decode_name(&o, "name", TN_NAME_MAX_BYTES, true, &r.name, msg,
                             sizeof(msg));
     if (rc == 0)
-        rc = tn_decode_name(o, "owner_id", TN_OWNER_MAX_BYTES, true,
+        rc = tn_decode_name(&o, "owner_id", TN_OWNER_MAX_BYTES, true,
                             &r.owner_id, msg, sizeof(msg));
     if (rc == 0)
-        rc = tn_decode_int(o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, true,
+        rc = tn_decode_int(&o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, true,
                            &r.ttl_ms, msg, sizeof(msg));
-    /* The three required fields found and nothing else there: the
-     * optional ones are absent, and looking each up costs a hash. */
-    bool optional = rc == 0 && json_object_size(o) > 3;
-    if (optional)
-        rc = tn_decode_int(o, "lock_delay_ms", 0, cfg->max_ttl_ms, false,
+    if (rc == 0)
+        rc = tn_decode_int(&o, "lock_delay_ms", 0, cfg->max_ttl_ms, false,
                            &r.lock_delay_ms, msg, sizeof(msg));
-    if (optional && rc == 0)
-        rc = tn_decode_name(o, "request_id", REQUEST_ID_MAX_BYTES, false,
+    if (rc == 0)
+        rc = tn_decode_name(&o, "request_id", REQUEST_ID_MAX_BYTES, false,
                             &r.request_id, msg, sizeof(msg));
-    if (optional && rc == 0)
-        rc = tn_decode_int(o, "wait_ms", 0, cfg->max_wait_ms, false, &r.wait_ms,
-                           msg, sizeof(msg));
+    if (rc == 0)
+        rc = tn_decode_int(&o, "wait_ms", 0, cfg->max_wait_ms, false,
+                           &r.wait_ms, msg, sizeof(msg));
     if (rc == 0 && r.wait_ms > 0 && !cfg->store->backend->caps.waits) {
         /* Refused, never silently ignored. */
         (void)snprintf(msg, sizeof(msg),
@@ -181,18 +176,18 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
         rc = TN_EINVAL;
     }
     if (rc == 0 && tn_rand_small(secret, sizeof(secret)) < 0) {
-        json_decref(o);
+        tn_decode_done(&o);
         tn_api_fail(c, TN_EINTERNAL, "no randomness for the lease secret");
         return;
     }
     if (rc < 0) {
-        json_decref(o);
-        tn_api_fail(c, TN_EINVAL, msg);
+        tn_decode_done(&o);
+        tn_api_fail(c, rc == TN_ENOMEM ? TN_ENOMEM : TN_EINVAL, msg);
         return;
     }
     r.name_len = strlen(r.name);
     if (tn_api_admit(c, m, r.name, r.name_len) < 0) {
-        json_decref(o);
+        tn_decode_done(&o);
         return;
     }
     r.principal =
@@ -204,7 +199,7 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     if (r.wait_ms > 0 && s->ops->cancel_wait != NULL)
         tn_http_req_on_disconnect(c->req, client_left, c);
     s->ops->acquire(s, &r, &c->result, acquired, c);
-    json_decref(o); /* the store copied what it keeps */
+    tn_decode_done(&o); /* the store copied what it keeps */
 }
 
 static void renewed(void *arg)
@@ -238,8 +233,9 @@ static void released(void *arg)
 }
 
 /* Decode {"token","lease_secret"[,"ttl_ms"]} into r. */
-static int decode_token_req(struct tn_api_call *c, json_t *o, bool renew,
-                            struct tn_token_req *r, char *msg, size_t msglen)
+static int decode_token_req(struct tn_api_call *c, const struct tn_body *o,
+                            bool renew, struct tn_token_req *r, char *msg,
+                            size_t msglen)
 {
     const struct tn_api_config *cfg = &c->api->cfg;
     int64_t token = 0;
@@ -247,9 +243,8 @@ static int decode_token_req(struct tn_api_call *c, json_t *o, bool renew,
         tn_decode_int(o, "token", 1, TOKEN_MAX - 1, true, &token, msg, msglen);
     const char *secret = NULL;
     size_t slen = 0;
-    struct tn_errmsg em = {{0}};
     if (rc == 0 &&
-        tn_json_get_str(o, "lease_secret", &secret, &slen, &em) < 0) {
+        tn_decode_str(o, "lease_secret", &secret, &slen, msg, msglen) < 0) {
         (void)snprintf(msg, msglen,
                        "field \"lease_secret\" is required and "
                        "must be a string");
@@ -277,11 +272,11 @@ static void token_op(struct tn_api_call *c, const struct tn_route_match *m,
     struct tn_token_req r = {.name = c->name, .name_len = c->name_len};
     int rc = TN_OK;
     r.force = !renew && m->force;
-    json_t *o = NULL;
+    struct tn_body o;
     rc = tn_decode_body(c->req, r.force, &o, msg, sizeof(msg));
     if (rc == 0 && !r.force)
-        rc = decode_token_req(c, o, renew, &r, msg, sizeof(msg));
-    json_decref(o);
+        rc = decode_token_req(c, &o, renew, &r, msg, sizeof(msg));
+    tn_decode_done(&o);
     if (rc < 0) {
         tn_api_fail(c, rc, msg);
         return;

@@ -49,3 +49,9 @@ bool tn_name_is_valid(const char *s, size_t len, size_t max_bytes)
     }
     return true;
 }
+
+size_t tn_utf8_char(const char *s, size_t left)
+{
+    uint32_t cp;
+    return utf8_seq((const uint8_t *)s, left, &cp);
+}

@@ -14,4 +14,8 @@
 /* True if s[0..len) is 1..max_bytes of printable UTF-8. */
 bool tn_name_is_valid(const char *s, size_t len, size_t max_bytes);
 
+/* The length (1..4) of the well-formed UTF-8 character (RFC 3629) that
+ * s[0..left) starts with, or 0 if it starts with none.  left > 0. */
+size_t tn_utf8_char(const char *s, size_t left);
+
 #endif

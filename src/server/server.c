@@ -28,7 +28,6 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/clock.h"
-#include "common/json_arena.h"
 #include "common/log.h"
 #include "common/loop.h"
 #include "http/http.h"
@@ -472,7 +471,6 @@ int tn_server_run(const struct tn_config *cfg)
                cfg->listen);
         return 2;
     }
-    tn_json_arena_install(); /* before any thread: see json_arena.h */
     s.loop = tn_loop_new();
     if (s.loop == NULL)
         return 1;

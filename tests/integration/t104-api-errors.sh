@@ -50,6 +50,14 @@ bad_acquire "JSON null" 'null'
 bad_acquire "empty body" ''
 bad_acquire "empty object" '{}'
 bad_acquire "malformed, no Content-Type" '{"name":' -
+bad_acquire "duplicate key in a nested object" "{\"name\":\"e:1\",$ok,\"x\":{\"a\":1,\"a\":2}}"
+bad_acquire "unterminated string after the object" "{\"name\":\"e:1\",$ok}\"x"
+bad_acquire "escaped NUL in an unknown field" "{\"name\":\"e:1\",$ok,\"x\":\"a\\u0000b\"}"
+bad_acquire "unpaired surrogate escape" "{\"name\":\"e:1\\ud800\",$ok}"
+bad_acquire "high surrogate before a letter" "{\"name\":\"e:\\ud800\\u0041\",$ok}"
+bad_acquire "form feed between tokens" "$(printf '{"name":"e:1",\f%s}' "$ok")"
+deep="{\"name\":\"e:1\",$ok,\"x\":$(printf '[%.0s' $(seq 1 40))$(printf ']%.0s' $(seq 1 40))}"
+bad_acquire "nested 41 levels deep" "$deep"
 pass "malformed JSON, duplicate keys, trailing garbage, non-objects: 400"
 
 # --- wrong types

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Strict parsing of request bodies (src/common/json.c), the one decoder
- * of request bodies under src/api/decode.c: what it refuses, and the
- * messages of its typed getters. */
+/* Strict parsing of JSON objects (src/common/json.c), which the client
+ * reads answers and the server its auth file with: what it refuses, and
+ * the messages of its typed getters. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/* The decoder of request bodies (src/api/decode.c): what it keeps, what
+ * it refuses (each a strictness rule of the API), and the messages of its
+ * typed fields, which the 400s carry. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/decode.h"
+#include "tn_test.h"
+
+#include <cmocka.h>
+
+static char msg[200];
+
+static void decode_ok(const char *s, size_t len, struct tn_body *b)
+{
+    msg[0] = '\0';
+    int rc = tn_decode_json(s, len, false, b, msg, sizeof(msg));
+    if (rc != 0)
+        fail_msg("refused %.*s: %s", (int)len, s, msg);
+}
+
+static const struct tn_body_field *
+field(const struct tn_body *b, const char *key, enum tn_body_type type)
+{
+    const struct tn_body_field *f = tn_decode_field(b, key);
+    assert_non_null(f);
+    assert_int_equal(f->type, type);
+    return f;
+}
+
+static void test_keeps_the_top_level_fields(void **state)
+{
+    (void)state;
+    static const char s[] =
+        "{\"name\":\"shard:8841\",\"owner_id\":\"indexer-17\",\"ttl_ms\":10000,"
+        "\"x\":{\"name\":\"inner\",\"y\":[1,{\"z\":null}]},\"f\":false,"
+        "\"t\":true,\"n\":null,\"r\":1.5,\"a\":[],\"esc\":\"a\\\"\\n\\u00e9"
+        "\\ud83d\\ude00\\\\ud800\"}";
+    struct tn_body b;
+    decode_ok(s, sizeof(s) - 1, &b);
+    assert_int_equal(b.n, 10);
+    assert_string_equal(field(&b, "name", TN_BODY_STRING)->str, "shard:8841");
+    assert_int_equal(field(&b, "name", TN_BODY_STRING)->str_len, 10);
+    assert_string_equal(field(&b, "owner_id", TN_BODY_STRING)->str,
+                        "indexer-17");
+    assert_true(field(&b, "ttl_ms", TN_BODY_INT)->num == 10000);
+    (void)field(&b, "x", TN_BODY_OBJECT);
+    assert_true(field(&b, "f", TN_BODY_BOOL)->num == 0);
+    assert_true(field(&b, "t", TN_BODY_BOOL)->num == 1);
+    (void)field(&b, "n", TN_BODY_NULL);
+    (void)field(&b, "r", TN_BODY_REAL);
+    (void)field(&b, "a", TN_BODY_ARRAY);
+    /* Escapes decoded; a surrogate pair is one 4-byte character; an
+     * escaped backslash before "ud800" is text, not an escape. */
+    const struct tn_body_field *e = field(&b, "esc", TN_BODY_STRING);
+    assert_int_equal(e->str_len, 15);
+    assert_memory_equal(e->str, "a\"\n\xc3\xa9\xf0\x9f\x98\x80\\ud800", 15);
+    assert_null(tn_decode_field(&b, "y"));
+    assert_null(tn_decode_field(&b, "nam"));
+    tn_decode_done(&b);
+}
+
+static void test_refuses(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *what, *body;
+    } bad[] = {
+        {"duplicate key", "{\"a\":1,\"b\":2,\"a\":3}"},
+        {"duplicate key, nested", "{\"a\":{\"b\":1,\"b\":2}}"},
+        {"duplicate key, in an array", "{\"a\":[{\"b\":1},{\"c\":1,\"c\":1}]}"},
+        {"trailing garbage", "{\"a\":1} x"},
+        {"a second object", "{\"a\":1}{}"},
+        {"an unterminated string after", "{\"a\":1}\"x"},
+        {"a quote after", "{\"a\":1} \""},
+        {"not an object: array", "[{\"a\":1}]"},
+        {"not an object: string", "\"a\""},
+        {"not an object: number", "42"},
+        {"not an object: null", "null"},
+        {"unterminated", "{\"a\":"},
+        {"whitespace only", "  \n"},
+        {"a comment", "/* c */{\"a\":1}"},
+        {"single quotes", "{'a':1}"},
+        {"a leading zero", "{\"a\":01}"},
+        {"NaN", "{\"a\":NaN}"},
+        {"a trailing comma", "{\"a\":1,}"},
+        {"escaped NUL in a string", "{\"a\":\"x\\u0000y\"}"},
+        {"escaped NUL in a key", "{\"x\\u0000\":1}"},
+        {"escaped NUL, nested", "{\"a\":[\"\\u0000\"]}"},
+        {"raw control byte in a string", "{\"a\":\"x\x01y\"}"},
+        {"form feed between tokens", "{\"a\":\f1}"},
+        {"vertical tab between tokens", "{\v\"a\":1}"},
+        {"overlong UTF-8", "{\"a\":\"\xc0\xaf\"}"},
+        {"UTF-8 of a surrogate", "{\"a\":\"\xed\xa0\x80\"}"},
+        {"UTF-8 past U+10FFFF", "{\"a\":\"\xf4\x90\x80\x80\"}"},
+        {"a cut UTF-8 sequence", "{\"a\":\"\xe2\x82\"}"},
+        {"a lone high surrogate", "{\"a\":\"\\ud800x\"}"},
+        {"a lone high surrogate at the end", "{\"a\":\"\\ud800\"}"},
+        {"a high surrogate before a non-surrogate",
+         "{\"a\":\"\\ud800\\u0041\"}"},
+        {"a lone low surrogate", "{\"a\":\"\\udc00\"}"},
+        {"two high surrogates", "{\"a\":\"\\ud800\\ud800\"}"},
+        {"integer overflow", "{\"a\":99999999999999999999}"},
+        {"-2^63 (yajl's range ends one short of it)",
+         "{\"a\":-9223372036854775808}"},
+        {"real overflow", "{\"a\":1e400}"},
+        {"a bad escape", "{\"a\":\"\\x41\"}"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct tn_body b;
+        msg[0] = '\0';
+        int rc = tn_decode_json(bad[i].body, strlen(bad[i].body), false, &b,
+                                msg, sizeof(msg));
+        if (rc != TN_EINVAL)
+            fail_msg("%s: accepted %s", bad[i].what, bad[i].body);
+        assert_true(msg[0] != '\0');
+        tn_decode_done(&b);
+    }
+}
+
+/* 32 levels are fine, 33 are not: a body has no use for depth, and the
+ * bound keeps the decoder's state fixed. */
+static void test_depth(void **state)
+{
+    (void)state;
+    char s[200];
+    for (int depth = 31; depth <= 33; depth++) {
+        size_t n = 0;
+        memcpy(s, "{\"a\":", 5);
+        n = 5;
+        for (int i = 1; i < depth; i++)
+            s[n++] = '[';
+        s[n++] = '1';
+        for (int i = 1; i < depth; i++)
+            s[n++] = ']';
+        s[n++] = '}';
+        struct tn_body b;
+        int rc = tn_decode_json(s, n, false, &b, msg, sizeof(msg));
+        assert_int_equal(rc, depth <= TN_DECODE_MAX_DEPTH ? 0 : TN_EINVAL);
+        if (rc != 0)
+            assert_non_null(strstr(msg, "nested deeper than 32 levels"));
+        tn_decode_done(&b);
+    }
+}
+
+/* Many keys: all kept, and one repeated far apart is still found. */
+static void test_many_keys(void **state)
+{
+    (void)state;
+    enum { N = 2000 };
+    char *s = malloc(N * 16 + 32);
+    assert_non_null(s);
+    for (int dup = 0; dup <= 1; dup++) {
+        size_t n = 0;
+        s[n++] = '{';
+        for (int i = 0; i < N; i++)
+            n += (size_t)snprintf(s + n, 32, "%s\"k%d\":%d", i ? "," : "",
+                                  dup && i == N - 1 ? 7 : i, i);
+        s[n++] = '}';
+        struct tn_body b;
+        int rc = tn_decode_json(s, n, false, &b, msg, sizeof(msg));
+        assert_int_equal(rc, dup ? TN_EINVAL : 0);
+        if (!dup) {
+            assert_int_equal(b.n, N);
+            assert_true(field(&b, "k1234", TN_BODY_INT)->num == 1234);
+        }
+        tn_decode_done(&b);
+    }
+    free(s);
+}
+
+static void test_empty(void **state)
+{
+    (void)state;
+    struct tn_body b;
+    assert_int_equal(tn_decode_json("", 0, true, &b, msg, sizeof(msg)), 0);
+    assert_int_equal(b.n, 0);
+    assert_null(tn_decode_field(&b, "a"));
+    tn_decode_done(&b);
+    assert_int_equal(tn_decode_json("", 0, false, &b, msg, sizeof(msg)),
+                     TN_EINVAL);
+    assert_string_equal(msg, "a JSON object body is required");
+    tn_decode_done(&b);
+    assert_int_equal(tn_decode_json("[]", 2, true, &b, msg, sizeof(msg)),
+                     TN_EINVAL);
+    assert_string_equal(msg, "the body must be a JSON object");
+    tn_decode_done(&b);
+}
+
+/* The typed fields' messages, which the API's 400s carry. */
+static void test_field_messages(void **state)
+{
+    (void)state;
+    static const char s[] =
+        "{\"a\":1,\"b\":\"x\",\"c\":null,\"d\":\"\\u0001\"}";
+    struct tn_body b;
+    decode_ok(s, sizeof(s) - 1, &b);
+    const char *str = NULL;
+    size_t len = 0;
+    int64_t n = 0;
+    assert_int_equal(tn_decode_str(&b, "a", &str, &len, msg, sizeof(msg)),
+                     TN_EINVAL);
+    assert_string_equal(msg, "field \"a\" must be a string");
+    assert_int_equal(tn_decode_int(&b, "b", 0, 9, true, &n, msg, sizeof(msg)),
+                     TN_EINVAL);
+    assert_string_equal(msg, "field \"b\" must be an integer");
+    assert_int_equal(tn_decode_int(&b, "a", 2, 10, true, &n, msg, sizeof(msg)),
+                     TN_EINVAL);
+    assert_string_equal(msg, "field \"a\" must be between 2 and 10");
+    assert_int_equal(tn_decode_int(&b, "c", 2, 10, true, &n, msg, sizeof(msg)),
+                     TN_EINVAL);
+    assert_string_equal(msg, "field \"c\" is required");
+    n = 42;
+    assert_int_equal(tn_decode_int(&b, "c", 2, 10, false, &n, msg, sizeof(msg)),
+                     0);
+    assert_true(n == 42); /* null is absent: untouched */
+    assert_int_equal(tn_decode_str(&b, "zz", &str, &len, msg, sizeof(msg)),
+                     TN_ENOTFOUND);
+    assert_int_equal(tn_decode_name(&b, "zz", 8, true, &str, msg, sizeof(msg)),
+                     TN_EINVAL);
+    assert_string_equal(msg, "field \"zz\" is required");
+    assert_int_equal(tn_decode_name(&b, "zz", 8, false, &str, msg, sizeof(msg)),
+                     0);
+    assert_null(str);
+    assert_int_equal(tn_decode_name(&b, "d", 8, true, &str, msg, sizeof(msg)),
+                     TN_EINVAL);
+    assert_string_equal(msg,
+                        "field \"d\" must be 1-8 bytes of printable UTF-8");
+    assert_int_equal(tn_decode_name(&b, "b", 8, true, &str, msg, sizeof(msg)),
+                     0);
+    assert_string_equal(str, "x");
+    assert_int_equal(tn_decode_int(&b, "a", 1, 1, true, &n, msg, sizeof(msg)),
+                     0);
+    assert_true(n == 1);
+    tn_decode_done(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keeps_the_top_level_fields),
+        cmocka_unit_test(test_refuses),
+        cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_many_keys),
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_field_messages),
+    };
+    return TN_RUN_TESTS(tests, NULL, NULL);
+}
