@@ -510,17 +510,9 @@ void tn_decode_done(struct tn_body *b)
     init(b);
 }
 
-const struct tn_body_field *tn_decode_field(const struct tn_body *b,
-                                            const char *key)
+const struct tn_body_field *tn_decode_field_sorted(const struct tn_body *b,
+                                                   const char *key, size_t len)
 {
-    size_t len = strlen(key);
-    if (b->n <= 16) {
-        for (size_t i = 0; i < b->n; i++)
-            if (b->fields[i].key_len == len &&
-                memcmp(b->fields[i].key, key, len) == 0)
-                return &b->fields[i];
-        return NULL;
-    }
     struct tn_body_field k = {.key = key, .key_len = len};
     return bsearch(&k, b->fields, b->n, sizeof(k), cmp_field);
 }

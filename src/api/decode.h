@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/buf.h"
 #include "http/http.h"
@@ -78,9 +79,25 @@ static inline int tn_decode_body(struct tn_http_req *req, bool allow_empty,
 
 void tn_decode_done(struct tn_body *b);
 
-/* The top-level field named key, or NULL. */
-const struct tn_body_field *tn_decode_field(const struct tn_body *b,
-                                            const char *key);
+/* The top-level field named key[0..len), or NULL, when there are more
+ * than 16 (sorted). */
+const struct tn_body_field *tn_decode_field_sorted(const struct tn_body *b,
+                                                   const char *key, size_t len);
+
+/* The top-level field named key, or NULL.  Inline: keys are literals,
+ * whose length is known when compiling. */
+static inline const struct tn_body_field *
+tn_decode_field(const struct tn_body *b, const char *key)
+{
+    size_t len = strlen(key);
+    if (b->n > 16)
+        return tn_decode_field_sorted(b, key, len);
+    for (size_t i = 0; i < b->n; i++)
+        if (b->fields[i].key_len == len &&
+            memcmp(b->fields[i].key, key, len) == 0)
+            return &b->fields[i];
+    return NULL;
+}
 
 /* A string field, borrowed from b.  Absent (or null): TN_ENOTFOUND.  0, or
  * TN_EINVAL with msg set. */

@@ -68,9 +68,11 @@ static int match_pattern(const struct tn_route *row, const char *path,
     return seg != NULL ? decode_name(m, seg, seg_len) : TN_OK;
 }
 
+/* The rows of one pattern share its string (one literal in routes.c);
+ * strcmp only says so when the compiler kept two copies. */
 static bool same_path(const struct tn_route *a, const struct tn_route *b)
 {
-    return strcmp(a->pattern, b->pattern) == 0;
+    return a->pattern == b->pattern || strcmp(a->pattern, b->pattern) == 0;
 }
 
 /* One past the last row of row's pattern (rows of a pattern are
@@ -112,7 +114,8 @@ int tn_route_path(const char *path, struct tn_route_match *out)
         int r = match_pattern(g, path, out);
         if (r == TN_OK) {
             out->path_row = g;
-            for (const struct tn_route *k = g; k < group_end(g); k++)
+            const struct tn_route *ge = group_end(g);
+            for (const struct tn_route *k = g; k < ge; k++)
                 out->allow |= TN_ROUTE_BIT(k->method);
             allow_text(out);
             return TN_OK;
@@ -132,8 +135,8 @@ int tn_route_method(struct tn_route_match *m, enum tn_http_method method)
     if (m->path_row == NULL || (unsigned)method >= 32 ||
         (m->allow & TN_ROUTE_BIT(method)) == 0)
         return TN_EMETHOD;
-    for (const struct tn_route *r = m->path_row; r < group_end(m->path_row);
-         r++) {
+    const struct tn_route *ge = group_end(m->path_row);
+    for (const struct tn_route *r = m->path_row; r < ge; r++) {
         if (r->method == method) {
             m->row = r;
             return TN_OK;
@@ -144,7 +147,8 @@ int tn_route_method(struct tn_route_match *m, enum tn_http_method method)
 
 bool tn_route_path_is_read(const struct tn_route *row)
 {
-    for (const struct tn_route *r = row; r < group_end(row); r++) {
+    const struct tn_route *ge = group_end(row);
+    for (const struct tn_route *r = row; r < ge; r++) {
         if (r->target != TN_ROUTE_PATH_NAME || (r->flags & TN_ROUTE_BODY))
             return false;
     }
@@ -156,7 +160,8 @@ size_t tn_route_slot(const struct tn_route *row)
     if (row == NULL)
         return TN_ROUTE_SLOT_OTHER;
     size_t i = 0;
-    while (strcmp(tn_routes[i].name, row->name) != 0)
+    while (tn_routes[i].name != row->name &&
+           strcmp(tn_routes[i].name, row->name) != 0)
         i++;
     return i;
 }

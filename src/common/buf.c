@@ -67,14 +67,35 @@ int tn_buf_append_str(struct tn_buf *b, const char *s)
     return tn_buf_append(b, s, strlen(s));
 }
 
+/* Two digits at a time, as most integer printers do: half the
+ * divisions. */
+static const char digit_pairs[] = "00010203040506070809"
+                                  "10111213141516171819"
+                                  "20212223242526272829"
+                                  "30313233343536373839"
+                                  "40414243444546474849"
+                                  "50515253545556575859"
+                                  "60616263646566676869"
+                                  "70717273747576777879"
+                                  "80818283848586878889"
+                                  "90919293949596979899";
+
 int tn_buf_append_uint(struct tn_buf *b, uint64_t v)
 {
     char d[24];
     size_t at = sizeof(d);
-    do {
-        d[--at] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
+    while (v >= 100) {
+        uint64_t r = v % 100;
+        v /= 100;
+        at -= 2;
+        memcpy(d + at, digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        at -= 2;
+        memcpy(d + at, digit_pairs + 2 * v, 2);
+    } else {
+        d[--at] = (char)('0' + v);
+    }
     return tn_buf_append(b, d + at, sizeof(d) - at);
 }
 

@@ -41,6 +41,10 @@ bool tn_name_is_valid(const char *s, size_t len, size_t max_bytes)
     const uint8_t *p = (const uint8_t *)s;
     size_t i = 0;
     while (i < len) {
+        if (p[i] >= 0x20 && p[i] < 0x7F) { /* printable ASCII */
+            i++;
+            continue;
+        }
         uint32_t cp;
         size_t n = utf8_seq(p + i, len - i, &cp);
         if (n == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0))

@@ -201,6 +201,13 @@ static enum tn_http_method method_of(unsigned m)
     }
 }
 
+/* Whether header names a and b are the same, case aside: most names a
+ * request carries differ from the one looked for in the first letter. */
+static bool same_name(const char *a, const char *b)
+{
+    return (a[0] | 0x20) == (b[0] | 0x20) && strcasecmp(a, b) == 0;
+}
+
 /* "chunked", the one transfer coding served, with optional spaces. */
 static bool is_chunked(const char *v)
 {
@@ -214,7 +221,7 @@ static int check_codings(struct tn_http_req *r)
 {
     size_t n = 0;
     for (size_t i = 0; i < r->n_hdr; i++) {
-        if (strcasecmp(r->head.data + r->hdr[i][0], "Transfer-Encoding") != 0)
+        if (!same_name(r->head.data + r->hdr[i][0], "Transfer-Encoding"))
             continue;
         if (++n > 1 || !is_chunked(r->head.data + r->hdr[i][1]))
             return refuse(r, TN_ENOTIMPL,
@@ -423,7 +430,7 @@ const char *tn_http_req_error_message(const struct tn_http_req *r)
 const char *tn_http_req_header(const struct tn_http_req *r, const char *name)
 {
     for (size_t i = 0; i < r->n_hdr; i++) {
-        if (strcasecmp(r->head.data + r->hdr[i][0], name) == 0)
+        if (same_name(r->head.data + r->hdr[i][0], name))
             return r->head.data + r->hdr[i][1];
     }
     return NULL;

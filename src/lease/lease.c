@@ -60,8 +60,16 @@ int tn_lease_acquire(struct tn_lease_table *t, const struct tn_acquire_req *r,
                      int64_t now_ms, struct tn_lease_entry **out,
                      bool *replayed_out, int64_t *retry_ms_out)
 {
+    return tn_lease_acquire_h(t, tn_lease_hash(r->name, r->name_len), r, now_ms,
+                              out, replayed_out, retry_ms_out);
+}
+
+int tn_lease_acquire_h(struct tn_lease_table *t, uint32_t h,
+                       const struct tn_acquire_req *r, int64_t now_ms,
+                       struct tn_lease_entry **out, bool *replayed_out,
+                       int64_t *retry_ms_out)
+{
     *replayed_out = false;
-    uint32_t h = tn_lease_hash(r->name, r->name_len);
     struct tn_lease_entry *l = tn_lease_find_h(t, h, r->name, r->name_len);
     *out = l;
     if (tn_lease_is_live(l, now_ms)) {

@@ -131,6 +131,12 @@ static inline bool tn_lease_is_live(const struct tn_lease_entry *l,
 int tn_lease_acquire(struct tn_lease_table *t, const struct tn_acquire_req *r,
                      int64_t now_ms, struct tn_lease_entry **out,
                      bool *replayed_out, int64_t *retry_ms_out);
+/* tn_lease_acquire with the name's hash (tn_lease_hash) already taken, as
+ * a store that looked the name up first has it. */
+int tn_lease_acquire_h(struct tn_lease_table *t, uint32_t h,
+                       const struct tn_acquire_req *r, int64_t now_ms,
+                       struct tn_lease_entry **out, bool *replayed_out,
+                       int64_t *retry_ms_out);
 
 /* TN_OK (*out renewed), TN_ELOST (token not live), TN_EFORBIDDEN (bad
  * secret). */

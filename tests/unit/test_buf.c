@@ -186,6 +186,32 @@ static void test_buf__append_str_and_uint(void **state)
     tn_buf_release(&b);
 }
 
+/* Two digits at a time: every number of up to 5 digits, and each power
+ * of ten and its neighbours, print as printf prints them. */
+static void test_buf__append_uint_matches_printf(void **state)
+{
+    (void)state;
+    static uint64_t vals[200064];
+    size_t n = 0;
+    for (uint64_t v = 0; v < 100000; v++)
+        vals[n++] = v;
+    for (uint64_t p = 10; p <= 1000000000000000000u; p *= 10) {
+        vals[n++] = p - 1;
+        vals[n++] = p;
+        vals[n++] = p + 1;
+    }
+    vals[n++] = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        struct tn_buf b;
+        char want[32];
+        tn_buf_init(&b, 64);
+        assert_int_equal(tn_buf_append_uint(&b, vals[i]), TN_OK);
+        (void)snprintf(want, sizeof(want), "%llu", (unsigned long long)vals[i]);
+        assert_string_equal(b.data, want);
+        tn_buf_release(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_buf__reset_keeps_storage),
         cmocka_unit_test(test_buf__out_of_memory_changes_nothing),
         cmocka_unit_test(test_buf__append_str_and_uint),
+        cmocka_unit_test(test_buf__append_uint_matches_printf),
     };
     return TN_RUN_TESTS(tests, NULL, NULL);
 }

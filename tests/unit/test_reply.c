@@ -44,6 +44,58 @@ static void test_members(void **state)
     tn_buf_release(&b);
 }
 
+/* The escaper reads 8 bytes at a time where it can: each byte that needs
+ * escaping, at every position of strings of every length up to 40, comes
+ * out as the bytewise reading writes it. */
+static void expect_escaped(const char *s)
+{
+    char want[512];
+    size_t o = 0;
+    want[o++] = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p != 0; p++) {
+        if (*p == '"' || *p == '\\')
+            o += (size_t)snprintf(want + o, sizeof(want) - o, "\\%c", *p);
+        else if (*p < 0x20)
+            o += (size_t)snprintf(want + o, sizeof(want) - o, "\\u%04x", *p);
+        else
+            want[o++] = (char)*p;
+    }
+    want[o++] = '"';
+    want[o] = '\0';
+    struct tn_buf b;
+    tn_buf_init(&b, 4096);
+    tn_reply_str(&b, s);
+    assert_string_equal(b.data, want);
+    tn_buf_release(&b);
+}
+
+static void test_escape_every_position(void **state)
+{
+    (void)state;
+    static const unsigned char special[] = {'"', '\\', 0x01, 0x1f, '\n'};
+    static const unsigned char plain[] = {' ',  '!',  '#',  '[',  ']',
+                                          0x7f, 0x80, 0xc3, 0xe9, 0xff};
+    char s[48];
+    for (size_t len = 0; len <= 40; len++) {
+        for (size_t i = 0; i < len; i++)
+            s[i] = (char)('a' + i % 26);
+        s[len] = '\0';
+        expect_escaped(s);
+        for (size_t at = 0; at < len; at++) {
+            char keep = s[at];
+            for (size_t k = 0; k < sizeof(special); k++) {
+                s[at] = (char)special[k];
+                expect_escaped(s);
+            }
+            for (size_t k = 0; k < sizeof(plain); k++) {
+                s[at] = (char)plain[k];
+                expect_escaped(s);
+            }
+            s[at] = keep;
+        }
+    }
+}
+
 static void test_uint_max(void **state)
 {
     (void)state;
@@ -77,6 +129,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_members),
         cmocka_unit_test(test_uint_max),
+        cmocka_unit_test(test_escape_every_position),
         cmocka_unit_test(test_long_key),
     };
     return TN_RUN_TESTS(tests, NULL, NULL);

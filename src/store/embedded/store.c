@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "lease/table.h"
 #include "store/backend.h"
 #include "store/embedded/change.h"
 #include "store/embedded/commit.h"
@@ -127,7 +128,9 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
     struct embedded *e = op_begin(s, out, done, arg, &now);
     if (e == NULL)
         return;
-    struct tn_lease_entry *l = tn_lease_find(&e->table, r->name, r->name_len);
+    uint32_t h = tn_lease_hash(r->name, r->name_len);
+    struct tn_lease_entry *l =
+        tn_lease_find_h(&e->table, h, r->name, r->name_len);
     if (tn_embedded_has_waiters(l))
         tn_embedded_wake(e, l); /* serve the queue first if the name is free */
     if (tn_embedded_has_waiters(l) && r->wait_ms <= 0) {
@@ -143,8 +146,8 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
     tn_embedded_note_expiry(e, l, now);
     if (refuse_if_full(e, l, now, out, done, arg))
         return;
-    out->rc = tn_lease_acquire(&e->table, r, now, &l, &out->replayed,
-                               &out->retry_after_ms);
+    out->rc = tn_lease_acquire_h(&e->table, h, r, now, &l, &out->replayed,
+                                 &out->retry_after_ms);
     if (l != NULL)
         tn_store_view_from_lease(&out->lease, l, now);
     if ((out->rc == TN_ECONFLICT || out->rc == TN_ELOCKDELAY) &&
