@@ -12,11 +12,7 @@ tn_add_unit_test(test_fence_kafka
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fence_kafka.c
     LIBS tenure_kafka_static)
 tn_add_unit_test(test_sink
-    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sink.c
-        ${PROJECT_SOURCE_DIR}/src/kafka/sinks.c
-        ${PROJECT_SOURCE_DIR}/src/kafka/sink_sqlite.c
-        ${PROJECT_SOURCE_DIR}/src/kafka/sink_pg.c
-    LIBS tenure_pg_static)
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sink.c LIBS tn_sinks)
 tn_add_unit_test(test_fence_ops
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_fence_ops.c LIBS tenure_static)
 tn_add_unit_test(test_fence_batch
