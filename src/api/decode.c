@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Request bodies: yajl's events into a sorted array of the top-level
- * fields, then typed fields with the messages of their 400s.
+/* Request bodies: yajl's events into an array of the top-level fields,
+ * then typed fields with the messages of their 400s.
  *
  * yajl does the grammar, the escapes, number overflow and trailing
  * bytes; what it lets through and RFC 8259 (or the API) does not is
@@ -18,14 +18,10 @@
 #include <tenure/err.h>
 
 #include "common/name.h"
+#include "common/rand.h"
 
 #define TN_STR_(x) #x
 #define TN_STR(x) TN_STR_(x)
-
-struct key {
-    const char *s;
-    size_t len;
-};
 
 /* yajl's allocations while one body is parsed: a handle, a lexer, a few
  * buffers, all freed by yajl_free; taken from a region on the stack (the
@@ -44,10 +40,7 @@ struct parse {
     size_t end;   /* just past the top-level object's '}' */
     bool escapes; /* the body has a backslash: a string may hold a NUL */
     int depth;    /* containers open */
-    struct {
-        bool map;
-        size_t key0; /* its first entry in b->keys */
-    } open[TN_DECODE_MAX_DEPTH];
+    size_t key0[TN_DECODE_MAX_DEPTH]; /* each one's first entry in b->keys */
     const char *why; /* our own reason, when a callback stopped the parse */
     bool nomem;
     struct arena arena;
@@ -92,6 +85,9 @@ static void *arena_realloc(void *ctx, void *p, size_t n)
     return q;
 }
 
+/* The one reason of our own that is not "malformed": said as it is. */
+static const char not_object[] = "the body must be a JSON object";
+
 static int stop(struct parse *p, const char *why)
 {
     p->why = why;
@@ -129,19 +125,19 @@ static struct tn_body_field *new_field(struct parse *p)
     struct tn_body *b = p->b;
     if (b->n == b->fcap) {
         size_t cap = 2 * b->fcap;
-        struct tn_body_field *v = b->fv == b->fsmall
+        struct tn_body_field *v = b->fields == b->fsmall
                                       ? malloc(cap * sizeof(*v))
-                                      : realloc(b->fv, cap * sizeof(*v));
+                                      : realloc(b->fields, cap * sizeof(*v));
         if (v == NULL) {
             p->nomem = true;
             return NULL;
         }
-        if (b->fv == b->fsmall)
+        if (b->fields == b->fsmall)
             memcpy(v, b->fsmall, sizeof(b->fsmall));
-        b->fv = v;
+        b->fields = v;
         b->fcap = cap;
     }
-    return &b->fv[b->n++];
+    return &b->fields[b->n++];
 }
 
 /* A value: kept when it is a top-level field's. */
@@ -149,10 +145,10 @@ static int value(struct parse *p, enum tn_body_type type,
                  const unsigned char *s, size_t len, int64_t num)
 {
     if (p->depth == 0)
-        return stop(p, "the body must be a JSON object");
+        return stop(p, not_object);
     if (p->depth > 1)
         return 1;
-    struct tn_body_field *f = &p->b->fv[p->b->n - 1];
+    struct tn_body_field *f = &p->b->fields[p->b->n - 1];
     f->type = type;
     f->num = num;
     if (type == TN_BODY_STRING) {
@@ -193,15 +189,14 @@ static int on_string(void *ctx, const unsigned char *s, size_t len)
 static int open_container(struct parse *p, bool map)
 {
     if (p->depth == 0 && !map)
-        return stop(p, "the body must be a JSON object");
+        return stop(p, not_object);
     if (p->depth == TN_DECODE_MAX_DEPTH)
         return stop(
             p, "nested deeper than " TN_STR(TN_DECODE_MAX_DEPTH) " levels");
     if (p->depth == 1 &&
         !value(p, map ? TN_BODY_OBJECT : TN_BODY_ARRAY, NULL, 0, 0))
         return 0;
-    p->open[p->depth].map = map;
-    p->open[p->depth].key0 = p->b->keys.len;
+    p->key0[p->depth] = p->b->keys.len;
     p->depth++;
     return 1;
 }
@@ -224,75 +219,61 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
     const char *k = copy(p, s, len);
     if (k == NULL)
         return 0;
+    struct tn_body_field e = {.key = k, .key_len = len};
     if (p->depth == 1) {
         struct tn_body_field *f = new_field(p);
-        if (f == NULL)
-            return 0;
-        *f = (struct tn_body_field){.key = k, .key_len = len};
-        return 1;
+        if (f != NULL)
+            *f = e;
+        return f != NULL;
     }
-    struct key e = {k, len};
     if (tn_buf_append(&p->b->keys, &e, sizeof(e)) == 0)
         return 1;
     p->nomem = true;
     return 0;
 }
 
-/* Shorter first, then bytewise: unequal lengths decide without a
- * memcmp. */
-static int cmp_bytes(const char *a, size_t alen, const char *b, size_t blen)
-{
-    if (alen != blen)
-        return alen < blen ? -1 : 1;
-    return memcmp(a, b, alen);
-}
-
-static int cmp_key(const void *a, const void *b)
-{
-    const struct key *x = a, *y = b;
-    return cmp_bytes(x->s, x->len, y->s, y->len);
-}
-
+/* By key: shorter first, then bytewise, so unequal lengths decide
+ * without a memcmp. */
 static int cmp_field(const void *a, const void *b)
 {
     const struct tn_body_field *x = a, *y = b;
-    return cmp_bytes(x->key, x->key_len, y->key, y->key_len);
+    if (x->key_len != y->key_len)
+        return x->key_len < y->key_len ? -1 : 1;
+    return memcmp(x->key, y->key, x->key_len);
 }
 
-/* Whether no two of the n entries of sz bytes at base are equal.  A
- * body's object has a handful of keys: compared pairwise; past 16 they
- * are sorted first (the top level's stay sorted, for tn_decode_field). */
-static int unique(void *base, size_t n, size_t sz,
-                  int (*cmp)(const void *, const void *))
+/* Whether no two of the n keys at v are equal.  A body's object has a
+ * handful of keys: compared pairwise; past 16 they are sorted first (the
+ * top level's stay sorted, for tn_decode_field). */
+static bool unique(struct tn_body_field *v, size_t n)
 {
-    char *v = base;
     if (n <= 16) {
         for (size_t i = 1; i < n; i++)
             for (size_t j = 0; j < i; j++)
-                if (cmp(v + j * sz, v + i * sz) == 0)
-                    return 0;
-        return 1;
+                if (cmp_field(&v[j], &v[i]) == 0)
+                    return false;
+        return true;
     }
-    qsort(base, n, sz, cmp);
+    qsort(v, n, sizeof(*v), cmp_field);
     for (size_t i = 1; i < n; i++)
-        if (cmp(v + (i - 1) * sz, v + i * sz) == 0)
-            return 0;
-    return 1;
+        if (cmp_field(&v[i - 1], &v[i]) == 0)
+            return false;
+    return true;
 }
 
 static int on_end_map(void *ctx)
 {
     struct parse *p = ctx;
     p->depth--;
-    int ok;
+    bool ok;
     if (p->depth == 0) {
         p->end = yajl_get_bytes_consumed(p->h);
-        ok = unique(p->b->fv, p->b->n, sizeof(struct tn_body_field), cmp_field);
+        ok = unique(p->b->fields, p->b->n);
     } else {
         struct tn_buf *k = &p->b->keys;
-        size_t key0 = p->open[p->depth].key0;
-        size_t n = (k->len - key0) / sizeof(struct key);
-        ok = n < 2 || unique(k->data + key0, n, sizeof(struct key), cmp_key);
+        size_t key0 = p->key0[p->depth];
+        size_t n = (k->len - key0) / sizeof(struct tn_body_field);
+        ok = n < 2 || unique((struct tn_body_field *)(k->data + key0), n);
         k->len = key0;
     }
     return ok ? 1 : stop(p, "duplicate key");
@@ -318,21 +299,14 @@ static const yajl_callbacks events = {
     .yajl_end_array = on_end_array,
 };
 
-static int hex4(const char *s, unsigned *out)
+/* The 4 hex digits at s as a number. */
+static bool hex4(const char *s, unsigned *out)
 {
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = s[i];
-        unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
-                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
-                                            : 16u;
-        if (d == 16)
-            return 0;
-        v = v << 4 | d;
-    }
-    *out = v;
-    return 1;
+    uint8_t b[2];
+    if (tn_hex_decode(s, 4, b, sizeof(b)) < 0)
+        return false;
+    *out = (unsigned)b[0] << 8 | b[1];
+    return true;
 }
 
 /* Whether every \u escape of a surrogate in buf is a high one followed by
@@ -371,6 +345,12 @@ static bool plain8(const char *s)
     return (below & high) == 0;
 }
 
+/* The white space RFC 8259 allows between tokens. */
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 /* What yajl lets through and the API does not, over the whole body at
  * once: a control byte but the white space RFC 8259 allows (yajl reads
  * form feed and vertical tab as white space), UTF-8 that is not well
@@ -388,7 +368,7 @@ static const char *prescan(const char *buf, size_t len, bool *escapes)
             continue;
         }
         unsigned char c = (unsigned char)buf[i];
-        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+        if (c < 0x20 && !is_space((char)c))
             return "a control byte outside the white space JSON allows";
         if (c == '\\')
             *escapes = true;
@@ -411,7 +391,7 @@ static const char *prescan(const char *buf, size_t len, bool *escapes)
 static bool only_space_after(const char *buf, size_t len, size_t end)
 {
     for (size_t i = end; i < len; i++)
-        if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r')
+        if (!is_space(buf[i]))
             return false;
     return true;
 }
@@ -427,7 +407,7 @@ static int parse_error(yajl_handle h, const struct parse *p, const char *buf,
 {
     if (p->nomem)
         return TN_ENOMEM;
-    if (p->why != NULL && strcmp(p->why, "the body must be a JSON object") == 0)
+    if (p->why == not_object)
         return fail(msg, msglen, p->why);
     size_t at = yajl_get_bytes_consumed(h);
     unsigned char *e = NULL;
@@ -446,9 +426,8 @@ static int parse_error(yajl_handle h, const struct parse *p, const char *buf,
 
 static void init(struct tn_body *b)
 {
-    b->fields = NULL;
+    b->fields = b->fsmall;
     b->n = 0;
-    b->fv = b->fsmall;
     b->fcap = TN_BODY_FIELDS_INLINE;
     b->text = b->tsmall;
     b->text_used = 0;
@@ -496,7 +475,6 @@ int tn_decode_json(const char *buf, size_t len, bool allow_empty,
         rc = TN_EINVAL;
     }
     yajl_free(h);
-    out->fields = out->fv;
     return rc;
 }
 
@@ -504,8 +482,8 @@ void tn_decode_done(struct tn_body *b)
 {
     if (b->text != b->tsmall)
         free(b->text);
-    if (b->fv != b->fsmall)
-        free(b->fv);
+    if (b->fields != b->fsmall)
+        free(b->fields);
     tn_buf_release(&b->keys);
     init(b);
 }

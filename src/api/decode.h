@@ -50,9 +50,8 @@ struct tn_body_field {
 #define TN_BODY_TEXT_INLINE 256
 
 struct tn_body {
-    const struct tn_body_field *fields;
+    struct tn_body_field *fields; /* fsmall or the heap */
     size_t n;
-    struct tn_body_field *fv; /* fsmall or the heap */
     size_t fcap;
     char *text; /* tsmall or the heap: keys and strings, a NUL after each */
     size_t text_used;

@@ -182,7 +182,7 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     }
     if (rc < 0) {
         tn_decode_done(&o);
-        tn_api_fail(c, rc == TN_ENOMEM ? TN_ENOMEM : TN_EINVAL, msg);
+        tn_api_fail(c, rc, msg); /* TN_EINVAL, or TN_ENOMEM */
         return;
     }
     r.name_len = strlen(r.name);

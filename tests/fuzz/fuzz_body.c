@@ -78,11 +78,11 @@ static void getters(const struct tn_body *b)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0)
+    bool allow_empty = false;
+    const char *body = NULL;
+    size_t len = 0;
+    if (!tn_fuzz_body_input(data, size, &allow_empty, &body, &len))
         return 0;
-    bool allow_empty = (data[0] & 1) != 0;
-    const char *body = (const char *)data + 1;
-    size_t len = size - 1;
     struct tn_body b;
     char msg[200] = "";
     int rc = tn_decode_json(body, len, allow_empty, &b, msg, sizeof(msg));

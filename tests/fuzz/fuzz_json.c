@@ -53,11 +53,11 @@ static void getters(json_t *obj)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0)
+    bool allow_empty = false;
+    const char *body = NULL;
+    size_t len = 0;
+    if (!tn_fuzz_body_input(data, size, &allow_empty, &body, &len))
         return 0;
-    bool allow_empty = (data[0] & 1) != 0;
-    const char *body = (const char *)data + 1;
-    size_t len = size - 1;
     json_t *obj = NULL;
     struct tn_errmsg em;
     int rc = tn_json_parse_object(body, len, allow_empty, &obj, &em);
