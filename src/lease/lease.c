@@ -156,12 +156,7 @@ static int take_image(struct tn_lease_table *t, struct tn_lease_entry *l,
     if (tn_lease_set_strings(l, img->owner_id, img->request_id,
                              img->principal) < 0)
         return TN_ENOMEM;
-    l->token = img->token;
-    memcpy(l->secret, img->secret, TN_SECRET_BYTES);
-    l->ttl_ms = img->ttl_ms;
-    l->expires_at_ms = img->expires_at_ms;
-    l->lock_delay_ms = img->lock_delay_ms;
-    l->held = img->held;
+    TN_LEASE_COPY_GRANT(l, img);
     l->seq = 0;
     if (img->token > t->last_token)
         t->last_token = img->token;

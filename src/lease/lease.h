@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* memcpy, for TN_LEASE_COPY_GRANT */
 
 #include "common/map.h"
 
@@ -59,6 +60,20 @@ struct tn_lease_entry {
                            only; an image passed to restore has none) */
 };
 
+/* The fields of a grant as each record of it names them (a table entry,
+ * an image loaded from the file, a row of the embedded store's group
+ * commit): copied by this one list, so a field added to the grant is
+ * carried everywhere or nowhere. */
+#define TN_LEASE_COPY_GRANT(dst, src)                                          \
+    do {                                                                       \
+        (dst)->token = (src)->token;                                           \
+        memcpy((dst)->secret, (src)->secret, TN_SECRET_BYTES);                 \
+        (dst)->ttl_ms = (src)->ttl_ms;                                         \
+        (dst)->expires_at_ms = (src)->expires_at_ms;                           \
+        (dst)->lock_delay_ms = (src)->lock_delay_ms;                           \
+        (dst)->held = (src)->held;                                             \
+    } while (0)
+
 /* The lease table: a tn_map of entries keyed by name (common/map.h grows
  * it a few buckets per insert, never all at once), the token counters and
  * the slabs the entries are cut from (table.c). */
@@ -67,6 +82,9 @@ struct tn_lease_table {
     uint64_t last_token;    /* highest token ever granted */
     uint64_t seq;           /* last change number handed out */
     uint32_t last_row_id;   /* store: highest row id in use */
+    uint32_t *free_rows;    /* store: row ids given back, reused first */
+    size_t n_free_rows;     /* used */
+    size_t cap_free_rows;   /* allocated */
     uint64_t retired_floor; /* >= the token of every removed entry */
     size_t removed;         /* entries removed so far */
     struct tn_lease_entry **free_lists; /* removed entries by size / 8 */
@@ -110,6 +128,14 @@ void tn_lease_table_release(struct tn_lease_table *t);
 void tn_lease_table_reserve(struct tn_lease_table *t, size_t n);
 /* Entries in the table, held or not. */
 size_t tn_lease_table_count(const struct tn_lease_table *t);
+
+/* Row ids, for a store that keeps one row per name in a file (0 = none).
+ * tn_lease_next_row hands out an id given back, else last_row_id + 1.
+ * tn_lease_give_back_row offers a retired name's id for reuse: the caller
+ * gives it back only once the row's deletion is ordered before any later
+ * write of the id.  A table loaded afresh has none given back. */
+uint32_t tn_lease_next_row(struct tn_lease_table *t);
+void tn_lease_give_back_row(struct tn_lease_table *t, uint32_t id);
 
 struct tn_lease_entry *tn_lease_find(const struct tn_lease_table *t,
                                      const char *name, size_t name_len);

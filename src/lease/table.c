@@ -79,6 +79,28 @@ size_t tn_lease_table_count(const struct tn_lease_table *t)
     return t->map.count;
 }
 
+uint32_t tn_lease_next_row(struct tn_lease_table *t)
+{
+    if (t->n_free_rows > 0)
+        return t->free_rows[--t->n_free_rows];
+    TN_ASSERT(t->last_row_id < UINT32_MAX);
+    return ++t->last_row_id;
+}
+
+/* Best effort: an id that finds no room is not reused (ids are plenty). */
+void tn_lease_give_back_row(struct tn_lease_table *t, uint32_t id)
+{
+    if (t->n_free_rows == t->cap_free_rows) {
+        size_t n = t->cap_free_rows < 64 ? 64 : t->cap_free_rows * 2;
+        uint32_t *v = tn_reallocarray(t->free_rows, n, sizeof(*v));
+        if (v == NULL)
+            return;
+        t->free_rows = v;
+        t->cap_free_rows = n;
+    }
+    t->free_rows[t->n_free_rows++] = id;
+}
+
 /* Where the grant strings go when they fit: right after the name. */
 static char *inline_strings(struct tn_lease_entry *l)
 {
@@ -156,6 +178,7 @@ void tn_lease_table_release(struct tn_lease_table *t)
     tn_map_each(&t->map, free_one, NULL);
     tn_map_release(&t->map);
     tn_free(t->free_lists);
+    tn_free(t->free_rows);
     struct slab *s = t->slabs;
     while (s != NULL) {
         struct slab *next = s->next;

@@ -391,6 +391,26 @@ static void test_lease__list_in_name_order_with_paging(void **state)
     assert_int_equal(n, 0); /* all expired at 101 */
 }
 
+/* Row ids: a given-back id is handed out again before a new one; the
+ * counter only grows; a table loaded afresh has nothing given back. */
+static void test_lease__row_ids_reuse_given_back_first(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(tn_lease_next_row(&f->t), 1);
+    assert_int_equal(tn_lease_next_row(&f->t), 2);
+    assert_int_equal(tn_lease_next_row(&f->t), 3);
+    tn_lease_give_back_row(&f->t, 2);
+    tn_lease_give_back_row(&f->t, 1);
+    assert_int_equal(tn_lease_next_row(&f->t), 1);
+    assert_int_equal(tn_lease_next_row(&f->t), 2);
+    assert_int_equal(tn_lease_next_row(&f->t), 4);
+    tn_lease_give_back_row(&f->t, 4);
+    tn_lease_table_release(&f->t);
+    assert_int_equal(tn_lease_table_init(&f->t, 16), TN_OK);
+    f->t.last_row_id = 7; /* as a load from the file sets it */
+    assert_int_equal(tn_lease_next_row(&f->t), 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +438,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_lease__list_in_name_order_with_paging, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_lease__row_ids_reuse_given_back_first, setup, teardown),
     };
     return TN_RUN_TESTS(tests, NULL, NULL);
 }

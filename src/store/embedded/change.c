@@ -5,9 +5,7 @@
  * made it (tn_embedded_finish). */
 #include "store/embedded/change.h"
 
-#include "common/assert.h"
 #include "store/embedded/commit.h"
-#include "store/embedded/retire.h"
 
 /* Answer now if the state seen at change `seq` is durable, else after the
  * open batch commits. */
@@ -21,21 +19,14 @@ void tn_embedded_finish(struct embedded *e, uint64_t seq,
         tn_commit_add_waiter(e->commit, done, arg, out);
 }
 
-/* A name's first write gives it the next row id; ids are never reused
- * while their row may be on disk (the table's highest id comes from the
- * file at load). */
+/* A name's first write gives it a row id: a retired name's, once its
+ * deletion is in the batch stream (retire.c; the journal applies rows in
+ * order, so the new row replaces the deleted one wherever both meet), else
+ * the next one (the table's highest id comes from the file at load). */
 static void assign_row(struct embedded *e, struct tn_lease_entry *l)
 {
-    if (l->row_id != 0)
-        return;
-    /* A retired name's id, once its deletion is in the batch stream: the
-     * journal applies rows in order, so the new row replaces the deleted
-     * one wherever both meet. */
-    l->row_id = tn_embedded_take_row(e);
-    if (l->row_id != 0)
-        return;
-    TN_ASSERT(e->table.last_row_id < UINT32_MAX);
-    l->row_id = ++e->table.last_row_id;
+    if (l->row_id == 0)
+        l->row_id = tn_lease_next_row(&e->table);
 }
 
 /* A mutation: persist l and answer after its commit. */

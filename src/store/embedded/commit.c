@@ -414,12 +414,7 @@ void tn_commit_add_row(struct tn_commit *c, const struct tn_lease_entry *l,
     r->owner_off = add_string(b, l->owner_id != NULL ? l->owner_id : "");
     r->rid_off = add_string(b, l->request_id);
     r->principal_off = add_string(b, l->principal);
-    r->token = l->token;
-    memcpy(r->secret, l->secret, TN_SECRET_BYTES);
-    r->ttl_ms = l->ttl_ms;
-    r->expires_at_ms = l->expires_at_ms;
-    r->lock_delay_ms = l->lock_delay_ms;
-    r->held = l->held;
+    TN_LEASE_COPY_GRANT(r, l);
     r->retired = false;
     r->ended = l->held && l->expiry_noted;
     b->last_seq = l->seq;

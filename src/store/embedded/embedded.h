@@ -57,9 +57,6 @@ struct embedded {
     size_t retire_cursor;                  /* next bucket the sweep visits */
     uint64_t retired_seq;                  /* change of the last retirement */
     uint64_t retired_total;                /* names retired */
-    uint32_t *free_rows;                   /* row ids of retired names */
-    size_t n_free_rows;                    /* used */
-    size_t cap_free_rows;                  /* allocated */
     size_t n_live;                         /* leases counted live */
     size_t max_leases;                     /* cap on n_live; 0 none */
     size_t max_names;                      /* cap on table.count; 0 none */

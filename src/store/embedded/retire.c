@@ -19,9 +19,6 @@
  * ever seen. */
 #include "store/embedded/retire.h"
 
-#include <string.h>
-
-#include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "store/embedded/events.h"
@@ -63,16 +60,7 @@ static void retire_one(struct tn_lease_entry *l, void *ctx)
     l->seq = ++e->table.seq;
     if (l->row_id != 0) {
         tn_commit_add_retire(e->commit, l, e->table.last_token);
-        if (e->n_free_rows == e->cap_free_rows) {
-            size_t n = e->cap_free_rows < 64 ? 64 : e->cap_free_rows * 2;
-            uint32_t *v = tn_reallocarray(e->free_rows, n, sizeof(*v));
-            if (v != NULL) {
-                e->free_rows = v;
-                e->cap_free_rows = n;
-            }
-        }
-        if (e->n_free_rows < e->cap_free_rows)
-            e->free_rows[e->n_free_rows++] = l->row_id;
+        tn_lease_give_back_row(&e->table, l->row_id); /* after its delete */
     }
     e->retired_seq = l->seq;
     tn_lease_remove(&e->table, l);
@@ -120,17 +108,4 @@ void tn_embedded_retire_start(struct embedded *e)
 void tn_embedded_retire_stop(struct embedded *e)
 {
     tn_loop_timer_disarm(e->loop, &e->retire_timer);
-    tn_free(e->free_rows);
-    e->free_rows = NULL;
-    e->n_free_rows = e->cap_free_rows = 0;
-}
-
-uint32_t tn_embedded_take_row(struct embedded *e)
-{
-    return e->n_free_rows > 0 ? e->free_rows[--e->n_free_rows] : 0;
-}
-
-void tn_embedded_forget_free_rows(struct embedded *e)
-{
-    e->n_free_rows = 0;
 }

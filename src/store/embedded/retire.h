@@ -3,15 +3,12 @@
 #ifndef TN_STORE_EMBEDDED_RETIRE_H
 #define TN_STORE_EMBEDDED_RETIRE_H
 
-#include <stdint.h>
-
 #include "store/embedded/embedded.h"
 
+/* Arm the sweep's timer when e->retain_ms > 0; with 0, names are kept for
+ * ever and nothing is armed.  Loop thread, once the table is loaded. */
 void tn_embedded_retire_start(struct embedded *e);
+/* Disarm the sweep: nothing is retired after this (the store closes). */
 void tn_embedded_retire_stop(struct embedded *e);
-/* A row id a retired name gave back, or 0. */
-uint32_t tn_embedded_take_row(struct embedded *e);
-/* The table was reloaded from the file: the ids given back are gone. */
-void tn_embedded_forget_free_rows(struct embedded *e);
 
 #endif

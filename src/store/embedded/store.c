@@ -57,19 +57,6 @@ struct name_op {
     struct tn_lease_entry *l;
 };
 
-/* op_begin for a read of one name; false when it was refused. */
-static bool name_op_begin(struct tn_store *s, const char *name, size_t len,
-                          struct tn_store_result *out, tn_store_done_fn done,
-                          void *arg, struct name_op *op)
-{
-    op->e = op_begin(s, out, done, arg, &op->now);
-    if (op->e == NULL)
-        return false;
-    op->l = tn_lease_find(&op->e->table, name, len);
-    tn_embedded_note_expiry(op->e, op->l, op->now);
-    return true;
-}
-
 /* A name with waiters is refused to newcomers that do not wait: a
  * non-waiting acquire never jumps the queue. */
 static void refuse_queued(struct embedded *e, struct tn_lease_entry *l,
@@ -124,11 +111,11 @@ static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
                       struct tn_store_result *out, tn_store_done_fn done,
                       void *arg)
 {
+    uint32_t h = tn_lease_hash(r->name, r->name_len); /* find and grant */
     int64_t now;
     struct embedded *e = op_begin(s, out, done, arg, &now);
     if (e == NULL)
         return;
-    uint32_t h = tn_lease_hash(r->name, r->name_len);
     struct tn_lease_entry *l =
         tn_lease_find_h(&e->table, h, r->name, r->name_len);
     if (tn_embedded_has_waiters(l))
@@ -247,33 +234,60 @@ static uint64_t seq_of(const struct embedded *e, const struct tn_lease_entry *l)
     return l != NULL ? l->seq : e->retired_seq;
 }
 
+/* Get, check and history: a read of one name.  The answer is written by
+ * `answer` from the name's entry (in: the read's own argument), and waits
+ * until the end it reveals, noted first, is durable. */
+typedef void answer_fn(const struct name_op *op, const void *in,
+                       struct tn_store_result *out);
+
+static void read_name(struct tn_store *s, const char *name, size_t len,
+                      answer_fn *answer, const void *in,
+                      struct tn_store_result *out, tn_store_done_fn done,
+                      void *arg)
+{
+    struct name_op op;
+    op.e = op_begin(s, out, done, arg, &op.now);
+    if (op.e == NULL)
+        return;
+    op.l = tn_lease_find(&op.e->table, name, len);
+    tn_embedded_note_expiry(op.e, op.l, op.now);
+    answer(&op, in, out);
+    tn_embedded_finish(op.e, seq_of(op.e, op.l), out, done, arg);
+}
+
+static void answer_get(const struct name_op *op, const void *in,
+                       struct tn_store_result *out)
+{
+    (void)in;
+    out->rc = tn_lease_is_live(op->l, op->now) ? TN_OK : TN_ENOTFOUND;
+    if (out->rc == TN_OK)
+        tn_store_view_from_lease(&out->lease, op->l, op->now);
+}
+
 static void e_get(struct tn_store *s, const char *name, size_t name_len,
                   struct tn_store_result *out, tn_store_done_fn done, void *arg)
 {
-    struct name_op op;
-    if (!name_op_begin(s, name, name_len, out, done, arg, &op))
-        return;
-    out->rc = tn_lease_is_live(op.l, op.now) ? TN_OK : TN_ENOTFOUND;
-    if (out->rc == TN_OK)
-        tn_store_view_from_lease(&out->lease, op.l, op.now);
-    tn_embedded_finish(op.e, seq_of(op.e, op.l), out, done, arg);
+    read_name(s, name, name_len, answer_get, NULL, out, done, arg);
+}
+
+static void answer_check(const struct name_op *op, const void *in,
+                         struct tn_store_result *out)
+{
+    const uint64_t *token = in;
+    out->rc = TN_OK;
+    out->floor =
+        op->l != NULL ? op->l->token : tn_lease_floor_of_absent(&op->e->table);
+    out->has_live = tn_lease_is_live(op->l, op->now);
+    out->current = out->has_live && op->l->token == *token;
+    if (out->has_live)
+        tn_store_view_from_lease(&out->lease, op->l, op->now);
 }
 
 static void e_check(struct tn_store *s, const char *name, size_t name_len,
                     uint64_t token, struct tn_store_result *out,
                     tn_store_done_fn done, void *arg)
 {
-    struct name_op op;
-    if (!name_op_begin(s, name, name_len, out, done, arg, &op))
-        return;
-    out->rc = TN_OK;
-    out->floor =
-        op.l != NULL ? op.l->token : tn_lease_floor_of_absent(&op.e->table);
-    out->has_live = tn_lease_is_live(op.l, op.now);
-    out->current = out->has_live && op.l->token == token;
-    if (out->has_live)
-        tn_store_view_from_lease(&out->lease, op.l, op.now);
-    tn_embedded_finish(op.e, seq_of(op.e, op.l), out, done, arg);
+    read_name(s, name, name_len, answer_check, &token, out, done, arg);
 }
 
 static void e_list(struct tn_store *s, const struct tn_list_req *r,
@@ -308,17 +322,20 @@ static void e_list(struct tn_store *s, const struct tn_list_req *r,
     tn_embedded_finish(e, e->table.seq, out, done, arg);
 }
 
+static void answer_history(const struct name_op *op, const void *in,
+                           struct tn_store_result *out)
+{
+    const size_t *limit = in;
+    out->rc = op->l != NULL
+                  ? tn_embedded_ledger_query(op->e, op->l, *limit, op->now, out)
+                  : TN_OK;
+}
+
 static void e_history(struct tn_store *s, const char *name, size_t name_len,
                       size_t limit, struct tn_store_result *out,
                       tn_store_done_fn done, void *arg)
 {
-    struct name_op op;
-    if (!name_op_begin(s, name, name_len, out, done, arg, &op))
-        return;
-    out->rc = op.l != NULL
-                  ? tn_embedded_ledger_query(op.e, op.l, limit, op.now, out)
-                  : TN_OK;
-    tn_embedded_finish(op.e, seq_of(op.e, op.l), out, done, arg);
+    read_name(s, name, name_len, answer_history, &limit, out, done, arg);
 }
 
 static bool e_is_ready(struct tn_store *s)
@@ -416,7 +433,6 @@ static void on_recovered(void *ctx)
     uint64_t seq = e->table.seq;
     tn_embedded_clear_expiries(e);
     tn_embedded_ledger_clear(e); /* it points into the old table */
-    tn_embedded_forget_free_rows(e);
     tn_lease_table_release(&e->table);
     e->table = e->reloaded;
     memset(&e->reloaded, 0, sizeof(e->reloaded));
