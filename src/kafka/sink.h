@@ -62,26 +62,17 @@ struct tn_sink {
     const struct tn_sink_ops *ops; /* never NULL */
 };
 
-/* Open the sink a --sink spec names, creating its tables: the first kind
- * in the table of sinks.c whose prefix starts spec.  On success *out is
+/* Open the sink a --sink spec names, creating its tables: the first line
+ * of sinks.def whose prefix starts spec.  On success *out is
  * the sink (close it with ops->close).  TN_EINVAL for an unknown spec. */
 int tn_sink_open(const char *spec, struct tn_sink **out, struct tn_errmsg *em);
 
-/* The kinds of sink, each in its own file and on one line of sinks.c.
- * open gets the spec after the prefix when strip is set, else all of it. */
-struct tn_sink_kind {
-    const char *prefix; /* e.g. "sqlite:" */
-    bool strip;         /* open gets spec + strlen(prefix) */
-    const char *hint;   /* how to write it, for errors; NULL: an alias */
-    int (*open)(const char *arg, struct tn_sink **out, struct tn_errmsg *em);
-};
-
-/* "sqlite:PATH" (sink_sqlite.c): retries an open that races another
- * materializer switching a new file to WAL, for up to 5 s. */
-int tn_sink_sqlite_open(const char *path, struct tn_sink **out,
-                        struct tn_errmsg *em);
-/* A postgresql:// URL (sink_pg.c). */
-int tn_sink_pg_open(const char *url, struct tn_sink **out,
-                    struct tn_errmsg *em);
+/* Each sink's open function, one for each line of sinks.def (defined in
+ * sink_NAME.c): on success *out is the sink, its tables created. */
+#define TN_SINK(name, prefix, strip, hint)                                     \
+    int tn_sink_##name##_open(const char *arg, struct tn_sink **out,           \
+                              struct tn_errmsg *em);
+#include "kafka/sinks.def"
+#undef TN_SINK
 
 #endif

@@ -1,17 +1,27 @@
 /* SPDX-License-Identifier: MIT */
-/* The materializer's sinks, one line each: a new sink is one file with
- * its tn_sink_ops and an open function, plus a line here
- * (docs/CONTRIBUTING.md). */
+/* The materializer's sinks, one line each in sinks.def: a new sink is one
+ * file, sink_NAME.c, with its tn_sink_ops and an open function, plus its
+ * line there (docs/CONTRIBUTING.md). */
 #include <stdio.h>
 #include <string.h>
 
 #include "kafka/sink.h"
 
-static const struct tn_sink_kind sinks[] = {
-    {"sqlite:", true, "sqlite:PATH", tn_sink_sqlite_open},
-    {"postgresql://", false, "postgresql://...", tn_sink_pg_open},
-    {"postgres://", false, NULL, tn_sink_pg_open},
+/* A --sink spelling; open gets the spec after the prefix when strip is
+ * set, else all of it. */
+struct sink_kind {
+    const char *prefix; /* e.g. "sqlite:" */
+    bool strip;         /* open gets spec + strlen(prefix) */
+    const char *hint;   /* how to write it, for errors; NULL: an alias */
+    int (*open)(const char *arg, struct tn_sink **out, struct tn_errmsg *em);
 };
+
+#define TN_SINK(name, prefix, strip, hint)                                     \
+    {prefix, strip, hint, tn_sink_##name##_open},
+static const struct sink_kind sinks[] = {
+#include "kafka/sinks.def"
+};
+#undef TN_SINK
 
 #define N_SINKS (sizeof(sinks) / sizeof(sinks[0]))
 
@@ -34,7 +44,7 @@ static void hints(char *out, size_t cap)
 int tn_sink_open(const char *spec, struct tn_sink **out, struct tn_errmsg *em)
 {
     for (size_t i = 0; i < N_SINKS; i++) {
-        const struct tn_sink_kind *k = &sinks[i];
+        const struct sink_kind *k = &sinks[i];
         size_t plen = strlen(k->prefix);
         if (strncmp(spec, k->prefix, plen) != 0)
             continue;

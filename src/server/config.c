@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The option table.  Each option is declared once, with its default, its
- * bounds, its help, and why the default is what it is. */
+/* The option table, built from the lines of options.def (each option
+ * declared once, with its default, its bounds, its help, and why the
+ * default is what it is), and the parsing of flags, environment and
+ * --config files against it. */
 #include "config.h"
 
 #include <ctype.h>
@@ -30,138 +32,12 @@ struct option_def {
 #define LIST(f)                                                                \
     OPT_LIST, offsetof(struct tn_config, f), sizeof(((struct tn_config *)0)->f)
 
+#define TN_OPTION(name, kind, def, min, max, help, why)                        \
+    {name, kind, def, min, max, help, why},
 static const struct option_def options[] = {
-    {"listen", STR(listen), "127.0.0.1:7300", 0, 0,
-     "address to listen on (host:port; port 0 picks a free one)",
-     "loopback only: a lock service must not be reachable by strangers "
-     "before auth is configured"},
-    {"data-dir", STR(data_dir), "./tenure-data", 0, 0,
-     "directory of the embedded store (created if missing)",
-     "next to where it is started, like most single-node servers"},
-    {"store", STR(store), "", 0, 0,
-     "empty for the embedded store, or a postgresql:// URL",
-     "the embedded store needs nothing else to run"},
-    {"signing-key", STR(signing_key), "", 0, 0,
-     "Ed25519 signing key file: every grant then carries a proof",
-     "off: proofs matter only where sinks verify them"},
-    {"auth-file", STR(auth_file), "", 0, 0,
-     "JSON file of principals, bearer-token hashes and prefix rules "
-     "(reloaded on SIGHUP); empty turns authentication off",
-     "off on loopback only: a non-loopback listener needs it"},
-    {"tls-cert", STR(tls_cert), "", 0, 0,
-     "PEM certificate (chain): serve HTTPS instead of HTTP",
-     "plain HTTP on loopback needs no certificate"},
-    {"tls-key", STR(tls_key), "", 0, 0, "PEM private key of --tls-cert",
-     "needed with --tls-cert"},
-    {"tls-client-ca", STR(tls_client_ca), "", 0, 0,
-     "PEM CA: require client certificates signed by it; the subject CN "
-     "names the principal",
-     "off: bearer tokens are simpler to rotate"},
-    {"log-level", STR(log_level), "info", 0, 0, "debug, info, warn or error",
-     "info logs start-up, shutdown and failures, not each request"},
-    {"min-ttl-ms", INT(min_ttl_ms), "100", 1, 86400000,
-     "smallest ttl_ms accepted",
-     "shorter leases expire before a renew can round-trip"},
-    {"max-ttl-ms", INT(max_ttl_ms), "3600000", 1, 604800000,
-     "largest ttl_ms (and lock_delay_ms) accepted",
-     "an hour bounds how long a dead holder blocks a name"},
-    {"max-body-bytes", INT(max_body_bytes), "4096", 256, 1048576,
-     "largest request body", "a lease request is a few hundred bytes"},
-    {"max-header-bytes", INT(max_header_bytes), "8192", 1024, 65536,
-     "largest request header block", "common default of HTTP servers"},
-    {"max-connections", INT(max_connections), "1000", 1, 60000,
-     "most open connections (parked ones count)",
-     "below the default open-file limit of 1024"},
-    {"request-timeout-ms", INT(request_timeout_ms), "30000", 100, 3600000,
-     "time a connection has to send a whole request (and idle keep-alive)",
-     "slow or idle clients must not hold connections for ever"},
-    {"drain-timeout-ms", INT(drain_timeout_ms), "10000", 0, 600000,
-     "on SIGTERM, how long in-flight requests may take to finish",
-     "a commit takes milliseconds; ten seconds is generous"},
-    {"expected-leases", INT(expected_leases), "1024", 1, 100000000,
-     "number of names to size the lease table for",
-     "the table grows by doubling; pre-size it for millions"},
-    {"journal-bytes", INT(journal_bytes), "4194304", 65536, 1073741824,
-     "embedded store: journal size at which it is compacted into tenure.db",
-     "a few MiB compact in well under a second and replay fast at start"},
-    {"commit", STR(commit), "inline", 0, 0,
-     "embedded store: who writes and fsyncs each batch, the event loop "
-     "itself before it waits again (inline) or a committer thread",
-     "inline spent 20–28 % less CPU per request and served 9–18 % more "
-     "requests/s; thread keeps health, metrics and reads answered "
-     "while a sync is slow (docs/PERFORMANCE.md)"},
-    {"max-wait-ms", INT(max_wait_ms), "300000", 0, 3600000,
-     "largest wait_ms of a blocking acquire (larger is a 400)",
-     "five minutes: longer waits belong in a retry loop"},
-    {"max-waiters", INT(max_waiters), "10000", 0, 1000000,
-     "blocked acquires in all; beyond, 503 capacity",
-     "each parks a connection (about 300 B here plus its buffers)"},
-    {"max-waiters-per-name", INT(max_waiters_per_name), "1000", 0, 1000000,
-     "blocked acquires per name; beyond, 503 capacity",
-     "a queue that long on one name is a bug in the callers"},
-    {"max-leases", INT(max_leases), "500000", 0, 100000000,
-     "live leases at once (PostgreSQL: in the whole database); beyond, new "
-     "grants get 503 capacity; 0: no cap",
-     "at most about 800 B each with their name: under 400 MiB (CONFIG.md)"},
-    {"max-names", INT(max_names), "500000", 0, 100000000,
-     "names remembered (live or ended within --retain-ms; PostgreSQL: in "
-     "the whole database); beyond, grants of new names get 503 capacity; "
-     "0: no cap",
-     "at most about 800 B each: under 400 MiB (CONFIG.md)"},
-    {"retain-ms", INT(retain_ms), "86400000", 0, 31536000000,
-     "forget a name once its last lease ended this long ago; "
-     "its floor stays covered by the retired floor; 0 keeps every name",
-     "a day: long enough to look a name up after an incident"},
-    {"event-backlog", INT(event_backlog), "4096", 1, 10000000,
-     "events kept so a stream can resume with Last-Event-ID",
-     "a few seconds of heavy churn; older ids get a reset event"},
-    {"event-buffer-bytes", INT(event_buffer_bytes), "1048576", 1024, 1073741824,
-     "unsent bytes per event stream before it gets a reset event and is "
-     "closed",
-     "a consumer that far behind is better told to reconnect"},
-    {"event-buffer-total-bytes", INT(event_buffer_total_bytes), "67108864",
-     65536, 68719476736,
-     "unsent bytes of all event streams together; a stream that is behind "
-     "when they are reached gets a reset event and is closed",
-     "64 MiB bounds stream memory even with every subscriber stalled"},
-    {"reply-buffer-total-bytes", INT(reply_buffer_total_bytes), "268435456",
-     65536, 68719476736,
-     "unsent reply bytes of all connections together; past it the "
-     "connections whose client does not read are closed, most unsent first",
-     "256 MiB bounds reply memory even with a thousand clients that "
-     "pipeline large lists and never read"},
-    {"max-pipeline", INT(max_pipeline), "16", 1, 1024,
-     "requests of one connection read ahead of their replies",
-     "enough for pipelining clients; past it the connection is not read"},
-    {"event-heartbeat-ms", INT(event_heartbeat_ms), "15000", 10, 3600000,
-     "interval of heartbeat comments on event streams",
-     "keeps proxies from closing idle streams; finds dead clients"},
-    {"max-subscribers", INT(max_subscribers), "256", 0, 100000,
-     "event streams at once; beyond, 503 capacity",
-     "each may buffer --event-buffer-bytes: 256 MiB at most (CONFIG.md)"},
-    {"insecure-no-auth", BOOL(insecure_no_auth), "false", 0, 0,
-     "allow a non-loopback listen address without authentication",
-     "refused by default: anyone who can reach it could release leases"},
-    {"publish", LIST(publish), "", 0, 0,
-     "repeatable: also append every event to redis[s]://HOST:PORT[/DB]/"
-     "STREAM or kafka://BROKERS/TOPIC (docs/FENCING.md)",
-     "off: the SSE stream needs nothing else; these streams are a "
-     "latency aid, not safety"},
-    {"publish-opt", LIST(publish_opt), "", 0, 0,
-     "repeatable: redis.password=, redis.user=, redis.timeout_ms=, for "
-     "rediss:// redis.tls_ca=, redis.tls_cert=, redis.tls_key=, "
-     "redis.tls_sni=, redis.tls_verify=0, or kafka.KEY=VALUE handed to "
-     "librdkafka (TLS, SASL)",
-     "the libraries' own defaults"},
-    {"publish-backlog", INT(publish_backlog), "100000", 1, 100000000,
-     "events a --publish target may lag before it gets one reset record "
-     "instead",
-     "about a minute of heavy churn; the log keeps them on disk, not in "
-     "memory"},
-    {"publish-maxlen", INT(publish_maxlen), "1000000", 0, 1000000000000,
-     "Redis streams: XADD MAXLEN ~ this (0: never trimmed)",
-     "bounds Redis memory to a few hundred MB of events"},
+#include "server/options.def"
 };
+#undef TN_OPTION
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 

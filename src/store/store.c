@@ -1,31 +1,34 @@
 /* SPDX-License-Identifier: MIT */
-/* The store registry: one line per backend, with the --store spellings it
- * answers and what it supports.  `tenured --store` opens through
- * tn_store_open; the contract suite runs every line (tests/contract/).
- * Adding a backend: its folder beside embedded/ and pg/, exporting one
- * `const struct tn_store_ops`, and one line below (docs/CONTRIBUTING.md). */
+/* The store registry: one line per backend in backends.def, with the
+ * --store spellings it answers and what it supports.  `tenured --store`
+ * opens through tn_store_open; the contract suite runs every line
+ * (tests/contract/).  Adding a backend: its folder beside embedded/ and
+ * pg/, exporting one `const struct tn_store_ops tn_store_NAME_ops`, and
+ * its line in backends.def (docs/CONTRIBUTING.md). */
 #include "store/store.h"
 
 #include <string.h>
 
-extern const struct tn_store_ops tn_store_embedded_ops;
-extern const struct tn_store_ops tn_store_pg_ops;
+/* Each line declares its backend's vtable... */
+#define TN_STORE_BACKEND(name, schemes, caps, test_env)                        \
+    extern const struct tn_store_ops tn_store_##name##_ops;
+#include "store/backends.def"
+#undef TN_STORE_BACKEND
 
-static const char *const embedded_schemes[] = {"", NULL};
-static const char *const pg_schemes[] = {"postgresql://", "postgres://", NULL};
-
-/* clang-format off */
+/* ...and is one row of the registry. */
+#define SCHEMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+#define CAPS(...)                                                              \
+    {                                                                          \
+        __VA_ARGS__                                                            \
+    }
+#define TN_STORE_BACKEND(name, schemes, caps, test_env)                        \
+    {#name, schemes, &tn_store_##name##_ops, caps, test_env},
 static const struct tn_store_backend backends[] = {
-    /* name, --store spellings, vtable, caps, contract suite's URL */
-    {"embedded", embedded_schemes, &tn_store_embedded_ops,
-     {.waits = true, .events = true, .binds_principal = true, .history = true,
-      .retires_names = true, .limits = true, .in_data_dir = true}, NULL},
-    {"pg", pg_schemes, &tn_store_pg_ops,
-     {.waits = true, .events = true, .binds_principal = true, .history = true,
-      .retires_names = true, .limits = true, .shared = true},
-     "TENURE_TEST_PG_URL"},
+#include "store/backends.def"
 };
-/* clang-format on */
+#undef TN_STORE_BACKEND
+#undef CAPS
+#undef SCHEMES
 
 #define N_BACKENDS (sizeof(backends) / sizeof(backends[0]))
 

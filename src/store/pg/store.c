@@ -194,7 +194,7 @@ static void pg_cancel_wait(struct tn_store *s, void *ctx)
 static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
                    struct tn_store **out, struct tn_errmsg *em);
 
-/* Its line in the registry: src/store/store.c. */
+/* Its line in the registry: src/store/backends.def. */
 extern const struct tn_store_ops tn_store_pg_ops;
 const struct tn_store_ops tn_store_pg_ops = {
     .version = TN_STORE_OPS_VERSION,
