@@ -81,27 +81,16 @@ void tn_api_account(struct tn_api_call *c, unsigned status);
 /* Reply with status and the JSON text json; frees the call. */
 void tn_api_send_text(struct tn_api_call *c, unsigned status, const char *json);
 
-/* The handlers of the route table (routes.c), by resource file.  Each
- * replies or hands the call to the store, whose completion replies. */
-/* leases.c */
-void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m);
-void tn_api_list(struct tn_api_call *c, struct tn_route_match *m);
-void tn_api_get(struct tn_api_call *c, struct tn_route_match *m);
-void tn_api_renew(struct tn_api_call *c, struct tn_route_match *m);
-void tn_api_release(struct tn_api_call *c, struct tn_route_match *m);
-void tn_api_check(struct tn_api_call *c, struct tn_route_match *m);
-/* history.c */
-bool tn_api_history_is_on(const struct tn_api *api);
-void tn_api_history(struct tn_api_call *c, struct tn_route_match *m);
-/* events.c */
-bool tn_api_events_is_on(const struct tn_api *api);
-void tn_api_events(struct tn_api_call *c, struct tn_route_match *m);
-/* admin.c */
-void tn_api_healthz(struct tn_api_call *c, struct tn_route_match *m);
-void tn_api_readyz(struct tn_api_call *c, struct tn_route_match *m);
-void tn_api_metrics(struct tn_api_call *c, struct tn_route_match *m);
-void tn_api_openapi(struct tn_api_call *c, struct tn_route_match *m);
-void tn_api_ui(struct tn_api_call *c, struct tn_route_match *m);
+/* The handlers, one for each line of routes.def (defined in the file of
+ * their resource: leases.c, history.c, events.c, admin.c).  Each replies
+ * or hands the call to the store, whose completion replies. */
+#define TN_ROUTE(handler, ...)                                                 \
+    void handler(struct tn_api_call *c, struct tn_route_match *m);
+#include "api/routes.def"
+#undef TN_ROUTE
+/* The .is_on predicates of routes.def: is the route served here? */
+bool tn_api_history_is_on(const struct tn_api *api); /* history.c */
+bool tn_api_events_is_on(const struct tn_api *api);  /* events.c */
 
 /* Shared by the lease resources (leases.c, history.c): reply with the
  * error of a store result; frees the call. */

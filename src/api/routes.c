@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The route table of the v1 API: one row per method and path.  Routing
- * (route.c), authentication and authorization (api.c), the per-route
- * metrics and the check of docs/openapi.yaml (tests/unit/test_routes.c)
- * are all driven by it.  Rows of one path are adjacent; the first row of
- * a path names the metrics of requests refused before their method is
- * known.  Adding an endpoint: its handler in the file of its resource, a
- * row here, and its path in docs/openapi.yaml (docs/CONTRIBUTING.md). */
+/* The route table of the v1 API, built from the lines of routes.def: one
+ * row per method and path.  Routing (route.c), authentication and
+ * authorization (api.c), the per-route metrics and the check of
+ * docs/openapi.yaml (tests/unit/test_routes.c) are all driven by it.
+ * Adding an endpoint: its handler in the file of its resource, its line
+ * in routes.def, and its path in docs/openapi.yaml
+ * (docs/CONTRIBUTING.md). */
 #include <assert.h>
 
 #include "api_int.h"
@@ -16,146 +16,11 @@
 #define LEASE_WORK (TN_ROUTE_WORK)
 #define LEASE_BODY (TN_ROUTE_WORK | TN_ROUTE_BODY)
 
+#define TN_ROUTE(handler_, ...) {.handler = handler_, __VA_ARGS__},
 const struct tn_route tn_routes[] = {
-    /* The lease collection (a trailing '/' is accepted). */
-    {.method = TN_HTTP_POST,
-     .pattern = "/v1/leases",
-     .name = "acquire",
-     .action = ACQUIRE,
-     .target = TN_ROUTE_BODY_NAME,
-     .flags = LEASE_BODY | TN_ROUTE_SLASH,
-     .forbidden = "not permitted to acquire this name",
-     .handler = tn_api_acquire},
-    {.method = TN_HTTP_GET,
-     .pattern = "/v1/leases",
-     .name = "list",
-     .action = READ,
-     .target = TN_ROUTE_PREFIX,
-     .flags = LEASE_WORK | TN_ROUTE_SLASH,
-     .query = TN_ROUTE_Q_LIMIT | TN_ROUTE_Q_PREFIX | TN_ROUTE_Q_AFTER,
-     .forbidden = "not permitted to list this prefix",
-     .handler = tn_api_list},
-    /* One lease. */
-    {.method = TN_HTTP_GET,
-     .pattern = "/v1/leases/{name}",
-     .name = "get",
-     .action = READ,
-     .target = TN_ROUTE_PATH_NAME,
-     .flags = LEASE_WORK,
-     .forbidden = "not permitted to read this name",
-     .handler = tn_api_get},
-    {.method = TN_HTTP_PATCH,
-     .pattern = "/v1/leases/{name}",
-     .name = "renew",
-     .action = ACQUIRE,
-     .target = TN_ROUTE_PATH_NAME,
-     .flags = LEASE_BODY,
-     .forbidden = "not permitted to hold this name",
-     .handler = tn_api_renew},
-    {.method = TN_HTTP_DELETE,
-     .pattern = "/v1/leases/{name}",
-     .name = "release",
-     .action = ACQUIRE,
-     .target = TN_ROUTE_PATH_NAME,
-     .flags = LEASE_BODY | TN_ROUTE_FORCE_ADMIN,
-     .query = TN_ROUTE_Q_FORCE,
-     .forbidden = "not permitted to hold this name",
-     .handler = tn_api_release},
-    {.method = TN_HTTP_GET,
-     .pattern = "/v1/leases/{name}/check",
-     .name = "check",
-     .action = READ,
-     .target = TN_ROUTE_PATH_NAME,
-     .flags = LEASE_WORK,
-     .query = TN_ROUTE_Q_TOKEN,
-     .forbidden = "not permitted to read this name",
-     .handler = tn_api_check},
-    {.method = TN_HTTP_GET,
-     .pattern = "/v1/leases/{name}/history",
-     .name = "history",
-     .action = READ,
-     .target = TN_ROUTE_PATH_NAME,
-     .flags = LEASE_WORK,
-     .query = TN_ROUTE_Q_LIMIT,
-     .forbidden = "not permitted to read this name",
-     .is_on = tn_api_history_is_on,
-     .off_message = "this store keeps no grant history",
-     .handler = tn_api_history},
-    /* The event stream. */
-    {.method = TN_HTTP_GET,
-     .pattern = "/v1/events",
-     .name = "events",
-     .action = READ,
-     .target = TN_ROUTE_PREFIX,
-     .flags = LEASE_WORK,
-     .query = TN_ROUTE_Q_ANY_PREFIX,
-     .forbidden = "not permitted to read this prefix",
-     .is_on = tn_api_events_is_on,
-     .off_message = "this store has no event stream yet",
-     .handler = tn_api_events},
-    /* Operations: public, but for the metrics. */
-    {.method = TN_HTTP_GET,
-     .pattern = "/healthz",
-     .name = "healthz",
-     .flags = TN_ROUTE_PUBLIC,
-     .handler = tn_api_healthz},
-    {.method = TN_HTTP_HEAD,
-     .pattern = "/healthz",
-     .name = "healthz",
-     .flags = TN_ROUTE_PUBLIC,
-     .handler = tn_api_healthz},
-    {.method = TN_HTTP_GET,
-     .pattern = "/readyz",
-     .name = "readyz",
-     .flags = TN_ROUTE_PUBLIC,
-     .handler = tn_api_readyz},
-    {.method = TN_HTTP_HEAD,
-     .pattern = "/readyz",
-     .name = "readyz",
-     .flags = TN_ROUTE_PUBLIC,
-     .handler = tn_api_readyz},
-    {.method = TN_HTTP_GET,
-     .pattern = "/metrics",
-     .name = "metrics",
-     .handler = tn_api_metrics},
-    {.method = TN_HTTP_HEAD,
-     .pattern = "/metrics",
-     .name = "metrics",
-     .handler = tn_api_metrics},
-    /* The operator console: its files hold no data (the API calls it
-     * makes carry the operator's token). */
-    {.method = TN_HTTP_GET,
-     .pattern = "/ui",
-     .name = "ui",
-     .flags = TN_ROUTE_PUBLIC | TN_ROUTE_RAW_QUERY,
-     .handler = tn_api_ui},
-    {.method = TN_HTTP_HEAD,
-     .pattern = "/ui",
-     .name = "ui",
-     .flags = TN_ROUTE_PUBLIC | TN_ROUTE_RAW_QUERY,
-     .handler = tn_api_ui},
-    {.method = TN_HTTP_GET,
-     .pattern = "/ui/{file}",
-     .name = "ui",
-     .flags = TN_ROUTE_PUBLIC | TN_ROUTE_RAW_QUERY,
-     .handler = tn_api_ui},
-    {.method = TN_HTTP_HEAD,
-     .pattern = "/ui/{file}",
-     .name = "ui",
-     .flags = TN_ROUTE_PUBLIC | TN_ROUTE_RAW_QUERY,
-     .handler = tn_api_ui},
-    /* This API's own description (docs/openapi.yaml). */
-    {.method = TN_HTTP_GET,
-     .pattern = "/v1/openapi.json",
-     .name = "openapi",
-     .flags = TN_ROUTE_PUBLIC,
-     .handler = tn_api_openapi},
-    {.method = TN_HTTP_HEAD,
-     .pattern = "/v1/openapi.json",
-     .name = "openapi",
-     .flags = TN_ROUTE_PUBLIC,
-     .handler = tn_api_openapi},
+#include "api/routes.def"
 };
+#undef TN_ROUTE
 
 const size_t tn_routes_count = sizeof(tn_routes) / sizeof(tn_routes[0]);
 

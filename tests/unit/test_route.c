@@ -409,7 +409,7 @@ static void test_table__matches_openapi(void **state)
 #define PATH_FLAGS                                                             \
     (TN_ROUTE_PUBLIC | TN_ROUTE_RAW_QUERY | TN_ROUTE_WORK | TN_ROUTE_SLASH)
 
-/* The rows keep the rules routes.c states: the rows of a path are
+/* The rows keep the rules routes.def states: the rows of a path are
  * adjacent and agree on what the path decides; one row per method and
  * path; every checked action has its 403 message, every availability
  * check its 404 message; a name in the body means a body. */
