@@ -79,14 +79,44 @@ int tn_store_open_with(const struct tn_store_backend *b, struct tn_loop *loop,
     return rc;
 }
 
+/* Append text to out (cap bytes, n used) if it fits; the new n. */
+static size_t put(char *out, size_t cap, size_t n, const char *text)
+{
+    size_t len = strlen(text);
+    if (n + len >= cap)
+        return n;
+    memcpy(out + n, text, len + 1);
+    return n + len;
+}
+
+/* Every spelling of the registry, for the error of an unknown --store:
+ * "(empty) for embedded, postgresql://... or postgres://... for pg". */
+static void spellings(char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < N_BACKENDS; i++) {
+        const char *const *first = backends[i].schemes;
+        for (const char *const *s = first; *s != NULL; s++) {
+            n = put(out, cap, n, s != first ? " or " : i > 0 ? ", " : "");
+            n = put(out, cap, n, (*s)[0] == '\0' ? "(empty)" : *s);
+            n = put(out, cap, n, (*s)[0] == '\0' ? "" : "...");
+        }
+        n = put(out, cap, n, " for ");
+        n = put(out, cap, n, backends[i].name);
+    }
+}
+
 int tn_store_open(struct tn_loop *loop, const struct tn_store_config *cfg,
                   struct tn_store **out, struct tn_errmsg *em)
 {
     *out = NULL;
     const struct tn_store_backend *b = tn_store_backend_for(cfg->url);
     if (b == NULL) {
-        tn_errmsg_set(em, "unknown store \"%s\": use postgresql://...",
-                      cfg->url);
+        char known[256];
+        spellings(known, sizeof(known));
+        tn_errmsg_set(em, "unknown store \"%s\"; --store takes %s", cfg->url,
+                      known);
         return TN_EINVAL;
     }
     return tn_store_open_with(b, loop, cfg, out, em);

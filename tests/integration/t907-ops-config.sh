@@ -4,7 +4,8 @@
 # `--config FILE` (and TENURE_CONFIG) starts the server with the listen
 # address and data dir of the file; an unknown option or a malformed line
 # in the file stops it with exit 2 and a message naming the file and line;
-# TENURE_* variables override the file and flags override both.
+# TENURE_* variables override the file and flags override both.  An
+# unknown --store names every spelling of the store registry.
 # `tenure migrate --help` prints its usage on stdout and exits 0 like every
 # other command; its usage errors exit 2.
 . "$(dirname "$0")/lib.sh"
@@ -125,7 +126,12 @@ rc=0
 timeout 10 "$TN_BIN/tenured" --commit=fast --data-dir "$T/bad-data" >"$T/bad.out" 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "--commit=fast: expected exit 2, got $rc: $(cat "$T/bad.out")"
 grep -q -- "--commit takes thread or inline" "$T/bad.out" || fail "--commit=fast: $(cat "$T/bad.out")"
-pass "unknown option, malformed line, bad value, missing file, --commit=fast: exit 2 naming file:line or the option"
+rc=0
+timeout 10 "$TN_BIN/tenured" --store foo://x --listen 127.0.0.1:0 --data-dir "$T/bad-data" >"$T/bad.out" 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "--store foo://x: expected a failure, got exit 0"
+grep -qF 'unknown store "foo://x"; --store takes (empty) for embedded, postgresql://... or postgres://... for pg' \
+    "$T/bad.out" || fail "--store foo://x does not list the registry's spellings: $(cat "$T/bad.out")"
+pass "unknown option, malformed line, bad value, missing file, --commit=fast: exit 2 naming file:line or the option; an unknown --store lists every spelling of the registry"
 
 # --- precedence: file < TENURE_* < flags ---
 start_cfg "$P2" TENURE_LISTEN="127.0.0.1:$P2" TENURE_MAX_TTL_MS=60000 -- \
