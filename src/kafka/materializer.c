@@ -25,31 +25,34 @@ static void on_signal(int sig)
 
 static void usage(FILE *out)
 {
+    char sinks[128];
+    tn_sink_spellings(sinks, sizeof(sinks));
     (void)fprintf(
-        out, "usage: tenure-materializer --brokers LIST --topic T [options]\n"
-             "  --brokers LIST        Kafka bootstrap servers\n"
-             "  --topic T             raw topic to fence\n"
-             "  --sink SPEC           sqlite:PATH (default "
-             "sqlite:./tenure-sink.db)\n"
-             "                        or postgresql://...\n"
-             "  --verify-key FILE     reject records without a valid "
-             "lease-proof\n"
-             "  --dlq-topic T         republish rejected records to T\n"
-             "  --clean-topic T       republish admitted records to T\n"
-             "  --batch N             records per transaction (default 500)\n"
-             "  --batch-wait-ms MS    wait to fill a batch (default 50)\n"
-             "  --metrics-file PATH   Prometheus text file, rewritten at "
-             "most every 100 ms\n"
-             "  --history FILE        append sink decisions as JSON lines "
-             "(tenure-check)\n"
-             "  --exit-at-end         exit once every partition is committed "
-             "to its end\n"
-             "  --no-fence            plain consumer: admit every record "
-             "(negative control)\n"
-             "  --verbose             log every decision\n"
-             "  --help                this text\n"
-             "exit: 0 done, 1 error, 2 usage, 3 another materializer moved "
-             "the offsets\n");
+        out,
+        "usage: tenure-materializer --brokers LIST --topic T [options]\n"
+        "  --brokers LIST        Kafka bootstrap servers\n"
+        "  --topic T             raw topic to fence\n"
+        "  --sink SPEC           %s\n"
+        "                        (default sqlite:./tenure-sink.db)\n"
+        "  --verify-key FILE     reject records without a valid "
+        "lease-proof\n"
+        "  --dlq-topic T         republish rejected records to T\n"
+        "  --clean-topic T       republish admitted records to T\n"
+        "  --batch N             records per transaction (default 500)\n"
+        "  --batch-wait-ms MS    wait to fill a batch (default 50)\n"
+        "  --metrics-file PATH   Prometheus text file, rewritten at "
+        "most every 100 ms\n"
+        "  --history FILE        append sink decisions as JSON lines "
+        "(tenure-check)\n"
+        "  --exit-at-end         exit once every partition is committed "
+        "to its end\n"
+        "  --no-fence            plain consumer: admit every record "
+        "(negative control)\n"
+        "  --verbose             log every decision\n"
+        "  --help                this text\n"
+        "exit: 0 done, 1 error, 2 usage, 3 another materializer moved "
+        "the offsets\n",
+        sinks);
 }
 
 static int parse_int(const char *s, int min, int max, int *out)

@@ -66,6 +66,9 @@ struct tn_sink {
  * of sinks.def whose prefix starts spec.  On success *out is
  * the sink (close it with ops->close).  TN_EINVAL for an unknown spec. */
 int tn_sink_open(const char *spec, struct tn_sink **out, struct tn_errmsg *em);
+/* "sqlite:PATH or postgresql://...": how each sink of sinks.def is
+ * written, for usage and errors (cut to cap bytes). */
+void tn_sink_spellings(char *out, size_t cap);
 
 /* Each sink's open function, one for each line of sinks.def (defined in
  * sink_NAME.c): on success *out is the sink, its tables created. */

@@ -25,8 +25,7 @@ static const struct sink_kind sinks[] = {
 
 #define N_SINKS (sizeof(sinks) / sizeof(sinks[0]))
 
-/* "a or b or c" of the hints, for the error. */
-static void hints(char *out, size_t cap)
+void tn_sink_spellings(char *out, size_t cap)
 {
     size_t n = 0;
     out[0] = '\0';
@@ -53,7 +52,7 @@ int tn_sink_open(const char *spec, struct tn_sink **out, struct tn_errmsg *em)
         return k->open(k->strip ? spec + plen : spec, out, em);
     }
     char known[128];
-    hints(known, sizeof(known));
+    tn_sink_spellings(known, sizeof(known));
     tn_errmsg_set(em, "unknown sink \"%s\" (%s)", spec, known);
     return TN_EINVAL;
 }
