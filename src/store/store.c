@@ -17,10 +17,9 @@
 
 /* ...and is one row of the registry. */
 #define SCHEMES(...) ((const char *const[]){__VA_ARGS__, NULL})
-#define CAPS(...)                                                              \
-    {                                                                          \
-        __VA_ARGS__                                                            \
-    }
+/* clang-format off */
+#define CAPS(...) {__VA_ARGS__}
+/* clang-format on */
 #define TN_STORE_BACKEND(name, schemes, caps, test_env)                        \
     {#name, schemes, &tn_store_##name##_ops, caps, test_env},
 static const struct tn_store_backend backends[] = {
