@@ -2,7 +2,8 @@
 # The container recipe, contrib/container/ (docs/OPERATIONS.md, "Container").
 # Always, without a container engine:
 #  - the Dockerfile: FROM debian:12-slim, every COPY source is a package
-#    `make deb` builds (a Package of debian/control), the user is the
+#    `make deb` builds (a Package of debian/control) and is let into the
+#    build context by Dockerfile.dockerignore, the user is the
 #    package's "tenure" (made by its postinst), the first-install auth file
 #    is removed, a HEALTHCHECK on /readyz, EXPOSE matches TENURE_LISTEN;
 #  - compose.yaml parses (python3-yaml) and has the services, the port and
@@ -34,10 +35,12 @@ for l in lines:
     ins.setdefault(l.split()[0], []).append(l.split(None, 1)[1])
 if ins.get("FROM") != ["debian:12-slim"]: bad(f"FROM: {ins.get('FROM')}")
 pkgs = re.findall(r"^Package: (\S+)", (src / "debian/control").read_text(), re.M)
+keep = (c / "Dockerfile.dockerignore").read_text().split()
 for copy in ins.get("COPY", []):
     for s in copy.split()[:-1]:
         m = re.fullmatch(r"build/deb/([a-z0-9.+-]+)_\*\.deb", s)
         if not m or m.group(1) not in pkgs: bad(f"COPY {s}: not a package make deb builds")
+        if "!" + s not in keep: bad(f"COPY {s}: Dockerfile.dockerignore leaves it out of the context")
 if ins.get("USER") != ["tenure"]: bad(f"USER: {ins.get('USER')}")
 if "adduser --system" not in (src / "debian/tenured.postinst").read_text(): bad("postinst makes no user")
 run = " ".join(ins.get("RUN", []))
@@ -106,12 +109,14 @@ if ! docker info >/dev/null 2>&1; then
 fi
 ls "$TN_SRC"/build/deb/tenured_*.deb >/dev/null 2>&1 || "$TN_SRC/scripts/deb.sh" >/dev/null ||
     fail "make deb failed"
-mkdir -p "$C/secrets"
-cp "$T/tenure-auth.json" "$C/secrets/tenure-auth.json"
-head -c 18 /dev/urandom | base64 >"$C/secrets/pg-password"
-chmod 0644 "$C/secrets/tenure-auth.json" "$C/secrets/pg-password"
-dc() { docker compose -p "tenure-t982-$$" -f "$C/compose.yaml" "$@"; }
-trap 'dc down -v >/dev/null 2>&1 || true; rm -rf "$C/secrets"; tn_cleanup' EXIT
+# The secrets from $T (an override file), so that a contrib/container/
+# secrets/ of the user's own is never touched.
+head -c 18 /dev/urandom | base64 >"$T/pg-password"
+chmod 0644 "$T/tenure-auth.json" "$T/pg-password"
+printf 'secrets:\n  pg-password:\n    file: %s\n  tenure-auth.json:\n    file: %s\n' \
+    "$T/pg-password" "$T/tenure-auth.json" >"$T/override.yaml"
+dc() { docker compose -p "tenure-t982-$$" -f "$C/compose.yaml" -f "$T/override.yaml" "$@"; }
+trap 'dc down -v >/dev/null 2>&1 || true; tn_cleanup' EXIT
 dc up -d --build >"$T/compose.log" 2>&1 || fail "compose up: $(tail -20 "$T/compose.log")"
 URL=http://127.0.0.1:7300
 tn_wait_ready "$URL" || fail "the container never became ready: $(dc logs 2>&1 | tail -20)"
