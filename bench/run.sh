@@ -7,7 +7,8 @@
 # the top of docs/PERFORMANCE.md), then the whole suite (bench/suite.sh:
 # tenured and every peer, one after the other, medians of RUNS runs).
 # BENCH_ONLY=frontend runs the first alone; a BENCH_ONLY list without
-# "frontend" skips it (bench/suite.sh reads the same list).  The older
+# "frontend" skips it (bench/suite.sh reads the same list); "followers" is
+# bench/follower-latency.sh, run after the front end.  The older
 # two-way comparison is still there as bench/bench-vs-redis.sh, and
 # bench/slow-body.sh measures acquires beside 1,100 slow-body clients, and
 # bench/list-flood.sh probes beside 500 clients pipelining large lists.
@@ -19,4 +20,11 @@ if [ "$only" = all ] || [[ ",$only," == *",frontend,"* ]]; then
     "$here/frontend.sh"
 fi
 [ "$only" = frontend ] && exit 0
+# The followers' force-release latency (bench/follower-latency.sh, on the
+# dev build's test tools): BENCH_ONLY=followers runs it alone.
+if [ "$only" = all ] || [[ ",$only," == *",followers,"* ]]; then
+    make -C "$here/.." build
+    "$here/follower-latency.sh"
+fi
+[ "$only" = followers ] && exit 0
 exec "$here/suite.sh" "$@"

@@ -13,7 +13,7 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       python3 python3-pytest python3-psycopg2 python3-setuptools python3-pip
       python3-pyflakes python3-yaml python3-hypothesis python3-jsonschema
       python3-confluent-kafka
-      debhelper dpkg-dev fakeroot lintian)
+      debhelper dpkg-dev fakeroot lintian help2man)
 # make lint also needs Node.js >= 20.19 with npm (Debian 12's nodejs is 18,
 # too old for the pinned @redocly/cli): see scripts/npm-tools.sh.
 if [ "${1:-}" = "--bench" ]; then

@@ -23,6 +23,7 @@ from .errors import ConnectError
 
 VALUE_MAX = 65536
 POLL_S = 0.2
+FETCH_WAIT_MS = 10
 
 
 def parse_url(url: str) -> Tuple[str, str, Dict[str, str]]:
@@ -96,7 +97,12 @@ class KafkaEventStream:
             "bootstrap.servers": self._brokers,
             # assign() needs a group id, but joins no group, commits nothing
             "group.id": f"tenure-follower-{id(self)}",
-            "enable.auto.commit": False, "enable.partition.eof": False}
+            "enable.auto.commit": False, "enable.partition.eof": False,
+            # as libtenure-kafka: a broker that does not wake a held fetch
+            # when a record lands (the mock cluster) would delay each
+            # event by up to librdkafka's default 500 ms; the query may
+            # set it back (docs/PYTHON.md)
+            "fetch.wait.max.ms": FETCH_WAIT_MS}
         conf.update(self._conf)
         return Consumer(conf)
 

@@ -33,9 +33,9 @@ static const struct command commands[] = {
 
 static void usage(FILE *f)
 {
-    (void)fprintf(
-        f, "Usage: tenure [--server URL[,URL...]] [--bearer TOKEN] [--json] "
-           "[--timeout DUR]\n              COMMAND [OPTIONS]\n\nCommands:\n");
+    /* One usage line: the manual page's synopsis is made from it. */
+    (void)fprintf(f, "Usage: tenure [GLOBAL OPTIONS] COMMAND [OPTIONS]\n\n"
+                     "Commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         (void)fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     (void)fprintf(

@@ -24,6 +24,7 @@
 #define VALUE_MAX 65536
 #define POLL_MS 200
 #define SETUP_MS 5000
+#define FETCH_WAIT_MS "10"
 
 struct tn_kafka_follower {
     struct tn_client *c; /* fed, borrowed */
@@ -57,13 +58,21 @@ static int configure(rd_kafka_conf_t *conf, const char *brokers,
                      const char *const *kv, size_t n, struct tn_errmsg *em)
 {
     /* assign() needs a group id, but joins no group and commits nothing:
-     * each follower starts at the end, as an SSE subscriber does. */
+     * each follower starts at the end, as an SSE subscriber does.
+     * fetch.wait.max.ms: how long a broker may hold a fetch that found
+     * nothing (librdkafka's default is 500).  A broker that wakes a held
+     * fetch when a record lands loses no time to it, but one that does
+     * not (librdkafka's mock cluster) delays every event by up to that
+     * much: 10 ms keeps the follower within the Redis follower's latency
+     * (docs/PERFORMANCE.md, "Followers"), at the cost of up to 100 empty
+     * fetches a second while the topic is idle; conf may set it back. */
     char group[64];
     (void)snprintf(group, sizeof(group), "tenure-follower-%p", (void *)conf);
     const char *const fixed[][2] = {{"bootstrap.servers", brokers},
                                     {"group.id", group},
                                     {"enable.auto.commit", "false"},
-                                    {"enable.partition.eof", "false"}};
+                                    {"enable.partition.eof", "false"},
+                                    {"fetch.wait.max.ms", FETCH_WAIT_MS}};
     int rc = tn_kafka_conf_set_all(conf, fixed,
                                    sizeof(fixed) / sizeof(fixed[0]), em);
     for (size_t i = 0; rc == 0 && i < n; i++) {

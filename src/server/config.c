@@ -106,7 +106,7 @@ static void print_help(FILE *f)
     for (size_t i = 0; i < N_OPTIONS; i++) {
         char env[64];
         env_name(&options[i], env, sizeof(env));
-        (void)fprintf(f, "  --%-20s %s\n  %-22s default: %s; env %s\n",
+        (void)fprintf(f, "  --%-20s %s\n  %-22s (default: %s; env %s)\n",
                       options[i].name, options[i].help, "",
                       options[i].def[0] ? options[i].def : "(empty)", env);
     }

@@ -5,8 +5,9 @@
 # CLI, a program builds against libtenure-dev's headers and tenure.pc and
 # runs on libtenure0's shared library alone (no libpq, no librdkafka), one
 # builds against tenure-pg.pc and runs on libtenure-pg0, the unit and the maintainer scripts
-# say what docs/GETTING-STARTED.md and docs/OPERATIONS.md promise, and lintian reports no
-# error (warnings are printed).  The packages of build/deb/ are reused when
+# say what docs/GETTING-STARTED.md and docs/OPERATIONS.md promise, every binary has its
+# manual page, and lintian reports no error and no missing or faulty manual page (other
+# warnings are printed).  The packages of build/deb/ are reused when
 # no source file is newer than them; else scripts/deb.sh builds them
 # (a few minutes on a busy machine).
 . "$(dirname "$0")/lib.sh"
@@ -25,7 +26,7 @@ done
 if [ "$fresh" = 1 ]; then
     while IFS= read -r f; do
         if [ "$f" -nt "$(deb tenured)" ]; then fresh=0; echo "stale: $f is newer"; break; fi
-    done < <(git ls-files -co --exclude-standard -- src include debian contrib CMakeLists.txt)
+    done < <(git ls-files -co --exclude-standard -- src include debian contrib man CMakeLists.txt)
 fi
 if [ "$fresh" = 0 ]; then
     echo "building the packages (scripts/deb.sh)"
@@ -44,10 +45,13 @@ for f in usr/bin/tenured usr/bin/tenure usr/bin/tenure-materializer usr/bin/tenu
     usr/include/tenure/fence.h lib/systemd/system/tenured.service etc/tenure/tenured.env \
     usr/lib/$ma/libtenure-pg.so.0 usr/lib/$ma/libtenure-kafka.so.0 usr/include/tenure/fence_pg.h \
     usr/include/tenure/fence_kafka.h usr/lib/$ma/pkgconfig/tenure-pg.pc \
-    usr/lib/$ma/pkgconfig/tenure-kafka.pc; do
+    usr/lib/$ma/pkgconfig/tenure-kafka.pc usr/share/man/man1/tenured.1.gz \
+    usr/share/man/man1/tenure.1.gz usr/share/man/man1/tenure-materializer.1.gz \
+    usr/share/man/man1/tenure-check.1.gz usr/share/man/man1/tenure-migrate.1.gz \
+    usr/share/man/man1/tenure-keygen.1.gz; do
     [ -e "$R/$f" ] || fail "no /$f in the packages"
 done
-pass "the packages hold the server, the tools, the library, headers, tenure.pc and the unit"
+pass "the packages hold the server, the tools, the library, headers, tenure.pc, the unit and the manual pages"
 
 for b in tenured tenure tenure-materializer tenure-check tenure-migrate; do
     "$R/usr/bin/$b" --help >"$T/help" 2>&1 || fail "$b --help exited $?: $(cat "$T/help")"
@@ -141,5 +145,9 @@ for p in $pkgs; do debs+=("$(deb $p)"); done
 lintian --tag-display-limit 0 "${debs[@]}" >"$T/lintian" 2>&1 || rc=$?
 grep -v '^running with root' "$T/lintian" | sed 's/^/  lintian: /' || true
 if grep -q '^E: ' "$T/lintian"; then fail "lintian reports errors"; fi
+# Every binary has its page (man/), and the pages are clean.
+if grep -E ' (no-manual-page|manpage-[a-z-]+|groff-message|binary-without-manpage) ' "$T/lintian"; then
+    fail "lintian reports a missing or faulty manual page"
+fi
 [ "$rc" = 0 ] || fail "lintian exited $rc"
-pass "lintian: no errors ($(grep -c '^W: ' "$T/lintian" || true) warnings)"
+pass "lintian: no errors, no manual-page tag ($(grep -c '^W: ' "$T/lintian" || true) warnings)"

@@ -6,8 +6,10 @@
  * at_ms of published events).
  * With WATCH=1 the client follows the event stream; with a redis:// or
  * rediss:// URL, that Redis stream (tenured --publish); with a kafka://
- * URL, that Kafka topic through libtenure-kafka's follower.  A test helper
- * only. */
+ * URL, that Kafka topic through libtenure-kafka's follower, with the
+ * librdkafka settings of $TN_KAFKA_CONF ("key=value,key=value", for
+ * bench/follower-latency.sh to try one against the built-in ones).  A
+ * test helper only. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -36,6 +38,19 @@ static void on_end(struct tn_lease *l, enum tn_lease_end reason, int rc,
     pthread_mutex_unlock(&mu);
 }
 
+/* $TN_KAFKA_CONF split at commas into kv (the string is the process's
+ * own, kept until exit); the count. */
+static size_t kafka_conf(const char **kv, size_t cap)
+{
+    char *s = getenv("TN_KAFKA_CONF");
+    size_t n = 0;
+    char *save = NULL;
+    for (char *t = s != NULL ? strtok_r(s, ",", &save) : NULL;
+         t != NULL && n < cap; t = strtok_r(NULL, ",", &save))
+        kv[n++] = t;
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 5) {
@@ -57,7 +72,9 @@ int main(int argc, char **argv)
         return 1;
     }
     struct tn_kafka_follower *kf = NULL;
-    if (kafka && tn_kafka_follower_start(c, argv[4], NULL, 0, &kf, &em) < 0) {
+    const char *kv[16];
+    size_t n_kv = kafka ? kafka_conf(kv, 16) : 0;
+    if (kafka && tn_kafka_follower_start(c, argv[4], kv, n_kv, &kf, &em) < 0) {
         (void)fprintf(stderr, "kafka follower: %s\n", em.text);
         return 1;
     }
