@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: MIT
+# Sourced after bench/lib.sh by the scripts that start the peers (the
+# bench suite and compare/run.sh): the one way each peer is started in its
+# own folder on a given port.  Each appends the server's PID to PIDS (so
+# lib.sh's cleanup kills it), sets SRV_PID, and returns once the server
+# answers (1 if it never did).
+#   start_redis DIR PORT [redis-server args...]
+#   start_zookeeper DIR PORT TICK_MS      (sessions from 2 to 20 ticks)
+#   start_etcd DIR CLIENT_PORT PEER_PORT [etcd args...]
+
+start_redis() {
+    local dir=$1 port=$2
+    shift 2
+    mkdir -p "$dir"
+    redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" \
+        --daemonize no "$@" >"$dir/log" 2>&1 &
+    SRV_PID=$!
+    PIDS+=("$SRV_PID")
+    for _ in $(seq 1 200); do
+        redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+start_zookeeper() {
+    local dir=$1 port=$2 tick=$3
+    mkdir -p "$dir/data"
+    printf 'tickTime=%s\ndataDir=%s/data\nclientPort=%s\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=ruok\n' \
+        "$tick" "$dir" "$port" >"$dir/zoo.cfg"
+    printf 'log4j.rootLogger=WARN, C\nlog4j.appender.C=org.apache.log4j.ConsoleAppender\nlog4j.appender.C.layout=org.apache.log4j.PatternLayout\n' \
+        >"$dir/log4j.properties"
+    java -cp "$dir:/usr/share/java/zookeeper.jar" -Dzookeeper.log.dir="$dir" \
+        org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" >"$dir/log" 2>&1 &
+    SRV_PID=$!
+    PIDS+=("$SRV_PID")
+    for _ in $(seq 1 600); do
+        [ "$( (exec 3<>"/dev/tcp/127.0.0.1/$port" && echo ruok >&3 && timeout 1 cat <&3) 2>/dev/null)" = imok ] &&
+            return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+start_etcd() {
+    local dir=$1 cport=$2 pport=$3
+    shift 3
+    mkdir -p "$dir"
+    etcd --name b --data-dir "$dir/data" --listen-client-urls "http://127.0.0.1:$cport" \
+        --advertise-client-urls "http://127.0.0.1:$cport" \
+        --listen-peer-urls "http://127.0.0.1:$pport" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
+        --initial-cluster "b=http://127.0.0.1:$pport" --log-level error "$@" >"$dir/log" 2>&1 &
+    SRV_PID=$!
+    PIDS+=("$SRV_PID")
+    for _ in $(seq 1 200); do
+        curl -s "http://127.0.0.1:$cport/health" 2>/dev/null | grep -q true && return 0
+        sleep 0.05
+    done
+    return 1
+}
