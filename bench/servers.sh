@@ -3,7 +3,7 @@
 # bench suite and compare/run.sh): the one way each peer is started in its
 # own folder on a given port.  Each appends the server's PID to PIDS (so
 # lib.sh's cleanup kills it), sets SRV_PID, and returns once the server
-# answers (1 if it never did).
+# answers (1 if it exited, e.g. on a port taken meanwhile, or never did).
 #   start_redis DIR PORT [redis-server args...]
 #   start_zookeeper DIR PORT TICK_MS      (sessions from 2 to 20 ticks)
 #   start_etcd DIR CLIENT_PORT PEER_PORT [etcd args...]
@@ -18,6 +18,7 @@ start_redis() {
     PIDS+=("$SRV_PID")
     for _ in $(seq 1 200); do
         redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0
+        kill -0 "$SRV_PID" 2>/dev/null || return 1
         sleep 0.05
     done
     return 1
@@ -37,6 +38,7 @@ start_zookeeper() {
     for _ in $(seq 1 600); do
         [ "$( (exec 3<>"/dev/tcp/127.0.0.1/$port" && echo ruok >&3 && timeout 1 cat <&3) 2>/dev/null)" = imok ] &&
             return 0
+        kill -0 "$SRV_PID" 2>/dev/null || return 1
         sleep 0.05
     done
     return 1
@@ -55,6 +57,7 @@ start_etcd() {
     PIDS+=("$SRV_PID")
     for _ in $(seq 1 200); do
         curl -s "http://127.0.0.1:$cport/health" 2>/dev/null | grep -q true && return 0
+        kill -0 "$SRV_PID" 2>/dev/null || return 1
         sleep 0.05
     done
     return 1
