@@ -13,7 +13,10 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       python3 python3-pytest python3-psycopg2 python3-setuptools python3-pip
       python3-pyflakes python3-yaml python3-hypothesis python3-jsonschema
       python3-confluent-kafka
-      debhelper dpkg-dev fakeroot lintian)
+      debhelper dpkg-dev fakeroot lintian
+      etcd-server etcd-client zookeeper python3-redis python3-kazoo gnuplot-nox)
+# The last line is for the short comparison (it/t420-fence-compare,
+# docs/COMPARE.md): its peers' servers and clients, and the chart.
 # make lint also needs Node.js >= 20.19 with npm (Debian 12's nodejs is 18,
 # too old for the pinned @redocly/cli): see scripts/npm-tools.sh.
 if [ "${1:-}" = "--bench" ]; then
@@ -30,6 +33,18 @@ done
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 echo "deps: installing ${missing[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+# Keep postinst scripts from starting the packages' system services (etcd,
+# Redis, PostgreSQL): the tests start every server themselves.
+rc=/usr/sbin/policy-rc.d
+made_rc=0
+if [ ! -e "$rc" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$rc" >/dev/null
+    $sudo chmod 755 "$rc"
+    made_rc=1
+fi
+status=0
+{ $sudo apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null; } || status=$?
+[ "$made_rc" = 1 ] && $sudo rm -f "$rc"
+exit "$status"
