@@ -23,28 +23,4 @@ if [ "${1:-}" = "--bench" ]; then
     pkgs+=(wrk hyperfine linux-perf)
 fi
 
-missing=()
-for p in "${pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \
-        || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "deps: installing ${missing[*]}" >&2
-# Keep postinst scripts from starting the packages' system services (etcd,
-# Redis, PostgreSQL): the tests start every server themselves.
-rc=/usr/sbin/policy-rc.d
-made_rc=0
-if [ ! -e "$rc" ]; then
-    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$rc" >/dev/null
-    $sudo chmod 755 "$rc"
-    made_rc=1
-fi
-status=0
-{ $sudo apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null; } || status=$?
-[ "$made_rc" = 1 ] && $sudo rm -f "$rc"
-exit "$status"
+exec "$(dirname "$0")/apt-install.sh" deps "${pkgs[@]}"
