@@ -8,6 +8,24 @@
 #   start_zookeeper DIR PORT TICK_MS      (sessions from 2 to 20 ticks)
 #   start_etcd DIR CLIENT_PORT PEER_PORT [etcd args...]
 
+# srv_wait TRIES CMD...: until CMD succeeds (0), or the server started
+# last (SRV_PID) exits or TRIES times 50 ms pass (1).
+srv_wait() {
+    local tries=$1
+    shift
+    for _ in $(seq 1 "$tries"); do
+        "$@" && return 0
+        kill -0 "$SRV_PID" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
+redis_up() { redis-cli -p "$1" ping 2>/dev/null | grep -q PONG; }
+zookeeper_up() {
+    [ "$( (exec 3<>"/dev/tcp/127.0.0.1/$1" && echo ruok >&3 && timeout 1 cat <&3) 2>/dev/null)" = imok ]
+}
+etcd_up() { curl -s "http://127.0.0.1:$1/health" 2>/dev/null | grep -q true; }
+
 start_redis() {
     local dir=$1 port=$2
     shift 2
@@ -16,12 +34,7 @@ start_redis() {
         --daemonize no "$@" >"$dir/log" 2>&1 &
     SRV_PID=$!
     PIDS+=("$SRV_PID")
-    for _ in $(seq 1 200); do
-        redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0
-        kill -0 "$SRV_PID" 2>/dev/null || return 1
-        sleep 0.05
-    done
-    return 1
+    srv_wait 200 redis_up "$port"
 }
 
 start_zookeeper() {
@@ -35,13 +48,7 @@ start_zookeeper() {
         org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" >"$dir/log" 2>&1 &
     SRV_PID=$!
     PIDS+=("$SRV_PID")
-    for _ in $(seq 1 600); do
-        [ "$( (exec 3<>"/dev/tcp/127.0.0.1/$port" && echo ruok >&3 && timeout 1 cat <&3) 2>/dev/null)" = imok ] &&
-            return 0
-        kill -0 "$SRV_PID" 2>/dev/null || return 1
-        sleep 0.05
-    done
-    return 1
+    srv_wait 600 zookeeper_up "$port"
 }
 
 start_etcd() {
@@ -55,10 +62,5 @@ start_etcd() {
         --initial-cluster "b=http://127.0.0.1:$pport" --log-level error "$@" >"$dir/log" 2>&1 &
     SRV_PID=$!
     PIDS+=("$SRV_PID")
-    for _ in $(seq 1 200); do
-        curl -s "http://127.0.0.1:$cport/health" 2>/dev/null | grep -q true && return 0
-        kill -0 "$SRV_PID" 2>/dev/null || return 1
-        sleep 0.05
-    done
-    return 1
+    srv_wait 200 etcd_up "$cport"
 }

@@ -19,6 +19,7 @@ A fresh lock client is made for each role, as a fresh process would.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -29,27 +30,23 @@ from common import NotGranted, emit, now_ns, read_json
 from sinks import Writer
 
 
+# Each system's adapter: (module, class), imported only when used.
+ADAPTERS = {
+    "redis": ("lock_redis", "RedisLock"),
+    "redlock": ("lock_redis", "Redlock"),
+    "etcd": ("lock_etcd", "EtcdLock"),
+    "zookeeper": ("lock_zk", "ZkLock"),
+    "pgadvisory": ("lock_pg", "PgAdvisoryLock"),
+    "tenure": ("lock_tenure", "TenureLock"),
+}
+
+
 def lock_factory(system: str) -> Callable[[dict], Any]:
     """The adapter class of SYSTEM; imports only that system's client."""
-    if system == "redis":
-        from lock_redis import RedisLock
-        return RedisLock
-    if system == "redlock":
-        from lock_redis import Redlock
-        return Redlock
-    if system == "etcd":
-        from lock_etcd import EtcdLock
-        return EtcdLock
-    if system == "zookeeper":
-        from lock_zk import ZkLock
-        return ZkLock
-    if system == "pgadvisory":
-        from lock_pg import PgAdvisoryLock
-        return PgAdvisoryLock
-    if system == "tenure":
-        from lock_tenure import TenureLock
-        return TenureLock
-    raise SystemExit(f"worker: unknown system {system!r}")
+    if system not in ADAPTERS:
+        raise SystemExit(f"worker: unknown system {system!r}")
+    module, cls = ADAPTERS[system]
+    return getattr(importlib.import_module(module), cls)
 
 
 class Worker:
