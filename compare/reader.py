@@ -125,8 +125,10 @@ def judge(tr: Dict[str, Any], sink: str, order: List[str],
         and late["t0"] > granted
     first_new = next((i for i, w in enumerate(order) if w in NEW), None)
     stale = first_new is not None and LATE in order[first_new:]
+    early = LATE in order[:first_new]  # the whole order when B has none
     return {
         "zombie": zombie,
+        "early": zombie and early,
         "stale": stale,
         "lost": first_new is not None and final not in NEW,
         "refused": zombie and LATE not in order,
@@ -136,7 +138,7 @@ def judge(tr: Dict[str, Any], sink: str, order: List[str],
 
 def count_row(trials: List[Dict[str, Any]], system: str, sink: str,
               sinks: Sinks) -> Dict[str, Any]:
-    keys = ("zombie", "stale", "lost", "refused", "told")
+    keys = ("zombie", "early", "stale", "lost", "refused", "told")
     row: Dict[str, Any] = {"sys": system, "sink": sink, "trials": 0,
                            "check_failed": 0, "errors": 0,
                            "error_samples": []}
@@ -231,10 +233,10 @@ def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "check":
         results = read_json(sys.argv[2])
         for row in results["rows"]:
-            print("compare: {sys:<10} {sink:<13} trials {trials:>3}  zombie "
-                  "{zombie:>3}  stale admitted {stale:>3}  lost {lost:>3}  "
-                  "refused {refused:>3}  told {told:>3}  errors "
-                  "{errors}".format(**row))
+            print("compare: {sys:<10} {sink:<13} trials {trials:>3}  late "
+                  "{zombie:>3}: before B's {early:>3}, stale admitted "
+                  "{stale:>3}, refused {refused:>3} (told {told:>3}); lost "
+                  "{lost:>3}; errors {errors}".format(**row))
         bad = check(results)
         for b in bad:
             print(f"FAIL: {b}")

@@ -129,8 +129,10 @@ def safe_lists(rows: List[Dict[str, Any]]) -> List[str]:
         out += [title, ""]
         for r in these:
             if key == "safe":
-                out.append(f"- {row_label(r)}: {r['zombie']} late writes, "
-                           f"{r['refused']} refused, 0 admitted")
+                out.append(f"- {row_label(r)}: {r['zombie']} late writes: "
+                           f"{r['refused']} refused, {r['early']} reached "
+                           "the sink before any of B's writes, 0 admitted "
+                           "after B's")
             elif key == "unsafe":
                 out.append(f"- {row_label(r)}: {r['stale']} of "
                            f"{r['trials']} trials ({r['lost']} lost updates)")
@@ -149,19 +151,48 @@ def safe_lists(rows: List[Dict[str, Any]]) -> List[str]:
     return out
 
 
+SHORT = {"sqlite/plain": "SQLite", "pg/plain": "PostgreSQL",
+         "kafka/plain": "Kafka", "sqlite/fenced": "SQLite",
+         "pg/fenced": "PostgreSQL", "kafka/fenced": "Kafka",
+         "pg/session": "PostgreSQL on the lock's session"}
+
+
+def summary(res: Dict[str, Any]) -> List[str]:
+    """One line per lock: stale writes admitted without and with the
+    fence, the acquire cost, and what a user must add."""
+    out = ["## Summary", "",
+           "| lock | stale writes admitted, sink ignores the token | with a"
+           " fence at the sink (or on the lock's session) | median acquire"
+           " vs tenure | to be safe, add |",
+           "|---|---|---|---:|---|"]
+    for system in res["systems"]:
+        rows = [r for r in res["rows"] if r["sys"] == system]
+        cells = []
+        for plain in (True, False):
+            cells.append("; ".join(
+                f"{r['stale']}/{r['trials']} ({SHORT[r['sink']]})"
+                for r in rows if r["sink"].endswith("/plain") == plain)
+                or "no token to fence with")
+        b = res["bench"].get(system, {})
+        out.append(f"| {NAMES[system]} | {cells[0]} | {cells[1]} | "
+                   f"{x(b.get('p50_ms_ratio'))} | {MUST_ADD[system]} |")
+    out.append("")
+    return out
+
+
 def system_section(system: str, rows: List[Dict[str, Any]],
                    bench: Dict[str, Any]) -> List[str]:
     out = [f"## {NAMES[system]}", "",
-           "| sink | trials | late writes (A after B's grant) | stale writes "
-           "admitted | lost updates | late writes refused | refusals A saw "
-           "| verdict |",
-           "|---|---:|---:|---:|---:|---:|---:|---|"]
+           "| sink | trials | late writes (A after B's grant) | ... at the "
+           "sink before B's | stale writes admitted (after B's) | lost "
+           "updates | late writes refused | refusals A saw | verdict |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         v = verdict(r)
         out.append(
             f"| {SINK_NAMES[r['sink']]} | {r['trials']} | {r['zombie']} | "
-            f"**{r['stale']} / {r['trials']}** | {r['lost']} | "
-            f"{r['refused']} | {r['told']} | "
+            f"{r['early']} | **{r['stale']} / {r['trials']}** | "
+            f"{r['lost']} | {r['refused']} | {r['told']} | "
             f"{'**unsafe**' if v == 'unsafe' else v} |")
     out.append("")
     errors = sum(r["errors"] for r in rows[:1])
@@ -320,7 +351,7 @@ def main() -> int:
         "%Y-%m-%d %H:%M UTC")
     svg = os.path.splitext(os.path.abspath(report))[0] + ".svg"
     lines = header(res, versions, date, os.path.basename(svg)) \
-        + safe_lists(res["rows"])
+        + summary(res) + safe_lists(res["rows"])
     for system in res["systems"]:
         lines += system_section(
             system, [r for r in res["rows"] if r["sys"] == system],
