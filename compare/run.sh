@@ -167,7 +167,7 @@ fi
         python3-psycopg2 python3-confluent-kafka; do
         echo "$p $(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo absent)"
     done
-    echo "machine $(nproc) cores, $(uname -sr)"
+    echo "machine $(nproc) cores, $(uname -sr), load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/versions.txt"
 "$PY" "$ROOT/compare/reader.py" "$OUT"
 "$PY" "$ROOT/compare/report.py" "$OUT" "$REPORT"
