@@ -157,7 +157,11 @@ if want tenure; then
         [ "${n:-0}" -ge "$sent" ] || { log "$db: $n of $sent records committed"; exit 1; }
     done
     for p in "${MATS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    for p in "${MATS[@]}"; do wait "$p" 2>/dev/null || true; done
+    for p in "${MATS[@]}"; do
+        rc=0
+        wait "$p" || rc=$?
+        [ "$rc" = 0 ] || { log "tenure-materializer exited $rc on SIGTERM"; cat "$WORK"/materializer-*.log >&2; exit 1; }
+    done
 fi
 
 # ------------------------------------------------- reader, report, chart
