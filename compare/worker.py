@@ -55,6 +55,10 @@ class Worker:
         self.make = lock_factory(system)
         self.writer = Writer(cfg, system)
 
+    def write(self, res: str, label: str, token: Any, lock: Any) -> None:
+        emit({"ev": "wrote",
+              "writes": self.writer.write(res, label, token, lock)})
+
     def hold(self, cmd: Dict[str, Any]) -> None:
         res = cmd["resource"]
         lock = self.make(self.cfg)
@@ -62,15 +66,13 @@ class Worker:
             token = lock.acquire(res, 0)
             emit({"ev": "acquired", "token": token})
             lock.keep()
-            emit({"ev": "wrote", "writes": self.writer.write(res, "A1",
-                                                             token, lock)})
+            self.write(res, "A1", token, lock)
             held = lock.check()
             emit({"ev": "checked", "ok": held})
             sys.stdin.readline()  # frozen here: the harness's SIGSTOP
             if not held:  # a careful worker does not write then
                 return
-            emit({"ev": "wrote", "writes": self.writer.write(res, "A2",
-                                                             token, lock)})
+            self.write(res, "A2", token, lock)
             emit({"ev": "released", "ok": lock.release()})
         finally:
             lock.close()
@@ -86,11 +88,9 @@ class Worker:
                 return
             emit({"ev": "granted", "token": token})
             lock.keep()
-            emit({"ev": "wrote", "writes": self.writer.write(res, "B1",
-                                                             token, lock)})
+            self.write(res, "B1", token, lock)
             time.sleep(cmd["gap_s"])
-            emit({"ev": "wrote", "writes": self.writer.write(res, "B2",
-                                                             token, lock)})
+            self.write(res, "B2", token, lock)
             emit({"ev": "released", "ok": lock.release()})
         finally:
             lock.close()
