@@ -6,7 +6,7 @@ DATA_DIR ?= ./tenure-data
 CTEST_ARGS ?=
 
 .PHONY: all deps build release run check check-dev check-asan check-fuzz lint tsan \
-        bench soak fuzz install clean incident deb
+        bench soak fuzz install clean incident deb compare
 
 all: build
 
@@ -88,6 +88,13 @@ incident: build
 	@TN_BIN=$(CURDIR)/build/dev/bin TN_SRC=$(CURDIR) \
 	    TN_INCIDENT_HTML_DIR=$(CURDIR)/build/incident \
 	    tests/integration/t401-fence-incident-replay.sh
+
+# The incident replayed against Redis, Redlock, etcd, ZooKeeper, PostgreSQL
+# advisory locks and tenure (docs/COMPARE.md): writes compare/report.md and
+# compare/report.svg; COMPARE_TRIALS=N trials per lock (200).
+compare: release
+	@bench/deps.sh
+	@TN_BIN=$(CURDIR)/build/release/bin compare/run.sh
 
 install: release
 	@cmake --preset release -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null

@@ -51,6 +51,7 @@ else
     : >"$RES"
 fi
 . "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
+. "$(dirname "$0")/servers.sh" # start_redis, start_zookeeper, start_etcd
 
 want() { [ "$ONLY" = all ] || [[ ",$ONLY," == *",$1,"* ]]; }
 log() { echo "$*" >&2; }
@@ -190,22 +191,14 @@ redis_one() {
     key="redis.$flavour.$kind.c$conns"
     port=$(free_port)
     dir="$WORK/redis.$key.$run"
-    mkdir -p "$dir"
     if [ "$flavour" = always ]; then
-        redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes \
-            --appendfsync always --save "" --daemonize no >"$dir/log" 2>&1 &
+        start_redis "$dir" "$port" --appendonly yes --appendfsync always || true
         n=150000
     else
-        redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly no \
-            --save "" --daemonize no >"$dir/log" 2>&1 &
+        start_redis "$dir" "$port" --appendonly no || true
         n=400000
     fi
-    rpid=$!
-    PIDS+=("$rpid")
-    for _ in $(seq 1 200); do
-        redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
-        sleep 0.05
-    done
+    rpid=$SRV_PID
     c0=$(ticks "$rpid")
     if [ "$kind" = cycle2 ]; then
         out=$(timeout $((DUR + 30)) "$REDISCYCLE" 127.0.0.1 "$port" "$conns" "$DUR" 2>&1)
@@ -262,19 +255,8 @@ bench_zk() { # RUN
     for kind in create cycle; do
         dir="$WORK/zk.$kind.$run"
         port=$(free_port)
-        mkdir -p "$dir/data"
-        printf 'tickTime=2000\ndataDir=%s/data\nclientPort=%s\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=ruok\n' \
-            "$dir" "$port" >"$dir/zoo.cfg"
-        printf 'log4j.rootLogger=WARN, C\nlog4j.appender.C=org.apache.log4j.ConsoleAppender\nlog4j.appender.C.layout=org.apache.log4j.PatternLayout\n' \
-            >"$dir/log4j.properties"
-        java -cp "$dir:/usr/share/java/zookeeper.jar" -Dzookeeper.log.dir="$dir" \
-            org.apache.zookeeper.server.quorum.QuorumPeerMain "$dir/zoo.cfg" >"$dir/log" 2>&1 &
-        zpid=$!
-        PIDS+=("$zpid")
-        for _ in $(seq 1 300); do
-            [ "$( (exec 3<>"/dev/tcp/127.0.0.1/$port" && echo ruok >&3 && timeout 1 cat <&3) 2>/dev/null)" = imok ] && break
-            sleep 0.05
-        done
+        start_zookeeper "$dir" "$port" 2000 || true
+        zpid=$SRV_PID
         out=$(timeout $((DUR + 60)) "$ZKLOAD" "127.0.0.1:$port" "$kind" "$DUR" 10 5 2>"$dir/load.err" || true)
         kill -9 "$zpid" 2>/dev/null || true
         wait "$zpid" 2>/dev/null || true
@@ -291,18 +273,8 @@ bench_etcd() { # RUN
     dir="$WORK/etcd.$run"
     cport=$(free_port)
     pport=$(free_port)
-    mkdir -p "$dir"
-    etcd --name b --data-dir "$dir/data" --listen-client-urls "http://127.0.0.1:$cport" \
-        --advertise-client-urls "http://127.0.0.1:$cport" \
-        --listen-peer-urls "http://127.0.0.1:$pport" \
-        --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
-        --initial-cluster "b=http://127.0.0.1:$pport" --log-level error >"$dir/log" 2>&1 &
-    epid=$!
-    PIDS+=("$epid")
-    for _ in $(seq 1 200); do
-        curl -s "http://127.0.0.1:$cport/health" 2>/dev/null | grep -q true && break
-        sleep 0.05
-    done
+    start_etcd "$dir" "$cport" "$pport" || true
+    epid=$SRV_PID
     out="$dir/wrk.out"
     timeout $((DUR + 60)) wrk -c 50 -t 2 -d "${DUR}s" --latency -s "$ROOT/bench/etcd-txn.lua" \
         "http://127.0.0.1:$cport" -- "r$run" >"$out" 2>&1 || true

@@ -13,23 +13,14 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       python3 python3-pytest python3-psycopg2 python3-setuptools python3-pip
       python3-pyflakes python3-yaml python3-hypothesis python3-jsonschema
       python3-confluent-kafka
-      debhelper dpkg-dev fakeroot lintian help2man)
+      debhelper dpkg-dev fakeroot lintian help2man
+      etcd-server etcd-client zookeeper python3-redis python3-kazoo gnuplot-nox)
+# The last line is for the short comparison (it/t420-fence-compare,
+# docs/COMPARE.md): its peers' servers and clients, and the chart.
 # make lint also needs Node.js >= 20.19 with npm (Debian 12's nodejs is 18,
 # too old for the pinned @redocly/cli): see scripts/npm-tools.sh.
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(wrk hyperfine linux-perf)
 fi
 
-missing=()
-for p in "${pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \
-        || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "deps: installing ${missing[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+exec "$(dirname "$0")/apt-install.sh" deps "${pkgs[@]}"

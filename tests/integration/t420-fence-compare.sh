@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# A short `make compare` (docs/COMPARE.md): the incident replayed a few
+# times against every lock whose server is installed (each one missing is
+# named in the output), every pause long enough to stage it.  Fails if
+# tenure with the fence (SQLite, PostgreSQL, Kafka through
+# tenure-materializer) admits a stale write or loses an update, if no
+# trial staged the incident, or if a negative control (the same trials'
+# sinks that ignore the token) admits no stale write.  The report and the
+# chart are made too.  COMPARE_PLANT=fence-off / fence-plain turn it red.
+. "$(dirname "$0")/lib.sh"
+
+export COMPARE_TRIALS=${COMPARE_TRIALS:-4}
+export COMPARE_PAUSE=2.0:2.5
+export COMPARE_BENCH_ROUNDS=1 COMPARE_BENCH_N=20 COMPARE_BENCH_WORKERS=2
+export COMPARE_OUT=$T/compare COMPARE_REPORT=$T/report.md TN_BIN
+PY=${TN_PYTHON3:-/usr/bin/python3}
+# Under the sanitizers only tenure's own binaries are instrumented, and the
+# peers were compared by the dev build's run of this test: tenure alone.
+if ldd "$TN_BIN/tenured" 2>/dev/null | grep -q libasan; then
+    export COMPARE_ONLY=${COMPARE_ONLY:-tenure}
+    echo "compare: sanitizer build: tenure only (the peers run in the dev build's test)"
+fi
+
+"$TN_SRC/compare/run.sh" >"$T/run.log" 2>&1 || { cat "$T/run.log" >&2; fail "compare/run.sh failed"; }
+grep -E '^compare: (systems|.*not run)' "$T/run.log" || true
+PYTHONPATH=$TN_SRC/compare "$PY" "$TN_SRC/compare/reader.py" check "$COMPARE_OUT/results.json" ||
+    fail "the comparison's verdict (above)"
+grep -q '^## Which configurations are safe' "$T/report.md" || fail "no report"
+grep -q '<svg' "$T/report.svg" || fail "no chart"
+pass "tenure with the fence admitted no stale write in $COMPARE_TRIALS trials per sink; every sink that ignores the token admitted one"
