@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -41,6 +42,16 @@ func kindOf(err error) string {
 	return fmt.Sprint(err)
 }
 
+// freeze stops the whole process (SIGSTOP) before this goroutine runs on.
+// The signal is sent to this very thread: one sent to the process goes to
+// its main thread, which stops the others only once it runs, and meanwhile
+// this thread could have made the next write.
+func freeze() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_ = syscall.Tgkill(syscall.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
+}
+
 // work writes until the lease is no longer held.
 func work(ctx context.Context, l *tenure.Lease, s *sink.Sink, fenced bool) error {
 	say(map[string]any{"token": l.Token})
@@ -51,7 +62,7 @@ func work(ctx context.Context, l *tenure.Lease, s *sink.Sink, fenced bool) error
 		}
 		if step == 1 {
 			say(map[string]any{"stopping": true})
-			_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP) // frozen in the gap
+			freeze()
 		}
 		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		admitted, err := s.Write(wctx, l.Name, l.Token, step, fenced)
