@@ -13,6 +13,7 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       python3 python3-pytest python3-psycopg2 python3-setuptools python3-pip
       python3-pyflakes python3-yaml python3-hypothesis python3-jsonschema
       python3-confluent-kafka
+      golang-go golang-github-mattn-go-sqlite3-dev golang-github-lib-pq-dev
       debhelper dpkg-dev fakeroot lintian)
 # make lint also needs Node.js >= 20.19 with npm (Debian 12's nodejs is 18,
 # too old for the pinned @redocly/cli): see scripts/npm-tools.sh.

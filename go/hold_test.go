@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+
+// Hold against a real tenured: it keeps the lease through several renews,
+// releases it at the end, and cancels the body's context when the server
+// says the grant is gone (ErrLost) or when a frozen server lets the safe
+// time run out (ErrExpired), without releasing anyone's newer grant.
+
+package tenure_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"tenure"
+	"tenure/internal/testserver"
+)
+
+func TestHoldKeepsAndReleases(t *testing.T) {
+	srv := testserver.Start(t)
+	var renewed atomic.Int32
+	c := newClient(t, tenure.Options{URLs: []string{srv.URL}, Log: func(msg string) {
+		if strings.HasPrefix(msg, "renewed") {
+			renewed.Add(1)
+		}
+	}})
+	ctx := context.Background()
+	var token uint64
+	err := c.Hold(ctx, "hold/a", tenure.AcquireOptions{TTL: 900 * time.Millisecond}, func(ctx context.Context, l *tenure.Lease) error {
+		token = l.Token
+		for end := time.Now().Add(30 * time.Second); renewed.Load() < 3; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(end) || ctx.Err() != nil {
+				t.Errorf("three renews did not come: %d, ctx %v", renewed.Load(), ctx.Err())
+				return nil
+			}
+		}
+		// Three renews later (beyond the TTL) it is the same grant.
+		if cr, err := c.Check(ctx, l.Name, l.Token); err != nil || !cr.Current || !l.Held() {
+			t.Errorf("the kept lease is not current: %+v, %v, held %v", cr, err, l.Held())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr, err := c.Check(ctx, "hold/a", token); err != nil || cr.Live {
+		t.Fatalf("Hold did not release at its end: %+v, %v", cr, err)
+	}
+	boom := errors.New("boom")
+	if err := c.Hold(ctx, "hold/a", tenure.AcquireOptions{TTL: time.Second}, func(context.Context, *tenure.Lease) error {
+		return boom
+	}); err != boom {
+		t.Fatalf("the body's error: %v", err)
+	}
+	if _, err := c.Get(ctx, "hold/a"); !errors.Is(err, tenure.ErrNotFound) {
+		t.Fatalf("a body that failed still releases: %v", err)
+	}
+}
+
+// waitCancelled is a body that waits (bounded) for its context to end and
+// records whether the lease read as held then.
+func waitCancelled(t *testing.T, started chan<- *tenure.Lease, heldAtEnd *bool) func(context.Context, *tenure.Lease) error {
+	return func(ctx context.Context, l *tenure.Lease) error {
+		started <- l
+		select {
+		case <-ctx.Done():
+			*heldAtEnd = l.Held()
+			return ctx.Err()
+		case <-time.After(60 * time.Second):
+			t.Error("the body's context was never cancelled")
+			return nil
+		}
+	}
+}
+
+func TestHoldCancelsTheBodyWhenLost(t *testing.T) {
+	srv := testserver.Start(t)
+	c := newClient(t, tenure.Options{URLs: []string{srv.URL}})
+	ctx := context.Background()
+	started := make(chan *tenure.Lease, 1)
+	held := true
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Hold(ctx, "hold/lost", tenure.AcquireOptions{TTL: 1500 * time.Millisecond}, waitCancelled(t, started, &held))
+	}()
+	l := <-started
+	if err := c.ForceRelease(ctx, l.Name); err != nil {
+		t.Fatal(err)
+	}
+	succ, err := c.Acquire(ctx, l.Name, tenure.AcquireOptions{Owner: "successor", TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = <-done
+	if !errors.Is(err, tenure.ErrLost) || errors.Is(err, tenure.ErrExpired) || held {
+		t.Fatalf("Hold after the server ended the grant: %v (held at the end: %v)", err, held)
+	}
+	if cr, err := c.Check(ctx, l.Name, succ.Token); err != nil || !cr.Current {
+		t.Fatalf("Hold released the successor's grant: %+v, %v", cr, err)
+	}
+}
+
+func TestHoldCancelsTheBodyWhenTheServerFreezes(t *testing.T) {
+	srv := testserver.Start(t)
+	c := newClient(t, tenure.Options{URLs: []string{srv.URL}})
+	started := make(chan *tenure.Lease, 1)
+	held := true
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Hold(context.Background(), "hold/frozen", tenure.AcquireOptions{TTL: time.Second}, waitCancelled(t, started, &held))
+	}()
+	<-started
+	if err := srv.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	srv.Signal(syscall.SIGCONT)
+	if !errors.Is(err, tenure.ErrExpired) || !errors.Is(err, tenure.ErrLost) || held {
+		t.Fatalf("Hold on a frozen server: %v (held at the end: %v)", err, held)
+	}
+}
