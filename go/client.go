@@ -112,13 +112,15 @@ func New(o Options) (*Client, error) {
 	if connect <= 0 {
 		connect = time.Second
 	}
+	// A fresh connection per request: a kept-alive one that the server
+	// closes while a request is being sent on it would leave that
+	// request's outcome unknown.
 	c.hc = &http.Client{Transport: &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: connect}).DialContext,
 		TLSClientConfig:     o.TLS,
 		TLSHandshakeTimeout: connect,
 		DisableCompression:  true,
-		MaxIdleConnsPerHost: 4,
-		IdleConnTimeout:     30 * time.Second,
+		DisableKeepAlives:   true,
 	}}
 	return c, nil
 }
@@ -134,8 +136,8 @@ func parseBase(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// Close drops the client's idle connections.  Leases held through Hold
-// end with their Hold calls, not here.
+// Close releases the client's resources.  Leases held through Hold end
+// with their Hold calls, not here.
 func (c *Client) Close() { c.hc.CloseIdleConnections() }
 
 // OwnerID is the owner of acquires that name none.

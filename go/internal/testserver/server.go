@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,11 +52,20 @@ type Server struct {
 	log    string
 }
 
+// ports draws the ports to try; seeded per process, so that test
+// processes running at once do not try the same ones in the same order.
+var ports = struct {
+	sync.Mutex
+	*rand.Rand
+}{Rand: rand.New(rand.NewSource(time.Now().UnixNano() ^ int64(os.Getpid())<<20))}
+
 // FreePort is a loopback port nothing listens on now, below the ephemeral
 // range (so no outgoing connection takes it before tenured binds it).
 func FreePort() (int, error) {
 	for i := 0; i < 200; i++ {
-		p := 12000 + rand.Intn(19000)
+		ports.Lock()
+		p := 12000 + ports.Intn(19000)
+		ports.Unlock()
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 		if err == nil {
 			l.Close()
@@ -66,21 +76,26 @@ func FreePort() (int, error) {
 }
 
 // Start starts tenured with extra arguments and waits until it is ready;
-// the process is killed when t ends.
+// the process is killed when t ends.  A port taken between the check and
+// tenured's bind (another test process) is replaced by another.
 func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
-	port, err := FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Server{Port: port, Dir: t.TempDir(), Args: args,
-		URL: "http://127.0.0.1:" + strconv.Itoa(port)}
+	s := &Server{Dir: t.TempDir(), Args: args}
 	s.log = filepath.Join(s.Dir, "tenured.log")
-	if err := s.start(); err != nil {
-		t.Fatal(err)
+	var err error
+	for try := 0; try < 3; try++ {
+		if s.Port, err = FreePort(); err != nil {
+			break
+		}
+		s.URL = "http://127.0.0.1:" + strconv.Itoa(s.Port)
+		if err = s.start(); err == nil {
+			t.Cleanup(s.Kill)
+			return s
+		}
+		s.Kill()
 	}
-	t.Cleanup(s.Kill)
-	return s
+	t.Fatal(err)
+	return nil
 }
 
 func (s *Server) start() error {
