@@ -40,9 +40,14 @@ func (c *Client) Hold(ctx context.Context, name string, o AcquireOptions,
 	defer cancel()
 	stop := make(chan struct{})
 	done := make(chan struct{})
+	wake := make(chan struct{}, 1)
+	if c.watchEvents {
+		c.watch(l, wake)
+		defer c.unwatch(l)
+	}
 	go func() {
 		defer close(done)
-		c.keep(l, stop, cancel)
+		c.keep(l, stop, wake, cancel)
 	}()
 	berr := body(bctx, l)
 	close(stop)
@@ -72,7 +77,8 @@ func (c *Client) Hold(ctx context.Context, name string, o AcquireOptions,
 }
 
 // keep renews l until stop is closed or l ends; cancel runs when it ends.
-func (c *Client) keep(l *Lease, stop <-chan struct{}, cancel func()) {
+// wake says that the event follower changed l (lost, or renew now).
+func (c *Client) keep(l *Lease, stop, wake <-chan struct{}, cancel func()) {
 	var backoff time.Duration
 	l.mu.Lock()
 	next := l.sent.Add(l.ttl / 3)
@@ -86,17 +92,24 @@ func (c *Client) keep(l *Lease, stop <-chan struct{}, cancel func()) {
 			cancel()
 			return
 		}
-		wake := next
-		if deadline.Before(wake) {
-			wake = deadline
+		at := next
+		if deadline.Before(at) {
+			at = deadline
 		}
-		t := time.NewTimer(time.Until(wake))
+		t := time.NewTimer(time.Until(at))
 		select {
 		case <-stop:
 			t.Stop()
 			return
+		case <-wake:
+			t.Stop()
 		case <-t.C:
 		}
+		l.mu.Lock()
+		if l.renewNow {
+			l.renewNow, next = false, time.Now()
+		}
+		l.mu.Unlock()
 		if time.Now().Before(next) {
 			continue // woke for the deadline: Err() decides
 		}

@@ -10,6 +10,9 @@ package tenure_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -121,5 +124,86 @@ func TestHoldCancelsTheBodyWhenTheServerFreezes(t *testing.T) {
 	srv.Signal(syscall.SIGCONT)
 	if !errors.Is(err, tenure.ErrExpired) || !errors.Is(err, tenure.ErrLost) || held {
 		t.Fatalf("Hold on a frozen server: %v (held at the end: %v)", err, held)
+	}
+}
+
+// With WatchEvents, a loss the server announces ends the body at once,
+// before the first renew (TTL/3 = 20 s) could have found it.
+func TestHoldHearsOfALossFromTheEvents(t *testing.T) {
+	srv := testserver.Start(t)
+	c := newClient(t, tenure.Options{URLs: []string{srv.URL}, WatchEvents: true})
+	ctx := context.Background()
+	started := make(chan *tenure.Lease, 1)
+	held := true
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Hold(ctx, "watch/a", tenure.AcquireOptions{TTL: time.Minute}, waitCancelled(t, started, &held))
+	}()
+	l := <-started
+	// The follower must be subscribed before the force release, or the
+	// loss would only be found by the renew.
+	for end := time.Now().Add(30 * time.Second); !subscribers(t, srv.URL, 1); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the follower did not subscribe")
+		}
+	}
+	if err := c.ForceRelease(ctx, l.Name); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	var e *tenure.Error
+	if !errors.Is(err, tenure.ErrLost) || !errors.As(err, &e) || !strings.Contains(e.Message, "announced revoked") || held {
+		t.Fatalf("Hold after a force release it heard of: %v (held at the end: %v)", err, held)
+	}
+}
+
+// subscribers says whether the server counts n open event streams.
+func subscribers(t *testing.T, url string, n int) bool {
+	r, err := http.Get(url + "/metrics")
+	if err != nil {
+		return false
+	}
+	defer r.Body.Close()
+	b, _ := io.ReadAll(r.Body)
+	return strings.Contains(string(b), fmt.Sprintf("\ntenure_event_subscribers %d\n", n))
+}
+
+// With WatchEvents, a reset of the stream (here: the server restarted)
+// renews every kept lease at once.
+func TestHoldRenewsOnAReset(t *testing.T) {
+	srv := testserver.Start(t)
+	var logs = make(chan string, 64)
+	c := newClient(t, tenure.Options{URLs: []string{srv.URL}, WatchEvents: true, Log: func(m string) {
+		select {
+		case logs <- m:
+		default:
+		}
+	}})
+	err := c.Hold(context.Background(), "watch/b", tenure.AcquireOptions{TTL: time.Minute}, func(ctx context.Context, l *tenure.Lease) error {
+		for end := time.Now().Add(30 * time.Second); !subscribers(t, srv.URL, 1); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(end) {
+				return errors.New("the follower did not subscribe")
+			}
+		}
+		if err := srv.Restart(); err != nil {
+			return err
+		}
+		reset := false
+		for {
+			select {
+			case m := <-logs:
+				reset = reset || strings.HasPrefix(m, "the event stream was reset")
+				if reset && strings.HasPrefix(m, "renewed") {
+					return nil // renewed at once: the timer was 20 s away
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(15 * time.Second):
+				return errors.New("no renew after the reset")
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -46,6 +46,7 @@ type Lease struct {
 	sent     time.Time // when the last successful acquire or renew was sent
 	deadline time.Time // end of the safe time; zero: never granted here
 	endErr   *Error    // why it was lost
+	renewNow bool      // the event stream was reset: renew at once
 }
 
 // String describes the lease without its secret.
