@@ -33,7 +33,7 @@ func TestHoldKeepsAndReleases(t *testing.T) {
 	}})
 	ctx := context.Background()
 	var token uint64
-	err := c.Hold(ctx, "hold/a", tenure.AcquireOptions{TTL: 900 * time.Millisecond}, func(ctx context.Context, l *tenure.Lease) error {
+	err := c.Hold(ctx, "hold/a", tenure.AcquireOptions{TTL: 3 * time.Second}, func(ctx context.Context, l *tenure.Lease) error {
 		token = l.Token
 		for end := time.Now().Add(30 * time.Second); renewed.Load() < 3; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(end) || ctx.Err() != nil {
@@ -88,7 +88,7 @@ func TestHoldCancelsTheBodyWhenLost(t *testing.T) {
 	held := true
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Hold(ctx, "hold/lost", tenure.AcquireOptions{TTL: 1500 * time.Millisecond}, waitCancelled(t, started, &held))
+		done <- c.Hold(ctx, "hold/lost", tenure.AcquireOptions{TTL: 6 * time.Second}, waitCancelled(t, started, &held))
 	}()
 	l := <-started
 	if err := c.ForceRelease(ctx, l.Name); err != nil {

@@ -30,9 +30,10 @@ import (
 	"tenure/internal/testserver"
 )
 
-// TTL of the worker's lease (cmd/tenure-go-worker), and how long it stays
-// frozen: past the whole TTL, as the incident needs.
-const workerTTL = 2 * time.Second
+// TTL of the worker's lease, and how long it stays frozen: past the whole
+// TTL, as the incident needs.  4 s leave a loaded machine time for the
+// worker's first write before its safe time (3.6 s) runs out.
+const workerTTL = 4 * time.Second
 const frozenFor = workerTTL + 500*time.Millisecond
 
 var workerExe string
@@ -178,7 +179,7 @@ func TestFrozenHolderIsFenced(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := "go-frozen/" + kind
-			w := startWorker(t, srv.URL, name, spec)
+			w := startWorker(t, "-ttl", workerTTL.String(), srv.URL, name, spec)
 			t1, succ := freezeAndTakeOver(t, w, c, s, name)
 			code := w.rest(t)
 			checkFenced(t, w, code, t1)
@@ -238,7 +239,7 @@ func TestFrozenHolderWithoutFenceWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := "go-frozen/control"
-	w := startWorker(t, "-no-fence", srv.URL, name, spec)
+	w := startWorker(t, "-no-fence", "-ttl", workerTTL.String(), srv.URL, name, spec)
 	t1, succ := freezeAndTakeOver(t, w, c, s, name)
 	if code := w.rest(t); code != 4 {
 		t.Fatalf("exit %d: %v", code, w.got)

@@ -6,7 +6,7 @@
 // check and its next write: the gap no lease can close.  Run by the
 // frozen-holder test, which takes the lease over meanwhile and resumes it.
 //
-// Usage: tenure-go-worker [-no-fence] URL NAME SINK
+// Usage: tenure-go-worker [-no-fence] [-ttl DURATION] URL NAME SINK
 // (SINK: sqlite:PATH or a postgresql:// URL).  -no-fence writes without
 // the fence: the test's control, which shows the zombie's write landing.
 // Exit 4 when the lease was lost, 1 on errors.
@@ -80,9 +80,10 @@ func work(ctx context.Context, l *tenure.Lease, s *sink.Sink, fenced bool) error
 
 func main() {
 	noFence := flag.Bool("no-fence", false, "write without the fence (the control)")
+	ttl := flag.Duration("ttl", 2*time.Second, "the lease's TTL")
 	flag.Parse()
 	if flag.NArg() != 3 {
-		fmt.Fprintln(os.Stderr, "usage: tenure-go-worker [-no-fence] URL NAME SINK")
+		fmt.Fprintln(os.Stderr, "usage: tenure-go-worker [-no-fence] [-ttl DURATION] URL NAME SINK")
 		os.Exit(2)
 	}
 	url, name, spec := flag.Arg(0), flag.Arg(1), flag.Arg(2)
@@ -97,7 +98,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tenure-go-worker:", err)
 		os.Exit(1)
 	}
-	err = c.Hold(context.Background(), name, tenure.AcquireOptions{Owner: "zombie", TTL: 2 * time.Second},
+	err = c.Hold(context.Background(), name, tenure.AcquireOptions{Owner: "zombie", TTL: *ttl},
 		func(ctx context.Context, l *tenure.Lease) error { return work(ctx, l, s, !*noFence) })
 	if errors.Is(err, tenure.ErrLost) {
 		say(map[string]any{"hold_raised": kindOf(err)})
