@@ -31,6 +31,7 @@ run: release
 # check-plants.sh: every negative control in tests/plants/ still applies.
 # check-unit-tests.sh: every cmocka program can run one case alone.
 # check-length.sh: no C or Python source file over 600 lines.
+# check-go.sh: gofmt and go vet of go/ (Debian's Go, offline).
 # The OpenAPI description is validated by @redocly/cli, pinned in
 # tools/openapi-lint and installed there by scripts/npm-tools.sh (npm ci).
 # check-exports.sh builds the dev preset's libraries, then compares their
@@ -43,6 +44,7 @@ lint:
 	@scripts/check-length.sh
 	@scripts/check-format.sh
 	@scripts/check-python.sh
+	@scripts/check-go.sh
 	@/usr/bin/python3 scripts/check-doc-links.py
 
 	@scripts/check-exports.sh

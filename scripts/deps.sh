@@ -13,6 +13,7 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       python3 python3-pytest python3-psycopg2 python3-setuptools python3-pip
       python3-pyflakes python3-yaml python3-hypothesis python3-jsonschema
       python3-confluent-kafka
+      golang-go golang-github-mattn-go-sqlite3-dev golang-github-lib-pq-dev
       debhelper dpkg-dev fakeroot lintian help2man
       etcd-server etcd-client zookeeper python3-redis python3-kazoo gnuplot-nox)
 # The last line is for the short comparison (it/t420-fence-compare,

@@ -1,0 +1,3 @@
+module tenure
+
+go 1.19

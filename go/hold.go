@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+
+// Hold: acquire, keep the lease alive while a function runs, cancel the
+// function's context as soon as the lease is lost or its safe time runs
+// out, release at the end.  The keepalive renews when a third of the TTL
+// has passed since the last successful renew was sent, retries with
+// backoff (TTL/30 doubling up to TTL/6) while safe time is left, and bounds
+// every renew by the lease's safe deadline, as libtenure's does.
+
+package tenure
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Hold acquires name, runs body with the lease and a context that is
+// cancelled as soon as the lease is lost (the server said so) or its safe
+// time runs out (no renew succeeded in time), keeps the lease alive
+// meanwhile, and releases it when body returns.
+//
+// The cancelled context tells an honest body to stop; it is not the safety
+// mechanism.  Inside body, check l.Held() right before each write, and
+// stamp the write with l.Token for the sink's fence: a process frozen
+// past its TTL resumes before any goroutine could cancel anything.
+//
+// Hold returns the acquire's error; else, when the lease was lost while
+// body ran, ErrLost or ErrExpired (nothing is released then), unless body
+// returned an error of its own other than the context's cancellation,
+// which is returned as it is; else body's error; else a release answered
+// ErrLost.
+func (c *Client) Hold(ctx context.Context, name string, o AcquireOptions,
+	body func(ctx context.Context, l *Lease) error) error {
+	l, err := c.Acquire(ctx, name, o)
+	if err != nil {
+		return err
+	}
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	wake := make(chan struct{}, 1)
+	if c.watchEvents {
+		c.watch(l, wake)
+		defer c.unwatch(l)
+	}
+	go func() {
+		defer close(done)
+		c.keep(l, stop, wake, cancel)
+	}()
+	berr := body(bctx, l)
+	close(stop)
+	<-done
+	if end := l.Err(); end != nil && !errors.Is(end, ErrReleased) {
+		if berr != nil && !errors.Is(berr, context.Canceled) {
+			return berr
+		}
+		return end
+	}
+	if l.Err() != nil {
+		return berr // body released it itself
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), c.timeout)
+	defer rcancel()
+	rerr := l.Release(rctx)
+	if berr != nil {
+		return berr
+	}
+	if errors.Is(rerr, ErrLost) {
+		return rerr
+	}
+	if rerr != nil {
+		c.logf("release of lease %q token=%d failed: %v", l.Name, l.Token, rerr)
+	}
+	return nil
+}
+
+// keep renews l until stop is closed or l ends; cancel runs when it ends.
+// wake says that the event follower changed l (lost, or renew now).
+func (c *Client) keep(l *Lease, stop, wake <-chan struct{}, cancel func()) {
+	var backoff time.Duration
+	l.mu.Lock()
+	next := l.sent.Add(l.ttl / 3)
+	l.mu.Unlock()
+	for {
+		l.mu.Lock()
+		deadline, ttl := l.deadline, l.ttl
+		l.mu.Unlock()
+		if err := l.Err(); err != nil {
+			c.logf("keepalive of lease %q token=%d ended: %v", l.Name, l.Token, err)
+			cancel()
+			return
+		}
+		at := next
+		if deadline.Before(at) {
+			at = deadline
+		}
+		t := time.NewTimer(time.Until(at))
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-wake:
+			t.Stop()
+		case <-t.C:
+		}
+		l.mu.Lock()
+		if l.renewNow {
+			l.renewNow, next = false, time.Now()
+		}
+		l.mu.Unlock()
+		if time.Now().Before(next) {
+			continue // woke for the deadline: Err() decides
+		}
+		err := c.renewKept(l, deadline, stop)
+		if err == nil {
+			backoff = 0
+			l.mu.Lock()
+			next = l.sent.Add(l.ttl / 3)
+			l.mu.Unlock()
+			c.logf("renewed lease %q token=%d safe_for=%v", l.Name, l.Token, l.SafeFor())
+			continue
+		}
+		backoff = nextBackoff(backoff, ttl)
+		next = time.Now().Add(backoff)
+		c.logf("renew of lease %q token=%d failed: %v", l.Name, l.Token, err)
+	}
+}
+
+// renewKept is one renew of the keepalive, bounded by the safe deadline
+// and abandoned when stop is closed.
+func (c *Client) renewKept(l *Lease, deadline time.Time, stop <-chan struct{}) error {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return l.Renew(ctx, l.TTL())
+}
+
+// nextBackoff: from TTL/30 (at least 10 ms), doubling, at most TTL/6.
+func nextBackoff(prev, ttl time.Duration) time.Duration {
+	first := ttl / 30
+	if first < 10*time.Millisecond {
+		first = 10 * time.Millisecond
+	}
+	limit := ttl / 6
+	if limit < first {
+		limit = first
+	}
+	if prev == 0 {
+		return first
+	}
+	if 2*prev > limit {
+		return limit
+	}
+	return 2 * prev
+}
