@@ -122,3 +122,20 @@ wait_code() {
     done
     return 1
 }
+
+# pg_metric URL NAME: metric NAME of the tenured at URL.
+pg_metric() { curl -s --max-time 2 "$1/metrics" | awk -v m="$2" '$1 == m {print $2}'; }
+# pg_readyz URL: the status /readyz answers (000 when nothing does).
+pg_readyz() { curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$1/readyz" || true; }
+# pg_wait_for SECONDS CMD...: run CMD every 0.1 s until it succeeds.
+pg_wait_for() {
+    local i
+    for i in $(seq 1 $(($1 * 10))); do
+        "${@:2}" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# pg_is URL CODE / pg_metric_is URL NAME VALUE: for pg_wait_for.
+pg_is() { [ "$(pg_readyz "$1")" = "$2" ]; }
+pg_metric_is() { [ "$(pg_metric "$1" "$2")" = "$3" ]; }
