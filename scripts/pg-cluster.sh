@@ -3,9 +3,11 @@
 #   pg-cluster.sh port                     print a free loopback port
 #   pg-cluster.sh init DIR PORT [SYNC]     initdb + start a primary; SYNC is
 #                                          a standby name made synchronous
-#   pg-cluster.sh standby DIR PORT PRIMARY_PORT NAME
+#   pg-cluster.sh standby DIR PORT PRIMARY_PORT NAME [SYNC]
 #                                          pg_basebackup from the primary and
-#                                          start it as streaming standby NAME
+#                                          start it as streaming standby NAME;
+#                                          SYNC: its synchronous_standby_names
+#                                          once it is promoted
 #   pg-cluster.sh promote DIR              promote a standby (waits)
 #   pg-cluster.sh wait-sync PORT NAME [S]  wait (S seconds, default 30)
 #                                          until the primary on PORT has
@@ -69,14 +71,14 @@ init)
     start_server "$dir"
     ;;
 standby)
-    dir=$2 port=$3 primary=$4 name=$5
+    dir=$2 port=$3 primary=$4 name=$5 sync=${6:-}
     prepare_dir "$dir"
     as_pg "$bindir/pg_basebackup" -h 127.0.0.1 -p "$primary" -U postgres \
         -D "$dir/data" -R -X stream -c fast >/dev/null
     {
         echo "port = $port"
         echo "unix_socket_directories = '$dir'"
-        echo "synchronous_standby_names = ''"
+        echo "synchronous_standby_names = '$sync'"
     } >>"$dir/data/postgresql.conf"
     # -R wrote primary_conninfo into postgresql.auto.conf, which wins over
     # postgresql.conf: name the standby there
@@ -117,7 +119,7 @@ destroy)
     rm -rf "$2"
     ;;
 *)
-    sed -n '2,17p' "$0" >&2
+    sed -n '2,19p' "$0" >&2
     exit 2
     ;;
 esac
