@@ -16,6 +16,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/json.h"
+#include "common/rand.h"
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_OK;
@@ -255,8 +256,12 @@ static int valid_name(const char *name, struct tn_errmsg *em)
     return TN_OK;
 }
 
+/* Random bytes of the request_id drawn for an acquire without one. */
+#define REQUEST_ID_BYTES 16
+
 static json_t *acquire_body(const struct tn_client *c,
-                            const struct tn_acquire_args *a)
+                            const struct tn_acquire_args *a,
+                            const char *request_id)
 {
     json_t *o = json_object();
     if (o == NULL)
@@ -267,8 +272,7 @@ static json_t *acquire_body(const struct tn_client *c,
     bad |= json_object_set_new(o, "ttl_ms", json_integer(a->ttl_ms));
     if (a->wait_ms > 0)
         bad |= json_object_set_new(o, "wait_ms", json_integer(a->wait_ms));
-    if (a->request_id != NULL)
-        bad |= json_object_set_new(o, "request_id", json_string(a->request_id));
+    bad |= json_object_set_new(o, "request_id", json_string(request_id));
     if (a->lock_delay_ms > 0)
         bad |= json_object_set_new(o, "lock_delay_ms",
                                    json_integer(a->lock_delay_ms));
@@ -350,7 +354,25 @@ int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
         tn_errmsg_set(em, "ttl_ms must be positive, wait and delay >= 0");
         return TN_EINVAL;
     }
-    json_t *body = acquire_body(c, a);
+    /* Every acquire carries a request_id, the caller's or one drawn here:
+     * the transport sends a request again to the next server after a 503
+     * (src/client/http.c), and a 503 does not prove that nothing was done
+     * (the PostgreSQL store answers 503 for a commit whose connection broke
+     * before its result came, and it may have committed).  With the same
+     * request_id the next server answers that very grant (200), where it
+     * would answer 409 held by our own owner_id and the grant would be
+     * lost to us.  A request that got no answer is never sent again. */
+    char drawn[2 * REQUEST_ID_BYTES + 1];
+    const char *rid = a->request_id;
+    if (rid == NULL) {
+        uint8_t b[REQUEST_ID_BYTES];
+        rc = tn_rand_small(b, sizeof(b));
+        if (rc < 0)
+            return rc;
+        tn_hex_encode(b, sizeof(b), drawn);
+        rid = drawn;
+    }
+    json_t *body = acquire_body(c, a, rid);
     if (body == NULL)
         return TN_ENOMEM;
     struct tn_client_http_resp r;
