@@ -245,17 +245,6 @@ static int parse_ok(const struct tn_client_http_resp *r, json_t **out,
     return rc < 0 ? TN_EPROTO : TN_OK;
 }
 
-static int valid_name(const char *name, struct tn_errmsg *em)
-{
-    size_t len = name != NULL ? strlen(name) : 0;
-    if (len == 0 || len > TN_CLIENT_NAME_MAX) {
-        tn_errmsg_set(em, "a lease name must be 1 to %d bytes",
-                      TN_CLIENT_NAME_MAX);
-        return TN_EINVAL;
-    }
-    return TN_OK;
-}
-
 /* Random bytes of the request_id drawn for an acquire without one. */
 #define REQUEST_ID_BYTES 16
 
@@ -347,7 +336,7 @@ int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
                       struct tn_errmsg *em)
 {
     *out = NULL;
-    int rc = valid_name(a->name, em);
+    int rc = tn_client_valid_name(a->name, em);
     if (rc < 0)
         return rc;
     if (a->ttl_ms <= 0 || a->wait_ms < 0 || a->lock_delay_ms < 0) {
@@ -355,23 +344,15 @@ int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
         return TN_EINVAL;
     }
     /* Every acquire carries a request_id, the caller's or one drawn here:
-     * the transport sends a request again to the next server after a 503
-     * (src/client/http.c), and a 503 does not prove that nothing was done
-     * (the PostgreSQL store answers 503 for a commit whose connection broke
-     * before its result came, and it may have committed).  With the same
-     * request_id the next server answers that very grant (200), where it
-     * would answer 409 held by our own owner_id and the grant would be
-     * lost to us.  A request that got no answer is never sent again. */
+     * the transport may send it again after a 503, which does not prove
+     * that nothing was done (src/client/http.c); with the same request_id
+     * the next server answers the grant the first one made, not 409. */
     char drawn[2 * REQUEST_ID_BYTES + 1];
-    const char *rid = a->request_id;
-    if (rid == NULL) {
-        uint8_t b[REQUEST_ID_BYTES];
-        rc = tn_rand_small(b, sizeof(b));
-        if (rc < 0)
-            return rc;
-        tn_hex_encode(b, sizeof(b), drawn);
-        rid = drawn;
-    }
+    const char *rid = a->request_id != NULL ? a->request_id : drawn;
+    uint8_t b[REQUEST_ID_BYTES] = {0};
+    if (a->request_id == NULL && tn_rand_small(b, sizeof(b)) < 0)
+        return TN_EIO;
+    tn_hex_encode(b, sizeof(b), drawn);
     json_t *body = acquire_body(c, a, rid);
     if (body == NULL)
         return TN_ENOMEM;
@@ -386,20 +367,6 @@ int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
         rc = tn_client_map_error(r.status, r.body, r.body_len, holder_out, em);
     tn_client_http_resp_release(&r);
     return rc;
-}
-
-int tn_client_lease_adopt(struct tn_client *c, const char *name, uint64_t token,
-                          const char *secret, struct tn_lease **out)
-{
-    *out = NULL;
-    if (valid_name(name, NULL) < 0 || secret == NULL || secret[0] == '\0')
-        return TN_EINVAL;
-    struct tn_lease *l = tn_client_lease_new(c, name, "", secret);
-    if (l == NULL)
-        return TN_ENOMEM;
-    l->token = token;
-    *out = l;
-    return TN_OK;
 }
 
 static json_t *cred_body(const struct tn_lease *l, int64_t ttl_ms)
@@ -563,7 +530,7 @@ int tn_client_release(struct tn_client *c, struct tn_lease *l,
 int tn_client_force_release(struct tn_client *c, const char *name,
                             struct tn_errmsg *em)
 {
-    int rc = valid_name(name, em);
+    int rc = tn_client_valid_name(name, em);
     if (rc < 0)
         return rc;
     char *path = lease_path(name, "?force=true");
@@ -601,7 +568,7 @@ int tn_client_get(struct tn_client *c, const char *name,
                   struct tn_lease_info *out, struct tn_errmsg *em)
 {
     memset(out, 0, sizeof(*out));
-    int rc = valid_name(name, em);
+    int rc = tn_client_valid_name(name, em);
     if (rc < 0)
         return rc;
     char *path = lease_path(name, "");
