@@ -9,11 +9,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 . "$(dirname "$0")/lib-pg.sh"
-PG_BINDIR=${TENURE_TEST_PG_BINDIR:-/usr/lib/postgresql/15/bin}
-[ -x "$PG_BINDIR/initdb" ] || { echo "skip: PostgreSQL 15 is not installed"; exit 77; }
+pg_need_server
 need_tools
 pg_private_dir
-trap 'set +e; pg_private_cleanup; tn_cleanup' EXIT
 pa=$(pg_cluster port)
 pb=$(pg_cluster port)
 while [ "$pb" = "$pa" ]; do pb=$(pg_cluster port); done
@@ -36,10 +34,7 @@ expect_code_of "${URLS[0]}" POST /v1/leases '{"name":"s:0","owner_id":"o","ttl_m
 pass "no synchronous standby: warned, tenure_pg_sync_standby 0, still serving"
 
 # 2. With it: not ready, every request refused with 503.
-PORTS[1]=$(tn_free_port)
-URLS[1]="http://127.0.0.1:${PORTS[1]}"
-IARGS[1]="--store $db --require-sync-standby"
-pg_launch 1
+pg_spawn_instance 1 "$db" --require-sync-standby
 pg_wait_for 10 grep -q 'without a synchronous standby.*required=true' "$T/tenured1.log" ||
     fail "no log line of the refusal: $(tail -5 "$T/tenured1.log")"
 pg_is "${URLS[1]}" 503 || fail "/readyz is not 503 without a synchronous standby"
@@ -73,10 +68,7 @@ pg_cluster start "$PGPRIV/b" >>"$T/pg.log" 2>&1 || fail "cannot restart the stan
 pg_cluster wait-sync "$pa" tn_standby || fail "the standby is not synchronous again"
 pg_cluster sql "$pa" "CREATE ROLE tn_plain LOGIN" >/dev/null
 pg_cluster sql "$pa" "CREATE DATABASE tn_plain OWNER tn_plain" >/dev/null
-PORTS[2]=$(tn_free_port)
-URLS[2]="http://127.0.0.1:${PORTS[2]}"
-IARGS[2]="--store postgresql://tn_plain@127.0.0.1:$pa/tn_plain --require-sync-standby"
-pg_launch 2
+pg_spawn_instance 2 "postgresql://tn_plain@127.0.0.1:$pa/tn_plain" --require-sync-standby
 pg_wait_for 15 grep -q 'may not see .*grant it pg_monitor' "$T/tenured2.log" ||
     fail "no log line naming pg_monitor: $(tail -5 "$T/tenured2.log")"
 pg_is "${URLS[2]}" 503 || fail "an unprivileged role was served"

@@ -16,11 +16,9 @@
 . "$(dirname "$0")/lib-pg.sh"
 . "$(dirname "$0")/lib-chaos.sh"
 . "$(dirname "$0")/lib-ha.sh"
-PG_BINDIR=${TENURE_TEST_PG_BINDIR:-/usr/lib/postgresql/15/bin}
-[ -x "$PG_BINDIR/initdb" ] || { echo "skip: PostgreSQL 15 is not installed"; exit 77; }
+pg_need_server
 secs=${TN_CHAOS_SECONDS:-30}
 pg_private_dir
-trap 'set +e; pg_private_cleanup; tn_cleanup' EXIT
 SERVER_PID=""
 ha_setup sync
 chaos_init ha-failover

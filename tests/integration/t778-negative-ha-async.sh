@@ -15,10 +15,8 @@
 . "$(dirname "$0")/lib-pg.sh"
 . "$(dirname "$0")/lib-chaos.sh"
 . "$(dirname "$0")/lib-ha.sh"
-PG_BINDIR=${TENURE_TEST_PG_BINDIR:-/usr/lib/postgresql/15/bin}
-[ -x "$PG_BINDIR/initdb" ] || { echo "skip: PostgreSQL 15 is not installed"; exit 77; }
+pg_need_server
 pg_private_dir
-trap 'set +e; pg_private_cleanup; tn_cleanup' EXIT
 SERVER_PID=""
 HA_EXPECT_LOSS=1
 HA_CUT_MS=1500
