@@ -15,8 +15,10 @@ the recording clients wrote (docs/SAFETY.md section 1.1).
       clients could not get a lease, from the first acquire refused after
       the kill (503, connection refused, no answer) to the first acquire
       granted after it, how long from the kill itself, and how many
-      acquires were refused in between.  One "ha-window ..." line each,
-      then their median and max.
+      acquires were refused in between; and where the time went: from the
+      kill to the standby's promotion (promoted_ms) and to the dead node
+      rebuilt as the new standby (rebuilt_ms), from the nemesis's lines.
+      One "ha-window ..." line each, then their median and max.
   ha_check.py summary < lines
       The median and max of "ha-window" lines gathered from many runs.
 """
@@ -63,9 +65,22 @@ def ledger(argv):
     return 1 if missing else 0
 
 
+FIELDS = ("unavailable_ms", "from_kill_ms", "refused", "promoted_ms",
+          "rebuilt_ms")
+
+
 def line_of(i, w):
-    return (f"ha-window failover={i} unavailable_ms={w['unavailable_ms']} "
-            f"from_kill_ms={w['from_kill_ms']} refused={w['refused']}")
+    return f"ha-window failover={i} " + " ".join(
+        f"{k}={w[k]}" for k in FIELDS)
+
+
+def note_after(evs, t_kill, prefix):
+    """ms from the kill to the first nemesis line starting with prefix."""
+    for e in evs:
+        if e["t"] > t_kill and e.get("src") == "nemesis" and \
+                e.get("fault", "").startswith(prefix):
+            return (e["t"] - t_kill) // 1000000
+    return -1
 
 
 def window(evs, t_kill, t_next):
@@ -102,6 +117,8 @@ def windows(argv):
         if w is None:
             print(f"ha-window failover={i + 1} no grant after it")
             continue
+        w["promoted_ms"] = note_after(evs, t, "standby ")
+        w["rebuilt_ms"] = note_after(evs, t, "old primary ")
         print(line_of(i + 1, w))
         found.append(w)
     report(found)
@@ -112,15 +129,13 @@ def report(found):
     if not found:
         print("ha-windows: none")
         return
-    u = [w["unavailable_ms"] for w in found]
-    k = [w["from_kill_ms"] for w in found]
-    r = [w["refused"] for w in found]
-    print(f"ha-windows: failovers={len(found)} "
-          f"unavailable_ms_median={int(statistics.median(u))} "
-          f"unavailable_ms_max={max(u)} "
-          f"from_kill_ms_median={int(statistics.median(k))} "
-          f"from_kill_ms_max={max(k)} refused_total={sum(r)} "
-          f"refused_max={max(r)}")
+    out = [f"failovers={len(found)}"]
+    for k in FIELDS:
+        v = [w[k] for w in found]
+        out.append(f"{k}_median={int(statistics.median(v))} "
+                   f"{k}_max={max(v)}")
+    out.append(f"refused_total={sum(w['refused'] for w in found)}")
+    print("ha-windows: " + " ".join(out))
 
 
 def summary():
@@ -129,8 +144,7 @@ def summary():
         if not line.startswith("ha-window ") or "unavailable_ms=" not in line:
             continue
         kv = dict(x.split("=", 1) for x in line.split()[1:])
-        found.append({k: int(kv[k]) for k in
-                      ("unavailable_ms", "from_kill_ms", "refused")})
+        found.append({k: int(kv.get(k, -1)) for k in FIELDS})
     report(found)
     return 0
 
