@@ -30,6 +30,7 @@ if [ -z "$profiles" ]; then
     done
 fi
 mkdir -p "$out"
+: >"$out/ha-windows.txt" # the HA profile's failovers (docs/HA.md)
 export TN_BIN=$bin TN_SRC=$PWD
 end=$(($(date +%s) + minutes * 60))
 runs=0 failed=0 faults=0 ops=0 grants=0 admits=0 rejects=0 violations=0 events=0
@@ -46,6 +47,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
         TN_CHAOS_SEED=$seed TN_CHAOS_SECONDS=$seconds CHAOS_OUT=$dir \
             bash "$script" >"$dir/log" 2>&1
         rc=$?
+        grep -h '^ha-window ' "$dir/log" >>"$out/ha-windows.txt"
         line=$(grep -E '^(ok - |FAIL: )' "$dir/log" | tail -1)
         kv() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$line" | head -1; }
         f=$(kv faults) o=$(kv ops) g=$(kv grants) a=$(kv sink_admit) r=$(kv sink_reject) e=$(kv events)
@@ -76,4 +78,7 @@ done
 echo "  faults injected: $faults; operations: $ops ($grants grants); history events: $events"
 echo "  sink writes admitted: $admits; zombie writes attempted and rejected: $rejects"
 echo "  violations found: $violations"
+if [ -s "$out/ha-windows.txt" ]; then
+    echo "  $(/usr/bin/python3 tests/tools/ha/ha_check.py summary <"$out/ha-windows.txt")"
+fi
 [ "$failed" = 0 ]

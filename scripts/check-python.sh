@@ -6,4 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
-"$py" -m pyflakes python/tenure tests/integration/python scripts/check-includes.py compare
+"$py" -m pyflakes python/tenure tests/integration/python scripts/check-includes.py \
+    compare tests/tools/ha

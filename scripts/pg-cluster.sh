@@ -3,10 +3,16 @@
 #   pg-cluster.sh port                     print a free loopback port
 #   pg-cluster.sh init DIR PORT [SYNC]     initdb + start a primary; SYNC is
 #                                          a standby name made synchronous
-#   pg-cluster.sh standby DIR PORT PRIMARY_PORT NAME
+#   pg-cluster.sh standby DIR PORT PRIMARY_PORT NAME [SYNC]
 #                                          pg_basebackup from the primary and
-#                                          start it as streaming standby NAME
+#                                          start it as streaming standby NAME;
+#                                          SYNC: its synchronous_standby_names
+#                                          once it is promoted
 #   pg-cluster.sh promote DIR              promote a standby (waits)
+#   pg-cluster.sh wait-sync PORT NAME [S]  wait (S seconds, default 30)
+#                                          until the primary on PORT has
+#                                          standby NAME in sync_state sync
+#   pg-cluster.sh sql PORT SQL             run SQL as postgres, print rows
 #   pg-cluster.sh kill DIR                 SIGKILL the postmaster (a crash)
 #   pg-cluster.sh stop DIR                 immediate stop, keep the files
 #   pg-cluster.sh start DIR                start again after stop/kill
@@ -65,14 +71,14 @@ init)
     start_server "$dir"
     ;;
 standby)
-    dir=$2 port=$3 primary=$4 name=$5
+    dir=$2 port=$3 primary=$4 name=$5 sync=${6:-}
     prepare_dir "$dir"
     as_pg "$bindir/pg_basebackup" -h 127.0.0.1 -p "$primary" -U postgres \
         -D "$dir/data" -R -X stream -c fast >/dev/null
     {
         echo "port = $port"
         echo "unix_socket_directories = '$dir'"
-        echo "synchronous_standby_names = ''"
+        echo "synchronous_standby_names = '$sync'"
     } >>"$dir/data/postgresql.conf"
     # -R wrote primary_conninfo into postgresql.auto.conf, which wins over
     # postgresql.conf: name the standby there
@@ -81,6 +87,16 @@ standby)
     start_server "$dir"
     ;;
 promote) as_pg "$bindir/pg_ctl" -D "$2/data" -w -t 60 promote >/dev/null ;;
+sql) "$bindir/psql" -X -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$2" -U postgres postgres -c "$3" ;;
+wait-sync)
+    q="SELECT sync_state FROM pg_stat_replication WHERE application_name = '$3'"
+    for _ in $(seq 1 $((${4:-30} * 10))); do
+        [ "$("$0" sql "$2" "$q" 2>/dev/null)" = sync ] && exit 0
+        sleep 0.1
+    done
+    echo "pg-cluster: standby $3 of :$2 is not synchronous" >&2
+    exit 1
+    ;;
 kill)
     # like a machine crash: the postmaster and all its children at once
     pid=$(head -1 "$2/data/postmaster.pid" 2>/dev/null || true)
@@ -103,7 +119,7 @@ destroy)
     rm -rf "$2"
     ;;
 *)
-    sed -n '2,13p' "$0" >&2
+    sed -n '2,19p' "$0" >&2
     exit 2
     ;;
 esac

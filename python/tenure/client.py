@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import socket
 import ssl
 import threading
@@ -59,8 +60,11 @@ class Client(_Keepalive):
     """A connection to one or more tenured servers.
 
     ``url`` is a base URL (``http://host:port``; ``host:port`` alone means
-    http) or a sequence of them: a request moves on to the next one only
-    when it certainly was not processed (no connection, or 503).  ``bearer``
+    http) or a sequence of them: a request moves on to the next one when
+    nothing was sent (no connection) or on a 503, never after it was sent
+    and no answer came; since a 503 does not prove that nothing was done,
+    every acquire carries a ``request_id`` (drawn when not given), so the
+    next server answers the same grant.  ``bearer``
     is sent as ``Authorization: Bearer``.  ``timeout`` (seconds) bounds each
     request beyond any ``wait_ms``.  Thread-safe; create one per process.
     """
@@ -147,8 +151,8 @@ class Client(_Keepalive):
             *, extra_ms: int = 0, deadline_ms: Optional[int] = None,
             track: Optional[Callable[[Optional[socket.socket]], None]] = None
             ) -> _http.Response:
-        """Send to the URL that last answered; move on only when the request
-        certainly was not processed (no connection, or 503)."""
+        """Send to the URL that last answered; move on when nothing was sent
+        (no connection) or on a 503 (see the class docstring)."""
         data = json.dumps(body, separators=(",", ":")).encode("utf-8") \
             if body is not None else None
         if deadline_ms is None:
@@ -211,8 +215,13 @@ class Client(_Keepalive):
                                 "ttl_ms": ttl_ms}
         if wait_ms > 0:
             body["wait_ms"] = wait_ms
-        if request_id is not None:
-            body["request_id"] = request_id
+        # Always a request_id: _do sends a request again to the next server
+        # after a 503, and a 503 does not prove nothing was done (the
+        # PostgreSQL store answers 503 for a commit whose connection broke
+        # before its result came); with the same request_id the next server
+        # answers that very grant instead of 409 held by our own owner.
+        body["request_id"] = request_id if request_id is not None \
+            else secrets.token_hex(16)
         if lock_delay_ms > 0:
             body["lock_delay_ms"] = lock_delay_ms
         r = self._do("POST", "/v1/leases", body, extra_ms=wait_ms)

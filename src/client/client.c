@@ -16,6 +16,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/json.h"
+#include "common/rand.h"
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_OK;
@@ -244,19 +245,12 @@ static int parse_ok(const struct tn_client_http_resp *r, json_t **out,
     return rc < 0 ? TN_EPROTO : TN_OK;
 }
 
-static int valid_name(const char *name, struct tn_errmsg *em)
-{
-    size_t len = name != NULL ? strlen(name) : 0;
-    if (len == 0 || len > TN_CLIENT_NAME_MAX) {
-        tn_errmsg_set(em, "a lease name must be 1 to %d bytes",
-                      TN_CLIENT_NAME_MAX);
-        return TN_EINVAL;
-    }
-    return TN_OK;
-}
+/* Random bytes of the request_id drawn for an acquire without one. */
+#define REQUEST_ID_BYTES 16
 
 static json_t *acquire_body(const struct tn_client *c,
-                            const struct tn_acquire_args *a)
+                            const struct tn_acquire_args *a,
+                            const char *request_id)
 {
     json_t *o = json_object();
     if (o == NULL)
@@ -267,8 +261,7 @@ static json_t *acquire_body(const struct tn_client *c,
     bad |= json_object_set_new(o, "ttl_ms", json_integer(a->ttl_ms));
     if (a->wait_ms > 0)
         bad |= json_object_set_new(o, "wait_ms", json_integer(a->wait_ms));
-    if (a->request_id != NULL)
-        bad |= json_object_set_new(o, "request_id", json_string(a->request_id));
+    bad |= json_object_set_new(o, "request_id", json_string(request_id));
     if (a->lock_delay_ms > 0)
         bad |= json_object_set_new(o, "lock_delay_ms",
                                    json_integer(a->lock_delay_ms));
@@ -343,14 +336,24 @@ int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
                       struct tn_errmsg *em)
 {
     *out = NULL;
-    int rc = valid_name(a->name, em);
+    int rc = tn_client_valid_name(a->name, em);
     if (rc < 0)
         return rc;
     if (a->ttl_ms <= 0 || a->wait_ms < 0 || a->lock_delay_ms < 0) {
         tn_errmsg_set(em, "ttl_ms must be positive, wait and delay >= 0");
         return TN_EINVAL;
     }
-    json_t *body = acquire_body(c, a);
+    /* Every acquire carries a request_id, the caller's or one drawn here:
+     * the transport may send it again after a 503, which does not prove
+     * that nothing was done (src/client/http.c); with the same request_id
+     * the next server answers the grant the first one made, not 409. */
+    char drawn[2 * REQUEST_ID_BYTES + 1];
+    const char *rid = a->request_id != NULL ? a->request_id : drawn;
+    uint8_t b[REQUEST_ID_BYTES] = {0};
+    if (a->request_id == NULL && tn_rand_small(b, sizeof(b)) < 0)
+        return TN_EIO;
+    tn_hex_encode(b, sizeof(b), drawn);
+    json_t *body = acquire_body(c, a, rid);
     if (body == NULL)
         return TN_ENOMEM;
     struct tn_client_http_resp r;
@@ -364,20 +367,6 @@ int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
         rc = tn_client_map_error(r.status, r.body, r.body_len, holder_out, em);
     tn_client_http_resp_release(&r);
     return rc;
-}
-
-int tn_client_lease_adopt(struct tn_client *c, const char *name, uint64_t token,
-                          const char *secret, struct tn_lease **out)
-{
-    *out = NULL;
-    if (valid_name(name, NULL) < 0 || secret == NULL || secret[0] == '\0')
-        return TN_EINVAL;
-    struct tn_lease *l = tn_client_lease_new(c, name, "", secret);
-    if (l == NULL)
-        return TN_ENOMEM;
-    l->token = token;
-    *out = l;
-    return TN_OK;
 }
 
 static json_t *cred_body(const struct tn_lease *l, int64_t ttl_ms)
@@ -541,7 +530,7 @@ int tn_client_release(struct tn_client *c, struct tn_lease *l,
 int tn_client_force_release(struct tn_client *c, const char *name,
                             struct tn_errmsg *em)
 {
-    int rc = valid_name(name, em);
+    int rc = tn_client_valid_name(name, em);
     if (rc < 0)
         return rc;
     char *path = lease_path(name, "?force=true");
@@ -579,7 +568,7 @@ int tn_client_get(struct tn_client *c, const char *name,
                   struct tn_lease_info *out, struct tn_errmsg *em)
 {
     memset(out, 0, sizeof(*out));
-    int rc = valid_name(name, em);
+    int rc = tn_client_valid_name(name, em);
     if (rc < 0)
         return rc;
     char *path = lease_path(name, "");

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* The client's HTTP transport over one reused libcurl easy handle.  It
  * knows URLs, timeouts and failover, nothing of leases.  A request moves to
- * the next URL only when it was certainly not processed: no connection, or
- * 503 (the server promises state is unchanged).  Every attempt is bounded
- * by the caller's monotonic deadline. */
+ * the next URL when nothing was sent (no connection) or on a 503; never
+ * after it was sent and no answer came.  A 503 does not prove that nothing
+ * was done (a PostgreSQL commit may land before its connection breaks), so
+ * what is sent again must be safe to repeat: renew and release are
+ * conditional on (token, secret), and every acquire carries a request_id
+ * (src/client/client.c).  Every attempt is bounded by the caller's
+ * monotonic deadline. */
 #include <string.h>
 
 #include <tenure/err.h>

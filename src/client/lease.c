@@ -160,3 +160,29 @@ const char *tn_lease_end_name(enum tn_lease_end reason)
         return "unknown";
     }
 }
+
+int tn_client_valid_name(const char *name, struct tn_errmsg *em)
+{
+    size_t len = name != NULL ? strlen(name) : 0;
+    if (len == 0 || len > TN_CLIENT_NAME_MAX) {
+        tn_errmsg_set(em, "a lease name must be 1 to %d bytes",
+                      TN_CLIENT_NAME_MAX);
+        return TN_EINVAL;
+    }
+    return TN_OK;
+}
+
+int tn_client_lease_adopt(struct tn_client *c, const char *name, uint64_t token,
+                          const char *secret, struct tn_lease **out)
+{
+    *out = NULL;
+    if (tn_client_valid_name(name, NULL) < 0 || secret == NULL ||
+        secret[0] == '\0')
+        return TN_EINVAL;
+    struct tn_lease *l = tn_client_lease_new(c, name, "", secret);
+    if (l == NULL)
+        return TN_ENOMEM;
+    l->token = token;
+    *out = l;
+    return TN_OK;
+}

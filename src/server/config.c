@@ -300,6 +300,10 @@ int tn_config_parse(struct tn_config *c, int argc, char **argv,
         rc = parse_flags(c, argc, argv, action, em);
     if (rc == 0)
         rc = check_listen(c->listen, em);
+    if (rc == 0 && c->require_sync_standby && c->store[0] == '\0') {
+        tn_errmsg_set(em, "require-sync-standby needs --store postgresql://");
+        rc = TN_EINVAL;
+    }
     if (rc == 0 && c->min_ttl_ms > c->max_ttl_ms) {
         tn_errmsg_set(em, "min-ttl-ms is above max-ttl-ms");
         rc = TN_EINVAL;

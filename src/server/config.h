@@ -46,6 +46,8 @@ struct tn_config {
     int64_t event_heartbeat_ms;       /* comment interval on event streams */
     int64_t max_subscribers;          /* event streams at once */
     bool insecure_no_auth;            /* allow non-loopback without auth */
+    bool require_sync_standby;        /* PostgreSQL: not ready without a sync
+                                         standby */
     char publish[8192];               /* --publish URLs, one per line */
     char publish_opt[8192];  /* --publish-opt key=value, one per line */
     int64_t publish_backlog; /* events a target may lag, then reset */

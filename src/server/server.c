@@ -278,6 +278,7 @@ static int open_store(struct server *s)
         .max_waiters_per_name = (size_t)s->cfg->max_waiters_per_name,
         .max_leases = (size_t)s->cfg->max_leases,
         .max_names = (size_t)s->cfg->max_names,
+        .require_sync_standby = s->cfg->require_sync_standby,
         .retain_ms = s->cfg->retain_ms,
         .max_wait_ms = s->cfg->max_wait_ms,
         .on_event = on_event,

@@ -211,6 +211,8 @@ struct tn_store_config {
     int64_t retain_ms;           /* retire names ended longer ago; 0 never */
     size_t max_leases;           /* live leases; 0 = no cap */
     size_t max_names;            /* names remembered; 0 = no cap */
+    bool require_sync_standby;   /* PostgreSQL: refuse requests while the
+                                    primary has no synchronous standby */
     tn_store_event_fn on_event;  /* may be NULL */
     void *event_ctx;             /* its argument */
     tn_store_watched_fn watched; /* may be NULL: always watched */

@@ -18,7 +18,7 @@ struct sqlite3;
 
 /* Options of `tn-chaos client`. */
 struct chaos_opts {
-    const char *url;         /* tenured base URL */
+    const char *url;         /* tenured base URL(s), comma-separated */
     const char *out;         /* history file (appended) */
     const char *sink;        /* SQLite sink path, NULL = no sink writes */
     const char *brokers;     /* Kafka: write stamped records instead */

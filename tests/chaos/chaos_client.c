@@ -28,6 +28,9 @@
 #include "common/clock.h"
 
 #define BODY_CAP 8192
+/* --url may list several servers, comma-separated (the HA profile). */
+#define MAX_URLS 8
+#define URL_CAP 256
 
 struct worker {
     const struct chaos_opts *o;
@@ -38,6 +41,9 @@ struct worker {
     CURL *easy;
     sqlite3 *sink;
     rd_kafka_t *rk; /* Kafka mode: the producer of stamped records */
+    char urls[MAX_URLS][URL_CAP]; /* the servers of --url */
+    unsigned n_urls;              /* >= 1 */
+    unsigned cur;                 /* the one the next request goes to */
     char body[BODY_CAP];
     size_t body_len;
     /* counters */
@@ -81,14 +87,51 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
+/* Split --url into w->urls; each thread starts on another server.
+ * Returns -1 when a URL is empty or too long. */
+static int split_urls(struct worker *w, const char *list)
+{
+    w->n_urls = 0;
+    for (const char *p = list; w->n_urls < MAX_URLS;) {
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= URL_CAP)
+            return -1;
+        memcpy(w->urls[w->n_urls], p, n);
+        w->urls[w->n_urls++][n] = '\0';
+        if (p[n] == '\0')
+            break;
+        p += n + 1;
+    }
+    w->cur = w->idx % w->n_urls;
+    return 0;
+}
+
+static long http_one(struct worker *w, const char *method, const char *path,
+                     const char *json);
+
 /* Send one request.  Returns the HTTP status, or 0 when no answer came
- * (the outcome is unknown), or -1 when the connection was refused (nothing
- * was sent). */
+ * (the outcome is unknown), or -1 when no server accepted the connection
+ * (nothing was sent).  A refused connection moves on to the next server at
+ * once, since nothing was sent; after no answer or a 503 the request is
+ * not sent again (its outcome is what the history records), but the next
+ * one goes to the next server. */
 static long http(struct worker *w, const char *method, const char *path,
                  const char *json)
 {
+    long st = -1;
+    for (unsigned k = 0; k < w->n_urls && st == -1; k++) {
+        st = http_one(w, method, path, json);
+        if (st == -1 || st == 0 || st == 503)
+            w->cur = (w->cur + 1) % w->n_urls;
+    }
+    return st;
+}
+
+static long http_one(struct worker *w, const char *method, const char *path,
+                     const char *json)
+{
     char url[512];
-    (void)snprintf(url, sizeof(url), "%s%s", w->o->url, path);
+    (void)snprintf(url, sizeof(url), "%s%s", w->urls[w->cur], path);
     struct curl_slist *h =
         curl_slist_append(NULL, "Content-Type: application/json");
     w->body_len = 0;
@@ -157,6 +200,28 @@ static const char *error_tail(struct worker *w, long status, char *tail,
         strpbrk(json_string_value(v), "\"\\") == NULL)
         (void)snprintf(tail, cap, ",\"error\":\"%s\"", json_string_value(v));
     json_decref(root);
+    return tail;
+}
+
+/* The same for an acquire, whatever its failure: the 4xx error code, or
+ * unavailable (503), refused (no server took the connection), timeout (no
+ * answer), server_error (another 5xx).  The HA profile tells refusals
+ * from contention by it (tests/tools/ha_check.py). */
+static const char *acquire_tail(struct worker *w, long status, char *tail,
+                                size_t cap)
+{
+    const char *what = NULL;
+    if (status == -1)
+        what = "refused";
+    else if (status == 0)
+        what = "timeout";
+    else if (status == 503)
+        what = "unavailable";
+    else if (status >= 500)
+        what = "server_error";
+    if (what == NULL)
+        return error_tail(w, status, tail, cap);
+    (void)snprintf(tail, cap, ",\"error\":\"%s\"", what);
     return tail;
 }
 
@@ -247,7 +312,9 @@ static void one_lease(struct worker *w, int64_t end_ns)
     uint64_t token = st == 201 ? body_token(w) : 0;
     if (st == 201 && (token == 0 || body_secret(w, secret, sizeof(secret))))
         st = 0; /* an answer we cannot read: outcome unknown */
-    rec(w, "", "acquire", phase_of(st, 201), name, token, 0, t1);
+    char atail[64];
+    rec(w, st == 201 ? "" : acquire_tail(w, st, atail, sizeof(atail)),
+        "acquire", phase_of(st, 201), name, token, 0, t1);
     if (st != 201) {
         sleep_ms(chaos_between(&w->rng, 10, 60));
         return;
@@ -395,7 +462,7 @@ int chaos_client_run(const struct chaos_opts *o)
         (void)snprintf(w->proc, sizeof(w->proc), "%s.%u", o->proc_prefix, i);
         w->rng = (o->seed ^ (0x9E3779B97F4A7C15ULL * (i + 1))) | 1;
         w->easy = curl_easy_init();
-        if (w->easy == NULL)
+        if (w->easy == NULL || split_urls(w, o->url) < 0)
             goto join;
         if (o->brokers != NULL) {
             w->rk = tn_fence_producer_new(o->brokers, NULL, NULL);

@@ -5,8 +5,12 @@
 #   pg_fresh_schema NAME  create schema NAME (dropped first); sets PG_URL to
 #                     the test database with search_path=NAME, so each test
 #                     has its own tables and sequence
-#   pg_start_instance N [args]  start tenured instance N on PG_URL; sets
-#                     PORTS[N], URLS[N], PIDS[N]
+#   pg_start_instance N URL [args]  start tenured instance N on URL and
+#                     wait until it is ready; sets PORTS[N], URLS[N], PIDS[N]
+#   pg_spawn_instance N URL [args]  the same without waiting (an instance
+#                     that is meant to refuse)
+#   pg_need_server    skip (77) when PostgreSQL 15 is not installed (for
+#                     the tests that run private clusters, pg_private_dir)
 #   pg_kill_instance N / pg_restart_instance N
 
 pg_need() {
@@ -52,14 +56,23 @@ pg_launch() { # N: start instance N with the arguments it was created with
     TN_PIDS+=("${PIDS[$n]}")
 }
 
-pg_start_instance() { # N URL [extra args]
+pg_spawn_instance() { # N URL [extra args]
     local n=$1 url=$2
     shift 2
     PORTS[$n]=$(tn_free_port)
     URLS[$n]="http://127.0.0.1:${PORTS[$n]}"
     IARGS[$n]="--store $url $*"
     pg_launch "$n"
-    tn_wait_ready "${URLS[$n]}" || fail "instance $n did not become ready"
+}
+
+pg_start_instance() { # N URL [extra args]
+    pg_spawn_instance "$@"
+    tn_wait_ready "${URLS[$1]}" || fail "instance $1 did not become ready"
+}
+
+pg_need_server() {
+    PG_BINDIR=${TENURE_TEST_PG_BINDIR:-/usr/lib/postgresql/15/bin}
+    [ -x "$PG_BINDIR/initdb" ] || { echo "skip: PostgreSQL 15 is not installed"; exit 77; }
 }
 
 # Dead pids leave TN_PIDS: lib.sh's cleanup must only see live ones.
@@ -85,7 +98,7 @@ pg_restart_instance() { pg_launch "$1"; }
 pg_private_dir() {
     PGPRIV=$(mktemp -d /tmp/tenure-pgpriv.XXXXXX)
     chmod 755 "$PGPRIV"
-    trap 'pg_private_cleanup; tn_cleanup' EXIT
+    trap 'set +e; pg_private_cleanup; tn_cleanup' EXIT
 }
 
 pg_private_cleanup() {
@@ -122,3 +135,20 @@ wait_code() {
     done
     return 1
 }
+
+# pg_metric URL NAME: metric NAME of the tenured at URL.
+pg_metric() { curl -s --max-time 2 "$1/metrics" | awk -v m="$2" '$1 == m {print $2}'; }
+# pg_readyz URL: the status /readyz answers (000 when nothing does).
+pg_readyz() { curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$1/readyz" || true; }
+# pg_wait_for SECONDS CMD...: run CMD every 0.1 s until it succeeds.
+pg_wait_for() {
+    local i
+    for i in $(seq 1 $(($1 * 10))); do
+        "${@:2}" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# pg_is URL CODE / pg_metric_is URL NAME VALUE: for pg_wait_for.
+pg_is() { [ "$(pg_readyz "$1")" = "$2" ]; }
+pg_metric_is() { [ "$(pg_metric "$1" "$2")" = "$3" ]; }

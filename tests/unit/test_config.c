@@ -78,7 +78,7 @@ static const struct {
 };
 
 static const char *const others[] = {"insecure-no-auth", "publish",
-                                     "publish-opt"};
+                                     "publish-opt", "require-sync-standby"};
 
 /* No TENURE_* variable of the caller's environment leaks into a case. */
 static int clean_env(void **state)
@@ -253,6 +253,17 @@ static void test_config__bool(void **state)
     assert_int_equal(parse(&c, &em, "--insecure-no-auth=yes", NULL), TN_EINVAL);
     assert_string_equal(em.text,
                         "option \"insecure-no-auth\" takes true or false");
+    /* --require-sync-standby is off by default and needs the PostgreSQL
+     * store: the embedded store has no standby to require. */
+    assert_int_equal(parse(&c, &em, NULL), TN_OK);
+    assert_false(c.require_sync_standby);
+    assert_int_equal(parse(&c, &em, "--require-sync-standby", NULL), TN_EINVAL);
+    assert_string_equal(em.text,
+                        "require-sync-standby needs --store postgresql://");
+    assert_int_equal(parse(&c, &em, "--require-sync-standby",
+                           "--store=postgresql://db/tenure", NULL),
+                     TN_OK);
+    assert_true(c.require_sync_standby);
 }
 
 static void test_config__usage_errors(void **state)

@@ -103,7 +103,9 @@ void tn_pg_submit(struct tn_pg *p, struct tn_pg_op *op,
     }
     op->done = done;
     op->arg = arg;
-    if (!tn_pg_is_up(p)) {
+    /* Without the synchronous standby it requires, the instance runs
+     * nothing but the check that looks for one (src/store/pg/sync.c). */
+    if (!tn_pg_is_up(p) || (p->sync.gate && op->stmt != TN_PG_SYNC)) {
         op_answer(p, op, TN_EUNAVAIL);
         return;
     }

@@ -100,6 +100,23 @@ struct tn_pg_limits {
     struct tn_store_result result; /* the count's result */
 };
 
+/* The synchronous standby check (src/store/pg/sync.c). */
+struct tn_pg_sync {
+    bool require;                  /* --require-sync-standby */
+    bool gate;                     /* refuse every op but the check
+                                      (batch.c): required, and no check
+                                      answered "sync" since the last new
+                                      connection */
+    bool checking;                 /* a check is in flight */
+    bool again;                    /* a connection came up meanwhile */
+    int state;                     /* enum tn_pg_sync_state, last answer */
+    int logged;                    /* the state last logged */
+    int64_t standbys;              /* standbys connected, last answer */
+    uint64_t n_checks;             /* checks answered */
+    struct tn_loop_timer timer;    /* next check */
+    struct tn_store_result result; /* the running check's */
+};
+
 struct tn_pg {
     struct tn_store base;                 /* vtable; first */
     struct tn_loop *loop;                 /* the loop thread's loop */
@@ -140,6 +157,7 @@ struct tn_pg {
     void (*conn_failed)(struct tn_pg_conn *c);
     struct tn_pg_retire *retire; /* name retirement (retire.c), or NULL */
     struct tn_pg_limits limits;  /* capacity limits (limits.c) */
+    struct tn_pg_sync sync;      /* synchronous standby (sync.c) */
 };
 
 struct tn_pg_op {

@@ -191,12 +191,14 @@ static void parse_history(struct tn_pg_op *op, const PGresult *r)
 
 /* The sweep: one row per expiry it announced.  The prune: one row, the
  * count of ledger rows it deleted.  Both report in n_items.  The count of
- * leases: live leases in n_items, names in floor. */
+ * leases: live leases in n_items, names in floor.  The synchronous
+ * standby check: its state in n_items, the standbys connected in floor. */
 static void parse_count(struct tn_pg_op *op, const PGresult *r)
 {
     struct tn_store_result *out = op->out;
     out->rc = TN_OK;
-    if (op->stmt == TN_PG_COUNT && PQntuples(r) > 0) {
+    bool two = op->stmt == TN_PG_COUNT || op->stmt == TN_PG_SYNC;
+    if (two && PQntuples(r) > 0) {
         out->n_items = (size_t)get_i64(r, 0, 0);
         out->floor = (uint64_t)get_i64(r, 0, 1);
     } else if (op->stmt == TN_PG_SWEEP)
@@ -227,6 +229,7 @@ static void parse_rows(struct tn_pg_op *op, const PGresult *r)
     case TN_PG_SWEEP:
     case TN_PG_PRUNE:
     case TN_PG_COUNT:
+    case TN_PG_SYNC:
         parse_count(op, r);
         return;
     default:

@@ -118,7 +118,7 @@ struct tn_pg_retire {
  * that draws a token (and every other change) while W is read and the
  * rows go.  Columns: rows deleted, W, expiries announced. */
 #define RETIRE_SQL                                                             \
-    "SET LOCAL synchronous_commit TO on;"                                      \
+    "SET LOCAL synchronous_commit TO remote_apply;"                            \
     " SET LOCAL lock_timeout TO '" LOCK_WAIT "';"                              \
     " LOCK TABLE leases IN SHARE ROW EXCLUSIVE MODE;"                          \
     " WITH" RETIRE_DELETE RETIRE_FLOOR " SELECT (SELECT count(*) FROM d),"     \

@@ -26,7 +26,7 @@
     " (seq bigint GENERATED ALWAYS AS IDENTITY, line text NOT NULL)"
 
 const char tn_pg_sql_session[] =
-    "SET synchronous_commit TO on; SET application_name TO 'tenured';"
+    "SET synchronous_commit TO remote_apply; SET application_name TO 'tenured';"
     " SET lock_timeout TO 0;"
     " CREATE TEMPORARY TABLE IF NOT EXISTS tn_outbox" OUTBOX_COLUMNS ";"
     " SELECT pg_advisory_lock(" LOCK_KEY ")";
@@ -412,6 +412,22 @@ const size_t tn_pg_n_migrations =
     "SELECT count(*) FILTER (WHERE NOT released AND expires_at > now()),"      \
     " count(*) FROM leases"
 
+/* Whether the primary has a synchronous standby (src/store/pg/sync.c):
+ * one row, the enum tn_pg_sync_state (src/store/pg/sql.h) and the number
+ * of standbys connected.  A role without pg_read_all_stats sees the
+ * standbys' rows with their state columns NULL: 'hidden' then, unless
+ * there are none at all.  Read-only: its transaction takes no xid, so it
+ * never waits for a standby itself. */
+#define SYNC_SQL                                                               \
+    "SELECT CASE"                                                              \
+    " WHEN current_setting('synchronous_commit') <> 'remote_apply' THEN 4"     \
+    " WHEN current_setting('synchronous_standby_names') = '' THEN 3"           \
+    " WHEN EXISTS (SELECT 1 FROM pg_stat_replication"                          \
+    " WHERE sync_state IN ('sync', 'quorum')) THEN 0"                          \
+    " WHEN EXISTS (SELECT 1 FROM pg_stat_replication)"                         \
+    " AND NOT pg_has_role('pg_read_all_stats', 'USAGE') THEN 2"                \
+    " ELSE 1 END, (SELECT count(*) FROM pg_stat_replication)"
+
 /* Pipelined after the Sync of every batch that may have written events:
  * sends the session's outbox, oldest first, in payloads below the 8000
  * byte limit, and empties it.  Its own transaction commits without
@@ -457,5 +473,6 @@ const struct tn_pg_stmt_def tn_pg_stmts[TN_PG_N_STMTS] = {
     [TN_PG_SWEEP] = {"tn_sweep", SWEEP_SQL, 1, {OID_INT8}},
     [TN_PG_PRUNE] = {"tn_prune", PRUNE_SQL, 1, {OID_INT8}},
     [TN_PG_COUNT] = {"tn_count", COUNT_SQL, 0, {0}},
+    [TN_PG_SYNC] = {"tn_sync", SYNC_SQL, 0, {0}},
     [TN_PG_NOTIFY] = {"tn_notify", NOTIFY_SQL, 0, {0}},
 };

@@ -21,11 +21,26 @@ enum tn_pg_stmt {
     TN_PG_SWEEP,
     TN_PG_PRUNE,
     TN_PG_COUNT,
+    TN_PG_SYNC,
     TN_PG_NOTIFY,
     TN_PG_N_STMTS
 };
 
 #define TN_PG_MAX_PARAMS 8
+
+/* What SYNC_SQL (src/store/pg/sql.c) answers about the primary's
+ * synchronous standby (src/store/pg/sync.c), most reassuring first. */
+enum tn_pg_sync_state {
+    TN_PG_SYNC_OK = 0,  /* a standby in sync_state sync or quorum */
+    TN_PG_SYNC_NONE,    /* no standby in that state */
+    TN_PG_SYNC_HIDDEN,  /* standbys the role may not inspect (no
+                           pg_read_all_stats, e.g. through pg_monitor) */
+    TN_PG_SYNC_UNNAMED, /* synchronous_standby_names is empty */
+    TN_PG_SYNC_COMMIT,  /* the session's synchronous_commit is not
+                           remote_apply (a pooler dropped the SET?) */
+    TN_PG_SYNC_UNKNOWN, /* not asked since the last new connection */
+    TN_PG_SYNC_N_STATES
+};
 
 /* Grants kept per name in the ledger after a prune pass (history). */
 #define TN_PG_LEDGER_KEEP 100

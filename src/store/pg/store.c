@@ -15,6 +15,7 @@
 #include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/retire.h"
+#include "store/pg/sync.h"
 #include "store/pg/wait.h"
 
 /* ---- requests ---- */
@@ -110,7 +111,7 @@ static void pg_history(struct tn_store *s, const char *name, size_t name_len,
 static bool pg_is_ready(struct tn_store *s)
 {
     struct tn_pg *p = (struct tn_pg *)s;
-    return tn_pg_is_up(p) && tn_pg_limits_counted_once(p);
+    return tn_pg_is_up(p) && tn_pg_limits_counted_once(p) && !p->sync.gate;
 }
 
 static void pg_metrics(struct tn_store *s, struct tn_buf *out)
@@ -152,6 +153,7 @@ static void pg_metrics(struct tn_store *s, struct tn_buf *out)
     tn_pg_wait_metrics(p, out);
     tn_pg_retire_metrics(p, out);
     tn_pg_limits_metrics(p, out);
+    tn_pg_sync_metrics(p, out);
 }
 
 static void pg_drain(struct tn_store *s)
@@ -166,6 +168,7 @@ static void pg_close(struct tn_store *s)
     tn_pg_wait_fail_all(p, TN_EUNAVAIL);
     tn_pg_events_stop(p);
     tn_pg_retire_stop(p);
+    tn_pg_sync_stop(p);
     tn_loop_timer_disarm(p->loop, &p->flush_timer);
     for (int i = 0; i < TN_PG_CONNS; i++) {
         struct tn_pg_conn *c = &p->conns[i];
@@ -182,6 +185,7 @@ static void pg_close(struct tn_store *s)
     tn_store_result_release(&p->sweep_res);
     tn_store_result_release(&p->prune_res);
     tn_store_result_release(&p->limits.result);
+    tn_pg_sync_free(p);
     tn_free(p->conninfo);
     tn_free(p);
 }
@@ -219,6 +223,7 @@ static void on_conn_ready(struct tn_pg_conn *c)
 {
     tn_pg_on_ready(c);
     tn_pg_events_up(c->store);
+    tn_pg_sync_conn_up(c->store);
 }
 
 /* cfg->url is a libpq connection string (postgresql://...).  0, TN_EINVAL
@@ -267,6 +272,7 @@ static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
         tn_pg_conn_start(c);
     }
     tn_pg_events_start(p);
+    tn_pg_sync_start(p, cfg->require_sync_standby);
     if (tn_pg_limits_init(p, cfg))
         tn_pg_events_count_start(p);
     *out = &p->base;

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* The synchronous standby check (docs/HA.md): SYNC_SQL (src/store/pg/sql.c)
+ * asks the primary whether a standby is in sync_state sync or quorum, and
+ * whether this session's synchronous_commit is remote_apply, on every new
+ * statement connection and every CHECK_MS after.  Without
+ * --require-sync-standby a bad answer is a warning (logged when the answer
+ * changes) and tenure_pg_sync_standby 0.  With it the instance refuses
+ * every request (503, /readyz 503) from each new connection until a check
+ * answers "sync", and again as soon as one does not: p->sync.gate, which
+ * batch.c reads.  It does not make commits safe by itself (a standby can
+ * leave between two checks: PostgreSQL then holds the commits); it keeps
+ * an instance from serving a primary that is set up to lose them.  Loop
+ * thread only. */
+#include "store/pg/sync.h"
+
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "store/pg/batch.h"
+#include "store/pg/op.h"
+
+#define CHECK_MS 1000
+
+static const char *const why[TN_PG_SYNC_N_STATES] = {
+    [TN_PG_SYNC_OK] = "a standby is synchronous",
+    [TN_PG_SYNC_NONE] = "no standby is synchronous: a failover can lose "
+                        "acknowledged grants and reissue their tokens",
+    [TN_PG_SYNC_HIDDEN] = "the role may not see pg_stat_replication's "
+                          "sync_state: grant it pg_monitor",
+    [TN_PG_SYNC_UNNAMED] = "synchronous_standby_names is empty on the "
+                           "primary: replication is asynchronous",
+    [TN_PG_SYNC_COMMIT] = "synchronous_commit is not remote_apply in "
+                          "tenured's session (a pooler dropping session "
+                          "settings?)",
+    [TN_PG_SYNC_UNKNOWN] = "not checked yet",
+};
+
+static void check_fire(void *arg);
+
+static void arm(struct tn_pg *p, int64_t in_ms)
+{
+    tn_loop_timer_arm(p->loop, &p->sync.timer, tn_clock_now_ms() + in_ms,
+                      check_fire, p);
+}
+
+static void log_change(struct tn_pg *p)
+{
+    struct tn_pg_sync *s = &p->sync;
+    if (s->state == s->logged || s->state == TN_PG_SYNC_UNKNOWN)
+        return;
+    s->logged = s->state;
+    if (s->state == TN_PG_SYNC_OK) {
+        tn_log(TN_LOG_INFO, "store",
+               "\"postgresql primary has a synchronous standby\" standbys=%lld",
+               (long long)s->standbys);
+        return;
+    }
+    tn_log(TN_LOG_WARN, "store",
+           "\"postgresql primary without a synchronous standby\" why=\"%s\" "
+           "standbys=%lld required=%s",
+           why[s->state], (long long)s->standbys,
+           s->require ? "true (refusing requests)" : "false");
+}
+
+static void check_done(void *arg)
+{
+    struct tn_pg *p = arg;
+    struct tn_pg_sync *s = &p->sync;
+    s->checking = false;
+    if (p->closing)
+        return;
+    size_t st = s->result.n_items;
+    if (s->result.rc == TN_OK && st < TN_PG_SYNC_UNKNOWN && !s->again) {
+        s->state = (int)st;
+        s->standbys = (int64_t)s->result.floor;
+        s->n_checks++;
+        s->gate = s->require && s->state != TN_PG_SYNC_OK;
+        log_change(p);
+    }
+    arm(p, s->again ? 0 : CHECK_MS);
+    s->again = false;
+}
+
+static void check_fire(void *arg)
+{
+    struct tn_pg *p = arg;
+    struct tn_pg_sync *s = &p->sync;
+    tn_loop_timer_disarm(p->loop, &s->timer);
+    if (s->checking) {
+        s->again = true;
+        return;
+    }
+    if (!tn_pg_is_up(p)) {
+        arm(p, CHECK_MS);
+        return;
+    }
+    tn_store_result_release(&s->result);
+    memset(&s->result, 0, sizeof(s->result));
+    s->checking = true;
+    tn_pg_submit(p, tn_pg_op_new(TN_PG_SYNC, "", 0, &s->result), &s->result,
+                 check_done, p);
+}
+
+void tn_pg_sync_start(struct tn_pg *p, bool require)
+{
+    struct tn_pg_sync *s = &p->sync;
+    s->require = require;
+    s->gate = require;
+    s->state = TN_PG_SYNC_UNKNOWN;
+    s->logged = TN_PG_SYNC_UNKNOWN;
+    arm(p, CHECK_MS);
+}
+
+void tn_pg_sync_conn_up(struct tn_pg *p)
+{
+    struct tn_pg_sync *s = &p->sync;
+    s->state = TN_PG_SYNC_UNKNOWN;
+    s->gate = s->require;
+    check_fire(p);
+}
+
+void tn_pg_sync_stop(struct tn_pg *p)
+{
+    tn_loop_timer_disarm(p->loop, &p->sync.timer);
+}
+
+void tn_pg_sync_free(struct tn_pg *p)
+{
+    tn_store_result_release(&p->sync.result);
+}
+
+void tn_pg_sync_metrics(struct tn_pg *p, struct tn_buf *out)
+{
+    const struct tn_pg_sync *s = &p->sync;
+    (void)tn_buf_printf(
+        out,
+        "# TYPE tenure_pg_sync_standby gauge\ntenure_pg_sync_standby %d\n"
+        "# TYPE tenure_pg_sync_required gauge\ntenure_pg_sync_required %d\n"
+        "# TYPE tenure_pg_sync_checks_total counter\n"
+        "tenure_pg_sync_checks_total %llu\n",
+        s->state == TN_PG_SYNC_OK, s->require, (unsigned long long)s->n_checks);
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Negative control of the HA profile (docs/HA.md): the same cluster,
+# clients and failover as t777, on asynchronous replication (no
+# synchronous_standby_names, tenured without --require-sync-standby).  On
+# loopback an asynchronous standby is nearly never behind, so the failover
+# cuts its replication stream silently for 1.5 s before the primary is
+# killed (the cut never heals): the grants acknowledged meanwhile exist
+# only on the dead primary.  The run must be caught: a grant a client was
+# told of missing from the promoted primary's ledger, or tenure-check
+# finding a token reissued or two holders.  The same cut before each kill
+# is harmless in t777, where those commits wait for the standby and are
+# never acknowledged.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-server.sh"
+. "$(dirname "$0")/lib-pg.sh"
+. "$(dirname "$0")/lib-chaos.sh"
+. "$(dirname "$0")/lib-ha.sh"
+pg_need_server
+pg_private_dir
+SERVER_PID=""
+HA_EXPECT_LOSS=1
+HA_CUT_MS=1500
+ha_setup async
+chaos_init ha-async
+URL=$HA_URLS
+chaos_clients 3 12 --ttl-min 200 --ttl-max 2000 --names 16
+chaos_sleep_ms 3000
+ha_failover
+chaos_finish
+lost=$HA_LOST
+ledger=$(grep '^failover 1:' "$T/ledger.log")
+set +e
+(TN_CHAOS_EXPECT=violation chaos_check) >"$T/check.out" 2>&1
+checked=$?
+set -e
+cat "$T/check.out"
+echo "$ledger"
+[ "$lost" -gt 0 ] || [ "$checked" = 0 ] ||
+    fail "asynchronous replication was not caught: the ledger kept every acknowledged grant and tenure-check found nothing ($ledger)"
+by=""
+[ "$lost" -gt 0 ] && by="the ledger check (${ledger#failover 1: ledger: })"
+[ "$checked" = 0 ] && by="${by:+$by and }tenure-check ($(grep -o 'classes: [a-z_ ]*' "$T/check.out"))"
+pass "asynchronous replication caught by $by"
