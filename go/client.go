@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 
-// The client and its requests: base URLs tried in turn (the next one only
-// when a request certainly was not processed: no connection, or 503), a
+// The client and its requests: base URLs tried in turn (the next one when
+// nothing was sent, or on a 503; an acquire's request_id makes that safe), a
 // deadline over the whole request, the monotonic instant just before the
 // request was sent (what safe time counts from), and error answers turned
 // into *Error.
@@ -39,8 +39,10 @@ const (
 type Options struct {
 	// URLs are the servers' base URLs ("http://127.0.0.1:7300"; "host:port"
 	// alone means http://), 1 to MaxURLs.  A request goes to the one that
-	// last answered and moves on only when it certainly was not
-	// processed: no connection could be made, or the server answered 503.
+	// last answered and moves on when nothing was sent (no connection
+	// could be made) or the server answered 503; since a 503 does not
+	// prove that nothing was done, every acquire carries a request_id
+	// (AcquireOptions.RequestID).
 	URLs []string
 	// OwnerID is the owner of acquires that name none; default "host:pid".
 	OwnerID string

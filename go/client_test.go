@@ -8,6 +8,7 @@
 package tenure_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -20,8 +21,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -134,6 +138,51 @@ func TestNextURLOnlyWhenNothingWasSent(t *testing.T) {
 	}
 	if _, err := c.Get(ctx, "urls/c"); !errors.Is(err, tenure.ErrNotFound) {
 		t.Fatalf("the timed-out acquire was retried on the next URL: %v", err)
+	}
+}
+
+// lostReplyRelay passes each request on to target and throws the answer
+// away, so whatever the request did is done, then answers 503: a grant
+// committed whose answer the client never saw, as the PostgreSQL store
+// answers when its connection broke after the commit was sent.
+func lostReplyRelay(t *testing.T, target string) string {
+	t.Helper()
+	relay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req, err := http.NewRequest(r.Method, target+r.URL.RequestURI(), bytes.NewReader(body))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"error":"unavailable","message":"the relay lost the answer"}`)
+	}))
+	t.Cleanup(relay.Close)
+	return relay.URL
+}
+
+// A 503 does not prove that nothing was done, and the client sends an
+// acquire again to the next server after one: with the request_id every
+// acquire carries (drawn when not given) the next server answers that
+// very grant, where it would answer 409 held by this owner.
+func TestAnAcquireAnswered503AfterItsCommitGetsThatGrant(t *testing.T) {
+	srv := testserver.Start(t)
+	ctx := context.Background()
+	c := newClient(t, tenure.Options{URLs: []string{lostReplyRelay(t, srv.URL), srv.URL}})
+	l, err := c.Acquire(ctx, "r503/a", tenure.AcquireOptions{TTL: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("an acquire committed but answered 503: %v", err)
+	}
+	got, err := c.Get(ctx, "r503/a")
+	if err != nil || got.Token != l.Token || got.OwnerID != c.OwnerID() {
+		t.Fatalf("the live grant %+v (%v) is not the one returned, token %d", got, err, l.Token)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatalf("the grant returned is not the live one: %v", err)
 	}
 }
 

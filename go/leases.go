@@ -7,6 +7,8 @@ package tenure
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -52,7 +54,13 @@ type AcquireOptions struct {
 	// per name) for up to that long while the name is held.
 	Wait time.Duration
 	// RequestID makes a retry idempotent: the same name, owner and
-	// RequestID while the grant is live return that grant again.
+	// RequestID while the grant is live return that grant again.  ""
+	// means one drawn for this call: every acquire carries one, since the
+	// client sends a request again to the next server after a 503, and a
+	// 503 does not prove that nothing was done (the PostgreSQL store
+	// answers 503 for a commit whose connection broke before its result
+	// came); with the same RequestID the next server answers that very
+	// grant instead of 409 held by this owner.
 	RequestID string
 	// LockDelay: after this lease expires (not after a release), nobody
 	// gets the name for this long.
@@ -92,8 +100,16 @@ func (o *AcquireOptions) body(name, owner string) (*acquireJSON, error) {
 	if len(owner) > OwnerMax {
 		return nil, localErr("invalid", "owner id must be 1 to %d bytes", OwnerMax)
 	}
+	rid := o.RequestID
+	if rid == "" {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, localErr("internal", "cannot draw a request_id: %v", err)
+		}
+		rid = hex.EncodeToString(b[:])
+	}
 	return &acquireJSON{Name: name, OwnerID: owner, TTLMs: ms(o.TTL), WaitMs: ms(o.Wait),
-		RequestID: o.RequestID, LockDelayMs: ms(o.LockDelay)}, nil
+		RequestID: rid, LockDelayMs: ms(o.LockDelay)}, nil
 }
 
 // Acquire takes the lease name.  It returns ErrHeld (the *Error's Holder
