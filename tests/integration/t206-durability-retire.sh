@@ -8,23 +8,14 @@
 # with its RSS bound is bench/retire.sh names (docs/PERFORMANCE.md).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
+. "$(dirname "$0")/lib-retire.sh"
 need_tools
 command -v sqlite3 >/dev/null || fail "sqlite3 (the CLI) is not installed"
 DB=$T/data/tenure.db
 metric() { curl -s --max-time 5 "$URL/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
 tn_start_server --retain-ms 1000 --journal-bytes 65536
-acquire "keep:live" o 600000
-expect_code 201 "a long lease"
-ltok=$(jget token) lsec=$(jget lease_secret)
-acquire "ret:a" o 60000
-expect_code 201 "a lease to release"
-atok=$(jget token) asec=$(jget lease_secret)
-release "ret:a" "$atok" "$asec"
-expect_code 204 "release ret:a"
-acquire "ret:b" o 100
-expect_code 201 "a lease to expire"
-btok=$(jget token) bsec=$(jget lease_secret)
+retire_seed
 
 N=20000
 "$TN_BIN/tn-hammer" load --url "$URL" --out /dev/null --unique 1 --count "$N" \
@@ -45,21 +36,7 @@ floor=$(metric tenure_retired_floor)
 [ "$floor" -ge $((N + 3)) ] || fail "tenure_retired_floor=$floor below the last token"
 pass "$N unique names retired; the table holds only the live and recent names ($known)"
 
-# The retired names' answers.
-check_token "ret:a" "$atok"
-expect_code 200 "check a retired name"
-expect_field current false "a retired name's old token"
-expect_field floor "$floor" "a retired name answers the retired floor"
-check_token "ret:b" "$btok"
-expect_field current false "the expired, retired name"
-expect_field floor "$floor" "the expired, retired name's floor"
-get_lease "ret:a"
-expect_code 404 "GET of a retired name"
-renew "ret:b" "$btok" "$bsec"
-expect_error 409 lost "renew of a retired grant"
-check_token "keep:live" "$ltok"
-expect_field current true "a live lease is never retired"
-expect_field floor "$ltok" "a live lease keeps its own floor"
+retire_answers "$floor"
 pass "retired: check current:false with the retired floor, GET 404, renew 409 lost; live kept"
 
 # The file follows: after a compaction the rows are gone and the pages

@@ -9,6 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 . "$(dirname "$0")/lib-pg.sh"
+. "$(dirname "$0")/lib-retire.sh"
 need_tools
 pg_need
 pg_fresh_schema "t614_$$"
@@ -16,17 +17,7 @@ rows() { "$PG_BINDIR/psql" -X -At "$PG_URL" -c "SELECT (SELECT count(*) FROM lea
 metric() { curl -s --max-time 5 "$URL/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
 tn_start_server --store "$PG_URL" --retain-ms 1000
-acquire "keep:live" o 600000
-expect_code 201 "a long lease"
-ltok=$(jget token)
-acquire "ret:a" o 60000
-expect_code 201 "a lease to release"
-atok=$(jget token) asec=$(jget lease_secret)
-release "ret:a" "$atok" "$asec"
-expect_code 204 "release ret:a"
-acquire "ret:b" o 100
-expect_code 201 "a lease to expire"
-btok=$(jget token) bsec=$(jget lease_secret)
+retire_seed
 
 N=3000
 "$TN_BIN/tn-hammer" load --url "$URL" --out /dev/null --unique 1 --count "$N" \
@@ -43,25 +34,10 @@ floor=$(metric tenure_retired_floor)
 [ "$floor" -ge $((N + 3)) ] || fail "tenure_retired_floor=$floor below the last token"
 pass "$N unique names: $n rows left in leases and lease_grants (live and recent only), retired floor $floor"
 
-retired_answers() {
-    check_token "ret:a" "$atok"
-    expect_code 200 "check a retired name"
-    expect_field current false "a retired name's old token"
-    expect_field floor "$floor" "a retired name answers the retired floor"
-    check_token "ret:b" "$btok"
-    expect_field current false "the expired, retired name"
-    expect_field floor "$floor" "the expired, retired name's floor"
-    get_lease "ret:a"
-    expect_code 404 "GET of a retired name"
-    renew "ret:b" "$btok" "$bsec"
-    expect_error 409 lost "renew of a retired grant"
-    check_token "keep:live" "$ltok"
-    expect_field current true "a live lease is never retired"
-}
-retired_answers
+retire_answers "$floor"
 pass "retired: check current:false with the retired floor, GET 404, renew 409 lost; live kept"
 tn_restart_server KILL --store "$PG_URL" --retain-ms 1000
-retired_answers
+retire_answers "$floor"
 acquire "ret:a" o2 60000
 expect_code 201 "a retired name granted again"
 [ "$(jget token)" -gt "$floor" ] || fail "new grant of a retired name: token $(jget token) not above the floor $floor"
