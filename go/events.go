@@ -45,6 +45,8 @@ type EventOptions struct {
 	NoReconnect bool
 }
 
+// maxEventLine caps one line of the stream, and one event's data (its
+// data lines joined): a server cannot make the client hold more.
 const maxEventLine = 64 * 1024
 
 // EventStream iterates over events: for s.Next() { ev := s.Event() }, then
@@ -278,6 +280,9 @@ func (s *EventStream) read() (Event, error) {
 				data = append(data, '\n')
 			}
 			data = append(data, value...)
+			if len(data) > maxEventLine {
+				return Event{}, localErr("protocol", "event data longer than %d bytes", maxEventLine)
+			}
 		}
 	}
 }

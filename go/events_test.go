@@ -3,13 +3,18 @@
 // The event stream against a real tenured: a new stream resumes after a
 // Last-Event-ID without losing or repeating anything, a stream cut by a
 // restart of the server reconnects and gets a reset (the new process never
-// issued its id), and a refused stream ends with the server's error.
+// issued its id), and a refused stream ends with the server's error; a
+// stream of oversized lines or events (a test server) ends in ErrProtocol.
 
 package tenure_test
 
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,5 +151,34 @@ func TestEventsEnd(t *testing.T) {
 	s = none.Events(context.Background(), "", tenure.EventOptions{NoReconnect: true})
 	if s.Next() || !errors.Is(s.Err(), tenure.ErrTransport) {
 		t.Fatalf("no server, no reconnection: %v", s.Err())
+	}
+}
+
+// A hostile or broken server cannot make the stream hold more than one
+// capped line or one capped event: a line without an end, or an event of
+// endless data lines, ends the stream (NoReconnect) with ErrProtocol
+// (without the caps the client would wait for more, until the idle timeout
+// cut the stream: a transport error).
+func TestEventsRefuseOversizedLinesAndEvents(t *testing.T) {
+	cases := map[string]string{
+		"line":  "data: " + strings.Repeat("x", 200*1024),
+		"event": strings.Repeat("data: "+strings.Repeat("y", 1000)+"\n", 200),
+	}
+	for what, stream := range cases {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, ": subscribed\n\n"+stream)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}))
+		c := newClient(t, tenure.Options{URLs: []string{srv.URL}})
+		s := c.Events(context.Background(), "", tenure.EventOptions{NoReconnect: true, IdleTimeout: 2 * time.Second})
+		if ev, ok := <-read1(s); ok {
+			t.Fatalf("%s: an event came: %+v", what, ev)
+		}
+		if !errors.Is(s.Err(), tenure.ErrProtocol) {
+			t.Fatalf("%s: the stream ended with %v, want ErrProtocol", what, s.Err())
+		}
+		srv.Close()
 	}
 }
