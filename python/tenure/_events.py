@@ -129,6 +129,7 @@ class EventStream:
     def _read(self, st: _http.Stream) -> Iterator[Dict[str, Any]]:
         ev_id: Optional[int] = None
         data: List[str] = []
+        size = 0
         while True:
             line = st.readline()
             if line is None:
@@ -140,7 +141,7 @@ class EventStream:
                     ev = self._event("\n".join(data), ev_id)
                     if ev is not None:
                         yield ev
-                ev_id, data = None, []
+                ev_id, data, size = None, [], 0
                 continue
             if line.startswith(":"):
                 if line.startswith(": subscribed"):
@@ -153,6 +154,11 @@ class EventStream:
                 ev_id = int(value) if value.isdigit() else None
             elif field == "data":
                 data.append(value)
+                size += len(value) + 1
+                if size > _http.MAX_HEADER_BYTES:
+                    # one event's data is capped as one line is: a server
+                    # cannot make the client hold more (a cut: resumed)
+                    raise ProtocolError("event data too long")
 
     @staticmethod
     def _event(text: str, ev_id: Optional[int]) -> Optional[Dict[str, Any]]:

@@ -195,6 +195,43 @@ def test_events_resume_after_a_cut(server: Server, uniq: str) -> None:
     assert stream.connects >= 2
 
 
+def test_events_cap_one_event_data(uniq: str) -> None:
+    """A server sending an event of endless data lines cannot make the
+    client hold it: past 64 KiB of data the stream is cut (here, without
+    reconnection, it ends) and what follows is never read.  Without the
+    cap the oversized event would be dropped as not JSON and the next one
+    yielded."""
+    import http.server
+
+    valid = json.dumps({"type": "acquired", "name": uniq + "a",
+                        "owner_id": "w", "token": 1, "floor": 1})
+    body = (": subscribed\n\n" +
+            ("data: " + "y" * 1000 + "\n") * 200 + "\n" +
+            "id: 1\ndata: " + valid + "\n\n").encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        with tenure.Client(f"http://127.0.0.1:{srv.server_address[1]}") as c:
+            got = list(c.events(prefix=uniq, reconnect=False))
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert got == []
+
+
 def test_events_reset_after_a_restart(own_server: Server, uniq: str) -> None:
     """A server restart starts ids afresh: the resumed stream yields a
     reset (state must be read again), then goes on with new events."""
