@@ -159,6 +159,31 @@ func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
 	return l.applyRenew(a, ttl)
 }
 
+// refreshWaited gives a waiting acquire's grant its safe time back.  That
+// time counts from the acquire's sending, as every request's does, so the
+// wait used it up (after waiting the TTL none was left).  When more than
+// half of it went, one renew restarts the count from its own sending; if it
+// fails the lease stays as the grant left it (run out, or lost when the
+// server says so).
+func (l *Lease) refreshWaited(ctx context.Context) {
+	l.mu.Lock()
+	d := l.deadline
+	spent := l.state == stateHeld && 2*time.Until(d) < d.Sub(l.sent)
+	if spent {
+		l.deadline = time.Time{} // renewable, never writable meanwhile
+	}
+	l.mu.Unlock()
+	if !spent {
+		return
+	}
+	_ = l.Renew(ctx, 0)
+	l.mu.Lock()
+	if l.deadline.IsZero() {
+		l.deadline = d
+	}
+	l.mu.Unlock()
+}
+
 func (l *Lease) renewAllowed() error {
 	if l.state == stateHeld && l.deadline.IsZero() {
 		return nil // adopted: a renew is what makes it held

@@ -149,6 +149,9 @@ func (c *Client) Acquire(ctx context.Context, name string, o AcquireOptions) (*L
 	}
 	l := &Lease{Name: name, Owner: owner, Token: *g.Token, Proof: g.Proof, c: c, secret: g.LeaseSecret}
 	l.granted(a.sent, ttl, time.Duration(*g.ExpiresInMs)*time.Millisecond)
+	if o.Wait > 0 {
+		l.refreshWaited(ctx)
+	}
 	return l, nil
 }
 

@@ -242,7 +242,30 @@ class Client(_Keepalive):
                       proof if isinstance(proof, str) else None, ttl)
         with self._mu:
             lease._granted(r.sent_ms, ttl, int(expires or 0))
+        if wait_ms > 0:
+            self._refresh_waited(lease)
         return lease
+
+    def _refresh_waited(self, lease: Lease) -> None:
+        """A waiting acquire's safe time counts from its sending, as every
+        request's does, so the wait used it up (after waiting the TTL none
+        was left).  When more than half of it went, one renew restarts the
+        count from its own sending; if it fails the lease stays as the grant
+        left it (run out, or lost when the server says so)."""
+        with self._mu:
+            d, sent = lease._deadline_ms, lease._sent_ms
+            if lease._state != _HELD or d is None \
+                    or 2 * (d - mono_ms()) >= d - sent:
+                return
+            lease._deadline_ms = None  # renewable, never writable meanwhile
+        try:
+            self._renew(lease, None)
+        except Error:
+            pass
+        finally:
+            with self._mu:
+                if lease._deadline_ms is None:
+                    lease._deadline_ms = d
 
     def adopt(self, name: str, token: int, secret: str) -> Lease:
         """A handle for a grant made elsewhere (e.g. ``tenure acquire``), to

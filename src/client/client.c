@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The client API: options, acquire, renew, release, get, list, check.
+/* The client API: options, acquire, renew, release (the read-only queries:
+ * list.c).
  * Requests from callers go through one reused connection under http_mu; the
  * keepalive thread (renew.c) has its own.  Safe time is counted from the
  * monotonic instant taken just before a request was sent and never grows
@@ -195,22 +196,6 @@ void tn_client_free(struct tn_client *c)
 
 /* ---- requests ---- */
 
-static char *lease_path(const char *name, const char *suffix)
-{
-    char *esc = tn_client_http_escape(name);
-    if (esc == NULL)
-        return NULL;
-    struct tn_buf b;
-    tn_buf_init(&b, 4096);
-    int rc = tn_buf_printf(&b, "/v1/leases/%s%s", esc, suffix);
-    tn_free(esc);
-    if (rc < 0) {
-        tn_buf_release(&b);
-        return NULL;
-    }
-    return b.data;
-}
-
 struct call_args {
     const char *method; /* HTTP method */
     const char *path;   /* escaped path */
@@ -331,6 +316,30 @@ out_json:
     return rc;
 }
 
+/* A waiting acquire's safe time counts from its send, as every request's
+ * does, and so the wait used it up: a grant after waiting the TTL had none
+ * left.  When more than half of it went, one renew (safe time from its own
+ * send) restarts the count; if the renew fails the lease stays as the grant
+ * left it (run out, or lost when the server says so).  Meanwhile its safe
+ * time is unknown, as an adopted lease's: renewable, never writable. */
+static void refresh_waited(struct tn_client *c, struct tn_lease *l)
+{
+    (void)pthread_mutex_lock(&c->mu);
+    int64_t left = l->deadline_ms - c->now_ms();
+    bool spent =
+        l->state == TN_LEASE_HELD && 2 * left < l->deadline_ms - l->sent_ms;
+    if (spent)
+        l->deadline_known = false;
+    (void)pthread_mutex_unlock(&c->mu);
+    if (!spent)
+        return;
+    struct tn_errmsg em = {0};
+    (void)tn_client_renew(c, l, 0, &em);
+    (void)pthread_mutex_lock(&c->mu);
+    l->deadline_known = true; /* the grant's count, or the renew's */
+    (void)pthread_mutex_unlock(&c->mu);
+}
+
 int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
                       struct tn_lease **out, struct tn_lease_info *holder_out,
                       struct tn_errmsg *em)
@@ -366,6 +375,8 @@ int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
     else
         rc = tn_client_map_error(r.status, r.body, r.body_len, holder_out, em);
     tn_client_http_resp_release(&r);
+    if (rc == TN_OK && a->wait_ms > 0)
+        refresh_waited(c, *out);
     return rc;
 }
 
@@ -397,7 +408,7 @@ static int send_cred(struct tn_client_http *h, const struct tn_lease *l,
                      const struct cred_req *cr, struct tn_client_http_resp *r,
                      struct tn_errmsg *em)
 {
-    char *path = lease_path(l->name, "");
+    char *path = tn_client_lease_path(l->name, "");
     json_t *body = cred_body(l, cr->ttl_ms);
     char *text = body != NULL ? tn_json_dump(body, NULL) : NULL;
     json_decref(body);
@@ -533,7 +544,7 @@ int tn_client_force_release(struct tn_client *c, const char *name,
     int rc = tn_client_valid_name(name, em);
     if (rc < 0)
         return rc;
-    char *path = lease_path(name, "?force=true");
+    char *path = tn_client_lease_path(name, "?force=true");
     if (path == NULL)
         return TN_ENOMEM;
     struct tn_client_http_resp r;
@@ -545,41 +556,5 @@ int tn_client_force_release(struct tn_client *c, const char *name,
     if (r.status != 204 && r.status != 200)
         rc = tn_client_map_error(r.status, r.body, r.body_len, NULL, em);
     tn_client_http_resp_release(&r);
-    return rc;
-}
-
-static int get_json(struct tn_client *c, const char *path, json_t **out,
-                    struct tn_errmsg *em)
-{
-    struct tn_client_http_resp r;
-    struct call_args ca = {"GET", path, NULL, 0};
-    int rc = call(c, &ca, &r, em);
-    if (rc < 0)
-        return rc;
-    if (r.status == 200)
-        rc = parse_ok(&r, out, em);
-    else
-        rc = tn_client_map_error(r.status, r.body, r.body_len, NULL, em);
-    tn_client_http_resp_release(&r);
-    return rc;
-}
-
-int tn_client_get(struct tn_client *c, const char *name,
-                  struct tn_lease_info *out, struct tn_errmsg *em)
-{
-    memset(out, 0, sizeof(*out));
-    int rc = tn_client_valid_name(name, em);
-    if (rc < 0)
-        return rc;
-    char *path = lease_path(name, "");
-    if (path == NULL)
-        return TN_ENOMEM;
-    json_t *o = NULL;
-    rc = get_json(c, path, &o, em);
-    tn_free(path);
-    if (rc < 0)
-        return rc;
-    rc = tn_client_decode_info(o, out, em);
-    json_decref(o);
     return rc;
 }

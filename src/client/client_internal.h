@@ -67,6 +67,9 @@ int tn_client_http_do(struct tn_client_http *h,
 /* Percent-encode s as one path segment into a new string (tn_free). */
 char *tn_client_http_escape(const char *s);
 
+/* "/v1/leases/NAME" + suffix, NAME escaped, as a new string (tn_free). */
+char *tn_client_lease_path(const char *name, const char *suffix);
+
 /* ---- decoding (decode.c) ---- */
 
 /* Map an error response (status + body) to a tn_err, with the server's

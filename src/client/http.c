@@ -73,6 +73,22 @@ char *tn_client_http_escape(const char *s)
     return copy;
 }
 
+char *tn_client_lease_path(const char *name, const char *suffix)
+{
+    char *esc = tn_client_http_escape(name);
+    if (esc == NULL)
+        return NULL;
+    struct tn_buf b;
+    tn_buf_init(&b, 4096);
+    int rc = tn_buf_printf(&b, "/v1/leases/%s%s", esc, suffix);
+    tn_free(esc);
+    if (rc < 0) {
+        tn_buf_release(&b);
+        return NULL;
+    }
+    return b.data;
+}
+
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
     struct tn_buf *b = ud;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* tn_client_list and tn_client_check: the read-only queries that return
- * more than one lease or a verdict on a token. */
+/* tn_client_get, tn_client_list and tn_client_check: the read-only
+ * queries, one lease, a page of them or a verdict on a token. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <tenure/client.h>
@@ -57,6 +58,26 @@ static int fetch(struct tn_client *c, const char *path, json_t **out,
         rc = tn_client_map_error(r.status, r.body, r.body_len, NULL, em);
     }
     tn_client_http_resp_release(&r);
+    return rc;
+}
+
+int tn_client_get(struct tn_client *c, const char *name,
+                  struct tn_lease_info *out, struct tn_errmsg *em)
+{
+    memset(out, 0, sizeof(*out));
+    int rc = tn_client_valid_name(name, em);
+    if (rc < 0)
+        return rc;
+    char *path = tn_client_lease_path(name, "");
+    if (path == NULL)
+        return TN_ENOMEM;
+    json_t *o = NULL;
+    rc = fetch(c, path, &o, em);
+    tn_free(path);
+    if (rc < 0)
+        return rc;
+    rc = tn_client_decode_info(o, out, em);
+    json_decref(o);
     return rc;
 }
 
@@ -152,18 +173,14 @@ int tn_client_check(struct tn_client *c, const char *name, uint64_t token,
                       TN_CLIENT_NAME_MAX);
         return TN_EINVAL;
     }
-    char *esc = tn_client_http_escape(name);
-    if (esc == NULL)
+    char suffix[64];
+    (void)snprintf(suffix, sizeof(suffix), "/check?token=%" PRIu64, token);
+    char *path = tn_client_lease_path(name, suffix);
+    if (path == NULL)
         return TN_ENOMEM;
-    struct tn_buf path;
-    tn_buf_init(&path, 4096);
-    int rc =
-        tn_buf_printf(&path, "/v1/leases/%s/check?token=%" PRIu64, esc, token);
-    tn_free(esc);
     json_t *o = NULL;
-    if (rc == 0)
-        rc = fetch(c, path.data, &o, em);
-    tn_buf_release(&path);
+    int rc = fetch(c, path, &o, em);
+    tn_free(path);
     if (rc < 0)
         return rc;
     rc = decode_check(o, out, em);
