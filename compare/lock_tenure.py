@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The tenure lease of the comparison, through the project's own Python
 client (python/tenure): acquire (a waiting contender queues on the server
-with ``wait_ms``, half a TTL at a time), kept alive by the client's
+with ``wait_ms``), kept alive by the client's
 keepalive thread, checked with ``Lease.is_held()`` (the client's
 monotonic safe time).
 
@@ -10,7 +10,6 @@ across the server.
 """
 from __future__ import annotations
 
-import time
 from typing import Optional
 
 import tenure
@@ -29,20 +28,16 @@ class TenureLock:
         self.lease: Optional[tenure.Lease] = None
 
     def acquire(self, resource: str, wait_s: float) -> Optional[int]:
-        """Waits on the server at most half a TTL per request: the client
-        counts a grant's safe time from when its request was *sent*, so
-        a grant after a longer wait would come with none left."""
-        deadline = time.monotonic() + wait_s
-        while True:
-            chunk = min(deadline - time.monotonic(), self.ttl_ms / 2000.0)
-            try:
-                self.lease = self.client.acquire(
-                    resource, ttl_ms=self.ttl_ms,
-                    wait_ms=max(0, int(chunk * 1000)))
-                return self.lease.token
-            except (tenure.Held, tenure.Timeout) as e:
-                if time.monotonic() >= deadline:
-                    raise NotGranted(resource) from e
+        """Queues on the server for up to wait_s.  A grant whose wait used
+        up its safe time (counted from the sending) is renewed by the
+        client before it is returned."""
+        try:
+            self.lease = self.client.acquire(
+                resource, ttl_ms=self.ttl_ms,
+                wait_ms=max(0, int(wait_s * 1000)))
+            return self.lease.token
+        except (tenure.Held, tenure.Timeout) as e:
+            raise NotGranted(resource) from e
 
     def keep(self) -> None:
         assert self.lease is not None
