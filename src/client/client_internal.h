@@ -168,11 +168,11 @@ int64_t tn_client_margin_ms(const struct tn_client *c, int64_t ttl_ms);
 /* Safe time left at now_ms; marks the lease expired (sticky) when it has
  * run out.  Caller holds c->mu. */
 int64_t tn_lease_safe_at_locked(struct tn_lease *l, int64_t now_ms);
-/* A new kept lease of c (one reference), counted in c->n_leases; NULL when
- * out of memory.  src/client/lease.c. */
 /* 0 when name is a lease name the client may send (1..256 bytes), else
  * TN_EINVAL with em (may be NULL). */
 int tn_client_valid_name(const char *name, struct tn_errmsg *em);
+/* A new kept lease of c (one reference), counted in c->n_leases; NULL when
+ * out of memory.  src/client/lease.c. */
 struct tn_lease *tn_client_lease_new(struct tn_client *c, const char *name,
                                      const char *owner, const char *secret);
 

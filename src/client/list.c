@@ -167,19 +167,16 @@ int tn_client_check(struct tn_client *c, const char *name, uint64_t token,
                     struct tn_check_result *out, struct tn_errmsg *em)
 {
     memset(out, 0, sizeof(*out));
-    size_t len = name != NULL ? strlen(name) : 0;
-    if (len == 0 || len > TN_CLIENT_NAME_MAX) {
-        tn_errmsg_set(em, "a lease name must be 1 to %d bytes",
-                      TN_CLIENT_NAME_MAX);
-        return TN_EINVAL;
-    }
+    int rc = tn_client_valid_name(name, em);
+    if (rc < 0)
+        return rc;
     char suffix[64];
     (void)snprintf(suffix, sizeof(suffix), "/check?token=%" PRIu64, token);
     char *path = tn_client_lease_path(name, suffix);
     if (path == NULL)
         return TN_ENOMEM;
     json_t *o = NULL;
-    int rc = fetch(c, path, &o, em);
+    rc = fetch(c, path, &o, em);
     tn_free(path);
     if (rc < 0)
         return rc;
