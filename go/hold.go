@@ -52,14 +52,14 @@ func (c *Client) Hold(ctx context.Context, name string, o AcquireOptions,
 	berr := body(bctx, l)
 	close(stop)
 	<-done
-	if end := l.Err(); end != nil && !errors.Is(end, ErrReleased) {
+	// One reading: the safe time may run out between two.
+	if end := l.Err(); errors.Is(end, ErrReleased) {
+		return berr // body released it itself
+	} else if end != nil {
 		if berr != nil && !errors.Is(berr, context.Canceled) {
 			return berr
 		}
 		return end
-	}
-	if l.Err() != nil {
-		return berr // body released it itself
 	}
 	rctx, rcancel := context.WithTimeout(context.Background(), c.timeout)
 	defer rcancel()
