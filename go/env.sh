@@ -12,8 +12,10 @@ tn_go_env() {
         echo "FAIL: no go (scripts/deps.sh installs Debian's golang-go)" >&2
         return 1
     fi
+    # the tests' own "go build" (go/fencetest) finds the same Go
+    PATH="$(dirname "$TN_GO"):$PATH"
     local dir=${TN_GO_DIR:-$src/build/go}
     mkdir -p "$dir/cache" "$dir/path"
-    export GOCACHE="$dir/cache" GOPATH="$dir/path" GOPROXY=off GOSUMDB=off
+    export PATH GOCACHE="$dir/cache" GOPATH="$dir/path" GOPROXY=off GOSUMDB=off
     export GOTOOLCHAIN=local GOFLAGS=-mod=readonly GOTELEMETRY=off CGO_ENABLED=1
 }
