@@ -8,11 +8,9 @@
 . "$(dirname "$0")/lib-server.sh"
 . "$(dirname "$0")/lib-pg.sh"
 . "$(dirname "$0")/lib-chaos.sh"
-PG_BINDIR=${TENURE_TEST_PG_BINDIR:-/usr/lib/postgresql/15/bin}
-[ -x "$PG_BINDIR/initdb" ] || { echo "skip: PostgreSQL 15 is not installed"; exit 77; }
+pg_need_server
 secs=${TN_CHAOS_SECONDS:-8}
 pg_private_dir
-trap 'set +e; pg_private_cleanup; tn_cleanup' EXIT
 db="$PGPRIV/db"
 dbport=$(pg_cluster port)
 pg_cluster init "$db" "$dbport" >"$T/pg.log" 2>&1 || fail "cannot start PostgreSQL: $(tail -5 "$T/pg.log")"

@@ -23,10 +23,23 @@ the recording clients wrote (docs/SAFETY.md section 1.1).
       The median and max of "ha-window" lines gathered from many runs.
 """
 import json
+import pathlib
+import re
 import statistics
 import sys
 
-LEDGER_KEEP = 100
+
+def ledger_keep():
+    """Grants the store keeps per name in its ledger after a prune:
+    TN_PG_LEDGER_KEEP, read from the C header so the two never differ."""
+    h = pathlib.Path(__file__).resolve().parents[3] / "src/store/pg/sql.h"
+    m = re.search(r"#define TN_PG_LEDGER_KEEP (\d+)", h.read_text())
+    if m is None:
+        sys.exit("ha_check.py: no TN_PG_LEDGER_KEEP in " + str(h))
+    return int(m.group(1))
+
+
+LEDGER_KEEP = ledger_keep()
 REFUSED = {"unavailable", "refused", "timeout", "server_error"}
 
 
