@@ -25,6 +25,7 @@ BIN=${TN_BIN:-$root/build/dev/bin}
 ROUNDS=${ROUNDS:-40}
 WORK=$(mktemp -d /tmp/tenure-bench-follow.XXXXXX)
 . "$here/lib.sh" # PIDS, cleanup at exit, free_port, wait_ready
+. "$here/servers.sh" # start_redis
 # Debian's Python, where python3-confluent-kafka is installed.
 PY=${PYTHON:-/usr/bin/python3}
 for tool in redis-server redis-cli curl "$PY"; do
@@ -40,10 +41,8 @@ kinds="c-redis c-kafka py-redis py-kafka"
 }
 
 RPORT=$(free_port)
-redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" \
-    >"$WORK/redis.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 1 200); do redis-cli -p "$RPORT" ping 2>/dev/null | grep -q PONG && break; sleep 0.05; done
+start_redis "$WORK/redis" "$RPORT" --appendonly no ||
+    { echo "follower-latency: redis-server did not start: $(tail -3 "$WORK/redis/log")" >&2; exit 1; }
 "$BIN/tn-kafka-mock" lease-events:1 >"$WORK/mock.out" 2>"$WORK/mock.err" &
 PIDS+=($!)
 for _ in $(seq 1 200); do [ -s "$WORK/mock.out" ] && break; sleep 0.05; done
