@@ -61,19 +61,27 @@ static int fetch(struct tn_client *c, const char *path, json_t **out,
     return rc;
 }
 
+/* GET /v1/leases/NAME + suffix, after checking the name. */
+static int fetch_lease(struct tn_client *c, const char *name,
+                       const char *suffix, json_t **out, struct tn_errmsg *em)
+{
+    int rc = tn_client_valid_name(name, em);
+    if (rc < 0)
+        return rc;
+    char *path = tn_client_lease_path(name, suffix);
+    if (path == NULL)
+        return TN_ENOMEM;
+    rc = fetch(c, path, out, em);
+    tn_free(path);
+    return rc;
+}
+
 int tn_client_get(struct tn_client *c, const char *name,
                   struct tn_lease_info *out, struct tn_errmsg *em)
 {
     memset(out, 0, sizeof(*out));
-    int rc = tn_client_valid_name(name, em);
-    if (rc < 0)
-        return rc;
-    char *path = tn_client_lease_path(name, "");
-    if (path == NULL)
-        return TN_ENOMEM;
     json_t *o = NULL;
-    rc = fetch(c, path, &o, em);
-    tn_free(path);
+    int rc = fetch_lease(c, name, "", &o, em);
     if (rc < 0)
         return rc;
     rc = tn_client_decode_info(o, out, em);
@@ -167,17 +175,10 @@ int tn_client_check(struct tn_client *c, const char *name, uint64_t token,
                     struct tn_check_result *out, struct tn_errmsg *em)
 {
     memset(out, 0, sizeof(*out));
-    int rc = tn_client_valid_name(name, em);
-    if (rc < 0)
-        return rc;
     char suffix[64];
     (void)snprintf(suffix, sizeof(suffix), "/check?token=%" PRIu64, token);
-    char *path = tn_client_lease_path(name, suffix);
-    if (path == NULL)
-        return TN_ENOMEM;
     json_t *o = NULL;
-    rc = fetch(c, path, &o, em);
-    tn_free(path);
+    int rc = fetch_lease(c, name, suffix, &o, em);
     if (rc < 0)
         return rc;
     rc = decode_check(o, out, em);
