@@ -32,4 +32,10 @@ void tn_store_result_release(struct tn_store_result *r)
     tn_free(r->history);
     r->history = NULL;
     r->n_history = 0;
+    tn_free(r->sessions);
+    r->sessions = NULL;
+    r->n_sessions = 0;
+    tn_free(r->claims);
+    r->claims = NULL;
+    r->n_claims = 0;
 }

@@ -24,8 +24,13 @@
 #include "common/name.h"
 #include "lease/lease.h"
 
-#define TN_STORE_OPS_VERSION 2
+#define TN_STORE_OPS_VERSION 3
 #define TN_LIST_MAX 1000
+
+/* A session's public id: 16 random bytes drawn by the API, 32 lowercase hex
+ * digits on the wire and in the stores (docs/SESSIONS.md). */
+#define TN_SESSION_ID_BYTES 16
+#define TN_SESSION_ID_HEX (2 * TN_SESSION_ID_BYTES)
 
 struct tn_loop;
 
@@ -55,6 +60,40 @@ struct tn_lease_view {
     int64_t ttl_ms;                        /* of the grant */
     int64_t expires_in_ms;                 /* from the decision, >= 0 */
     int64_t lock_delay_ms; /* get, list: the grant's lock-delay, 0 = none */
+    char session_id[TN_SESSION_ID_HEX + 1]; /* its session, "" for none */
+};
+
+/* A session as the API shows it (docs/SESSIONS.md): copied. */
+struct tn_session_view {
+    char id[TN_SESSION_ID_HEX + 1];        /* NUL-terminated */
+    char owner_id[TN_OWNER_MAX_BYTES + 1]; /* NUL-terminated */
+    uint8_t secret[TN_SECRET_BYTES];       /* only for open */
+    int64_t ttl_ms;                        /* of the last open or renew */
+    int64_t expires_in_ms;                 /* from the decision, >= 0 */
+    uint64_t n_leases;                     /* live leases under it */
+};
+
+/* What became of one name of a claim (POST /v1/sessions/{id}/leases) or
+ * one lease of a batch release (DELETE /v1/sessions/{id}/leases). */
+enum tn_claim_outcome {
+    TN_CLAIM_GRANTED,    /* granted now, or already this session's */
+    TN_CLAIM_HELD,       /* live under another holder, or queued for */
+    TN_CLAIM_LOCK_DELAY, /* expired, in lock delay */
+    TN_CLAIM_RELEASED,   /* batch release: released */
+    TN_CLAIM_LOST,       /* batch release: not a live lease of the session
+                            with that token */
+};
+
+struct tn_claim_item {
+    size_t index;                   /* of the name in the request */
+    enum tn_claim_outcome outcome;  /* what became of it */
+    uint64_t token;                 /* granted: its token; held: the
+                                       holder's; released/lost: the one
+                                       asked for */
+    uint8_t secret[TN_SECRET_BYTES]; /* granted: the lease secret */
+    char holder[TN_OWNER_MAX_BYTES + 1]; /* held: the holder's owner_id */
+    int64_t expires_in_ms;               /* held: the holder's time left */
+    int64_t retry_after_ms;              /* lock delay: time left */
 };
 
 struct tn_store_result {
@@ -71,7 +110,18 @@ struct tn_store_result {
     struct tn_grant_record *history; /* history: owned, newest first */
     size_t n_history;                /* history */
     const char *capacity; /* TN_ECAPACITY: the limit ("leases", "names",
-                             "waiters", "waiters_per_name") */
+                             "waiters", "waiters_per_name", "sessions") */
+    const char *reason;   /* a static message for rc when the generic one
+                             would mislead (a session lease renewed alone,
+                             a session that ended), or NULL */
+    struct tn_session_view session;    /* session open/renew/get; claim:
+                                          the session's expires_in_ms */
+    struct tn_session_view *sessions;  /* session list: owned (tn_free) */
+    size_t n_sessions;                 /* session list */
+    struct tn_claim_item *claims;      /* claim, batch release: owned
+                                          (tn_free), one per name, in the
+                                          request's order */
+    size_t n_claims;                   /* claim, batch release */
 };
 
 struct tn_list_req {
@@ -84,11 +134,65 @@ struct tn_list_req {
 
 typedef void (*tn_store_done_fn)(void *arg);
 
+/* POST /v1/sessions: everything validated by the caller. */
+struct tn_session_open_req {
+    const char *id;          /* TN_SESSION_ID_HEX fresh random hex digits */
+    const char *owner_id;    /* borrowed, NUL-terminated */
+    const char *principal;   /* authenticated opener, or NULL (auth off) */
+    int64_t ttl_ms;          /* validated by the caller */
+    const uint8_t *secret;   /* TN_SECRET_BYTES fresh random bytes */
+};
+
+/* A request naming a session by its id and credential: renew, end, and
+ * the session part of a claim or batch release. */
+struct tn_session_req {
+    const char *id;                  /* borrowed, NUL-terminated; any
+                                        string (an unknown id is lost) */
+    uint8_t secret[TN_SECRET_BYTES]; /* presented secret */
+    int64_t ttl_ms;                  /* renew only: new TTL, 0 = keep */
+    bool force;            /* end only: admin, ignore the secret */
+    const char *principal; /* must match the opener's; NULL: auth off or
+                              admin */
+};
+
+/* One name of a claim. */
+struct tn_name_ref {
+    const char *name; /* borrowed, validated */
+    size_t len;       /* bytes */
+};
+
+/* POST /v1/sessions/{id}/leases: names distinct and validated. */
+struct tn_claim_req {
+    struct tn_session_req session; /* the session and its credential */
+    const char *owner_id;          /* of the grants; NULL: the session's */
+    int64_t lock_delay_ms;         /* of each grant, 0 = none */
+    const struct tn_name_ref *names; /* n_names distinct names */
+    size_t n_names;                  /* 1..--max-batch-names */
+    const uint8_t *secrets; /* n_names * TN_SECRET_BYTES fresh random bytes:
+                               the lease secret of name i at i * 16 */
+};
+
+/* One lease of a batch release. */
+struct tn_name_token {
+    const char *name; /* borrowed, validated */
+    size_t len;       /* bytes */
+    uint64_t token;   /* the grant's token */
+};
+
+/* DELETE /v1/sessions/{id}/leases. */
+struct tn_unclaim_req {
+    struct tn_session_req session;    /* the session and its credential */
+    const struct tn_name_token *leases; /* n_leases of them */
+    size_t n_leases;                    /* 1..--max-batch-names */
+};
+
 enum tn_event_type {
     TN_EVENT_ACQUIRED,
     TN_EVENT_RELEASED,
     TN_EVENT_EXPIRED,
     TN_EVENT_REVOKED,
+    TN_EVENT_SESSION_OPENED, /* session_id, owner_id; no name */
+    TN_EVENT_SESSION_ENDED,  /* session_id, owner_id, end; no name */
     /* Not a change: events may have been lost just before this one (the
      * store's feed of them was cut and is back), so a consumer must
      * re-read state.  name and owner_id are empty, token and floor 0. */
@@ -102,6 +206,10 @@ struct tn_event {
     char owner_id[TN_OWNER_MAX_BYTES + 1]; /* the grant's owner */
     uint64_t token;                        /* the grant's token */
     uint64_t floor;                        /* the name's floor after it */
+    char session_id[TN_SESSION_ID_HEX + 1]; /* session events: the session;
+                                               else "" */
+    enum tn_grant_end end; /* session ended: TN_GRANT_EXPIRED, _RELEASED or
+                              _REVOKED */
 };
 
 /* Receives events on the loop thread.  Events carry no safety: they only
@@ -159,6 +267,39 @@ struct tn_store_ops {
      * queued (it was granted or answered already).  NULL unless
      * caps.waits.  Loop thread. */
     void (*cancel_wait)(struct tn_store *s, void *ctx);
+
+    /* Sessions (docs/SESSIONS.md); NULL unless caps.sessions.  Acquires
+     * under a session come through acquire (tn_acquire_req.session_id).
+     * Results: session_open fills out->session (with its secret);
+     * session_renew and session_get fill out->session (TN_ELOST: ended or
+     * unknown, TN_EFORBIDDEN: wrong secret or principal; get: TN_ENOTFOUND);
+     * session_end ends it and every lease of it; session_list fills
+     * out->sessions (prefix on owner_id, after on id, in id order);
+     * claim and unclaim fill out->claims, one item per name in request
+     * order, and out->session.expires_in_ms (TN_ELOST / TN_EFORBIDDEN /
+     * TN_ECAPACITY for the whole request, which then changes nothing). */
+    void (*session_open)(struct tn_store *s,
+                         const struct tn_session_open_req *r,
+                         struct tn_store_result *out, tn_store_done_fn done,
+                         void *arg);
+    void (*session_renew)(struct tn_store *s, const struct tn_session_req *r,
+                          struct tn_store_result *out, tn_store_done_fn done,
+                          void *arg);
+    void (*session_end)(struct tn_store *s, const struct tn_session_req *r,
+                        struct tn_store_result *out, tn_store_done_fn done,
+                        void *arg);
+    void (*session_get)(struct tn_store *s, const char *id,
+                        struct tn_store_result *out, tn_store_done_fn done,
+                        void *arg);
+    void (*session_list)(struct tn_store *s, const struct tn_list_req *r,
+                         struct tn_store_result *out, tn_store_done_fn done,
+                         void *arg);
+    void (*claim)(struct tn_store *s, const struct tn_claim_req *r,
+                  struct tn_store_result *out, tn_store_done_fn done,
+                  void *arg);
+    void (*unclaim)(struct tn_store *s, const struct tn_unclaim_req *r,
+                    struct tn_store_result *out, tn_store_done_fn done,
+                    void *arg);
 };
 
 /* What a backend supports.  The API and the server ask these, never which
@@ -174,6 +315,7 @@ struct tn_store_caps {
                              may use at a time: the server locks it */
     bool shared;          /* several tenured may share it: publishing elects
                              its leader through the store's URL */
+    bool sessions;        /* implements the session ops */
 };
 
 /* One line of the registry (src/store/store.c): a backend. */
@@ -211,6 +353,7 @@ struct tn_store_config {
     int64_t retain_ms;           /* retire names ended longer ago; 0 never */
     size_t max_leases;           /* live leases; 0 = no cap */
     size_t max_names;            /* names remembered; 0 = no cap */
+    size_t max_sessions;         /* live sessions; 0 = no cap */
     bool require_sync_standby;   /* PostgreSQL: refuse requests while the
                                     primary has no synchronous standby */
     tn_store_event_fn on_event;  /* may be NULL */
