@@ -95,17 +95,17 @@ struct tn_lease_table {
 };
 
 struct tn_acquire_req {
-    const char *name;          /* borrowed, validated by the caller */
-    size_t name_len;           /* bytes */
-    const char *owner_id;      /* borrowed, NUL-terminated */
-    const char *request_id;    /* borrowed, NUL-terminated, or NULL */
-    const char *principal;     /* authenticated acquirer, or NULL (auth off) */
-    int64_t ttl_ms;            /* validated by the caller; 0 under a
-                                  session (the session's TTL rules) */
-    int64_t lock_delay_ms;     /* 0 = none */
-    const uint8_t *secret;     /* TN_SECRET_BYTES fresh random bytes */
-    const char *session_id;    /* borrowed, NUL-terminated: take the lease
-                                  under this session; NULL = none */
+    const char *name;       /* borrowed, validated by the caller */
+    size_t name_len;        /* bytes */
+    const char *owner_id;   /* borrowed, NUL-terminated */
+    const char *request_id; /* borrowed, NUL-terminated, or NULL */
+    const char *principal;  /* authenticated acquirer, or NULL (auth off) */
+    int64_t ttl_ms;         /* validated by the caller; 0 under a
+                               session (the session's TTL rules) */
+    int64_t lock_delay_ms;  /* 0 = none */
+    const uint8_t *secret;  /* TN_SECRET_BYTES fresh random bytes */
+    const char *session_id; /* borrowed, NUL-terminated: take the lease
+                               under this session; NULL = none */
     const uint8_t *session_secret; /* TN_SECRET_BYTES presented with it */
     int64_t wait_ms;           /* store level: block up to this long, 0 = no */
     bool (*wanted)(void *ctx); /* store level: is the requester still
