@@ -47,7 +47,7 @@ public final class TestServer implements AutoCloseable {
         for (int k = 0; k < 200; k++) {
             int p = 12000 + PORTS.nextInt(19000);
             try (ServerSocket s = new ServerSocket(p, 1, java.net.InetAddress.getLoopbackAddress())) {
-                return p;
+                return s.getLocalPort();
             } catch (IOException e) {
                 // taken: try another
             }
