@@ -143,6 +143,8 @@ export class EventStream implements AsyncIterable<TenureEvent> {
     }
     this.#attempt = 0;
     const idle = new IdleTimer(this.#o.idleTimeoutMs ?? 60_000, stop);
+    // closed while the caller is not iterating: the generator's finally may never run
+    this.#ctl.signal.addEventListener("abort", () => idle.stop(), { once: true });
     return [resp.body as unknown as AsyncIterable<Uint8Array>, idle];
   }
 
@@ -212,12 +214,12 @@ class IdleTimer {
   constructor(ms: number, fire: () => void) {
     this.#ms = ms;
     this.#fire = fire;
-    this.#timer = setTimeout(fire, ms);
+    this.#timer = setTimeout(fire, ms).unref();
   }
 
   touch(): void {
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(this.#fire, this.#ms);
+    this.#timer = setTimeout(this.#fire, this.#ms).unref();
   }
 
   stop(): void {

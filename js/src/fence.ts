@@ -7,8 +7,8 @@
 // The table and SQL are the C kit's (src/fence/sqlite.c, src/fence/pg.c),
 // so writers in any of the project's languages can share one sink.
 
-/** Tokens travel as JSON integers below 2^53. */
-export const TOKEN_MAX = 2 ** 53;
+/** Tokens are JSON integers below 2^53: every one is a safe integer of JavaScript. */
+export const TOKEN_MAX = Number.MAX_SAFE_INTEGER;
 /** Bytes of a resource (lease) name, at most. */
 export const NAME_MAX = 256;
 /** The advisory lock under which the PostgreSQL schema is created. */
@@ -65,7 +65,7 @@ function checkArgs(resource: string, token: number): void {
     throw new RangeError(`fence: resource must be 1 to ${NAME_MAX} bytes without NUL`);
   }
   if (!Number.isSafeInteger(token) || token < 0 || token > TOKEN_MAX) {
-    throw new RangeError(`fence: token ${token} is not an integer in [0, 2^53]`);
+    throw new RangeError(`fence: token ${token} is not an integer in [0, 2^53)`);
   }
 }
 

@@ -12,8 +12,8 @@ import { TenureError, local } from "./errors";
 export const MAX_URLS = 8;
 export const NAME_MAX = 256;
 export const OWNER_MAX = 128;
-/** Tokens are JSON integers below 2^53. */
-export const TOKEN_MAX = 2 ** 53;
+/** Tokens are JSON integers below 2^53: every one is a safe integer of JavaScript. */
+export const TOKEN_MAX = Number.MAX_SAFE_INTEGER;
 const MAX_BODY = 1 << 20;
 
 /** One answer: status, parsed body (empty when none) and the instant (performance.now()) just before its request was sent. */
