@@ -6,25 +6,28 @@
 # --pull=never).  Every container, pod and secret made here is named
 # tenure-t982-PID-* and removed on exit.
 
+# Every podman of the test reads this: runc, and limits the machine lets a
+# container set (the defaults raise nofile beyond what it may), for the
+# pods' infra containers too.
+CONTAINERS_CONF=$T/containers.conf
+printf '[containers]\ndefault_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]\n[engine]\nruntime = "runc"\n' \
+    >"$CONTAINERS_CONF"
+export CONTAINERS_CONF
+
 # ctr_engine: whether podman can run a container here; prints why not.
 ctr_engine() {
     command -v podman >/dev/null || { echo "podman is not installed (scripts/deps.sh)"; return 1; }
     [ "$(id -u)" = 0 ] || { echo "podman needs root here (no subordinate ids are set up)"; return 1; }
-    CONTAINERS_CONF=$T/containers.conf
-    printf '[containers]\ndefault_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]\n[engine]\nruntime = "runc"\n' \
-        >"$CONTAINERS_CONF"
-    export CONTAINERS_CONF
     podman info >"$T/podman-info" 2>&1 || { echo "podman info failed: $(tail -3 "$T/podman-info")"; return 1; }
 }
 
 CTR_NAME=tenure-t982-$$
-CTR_SECRETS=()
 ctr_cleanup() {
     podman pod rm -f "$CTR_NAME-pod" >/dev/null 2>&1 || true
     podman rm -f "$CTR_NAME" >/dev/null 2>&1 || true
     local s
-    for s in "${CTR_SECRETS[@]:-}"; do
-        [ -n "$s" ] && podman secret rm "$s" >/dev/null 2>&1 || true
+    for s in $(podman secret ls --format '{{.Name}}' 2>/dev/null | grep "^$CTR_NAME-"); do
+        podman secret rm "$s" >/dev/null 2>&1 || true
     done
     tn_cleanup
 }
@@ -40,7 +43,6 @@ ctr_build() {
 ctr_secret() {
     local s=$CTR_NAME-$1
     podman secret create "$s" "$2" >/dev/null || return 1
-    CTR_SECRETS+=("$s")
     echo "$s"
 }
 
