@@ -108,6 +108,28 @@ class ClientTest {
             TenureException e = assertThrows(TenureException.class, () -> c.get("java/mute"));
             assertEquals("not_found", e.code(), "the acquire went to the second server too");
         }
+        // A server that reads the request and drops the connection: the
+        // request may have been done there, so it is not sent elsewhere.
+        try (ServerSocket drop = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread t = new Thread(() -> {
+                try {
+                    for (;;) {
+                        try (Socket s = drop.accept()) {
+                            s.getInputStream().read(new byte[4096]);
+                        }
+                    }
+                } catch (Exception e) {
+                    // closed
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+            Client two = Client.builder().url("127.0.0.1:" + drop.getLocalPort()).url(srv.url).build();
+            TenureException x = assertThrows(TenureException.Transport.class, () -> two.acquire("java/drop", 5000));
+            assertEquals("transport", x.code());
+            TenureException e = assertThrows(TenureException.class, () -> c.get("java/drop"));
+            assertEquals("not_found", e.code(), "the acquire went to the second server too");
+        }
     }
 
     @Test
