@@ -75,6 +75,18 @@ test("a request that was sent and timed out is not retried elsewhere", async () 
     held.forEach((s) => s.destroy());
     mute.close();
   }
+  // A server that reads the request and drops the connection: the request
+  // may have been done there, so it is not sent elsewhere.
+  const drop = createServer((s) => s.once("data", () => s.destroy()));
+  await new Promise<void>((r) => drop.listen(0, "127.0.0.1", r));
+  try {
+    const port = (drop.address() as { port: number }).port;
+    const two = new Client({ urls: [`127.0.0.1:${port}`, srv.url] });
+    assert.equal(await code(two.acquire("js/drop", { ttlMs: 5000 })), "transport");
+    assert.equal(await code(c.get("js/drop")), "not_found", "the acquire went to the second server too");
+  } finally {
+    drop.close();
+  }
 });
 
 test("hold aborts its body's signal when the lease is lost", async () => {
