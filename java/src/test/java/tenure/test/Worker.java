@@ -41,10 +41,29 @@ public final class Worker {
         return String.valueOf(e);
     }
 
-    /** Stops this whole JVM (every thread) until someone sends SIGCONT. */
+    /**
+     * Stops this whole JVM (every thread) until someone sends SIGCONT.  The
+     * wait for kill is not interruptible: on resumption the keepalive may
+     * interrupt this thread at once (the lease ran out while it was
+     * stopped), and a thread caught in the gap between its check and its
+     * write, as in a GC pause, goes on to the write; the interruption is
+     * kept for the next blocking call.
+     */
     static void freeze() throws Exception {
-        new ProcessBuilder("kill", "-STOP", Long.toString(ProcessHandle.current().pid())).inheritIO()
-                .start().waitFor();
+        Process p = new ProcessBuilder("kill", "-STOP", Long.toString(ProcessHandle.current().pid()))
+                .inheritIO().start();
+        boolean interrupted = false;
+        for (;;) {
+            try {
+                p.waitFor();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     static Void work(Lease l, String spec, boolean fenced) throws Exception {
