@@ -102,9 +102,15 @@ static void acquired(void *arg)
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
     if (r->rc == TN_ECANCELED) {
-        /* Its client left while it waited: nobody reads this, and it is
-         * no server error, so it is not counted as a reply either. */
-        tn_http_reply(c->req, 503, "application/json", "{}", 2, 0);
+        /* Its client left while it waited, and nobody reads this; or an
+         * HTTP/1.0 client half-closed, which cannot be told from leaving
+         * (docs/API.md).  No server error: not counted as a reply. */
+        static const char left[] =
+            "{\"error\":\"bad_request\",\"message\":\"wait cancelled: "
+            "the client closed its side of an HTTP/1.0 connection; wait "
+            "over HTTP/1.1\"}";
+        tn_http_reply(c->req, 400, "application/json", left, sizeof(left) - 1,
+                      0);
         tn_api_call_free(c);
         return;
     }

@@ -104,7 +104,12 @@ struct conn {
     bool rd_ready;              /* the socket may have bytes to read */
     bool wr_blocked;            /* write found no room: wait for OUT */
     bool stop_reading;          /* refused or last request: read no more */
-    bool peer_closed;           /* the client closed its end */
+    bool peer_closed;           /* read the end of its input: the client
+                                   sends no more (it may still read) */
+    bool rdhup;                 /* the kernel saw the client's FIN, perhaps
+                                   behind requests not read yet */
+    bool probed;                /* 100 Continue sent to learn whether a
+                                   half-closed client is still there */
     bool dead;                  /* closed; freed at the end of the turn */
     bool lingering;             /* answered and shut down: dropping input */
     size_t lingered;            /* bytes dropped meanwhile */
@@ -144,6 +149,8 @@ void tn_http_req_destroy(struct tn_http_req *r);
  * each whole request (dispatched), and at an error (dispatched as
  * refused). */
 long tn_http_conn_feed(struct conn *c, const char *p, size_t len);
+/* c's input ended in the middle of a request: answer it 400. */
+void tn_http_conn_cut_short(struct conn *c);
 
 /* conn.c */
 /* Serve fd, a new connected socket (closed when refused). */
@@ -177,7 +184,9 @@ void tn_http_out_collect(struct conn *c);
 void tn_http_out_wrote(struct conn *c, size_t n);
 /* c is going away: close its streams, detach and tell parked requests. */
 void tn_http_out_orphan(struct conn *c);
-/* c's client closed its end: tell parked requests (replies still go). */
+/* c's client closed its sending side: a half-close, or the first half of
+ * a close.  Parked waiting requests learn which it is (see out.c); every
+ * reply still goes. */
 void tn_http_out_peer_gone(struct conn *c);
 
 /* tls.c */

@@ -388,6 +388,17 @@ static int fail(struct conn *c)
     return TN_OK;
 }
 
+void tn_http_conn_cut_short(struct conn *c)
+{
+    struct tn_http_req *r = c->cur;
+    c->cur = NULL;
+    c->stop_reading = true;
+    (void)refuse(r, TN_EINVAL, "request cut short by the end of the input");
+    c->h->st.protocol_errors++;
+    r->keep_alive = false;
+    tn_http_conn_dispatch(c, r);
+}
+
 long tn_http_conn_feed(struct conn *c, const char *p, size_t len)
 {
     if (HTTP_PARSER_ERRNO(&c->p) == HPE_PAUSED)
