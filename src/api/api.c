@@ -301,7 +301,7 @@ static bool admit_path(struct tn_api_call *c, const struct tn_route *path)
         return false;
     if ((f & TN_ROUTE_RAW_QUERY) == 0 && !tn_http_req_query_valid(c->req)) {
         tn_api_fail(c, TN_EINVAL,
-                    "query arguments must be percent-encoded, without NUL");
+                    "query arguments must be validly percent-encoded");
         return false;
     }
     if ((f & TN_ROUTE_WORK) == 0)

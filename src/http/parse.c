@@ -230,6 +230,16 @@ static int check_codings(struct tn_http_req *r)
     return 0;
 }
 
+static bool has_control(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch == 0x7f)
+            return true;
+    }
+    return false;
+}
+
 /* Decode one "key=value" of the query into r->args. */
 static int add_arg(struct tn_http_req *r, const char *s, size_t len)
 {
@@ -246,10 +256,13 @@ static int add_arg(struct tn_http_req *r, const char *s, size_t len)
     long vn = tn_http_pct_decode(v, vlen, true, val);
     if (vn > TN_HTTP_QUERY_VALUE_MAX)
         return refuse(r, TN_EURITOOLONG, "query value too long");
-    /* A NUL would cut a key or value short: refused, never truncated. */
-    if (kn < 0 || vn < 0 || memchr(key, '\0', (size_t)kn) != NULL ||
-        memchr(val, '\0', (size_t)vn) != NULL)
-        return -1;
+    if (kn < 0 || vn < 0)
+        return -1; /* a bad escape: the application says 400 */
+    /* A NUL would cut a key or value short, and no argument takes a
+     * control byte: refused as one in the target is, never truncated. */
+    if (has_control(key, (size_t)kn) || has_control(val, (size_t)vn))
+        return refuse(r, TN_EINVAL,
+                      "control byte or NUL in a decoded query argument");
     size_t mark = r->args.len;
     if (tn_buf_append(&r->args, key, (size_t)kn + 1) < 0 ||
         tn_buf_append(&r->args, val, (size_t)vn + 1) < 0) {
@@ -292,7 +305,9 @@ static int on_headers_complete(http_parser *p)
         return refuse(r, TN_EHDRTOOBIG, "request header fields too large");
     r->part = PART_NONE;
     r->method = method_of(p->method);
-    if (p->http_major != 1) /* HTTP/0.9 (no version), 2.0, 3.0, ... */
+    /* HTTP/0.9 (no version), 1.2 to 1.9 (issue #36: read as 1.1 before),
+     * 2.0, 3.0, ... */
+    if (p->http_major != 1 || p->http_minor > 1)
         return refuse(r, TN_EHTTPVERSION,
                       "only HTTP/1.1 and HTTP/1.0 are supported");
     r->http10 = p->http_minor == 0;
