@@ -33,6 +33,7 @@ static const char *reason(unsigned status)
                {413, "Content Too Large"},
                {414, "URI Too Long"},
                {415, "Unsupported Media Type"},
+               {421, "Misdirected Request"},
                {429, "Too Many Requests"},
                {431, "Request Header Fields Too Large"},
                {500, "Internal Server Error"},

@@ -313,6 +313,12 @@ static int on_headers_complete(http_parser *p)
     r->http10 = p->http_minor == 0;
     if (check_codings(r) < 0 || split_query(r) < 0)
         return -1;
+    const char *why = NULL;
+    int site = tn_http_check_site(r, &why);
+    if (site < 0) {
+        c->h->st.cross_site++;
+        return refuse(r, site, why); /* before auth, and the body unread */
+    }
     bool chunked = (p->flags & F_CHUNKED) != 0;
     if (!chunked && p->content_length != ULLONG_MAX &&
         p->content_length > c->h->cfg.max_body_bytes)

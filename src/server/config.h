@@ -45,6 +45,8 @@ struct tn_config {
     int64_t max_pipeline;             /* requests read ahead of replies */
     int64_t event_heartbeat_ms;       /* comment interval on event streams */
     int64_t max_subscribers;          /* event streams at once */
+    char allow_host[4096];            /* --allow-host names, one per line */
+    char allow_origin[4096];          /* --allow-origin origins, likewise */
     bool insecure_no_auth;            /* allow non-loopback without auth */
     bool require_sync_standby;        /* PostgreSQL: not ready without a sync
                                          standby */

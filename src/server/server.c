@@ -412,6 +412,12 @@ static int start_http(struct server *s)
         .max_pipeline = (size_t)s->cfg->max_pipeline,
         .max_stream_bytes_total = (size_t)s->cfg->event_buffer_total_bytes,
         .max_reply_bytes_total = (size_t)s->cfg->reply_buffer_total_bytes,
+        /* With authentication a page has no credential to use, and TLS
+         * fails on a rebound name's certificate: names are then free. */
+        .check_host = s->cfg->auth_file[0] == '\0' &&
+                      s->cfg->tls_client_ca[0] == '\0',
+        .allow_hosts = s->cfg->allow_host,
+        .allow_origins = s->cfg->allow_origin,
         .handler = tn_api_handle,
         .on_headers = tn_api_headers,
         .app = s->api,

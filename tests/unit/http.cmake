@@ -11,3 +11,6 @@ tn_add_unit_test(test_http_budget
 tn_add_unit_test(test_http_close
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_http_close.c
     LIBS tn_http tn_common_static)
+tn_add_unit_test(test_http_site
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_http_site.c
+    LIBS tn_http tn_common_static)

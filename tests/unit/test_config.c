@@ -77,8 +77,9 @@ static const struct {
     {"commit", F(commit), 16, "inline"},
 };
 
-static const char *const others[] = {"insecure-no-auth", "publish",
-                                     "publish-opt", "require-sync-standby"};
+static const char *const others[] = {
+    "insecure-no-auth", "publish",      "publish-opt", "require-sync-standby",
+    "allow-host",       "allow-origin"};
 
 /* No TENURE_* variable of the caller's environment leaks into a case. */
 static int clean_env(void **state)
@@ -142,6 +143,8 @@ static void test_config__defaults(void **state)
     assert_false(c.insecure_no_auth);
     assert_string_equal(c.publish, "");
     assert_string_equal(c.publish_opt, "");
+    assert_string_equal(c.allow_host, "");
+    assert_string_equal(c.allow_origin, "");
 }
 
 /* min and max are taken, one past either end is refused. */
@@ -237,6 +240,14 @@ static void test_config__strings_and_lists(void **state)
                            "--publish=", "--publish=kafka://b/t", NULL),
                      TN_OK);
     assert_string_equal(c.publish, "kafka://b/t\n");
+    /* Names and origins: repeatable, each value kept whole (a comma list
+     * is split where it is read, src/http/origin.c). */
+    assert_int_equal(parse(&c, &em, "--allow-host", "a.example,b.example",
+                           "--allow-host=c.example", "--allow-origin",
+                           "https://app.example", NULL),
+                     TN_OK);
+    assert_string_equal(c.allow_host, "a.example,b.example\nc.example\n");
+    assert_string_equal(c.allow_origin, "https://app.example\n");
 }
 
 static void test_config__bool(void **state)
