@@ -153,11 +153,14 @@ long tn_http_conn_feed(struct conn *c, const char *p, size_t len);
 void tn_http_conn_cut_short(struct conn *c);
 
 /* origin.c */
-/* 0 when r may be served as far as browsers go, else TN_EMISDIRECTED
- * (its Host names no name of this server) or TN_EFORBIDDEN (it changes
- * state and comes from a page of another origin), with *msg_out set to
- * the reason (a string literal).  Needs r's method and headers. */
-int tn_http_check_site(const struct tn_http_req *r, const char **msg_out);
+/* 0 when a request with this method and these Host and Origin headers
+ * (each NULL when absent) may be served as far as browsers go, else
+ * TN_EMISDIRECTED (its Host names no name of this server) or
+ * TN_EFORBIDDEN (it changes state and comes from a page of another
+ * origin), with *msg_out set to the reason (a string literal). */
+int tn_http_check_site(const struct tn_http *h, enum tn_http_method method,
+                       const char *host, const char *origin,
+                       const char **msg_out);
 
 /* conn.c */
 /* Serve fd, a new connected socket (closed when refused). */

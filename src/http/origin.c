@@ -157,10 +157,10 @@ static bool is_own_origin(const struct tn_http *h, const char *origin,
            port_or_default(&o, https) == port_or_default(&self, https);
 }
 
-int tn_http_check_site(const struct tn_http_req *r, const char **msg_out)
+int tn_http_check_site(const struct tn_http *h, enum tn_http_method method,
+                       const char *host, const char *origin,
+                       const char **msg_out)
 {
-    const struct tn_http *h = r->h;
-    const char *host = tn_http_req_header(r, "Host");
     struct site s;
     if (host != NULL && h->cfg.check_host &&
         (!split_host(host, strlen(host), &s) || !host_allowed(h, &s))) {
@@ -168,9 +168,8 @@ int tn_http_check_site(const struct tn_http_req *r, const char **msg_out)
                    "rebinding?); allow the name with --allow-host";
         return TN_EMISDIRECTED;
     }
-    const char *origin = tn_http_req_header(r, "Origin");
-    if (origin == NULL || r->method == TN_HTTP_GET ||
-        r->method == TN_HTTP_HEAD || is_own_origin(h, origin, host) ||
+    if (origin == NULL || method == TN_HTTP_GET || method == TN_HTTP_HEAD ||
+        is_own_origin(h, origin, host) ||
         listed(h->cfg.allow_origins, origin, strlen(origin)))
         return TN_OK;
     *msg_out = "a request that changes state from a web page of another "
