@@ -33,6 +33,7 @@ void tn_api_free(struct tn_api *api)
     if (api == NULL)
         return;
     tn_auth_free(api->auth);
+    tn_api_waiters_release(api);
     while (api->spare != NULL) {
         struct tn_api_call *c = api->spare;
         api->spare = c->next_spare;
@@ -73,6 +74,7 @@ static struct tn_api_call *call_new(struct tn_api *api)
 void tn_api_call_free(struct tn_api_call *c)
 {
     struct tn_api *api = c->api;
+    tn_api_waiter_done(c);
     tn_store_result_release(&c->result);
     tn_auth_free(c->auth);
     if (api == NULL || api->n_spare >= SPARE_CALLS) {
@@ -128,7 +130,7 @@ void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
     tn_reply_kv_str(&b, "message", message, false);
     (void)tn_buf_append(&b, "}", 1);
     int64_t retry =
-        e->status == 503
+        e->status == 503 || e->status == 429
             ? (c->result.retry_after_ms > 0 ? c->result.retry_after_ms : 1000)
             : 0;
     tn_api_send(c, e->status, &b, retry);
@@ -136,7 +138,10 @@ void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
 }
 
 const char *const tn_api_limits[TN_API_N_LIMITS] = {
-    "leases", "names", "waiters", "waiters_per_name", "subscribers"};
+    "leases",      "names",
+    "waiters",     "waiters_per_name",
+    "subscribers", "reserved_connections",
+    "waiters_per_address", "waiters_per_principal"};
 
 void tn_api_fail_capacity(struct tn_api_call *c, const char *limit)
 {

@@ -201,6 +201,10 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     r.secret = secret;
     r.wanted = still_there;
     r.wanted_ctx = c->req;
+    if (r.wait_ms > 0 && tn_api_waiter_admit(c) < 0) {
+        tn_decode_done(&o);
+        return; /* answered 503 or 429: no room to wait */
+    }
     struct tn_store *s = cfg->store;
     if (r.wait_ms > 0 && s->ops->cancel_wait != NULL)
         tn_http_req_on_disconnect(c->req, client_left, c);

@@ -10,6 +10,7 @@
  * its end, one write per connection.  A connection is freed only at the
  * end of a turn, so an event fetched for it earlier in the turn is dropped,
  * never run on freed memory. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -437,6 +438,31 @@ static bool make_room(struct tn_http *h)
     return false;
 }
 
+/* The client's address, for limits per client: an IPv4 client of an
+ * IPv6 socket is written as IPv4, so that it counts as one client. */
+static void peer_of(int fd, char *out, size_t len)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    out[0] = '\0';
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
+        return;
+    const void *a = NULL;
+    int family = ss.ss_family;
+    if (family == AF_INET) {
+        a = &((struct sockaddr_in *)&ss)->sin_addr;
+    } else if (family == AF_INET6) {
+        const struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+        a = IN6_IS_ADDR_V4MAPPED(a6) ? (const void *)&a6->s6_addr[12] : a6;
+        family = IN6_IS_ADDR_V4MAPPED(a6) ? AF_INET : AF_INET6;
+    } else {
+        (void)snprintf(out, len, "local");
+        return;
+    }
+    if (inet_ntop(family, a, out, (socklen_t)len) == NULL)
+        out[0] = '\0';
+}
+
 void tn_http_conn_accept(struct tn_http *h, int fd)
 {
     if (h->st.open >= h->cfg.max_connections && !make_room(h)) {
@@ -453,6 +479,7 @@ void tn_http_conn_accept(struct tn_http *h, int fd)
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     c->h = h;
     c->fd = fd;
+    peer_of(fd, c->peer, sizeof(c->peer));
     c->idle_since_ms = tn_clock_now_ms();
     c->reply_avg = TN_HTTP_SHARE_BYTES; /* one in flight until known */
     http_parser_init(&c->p, HTTP_REQUEST);
@@ -477,6 +504,11 @@ void tn_http_conn_accept(struct tn_http *h, int fd)
     h->st.accepted++;
     h->st.open++;
     lru_push(h, c);
+}
+
+const char *tn_http_req_peer(const struct tn_http_req *r)
+{
+    return r->c != NULL ? r->c->peer : "";
 }
 
 /* A half-closed HTTP/1.1 client is there until writing to it fails (it

@@ -143,6 +143,9 @@ const char *tn_http_req_error_message(const struct tn_http_req *r);
  * verifies against the configured client CA.  0 (CN in out, NUL-ended),
  * or TN_EUNAUTH (no TLS, no certificate, not valid, or no CN). */
 int tn_http_req_peer_cn(const struct tn_http_req *r, char *out, size_t len);
+/* The client's address as text ("127.0.0.1", "::1"; "local" for a Unix
+ * socket, "" when unknown).  Borrowed until the reply. */
+const char *tn_http_req_peer(const struct tn_http_req *r);
 /* False once the client has closed its end. */
 bool tn_http_req_is_connected(const struct tn_http_req *r);
 /* Call fn(ctx) at once when the client of this dispatched request goes

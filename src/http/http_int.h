@@ -84,6 +84,7 @@ struct conn {
     struct tn_http *h;          /* owner */
     struct tn_loop_watch w;     /* fd, edge-triggered */
     int fd;                     /* the socket */
+    char peer[48];              /* the client's address, as text */
     void *ssl;                  /* OpenSSL's SSL, or NULL: plain */
     http_parser p;              /* libhttp-parser state */
     struct tn_http_req *cur;    /* request being parsed, or NULL */

@@ -27,6 +27,7 @@ struct tn_config {
     int64_t max_body_bytes;       /* request body cap */
     int64_t max_header_bytes;     /* request header cap */
     int64_t max_connections;      /* open connections */
+    int64_t reserved_connections; /* kept from waiters and streams */
     int64_t request_timeout_ms;   /* whole request / idle keep-alive */
     int64_t drain_timeout_ms;     /* SIGTERM: time to finish in-flight work */
     int64_t expected_leases;      /* table pre-size */
@@ -35,6 +36,8 @@ struct tn_config {
     int64_t max_wait_ms;          /* largest wait_ms of a blocking acquire */
     int64_t max_waiters;          /* blocked acquires in all */
     int64_t max_waiters_per_name; /* blocked acquires per name */
+    int64_t max_waiters_per_address;   /* blocked acquires per client IP */
+    int64_t max_waiters_per_principal; /* blocked acquires per principal */
     int64_t max_leases;           /* live leases, 0 = no cap */
     int64_t max_names;            /* names remembered, 0 = none */
     int64_t retain_ms;            /* retire names ended this long ago */

@@ -306,6 +306,14 @@ static int start_api(struct server *s)
                                .max_wait_ms = s->cfg->max_wait_ms,
                                .events = s->events,
                                .client_certs = s->cfg->tls_client_ca[0] != '\0',
+                               .max_connections =
+                                   (size_t)s->cfg->max_connections,
+                               .reserved_connections =
+                                   (size_t)s->cfg->reserved_connections,
+                               .max_waiters_per_address =
+                                   (size_t)s->cfg->max_waiters_per_address,
+                               .max_waiters_per_principal =
+                                   (size_t)s->cfg->max_waiters_per_principal,
                                .more_metrics = publish_metrics,
                                .more_metrics_ctx = s};
     if (s->cfg->signing_key[0] != '\0') {

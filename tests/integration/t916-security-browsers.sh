@@ -93,7 +93,8 @@ pass "foreign Host names: 421; loopback names, IP addresses and no Host: served"
 tn_kill_server
 
 # --- names and origins allowed by the operator (repeatable, comma lists).
-PORT="" tn_start_server --allow-host tenure.test,lb.test --allow-host other.test \
+PORT=""
+tn_start_server --allow-host tenure.test,lb.test --allow-host other.test \
     --allow-origin http://app.test:8080
 for h in tenure.test lb.test:443 other.test; do
     rq GET /healthz - "" -H "Host: $h"
@@ -112,7 +113,8 @@ tn_kill_server
 
 # --- auth on (bearer tokens): the Host is free, the Origin rule stays.
 sec_write_auth "$T/auth.json"
-PORT="" tn_start_server --auth-file "$T/auth.json"
+PORT=""
+tn_start_server --auth-file "$T/auth.json"
 rq GET /v1/leases/shard%3A1 - "" -H "Host: tenure.internal.example" -H "Authorization: Bearer $TOK_INDEXER"
 expect_error 404 not_found "a read by name with auth on"
 rq POST /v1/leases "$FORM" "$(body shard:1)" -H "Authorization: Bearer $TOK_INDEXER"

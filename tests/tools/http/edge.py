@@ -25,17 +25,19 @@ responses are skipped, as HTTP clients do (RFC 9110 section 15.2).
       got a final response, C of them with status S, I interim responses
       seen, K connections closed by the server after it.
 
-  edge.py park PORT N NAME WAIT_MS GO_FILE [--owner O]
+  edge.py park PORT N NAME WAIT_MS GO_FILE [--owner O] [--bearer TOKEN]
       N connections each a blocking acquire of NAME with wait_ms WAIT_MS
       (kept open, not half-closed); prints "sent n=N"; reads what comes
-      (a refusal is counted at once); when GO_FILE exists, closes them all
-      and prints "refused=R statuses=S:C,..." (R: answered before GO_FILE).
+      until GO_FILE exists, then closes them all and prints
+      "refused=R statuses=S:C,... closed=K": R were answered meanwhile
+      (refused: NAME is held), C of them with status S, and K connections
+      were closed by the server (K - R without any answer).
 """
 
 import argparse
 import json
 import os
-import select
+import selectors
 import socket
 import sys
 import time
@@ -206,37 +208,44 @@ def halfclose(port, kind, n, name):
     print(t.line() + " early=%d" % early)
 
 
-def park(port, n, name, wait_ms, go_file, owner):
-    socks = []
+def park(port, n, name, wait_ms, go_file, owner, bearer=None):
+    sel = selectors.DefaultSelector()
+    data = {}
     for i in range(n):
         body = ('{"name":"%s","owner_id":"%s%d","ttl_ms":10000,"wait_ms":%d}'
                 % (name, owner, i, wait_ms)).encode()
-        head = ("POST /v1/leases HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        auth = "Authorization: Bearer %s\r\n" % bearer if bearer else ""
+        head = ("POST /v1/leases HTTP/1.1\r\nHost: 127.0.0.1\r\n%s"
                 "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-                % len(body)).encode()
+                % (auth, len(body))).encode()
         s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        s.sendall(head + body)
+        try:
+            s.sendall(head + body)
+        except OSError:
+            pass  # closed at once: counted below
         s.setblocking(False)
-        socks.append(s)
+        sel.register(s, selectors.EVENT_READ)
+        data[s] = [b"", False]
     print("sent n=%d" % n)
     sys.stdout.flush()
-    data = {s: b"" for s in socks}
     while not os.path.exists(go_file):
-        ready, _, _ = select.select(list(data), [], [], 0.1)
-        for s in ready:
+        for key, _ in sel.select(0.1):
+            s = key.fileobj
             try:
                 chunk = s.recv(65536)
             except OSError:
                 chunk = b""
-            data[s] += chunk
-            if not chunk:
-                del data[s]
-                data[s] = b"" if False else data.get(s, b"")
+            if chunk:
+                data[s][0] += chunk
+            else:
+                data[s][1] = True
+                sel.unregister(s)
     t = Tally()
-    for s in socks:
-        t.add(data.get(s, b""), False)
+    for s, (got, closed) in data.items():
+        t.add(got, closed)
         s.close()
-    print("refused=%d statuses=%s" % (t.answered, t.line().split()[1][9:]))
+    print("refused=%d statuses=%s closed=%d" % (
+        t.answered, t.line().split()[1][9:], t.closed))
 
 
 def main():
@@ -256,11 +265,12 @@ def main():
     p.add_argument("wait_ms", type=int)
     p.add_argument("go_file")
     p.add_argument("--owner", default="w")
+    p.add_argument("--bearer")
     a = ap.parse_args()
     if a.cmd == "halfclose":
         halfclose(a.port, a.kind, a.n, a.name)
     else:
-        park(a.port, a.n, a.name, a.wait_ms, a.go_file, a.owner)
+        park(a.port, a.n, a.name, a.wait_ms, a.go_file, a.owner, a.bearer)
 
 
 if __name__ == "__main__":
