@@ -33,7 +33,6 @@ void tn_api_free(struct tn_api *api)
     if (api == NULL)
         return;
     tn_auth_free(api->auth);
-    tn_api_waiters_release(api);
     while (api->spare != NULL) {
         struct tn_api_call *c = api->spare;
         api->spare = c->next_spare;
@@ -74,7 +73,6 @@ static struct tn_api_call *call_new(struct tn_api *api)
 void tn_api_call_free(struct tn_api_call *c)
 {
     struct tn_api *api = c->api;
-    tn_api_waiter_done(c);
     tn_store_result_release(&c->result);
     tn_auth_free(c->auth);
     if (api == NULL || api->n_spare >= SPARE_CALLS) {
@@ -137,11 +135,14 @@ void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
     tn_buf_release(&b);
 }
 
-const char *const tn_api_limits[TN_API_N_LIMITS] = {
-    "leases",      "names",
-    "waiters",     "waiters_per_name",
-    "subscribers", "reserved_connections",
-    "waiters_per_address", "waiters_per_principal"};
+const char *const tn_api_limits[TN_API_N_LIMITS] = {"leases",
+                                                    "names",
+                                                    "waiters",
+                                                    "waiters_per_name",
+                                                    "subscribers",
+                                                    "reserved_connections",
+                                                    "waiters_per_address",
+                                                    "waiters_per_principal"};
 
 void tn_api_fail_capacity(struct tn_api_call *c, const char *limit)
 {

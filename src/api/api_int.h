@@ -87,15 +87,16 @@ void tn_api_call_free(struct tn_api_call *c);
 
 /* waiters.c: the connections parked requests may hold, and the blocking
  * acquires of one client.  Admit c, a blocking acquire about to go to the
- * store: 0, or TN_ECAPACITY / TN_ETOOMANY after answering 503 / 429 (the
- * call is then freed).  Counted until tn_api_waiter_done, which
- * tn_api_call_free runs. */
-int tn_api_waiter_admit(struct tn_api_call *c);
+ * store while `streams` event streams are open: 0, or TN_ECAPACITY /
+ * TN_ETOOMANY after answering 503 / 429 (the call is then freed).  An
+ * admitted one is counted until tn_api_waiter_done (its completion). */
+int tn_api_waiter_admit(struct tn_api_call *c, size_t streams);
 void tn_api_waiter_done(struct tn_api_call *c);
-/* The same room for an event stream: 0, or TN_ECAPACITY after 503. */
-int tn_api_stream_admit(struct tn_api_call *c);
-/* Free what waiters.c keeps (tn_api_free). */
-void tn_api_waiters_release(struct tn_api *api);
+/* Blocking acquires and event streams may hold this many connections
+ * together: --max-connections minus the reserve. */
+size_t tn_api_parked_room(const struct tn_api_config *cfg);
+/* Answer 503 capacity for the reserve (counted); frees the call. */
+void tn_api_refuse_reserved(struct tn_api_call *c);
 /* Count a reply of status in c's route metrics (tn_api_send does). */
 void tn_api_account(struct tn_api_call *c, unsigned status);
 /* Reply with status and the JSON text json; frees the call. */

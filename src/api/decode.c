@@ -2,10 +2,10 @@
 /* Request bodies: yajl's events into an array of the top-level fields,
  * then typed fields with the messages of their 400s.
  *
- * yajl does the grammar, the escapes and trailing bytes; what it lets through and RFC 8259 (or the API) does not is
- * checked here: before the parse, over the whole body, control bytes,
- * UTF-8 and surrogate escapes (prescan); during it, escaped NULs,
- * duplicate keys and the depth. */
+ * yajl does the grammar, the escapes and trailing bytes; what it lets through
+ * and RFC 8259 (or the API) does not is checked here: before the parse, over
+ * the whole body, control bytes, UTF-8 and surrogate escapes (prescan); during
+ * it, escaped NULs, duplicate keys and the depth. */
 #include "decode.h"
 
 #include <errno.h>

@@ -341,8 +341,11 @@ bool tn_api_events_is_on(const struct tn_api *api)
 void tn_api_events(struct tn_api_call *c, struct tn_route_match *m)
 {
     const char *last = tn_http_req_header(c->req, "Last-Event-ID");
-    if (tn_api_stream_admit(c) < 0)
-        return; /* answered 503: the connections left are for others */
+    struct tn_events *hub = c->api->cfg.events;
+    if (c->api->parked + hub->n_subs >= tn_api_parked_room(&c->api->cfg)) {
+        tn_api_refuse_reserved(c); /* the connections left are others' */
+        return;
+    }
     tn_api_account(c, 200);
     int rc = tn_events_subscribe(c->api->cfg.events, c->req, m->prefix,
                                  m->prefix_len, last);

@@ -13,6 +13,7 @@
 #include "common/rand.h"
 #include "decode.h"
 #include "errmap.h"
+#include "events.h"
 #include "reply.h"
 
 #define REPLY_MAX_BYTES (4u << 20)
@@ -101,6 +102,7 @@ static void acquired(void *arg)
 {
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
+    tn_api_waiter_done(c); /* a blocking acquire's room is free again */
     if (r->rc == TN_ECANCELED) {
         /* Its client left while it waited, and nobody reads this; or an
          * HTTP/1.0 client half-closed, which cannot be told from leaving
@@ -201,7 +203,10 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     r.secret = secret;
     r.wanted = still_there;
     r.wanted_ctx = c->req;
-    if (r.wait_ms > 0 && tn_api_waiter_admit(c) < 0) {
+    if (r.wait_ms > 0 &&
+        tn_api_waiter_admit(c, cfg->events != NULL
+                                   ? tn_events_subscribers(cfg->events)
+                                   : 0) < 0) {
         tn_decode_done(&o);
         return; /* answered 503 or 429: no room to wait */
     }

@@ -11,7 +11,8 @@
  *     at most --max-waiters-per-address / -per-principal blocking
  *     acquires at once; beyond, 429 (0 turns either off).
  * A blocking acquire is counted from its admission to its answer, whether
- * it has to wait or is granted at once.  Loop thread only. */
+ * it has to wait or is granted at once.  This file calls api.c (to
+ * answer) and nothing that calls it back.  Loop thread only. */
 #include <stdio.h>
 #include <string.h>
 
@@ -20,7 +21,6 @@
 #include "api_int.h"
 #include "common/alloc.h"
 #include "common/map.h"
-#include "events.h"
 
 /* The blocking acquires of one client address or one principal. */
 struct tn_api_waiter_key {
@@ -60,20 +60,12 @@ static void refuse(struct tn_api_call *c, size_t limit, int rc,
     tn_api_fail(c, rc, msg);
 }
 
-/* The connections parked requests may hold: the cap minus the reserve,
- * of which at most half is kept. */
-static size_t room(const struct tn_api_config *cfg)
+size_t tn_api_parked_room(const struct tn_api_config *cfg)
 {
     size_t keep = cfg->reserved_connections;
     if (keep > cfg->max_connections / 2)
         keep = cfg->max_connections / 2;
     return cfg->max_connections - keep;
-}
-
-static size_t streams(const struct tn_api *api)
-{
-    return api->cfg.events != NULL ? tn_events_subscribers(api->cfg.events)
-                                   : 0;
 }
 
 /* The entry of kind and text s, made if missing; NULL: out of memory. */
@@ -100,65 +92,69 @@ static struct tn_api_waiter_key *key_of(struct tn_api *api, char kind,
     return k;
 }
 
+/* One blocking acquire of k fewer; the entry goes at 0, and the map once
+ * empty (tn_api_free has nothing to free: every waiter is answered). */
 static void drop(struct tn_api *api, struct tn_api_waiter_key *k)
 {
     if (k == NULL || --k->count > 0)
         return;
     (void)tn_map_remove(&api->waiter_keys, k);
     tn_free(k);
+    if (api->waiter_keys.count == 0)
+        tn_map_release(&api->waiter_keys);
 }
 
-/* The client's entries: its address, and its principal with auth on.
- * False when a limit is reached (answered, with the keys dropped). */
-static bool take_keys(struct tn_api_call *c)
+/* Count c under the entry of kind and text s unless it has max already
+ * (0: no limit); false when it has (nothing counted). */
+static bool take(struct tn_api_call *c, char kind, const char *s, size_t max,
+                 struct tn_api_waiter_key **out)
 {
-    const struct tn_api_config *cfg = &c->api->cfg;
-    if (cfg->max_waiters_per_address > 0) {
-        c->wait_addr = key_of(c->api, 'a', tn_http_req_peer(c->req));
-        if (c->wait_addr != NULL &&
-            c->wait_addr->count++ >= cfg->max_waiters_per_address) {
-            refuse(c, LIMIT_PER_ADDRESS, TN_ETOOMANY,
-                   "--max-waiters-per-address", cfg->max_waiters_per_address);
-            return false;
-        }
-    }
-    if (cfg->max_waiters_per_principal > 0 && c->principal != NULL) {
-        c->wait_principal =
-            key_of(c->api, 'p', tn_auth_principal_name(c->principal));
-        if (c->wait_principal != NULL &&
-            c->wait_principal->count++ >= cfg->max_waiters_per_principal) {
-            refuse(c, LIMIT_PER_PRINCIPAL, TN_ETOOMANY,
-                   "--max-waiters-per-principal",
-                   cfg->max_waiters_per_principal);
-            return false;
-        }
-    }
+    if (max == 0)
+        return true;
+    struct tn_api_waiter_key *k = key_of(c->api, kind, s);
+    if (k == NULL)
+        return true; /* out of memory: not counted, not refused */
+    if (k->count >= max)
+        return false; /* k counts some already: it stays */
+    k->count++;
+    *out = k;
     return true;
 }
 
-int tn_api_waiter_admit(struct tn_api_call *c)
+int tn_api_waiter_admit(struct tn_api_call *c, size_t streams)
 {
     struct tn_api *api = c->api;
-    size_t limit = room(&api->cfg);
-    if (api->parked + streams(api) >= limit) {
-        refuse(c, LIMIT_RESERVED, TN_ECAPACITY, "--reserved-connections",
-               api->cfg.max_connections - limit);
+    const struct tn_api_config *cfg = &api->cfg;
+    size_t limit = tn_api_parked_room(cfg);
+    if (api->parked + streams >= limit) {
+        tn_api_refuse_reserved(c);
         return TN_ECAPACITY;
     }
-    c->parked = true; /* from here tn_api_call_free undoes it */
+    if (!take(c, 'a', tn_http_req_peer(c->req), cfg->max_waiters_per_address,
+              &c->wait_addr)) {
+        refuse(c, LIMIT_PER_ADDRESS, TN_ETOOMANY, "--max-waiters-per-address",
+               cfg->max_waiters_per_address);
+        return TN_ETOOMANY;
+    }
+    if (c->principal != NULL &&
+        !take(c, 'p', tn_auth_principal_name(c->principal),
+              cfg->max_waiters_per_principal, &c->wait_principal)) {
+        drop(api, c->wait_addr);
+        c->wait_addr = NULL;
+        refuse(c, LIMIT_PER_PRINCIPAL, TN_ETOOMANY,
+               "--max-waiters-per-principal", cfg->max_waiters_per_principal);
+        return TN_ETOOMANY;
+    }
+    c->parked = true;
     api->parked++;
-    return take_keys(c) ? TN_OK : TN_ETOOMANY;
+    return TN_OK;
 }
 
-int tn_api_stream_admit(struct tn_api_call *c)
+void tn_api_refuse_reserved(struct tn_api_call *c)
 {
-    struct tn_api *api = c->api;
-    size_t limit = room(&api->cfg);
-    if (api->parked + streams(api) < limit)
-        return TN_OK;
+    const struct tn_api_config *cfg = &c->api->cfg;
     refuse(c, LIMIT_RESERVED, TN_ECAPACITY, "--reserved-connections",
-           api->cfg.max_connections - limit);
-    return TN_ECAPACITY;
+           cfg->max_connections - tn_api_parked_room(cfg));
 }
 
 void tn_api_waiter_done(struct tn_api_call *c)
@@ -170,20 +166,4 @@ void tn_api_waiter_done(struct tn_api_call *c)
     drop(c->api, c->wait_addr);
     drop(c->api, c->wait_principal);
     c->wait_addr = c->wait_principal = NULL;
-}
-
-static bool free_key(void *entry, void *ctx)
-{
-    struct tn_map *m = ctx;
-    (void)tn_map_remove(m, entry);
-    tn_free(entry);
-    return true;
-}
-
-void tn_api_waiters_release(struct tn_api *api)
-{
-    if (api->waiter_keys.buckets == NULL)
-        return;
-    tn_map_each(&api->waiter_keys, free_key, &api->waiter_keys);
-    tn_map_release(&api->waiter_keys);
 }

@@ -442,7 +442,7 @@ static bool make_room(struct tn_http *h)
  * IPv6 socket is written as IPv4, so that it counts as one client. */
 static void peer_of(int fd, char *out, size_t len)
 {
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {0};
     socklen_t sl = sizeof(ss);
     out[0] = '\0';
     if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)

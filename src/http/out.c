@@ -252,8 +252,8 @@ static bool parked_waiter(const struct conn *c, bool *http10_out)
     bool waiter = false;
     *http10_out = false;
     for (const struct tn_http_req *r = c->q_head; r != NULL; r = r->next) {
-        waiter = waiter || (!r->replied && r->on_disc != NULL &&
-                            !r->disc_fired);
+        waiter =
+            waiter || (!r->replied && r->on_disc != NULL && !r->disc_fired);
         *http10_out = *http10_out || r->http10;
     }
     return waiter;

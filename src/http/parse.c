@@ -314,9 +314,9 @@ static int on_headers_complete(http_parser *p)
     if (check_codings(r) < 0 || split_query(r) < 0)
         return -1;
     const char *why = NULL;
-    int site = tn_http_check_site(c->h, r->method,
-                                  tn_http_req_header(r, "Host"),
-                                  tn_http_req_header(r, "Origin"), &why);
+    int site =
+        tn_http_check_site(c->h, r->method, tn_http_req_header(r, "Host"),
+                           tn_http_req_header(r, "Origin"), &why);
     if (site < 0) {
         c->h->st.cross_site++;
         return refuse(r, site, why); /* before auth, and the body unread */

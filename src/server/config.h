@@ -27,7 +27,6 @@ struct tn_config {
     int64_t max_body_bytes;       /* request body cap */
     int64_t max_header_bytes;     /* request header cap */
     int64_t max_connections;      /* open connections */
-    int64_t reserved_connections; /* kept from waiters and streams */
     int64_t request_timeout_ms;   /* whole request / idle keep-alive */
     int64_t drain_timeout_ms;     /* SIGTERM: time to finish in-flight work */
     int64_t expected_leases;      /* table pre-size */
@@ -36,8 +35,6 @@ struct tn_config {
     int64_t max_wait_ms;          /* largest wait_ms of a blocking acquire */
     int64_t max_waiters;          /* blocked acquires in all */
     int64_t max_waiters_per_name; /* blocked acquires per name */
-    int64_t max_waiters_per_address;   /* blocked acquires per client IP */
-    int64_t max_waiters_per_principal; /* blocked acquires per principal */
     int64_t max_leases;           /* live leases, 0 = no cap */
     int64_t max_names;            /* names remembered, 0 = none */
     int64_t retain_ms;            /* retire names ended this long ago */
@@ -48,8 +45,6 @@ struct tn_config {
     int64_t max_pipeline;             /* requests read ahead of replies */
     int64_t event_heartbeat_ms;       /* comment interval on event streams */
     int64_t max_subscribers;          /* event streams at once */
-    char allow_host[4096];            /* --allow-host names, one per line */
-    char allow_origin[4096];          /* --allow-origin origins, likewise */
     bool insecure_no_auth;            /* allow non-loopback without auth */
     bool require_sync_standby;        /* PostgreSQL: not ready without a sync
                                          standby */
@@ -57,6 +52,13 @@ struct tn_config {
     char publish_opt[8192];  /* --publish-opt key=value, one per line */
     int64_t publish_backlog; /* events a target may lag, then reset */
     int64_t publish_maxlen;  /* Redis MAXLEN ~ (0: none) */
+
+    /* The edge of the HTTP front end (docs/SECURITY.md, docs/CONFIG.md). */
+    char allow_host[4096];             /* --allow-host names, one per line */
+    char allow_origin[4096];           /* --allow-origin origins, likewise */
+    int64_t reserved_connections;      /* kept from waiters and streams */
+    int64_t max_waiters_per_address;   /* blocked acquires per client IP */
+    int64_t max_waiters_per_principal; /* blocked acquires per principal */
 };
 
 /* What parsing decided. */

@@ -81,9 +81,9 @@ static const struct {
     {"commit", F(commit), 16, "inline"},
 };
 
-static const char *const others[] = {
-    "insecure-no-auth", "publish",      "publish-opt", "require-sync-standby",
-    "allow-host",       "allow-origin"};
+static const char *const others[] = {"insecure-no-auth", "publish",
+                                     "publish-opt",      "require-sync-standby",
+                                     "allow-host",       "allow-origin"};
 
 /* No TENURE_* variable of the caller's environment leaks into a case. */
 static int clean_env(void **state)

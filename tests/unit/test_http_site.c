@@ -56,22 +56,32 @@ static void test_http__host_names_this_server(void **state)
 {
     (void)state;
     struct tn_loop *loop = tn_loop_new();
-    struct tn_http *h = start(loop, true, "tenure.internal, lb.example\nx.y",
-                              NULL);
+    struct tn_http *h =
+        start(loop, true, "tenure.internal, lb.example\nx.y", NULL);
     static const struct {
         const char *host;
         unsigned status;
     } cases[] = {
-        {"localhost", 200},       {"LOCALHOST:7300", 200},
-        {"127.0.0.1", 200},       {"127.0.0.1:7300", 200},
-        {"[::1]", 200},           {"[::1]:7300", 200},
-        {"10.1.2.3:99", 200},     {"tenure.internal", 200},
-        {"lb.example:443", 200},  {"x.y", 200},
-        {"evil.example", 421},    {"evil.example:7300", 421},
-        {"localhost.evil", 421},  {"tenure.internal.evil", 421},
-        {"127.0.0.1.nip.io", 421}, {"[::1", 421},
-        {"localhost:", 421},      {"localhost:7x", 421},
-        {"localhost:123456", 421}, {"", 421},
+        {"localhost", 200},
+        {"LOCALHOST:7300", 200},
+        {"127.0.0.1", 200},
+        {"127.0.0.1:7300", 200},
+        {"[::1]", 200},
+        {"[::1]:7300", 200},
+        {"10.1.2.3:99", 200},
+        {"tenure.internal", 200},
+        {"lb.example:443", 200},
+        {"x.y", 200},
+        {"evil.example", 421},
+        {"evil.example:7300", 421},
+        {"localhost.evil", 421},
+        {"tenure.internal.evil", 421},
+        {"127.0.0.1.nip.io", 421},
+        {"[::1", 421},
+        {"localhost:", 421},
+        {"localhost:7x", 421},
+        {"localhost:123456", 421},
+        {"", 421},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char f[128];
@@ -127,8 +137,8 @@ static void test_http__origin_of_state_changes(void **state)
         {"POST", "Host: 127.0.0.1:7300\r\nOrigin: null\r\n", 403},
         {"PATCH", "Host: 127.0.0.1:7300\r\nOrigin: http://127.0.0.1:8000\r\n",
          403},
-        {"DELETE",
-         "Host: 127.0.0.1:7300\r\nOrigin: https://127.0.0.1:7300\r\n", 403},
+        {"DELETE", "Host: 127.0.0.1:7300\r\nOrigin: https://127.0.0.1:7300\r\n",
+         403},
         {"PUT", "Host: 127.0.0.1:7300\r\nOrigin: http://localhost:7300\r\n",
          403},
         {"POST", "Origin: http://127.0.0.1:7300\r\n", 403}, /* no Host */
@@ -139,8 +149,8 @@ static void test_http__origin_of_state_changes(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         unsigned st = status_for(h, loop, cases[i].method, cases[i].fields);
         if (st != cases[i].status)
-            fail_msg("%s with %s: %u, not %u", cases[i].method,
-                     cases[i].fields, st, cases[i].status);
+            fail_msg("%s with %s: %u, not %u", cases[i].method, cases[i].fields,
+                     st, cases[i].status);
     }
     tn_http_stop(h);
     h = start(loop, true, NULL, "*");
