@@ -23,6 +23,8 @@ EDGE="$TN_SRC/tests/tools/http/edge.py"
 
 # park N NAME [edge.py args]: N blocking acquires of NAME on N connections,
 # in the background until stop_park; PARK_OUT holds the tool's report.
+# With --settle K it returns once K are answered (the refusals expected),
+# so that this test's own connections come after every one was read.
 park() {
     local n=$1 name=$2
     shift 2
@@ -64,18 +66,18 @@ hold() {
 # --- defaults: 1,000 waiters from one address.
 tn_start_server
 hold w:busy
-park 1000 w:busy
+park 1000 w:busy --settle 744
 others_served "1,000 blocking acquires were sent"
 tn_wait_metric tenure_waiters 256 "256 waiters (--max-waiters-per-address)"
-others_served "256 waiters were parked"
 acquire w:busy late 10000 '"wait_ms":60000'
 expect_error 429 too_many_requests "the 1,001st blocking acquire from 127.0.0.1"
 case $(jget message) in *--max-waiters-per-address*) ;; *) fail "429 without the option's name: $BODY" ;; esac
 grep -qi '^retry-after: [1-9]' <<<"$HDRS" || fail "429 without Retry-After: $HDRS"
 stop_park
 echo "defaults: $PARK"
-[ "$PARK" = "refused=744 statuses=429:744 closed=0" ] || [ "$PARK" = "refused=744 statuses=429:744 closed=1" ] ||
-    fail "1,000 waiters at the defaults: expected 744 refused 429, got $PARK"
+# (closed: idle refused connections the server evicted for this test's
+# own requests at the cap, each already answered.)
+case $PARK in "refused=744 statuses=429:744 "*) ;; *) fail "1,000 waiters at the defaults: expected 744 refused 429, got $PARK" ;; esac
 [ "$(metric 'tenure_capacity_refused_total{limit="waiters_per_address"}')" = 745 ] ||
     fail "tenure_capacity_refused_total{limit=\"waiters_per_address\"}: $(metric 'tenure_capacity_refused_total{limit="waiters_per_address"}')"
 # The waiters left (closed): their address's count goes back to 0.
@@ -89,7 +91,7 @@ tn_kill_server
 PORT=""
 TN_DATA_DIR=$T/data2 tn_start_server --max-connections 1100 --max-waiters-per-address 0 --max-waiters-per-name 2000
 hold w:busy
-park 1100 w:busy
+park 1100 w:busy --settle 100
 tn_wait_metric tenure_waiters 1000 "1,000 waiters (1,100 connections minus 100 reserved)"
 others_served "1,000 waiters were parked"
 acquire w:busy late 10000 '"wait_ms":60000'
@@ -112,7 +114,7 @@ TN_DATA_DIR=$T/data3 tn_start_server --auth-file "$T/auth.json" --max-waiters-pe
 rq POST /v1/leases application/json '{"name":"shard:busy","owner_id":"h","ttl_ms":600000}' \
     -H "Authorization: Bearer $TOK_INDEXER"
 expect_code 201 "holding shard:busy"
-park 5 shard:busy --bearer "$TOK_INDEXER"
+park 5 shard:busy --bearer "$TOK_INDEXER" --settle 2
 for _ in $(seq 1 500); do
     w=$(curl -s -H "Authorization: Bearer $TOK_OPS" "$URL/metrics" | awk '$1 == "tenure_waiters" {print $2}')
     [ "$w" = 3 ] && break

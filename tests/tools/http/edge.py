@@ -26,8 +26,10 @@ responses are skipped, as HTTP clients do (RFC 9110 section 15.2).
       seen, K connections closed by the server after it.
 
   edge.py park PORT N NAME WAIT_MS GO_FILE [--owner O] [--bearer TOKEN]
+                [--settle K]
       N connections each a blocking acquire of NAME with wait_ms WAIT_MS
-      (kept open, not half-closed); prints "sent n=N"; reads what comes
+      (kept open, not half-closed); once K of them are answered (the
+      refusals expected; at most 20 s) prints "sent n=N"; reads what comes
       until GO_FILE exists, then closes them all and prints
       "refused=R statuses=S:C,... closed=K": R were answered meanwhile
       (refused: NAME is held), C of them with status S, and K connections
@@ -208,7 +210,7 @@ def halfclose(port, kind, n, name):
     print(t.line() + " early=%d" % early)
 
 
-def park(port, n, name, wait_ms, go_file, owner, bearer=None):
+def park(port, n, name, wait_ms, go_file, owner, bearer=None, settle=0):
     sel = selectors.DefaultSelector()
     data = {}
     for i in range(n):
@@ -226,9 +228,7 @@ def park(port, n, name, wait_ms, go_file, owner, bearer=None):
         s.setblocking(False)
         sel.register(s, selectors.EVENT_READ)
         data[s] = [b"", False]
-    print("sent n=%d" % n)
-    sys.stdout.flush()
-    while not os.path.exists(go_file):
+    def read_some():
         for key, _ in sel.select(0.1):
             s = key.fileobj
             try:
@@ -240,6 +240,15 @@ def park(port, n, name, wait_ms, go_file, owner, bearer=None):
             else:
                 data[s][1] = True
                 sel.unregister(s)
+
+    deadline = time.monotonic() + 20
+    while (sum(1 for got, _ in data.values() if parse_responses(got)) < settle
+           and time.monotonic() < deadline):
+        read_some()
+    print("sent n=%d" % n)
+    sys.stdout.flush()
+    while not os.path.exists(go_file):
+        read_some()
     t = Tally()
     for s, (got, closed) in data.items():
         t.add(got, closed)
@@ -266,11 +275,13 @@ def main():
     p.add_argument("go_file")
     p.add_argument("--owner", default="w")
     p.add_argument("--bearer")
+    p.add_argument("--settle", type=int, default=0)
     a = ap.parse_args()
     if a.cmd == "halfclose":
         halfclose(a.port, a.kind, a.n, a.name)
     else:
-        park(a.port, a.n, a.name, a.wait_ms, a.go_file, a.owner, a.bearer)
+        park(a.port, a.n, a.name, a.wait_ms, a.go_file, a.owner, a.bearer,
+             a.settle)
 
 
 if __name__ == "__main__":
