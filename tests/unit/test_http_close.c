@@ -112,6 +112,19 @@ static void test_http__half_close_keep_alive(void **state)
     run_script(*state, &sc);
 }
 
+/* More requests than the pipeline cap (4 here) before the FIN: the ones
+ * behind the cap are read once answers leave, the FIN after them. */
+static void test_http__half_close_past_the_pipeline(void **state)
+{
+    struct script sc = {
+        "GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n"
+        "GET /3 HTTP/1.1\r\n\r\nGET /4 HTTP/1.1\r\n\r\n"
+        "GET /5 HTTP/1.1\r\n\r\nGET /6 HTTP/1.1\r\n\r\n",
+        ok("m=0 p=/1 q=- b=", "m=0 p=/2 q=- b=", "m=0 p=/3 q=- b=",
+           "m=0 p=/4 q=- b=", "m=0 p=/5 q=- b=", "m=0 p=/6 q=- b=", NULL)};
+    run_script(*state, &sc);
+}
+
 /* A request the FIN cuts short is refused, after the whole ones. */
 static void test_http__half_close_cut_short(void **state)
 {
@@ -214,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_http__half_close_http10),
         cmocka_unit_test(test_http__half_close_malformed),
         cmocka_unit_test(test_http__half_close_keep_alive),
+        cmocka_unit_test(test_http__half_close_past_the_pipeline),
         cmocka_unit_test(test_http__half_close_cut_short),
         cmocka_unit_test(test_http__half_close_while_parked),
         cmocka_unit_test(test_http__close_after_half_close_while_parked),
