@@ -41,3 +41,15 @@ esac
 [ "$(metric tenure_http_parked_disconnects_total)" = 0 ] ||
     fail "a half-closed waiter was taken for a client that left"
 pass "$N half-closed waiters kept their place and were granted"
+
+# HTTP/1.0 cannot be sent an interim answer: a half-closed HTTP/1.0
+# waiter counts as gone, and is told so in the documented error shape.
+acquire hc:w10 holder 600000
+expect_code 201 "holding hc:w10"
+out=$(python3 "$EDGE" halfclose "$PORT" waiting10 20 --name hc:w10) ||
+    fail "edge.py halfclose waiting10: $out"
+echo "waiting10: $out"
+[ "$out" = "answered=20 statuses=400:20 interim=0 closed=20" ] ||
+    fail "half-closed HTTP/1.0 waiters: expected 400 each, then the close; got $out"
+tn_wait_metric tenure_waiters 0 "no waiter left behind"
+pass "half-closed HTTP/1.0 waiters: 400, not kept"

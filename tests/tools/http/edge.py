@@ -21,6 +21,9 @@ responses are skipped, as HTTP clients do (RFC 9110 section 15.2).
                   waits until the server counts them (tenure_waiters),
                   then releases the names and reads every answer; adds
                   "early=E", the waiters answered before the release
+        waiting10 POST /v1/leases of NAME (held by the test) with wait_ms
+                  60000 over HTTP/1.0, which cannot be sent an interim
+                  answer: its half-close is taken for leaving (a 400)
       Prints "answered=A statuses=S:C,... interim=I closed=K": A requests
       got a final response, C of them with status S, I interim responses
       seen, K connections closed by the server after it.
@@ -56,15 +59,20 @@ def request(kind, i, name):
         return b"GET /healthz HTTP/1.0\r\n\r\n"
     if kind == "bad":
         return b"GET /healthz HTTP/1.1 junk\r\nHost: 127.0.0.1\r\n\r\n"
+    version = "1.1"
     if kind == "commit":
         body = ('{"name":"hc:%d:%d","owner_id":"o","ttl_ms":60000}'
                 % (os.getpid(), i))
-    else:
+    elif kind == "waiting":
         body = ('{"name":"%s-%d","owner_id":"w%d","ttl_ms":60000,'
                 '"wait_ms":60000}' % (name, i, i))
-    return (("POST /v1/leases HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    else:  # waiting10: NAME itself, held by the test
+        version = "1.0"
+        body = ('{"name":"%s","owner_id":"w%d","ttl_ms":60000,'
+                '"wait_ms":60000}' % (name, i))
+    return (("POST /v1/leases HTTP/%s\r\nHost: 127.0.0.1\r\n"
              "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-             % (len(body), body)).encode())
+             % (version, len(body), body)).encode())
 
 
 def read_all(s, deadline):
@@ -264,7 +272,7 @@ def main():
     p = sub.add_parser("halfclose")
     p.add_argument("port", type=int)
     p.add_argument("kind", choices=["close", "http10", "bad", "commit",
-                                    "waiting"])
+                                    "waiting", "waiting10"])
     p.add_argument("n", type=int)
     p.add_argument("--name", default="hc:wait")
     p = sub.add_parser("park")
