@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Half-closed connections (issue #36): a client that sends one request and
+# Half-closed connections (issue #36, 2026-12-07): a client that sends one request and
 # then shuts down its sending side (shutdown(SHUT_WR), as `nc -N` does)
 # gets the answer that request earned, then the close (RFC 9112 §9.6).
 # 200 connections of each kind: Connection: close, HTTP/1.0, a malformed

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Parked waiters cannot lock everyone out (issue #36).  A blocking acquire
+# Parked waiters cannot lock everyone out (issue #36, 2026-12-07).  A blocking acquire
 # holds its connection until it is answered and cannot be evicted: with
 # default settings 1,000 clients waiting on one held name filled
 # --max-connections (1000), and /healthz, /readyz and every other client

@@ -91,7 +91,7 @@ pass "mutual TLS: the certificate CN is the principal; others get 401"
 
 # A browser presents its client certificate to any page's request by
 # itself: a state change from a page of another origin is refused even
-# with a valid certificate (issue #36, docs/SECURITY.md "Browsers"); the
+# with a valid certificate (issue #36, 2026-12-07, docs/SECURITY.md "Browsers"); the
 # server's own origin (https) is served, and with authentication on any
 # Host name is (a rebound name fails the TLS certificate check anyway).
 code=$(mt --cert "$P/indexer.pem" --key "$P/indexer.key" -H "Origin: http://evil.example" \

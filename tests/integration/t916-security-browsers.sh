@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Browsers (issue #36, docs/SECURITY.md "Browsers").  With auth off (the
+# Browsers (issue #36, 2026-12-07, docs/SECURITY.md "Browsers").  With auth off (the
 # default on loopback) a web page elsewhere acquired, renewed and released
 # leases through a browser on the server's machine (fetch with mode
 # 'no-cors' sends a JSON body as application/x-www-form-urlencoded, and a

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Web pages of other origins, in a real headless chromium (issue #36,
+"""Web pages of other origins, in a real headless chromium (issue #36, 2026-12-07,
 docs/SECURITY.md "Browsers"): a page served elsewhere cannot acquire or
 release leases through the browser, neither with fetch(mode 'no-cors') of a
 JSON body sent as a form, nor from a sandboxed frame (Origin: null); the

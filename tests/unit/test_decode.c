@@ -240,8 +240,8 @@ static void test_field_messages(void **state)
 /* A number is valid JSON whatever its size (RFC 8259 section 6), and
  * unknown fields are ignored (docs/API.md): one past int64 or past a
  * double's range is kept, and refused only by the getter of a field that
- * takes an integer, with its range (issue #36: such a body was refused
- * whole).  int64's own ends are exact. */
+ * takes an integer, with its range (issue #36, 2026-12-07: such a body was
+ * refused whole).  int64's own ends are exact. */
 static void test_numbers_of_any_size(void **state)
 {
     (void)state;

@@ -185,8 +185,8 @@ static void test_http__bad_targets_refused(void **state)
         {"GET /a\x01"
          "b HTTP/1.1\r\n\r\n",
          0, refused("400 Bad Request", "malformed HTTP request"), true},
-        /* Decoded, as in the target (issue #36: %00 was a 400 that kept
-         * the connection, %01 was served). */
+        /* Decoded, as in the target (issue #36, 2026-12-07: %00 was a 400 that
+         * kept the connection, %01 was served). */
         {"GET /a?q=%00 HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n", 0,
          refused("400 Bad Request", CTL_ARG), true},
         {"GET /a?q=%01 HTTP/1.1\r\n\r\n", 0,

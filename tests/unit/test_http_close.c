@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Half-closed connections (issue #36): a client that sends its requests
- * and then shuts down its sending side still gets every answer, then the
- * close (RFC 9112 section 9.6).  Each script is sent whole, cut in two at
+/* Half-closed connections (issue #36, 2026-12-07): a client that sends its
+ * requests and then shuts down its sending side still gets every answer, then
+ * the close (RFC 9112 section 9.6).  Each script is sent whole, cut in two at
  * every byte and byte by byte, and the FIN follows the last piece after
  * 0 to 3 loop turns, so it meets the answer at every stage (not yet
  * made, made but unwritten, written).  A parked waiter's half-closed
