@@ -5,9 +5,11 @@
  *
  * Strict as RFC 8259 with no extension: duplicate keys (at any depth),
  * trailing bytes, comments, a NUL in a string or key (\u0000 included),
- * ill-formed UTF-8 and unpaired surrogate escapes, numbers that overflow,
- * and nesting deeper than TN_DECODE_MAX_DEPTH are refused.  Only the top
- * level's fields are kept; unknown fields are checked and then ignored.
+ * ill-formed UTF-8 and unpaired surrogate escapes, and nesting deeper
+ * than TN_DECODE_MAX_DEPTH are refused.  Only the top level's fields are
+ * kept; unknown fields are checked and then ignored.  A number is valid
+ * JSON whatever its size: an integer past int64 is refused only by the
+ * getter of a field that takes integers.
  * Loop thread only: nothing here is shared, but nothing is locked. */
 #ifndef TN_API_DECODE_H
 #define TN_API_DECODE_H
@@ -41,6 +43,7 @@ struct tn_body_field {
     const char *str;
     size_t str_len;
     int64_t num;
+    bool out_of_range; /* an integer past int64 (num is then meaningless) */
 };
 
 /* A decoded body: its top-level fields (sorted by key when there are

@@ -88,22 +88,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = tn_decode_json(body, len, allow_empty, &b, msg, sizeof(msg));
     TN_ASSERT(rc == 0 || rc == TN_EINVAL);
     TN_ASSERT(rc == 0 || msg[0] != '\0');
+    json_error_t err = {0};
     json_t *ref =
-        len > 0 ? json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+        len > 0 ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &err) : NULL;
     bool ref_ok = ref != NULL && json_is_object(ref);
-    if (rc == 0 && len > 0) {
+    /* The bodies the decoder reads and jansson refuses: a number past
+     * int64 or a double's range, which JSON allows and the API ignores
+     * in an unknown field.  jansson stops there, so nothing after it is
+     * compared. */
+    bool big = !ref_ok && (strstr(err.text, "too big") != NULL ||
+                           strstr(err.text, "overflow") != NULL);
+    if (rc == 0 && len > 0 && !big) {
         TN_ASSERT(ref_ok);
         same_fields(&b, ref);
     }
     if (rc == 0 && len == 0)
         TN_ASSERT(allow_empty && b.n == 0);
     /* The bodies jansson reads and the decoder refuses: nesting deeper
-     * than TN_DECODE_MAX_DEPTH, the integer -2^63 (yajl's range stops one
-     * short of it), and a raw NUL byte right after a number (which
-     * jansson's lexer steps over; RFC 8259 has no place for it). */
+     * than TN_DECODE_MAX_DEPTH, and a raw NUL byte right after a number
+     * (which jansson's lexer steps over; RFC 8259 has no place for it). */
     if (rc != 0 && ref_ok)
         TN_ASSERT(strstr(msg, "nested deeper than") != NULL ||
-                  strstr(msg, "integer overflow") != NULL ||
                   (strstr(msg, "control byte") != NULL &&
                    memchr(body, '\0', len) != NULL));
     if (rc == 0)
