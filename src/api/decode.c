@@ -176,8 +176,6 @@ static int item(struct parse *p, enum tn_body_type type, const unsigned char *s,
         return 1;
     if (p->depth == 2)
         f->n_elems++;
-    if (b->max_items == 0)
-        return 1;
     if (f->items_cut || b->n_items == b->max_items) {
         f->items_cut = true;
         return 1;

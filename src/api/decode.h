@@ -47,7 +47,8 @@ struct tn_body_field {
     size_t n_elems; /* an array: its elements */
     size_t item0;   /* an array, items kept: its first in tn_body.items */
     size_t n_items; /* how many items it has there */
-    bool items_cut; /* an array: the items did not all fit max_items */
+    bool items_cut; /* an array: its items did not all fit max_items (0:
+                       none kept) */
 };
 
 /* What a top-level array holds, kept only by tn_decode_json_items: one
