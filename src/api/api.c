@@ -360,11 +360,25 @@ static bool admit_method(struct tn_api_call *c, struct tn_route_match *m)
            tn_api_admit(c, m, m->name, m->name_len) == 0;
 }
 
+/* A session row's authorization (some prefix, or admin with ?force),
+ * which needs its query: decided before its availability, as a path
+ * name's is.  False when answered. */
+static bool admit_some(struct tn_api_call *c, struct tn_route_match *m)
+{
+    if (tn_route_query(m, req_query, c->req) < 0) {
+        tn_api_fail(c, TN_EINVAL, tn_route_query_message(m->bad_query));
+        return false;
+    }
+    return tn_api_admit(c, m, "", 0) == 0;
+}
+
 /* The route's availability, its query and a prefix's authorization, then
  * its handler. */
 static void run(struct tn_api_call *c, struct tn_route_match *m)
 {
     const struct tn_route *row = m->row;
+    if (row->target == TN_ROUTE_SOME && !admit_some(c, m))
+        return;
     if (row->is_on != NULL && !row->is_on(c->api)) {
         tn_api_fail(c, row->off_rc != 0 ? row->off_rc : TN_ENOTFOUND,
                     row->off_message);
@@ -374,7 +388,7 @@ static void run(struct tn_api_call *c, struct tn_route_match *m)
         tn_api_fail(c, TN_EINVAL, tn_route_query_message(m->bad_query));
         return;
     }
-    if ((row->target == TN_ROUTE_PREFIX || row->target == TN_ROUTE_SOME) &&
+    if (row->target == TN_ROUTE_PREFIX &&
         tn_api_admit(c, m, m->prefix, m->prefix_len) < 0)
         return;
     row->handler(c, m);
