@@ -24,13 +24,12 @@ struct tn_waitq;
 
 /* One blocked acquire: a copy of its request, and whom to answer. */
 struct tn_blocked {
-    struct tn_waitq *q;                      /* its queue */
-    TAILQ_ENTRY(tn_blocked) link;            /* q->waiters, FIFO */
-    char *owner_id;                          /* owned */
-    char *request_id;                        /* owned, or NULL */
-    char *principal;                         /* owned, or NULL */
-    char *session_id;                        /* owned: the session it is taken
-                                                under, or NULL */
+    struct tn_waitq *q;           /* its queue */
+    TAILQ_ENTRY(tn_blocked) link; /* q->waiters, FIFO */
+    char *owner_id;               /* owned */
+    char *request_id;             /* owned, or NULL */
+    char *principal;              /* owned, or NULL */
+    char *session_id;             /* owned, or NULL: under no session */
     uint8_t session_secret[TN_SECRET_BYTES]; /* presented with it */
     int64_t ttl_ms;                          /* of the grant it asks for */
     int64_t lock_delay_ms;                   /* of the grant it asks for */

@@ -31,6 +31,7 @@
 #include "store/pg/op.h"
 #include "store/pg/pin.h"
 #include "store/pg/result.h"
+#include "store/pg/session.h"
 #include "store/pg/sql.h"
 
 #define MAX_INFLIGHT 2
@@ -67,6 +68,7 @@ static bool any_ready(const struct tn_pg *p)
 static void op_reply(struct tn_pg *p, struct tn_pg_op *op)
 {
     tn_pg_limits_answered(p, op);
+    tn_pg_sessions_answered(p, op);
     tn_store_done_fn done = op->done;
     op->done = NULL;
     done(op->arg);
@@ -86,6 +88,7 @@ static void op_answer(struct tn_pg *p, struct tn_pg_op *op, int rc)
         }
     }
     tn_pg_limits_answered(p, op);
+    tn_pg_sessions_answered(p, op);
     tn_store_done_fn done = op->done;
     void *arg = op->arg;
     tn_pg_op_free(op);

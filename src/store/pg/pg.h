@@ -112,9 +112,13 @@ struct tn_pg_sessions {
     struct tn_loop_timer timer;       /* next sweep */
     bool sweeping;                    /* a sweep is in flight */
     struct tn_store_result sweep_res; /* its result */
-    uint64_t n_ended;                 /* session expiries it recorded */
-    uint64_t n_settled;               /* leases of ended sessions it
-                                         settled */
+    uint64_t n_opened;                /* sessions this instance opened */
+    uint64_t n_expired;               /* session expiries its sweep
+                                         recorded */
+    uint64_t n_released;              /* sessions it ended (DELETE) */
+    uint64_t n_revoked;               /* sessions it ended by force */
+    uint64_t n_settled;               /* leases of ended sessions its
+                                         sweep settled */
 };
 
 /* The synchronous standby check (src/store/pg/sync.c). */

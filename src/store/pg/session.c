@@ -327,7 +327,7 @@ static void sweep_done(void *arg)
     const struct tn_store_result *r = &ss->sweep_res;
     bool full = false;
     if (r->rc == TN_OK) {
-        ss->n_ended += r->n_items;
+        ss->n_expired += r->n_items;
         ss->n_settled += r->floor;
         full = r->n_items >= SWEEP_SESSIONS || r->floor >= SWEEP_LEASES ||
                r->n_sessions >= SWEEP_SESSIONS;
@@ -377,14 +377,36 @@ void tn_pg_sessions_stop(struct tn_pg *p)
     tn_store_result_release(&p->sessions.sweep_res);
 }
 
+void tn_pg_sessions_answered(struct tn_pg *p, const struct tn_pg_op *op)
+{
+    struct tn_pg_sessions *ss = &p->sessions;
+    if (op->out == NULL || op->out->rc != TN_OK)
+        return;
+    if (op->stmt == TN_PG_SESSION_OPEN)
+        ss->n_opened++;
+    else if (op->stmt == TN_PG_SESSION_END && op->values[2][0] == 't')
+        ss->n_revoked++;
+    else if (op->stmt == TN_PG_SESSION_END)
+        ss->n_released++;
+}
+
+/* The embedded store's names (src/store/embedded/metrics.c), each for
+ * what this instance did; tenure_sessions_live, the database's, is the
+ * limits' (limits.c). */
 void tn_pg_sessions_metrics(struct tn_pg *p, struct tn_buf *out)
 {
     const struct tn_pg_sessions *ss = &p->sessions;
     (void)tn_buf_printf(
         out,
-        "# TYPE tenure_session_expiries_total counter\n"
-        "tenure_session_expiries_total %llu\n"
-        "# TYPE tenure_pg_session_leases_settled_total counter\n"
-        "tenure_pg_session_leases_settled_total %llu\n",
-        (unsigned long long)ss->n_ended, (unsigned long long)ss->n_settled);
+        "# TYPE tenure_sessions_opened_total counter\n"
+        "tenure_sessions_opened_total %llu\n"
+        "# TYPE tenure_sessions_ended_total counter\n"
+        "tenure_sessions_ended_total{reason=\"expired\"} %llu\n"
+        "tenure_sessions_ended_total{reason=\"released\"} %llu\n"
+        "tenure_sessions_ended_total{reason=\"revoked\"} %llu\n"
+        "# TYPE tenure_session_leases_settled_total counter\n"
+        "tenure_session_leases_settled_total %llu\n",
+        (unsigned long long)ss->n_opened, (unsigned long long)ss->n_expired,
+        (unsigned long long)ss->n_released, (unsigned long long)ss->n_revoked,
+        (unsigned long long)ss->n_settled);
 }

@@ -76,22 +76,24 @@
  * does for leases).  first is an SQL expression tried before all that (a
  * statement that recorded the end itself knows it: its own change is not
  * visible to its other parts), or NULL.  A missing row (deleted once ended
- * and its leases settled) ended long ago. */
+ * and its leases settled) ended long ago: in 1970, an instant that stays
+ * finite in arithmetic ('-infinity' minus now() is an error). */
 #define SESSION_END_OR(first, sid)                                             \
     "coalesce(" first ", (SELECT s.expires_at FROM tenure_sessions s"          \
     " WHERE s.id = " sid                                                       \
     " AND (s.ended_at IS NOT NULL OR s.expires_at > now())),"                  \
     " (SELECT s.expires_at FROM tenure_sessions s WHERE s.id = " sid           \
-    " FOR SHARE), '-infinity'::timestamptz)"
+    " FOR SHARE), 'epoch'::timestamptz)"
 #define SESSION_END(sid) SESSION_END_OR("NULL", sid)
 
 /* When the lease row a (an alias) ends: its own expires_at, or its
  * session's end while it is held under one (its own expires_at is then
  * 'infinity', so a statement that forgot the session would keep it, never
- * free it early).  Consulted for unreleased rows only: a released row
- * keeps the session it had, which may be gone. */
+ * free it early).  A released row keeps the session it had (which may
+ * be gone) but ended on its own: its expires_at is the release's
+ * instant. */
 #define LEASE_END_OR(first, a)                                                 \
-    "(CASE WHEN " a ".session_id IS NULL THEN " a                              \
+    "(CASE WHEN " a ".session_id IS NULL OR " a ".released THEN " a            \
     ".expires_at ELSE " SESSION_END_OR(first, a ".session_id") " END)"
 #define LEASE_END(a) LEASE_END_OR("NULL", a)
 
