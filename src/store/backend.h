@@ -191,12 +191,15 @@ enum tn_event_type {
     TN_EVENT_RELEASED,
     TN_EVENT_EXPIRED,
     TN_EVENT_REVOKED,
-    TN_EVENT_SESSION_OPENED, /* session_id, owner_id; no name */
-    TN_EVENT_SESSION_ENDED,  /* session_id, owner_id, end; no name */
     /* Not a change: events may have been lost just before this one (the
      * store's feed of them was cut and is back), so a consumer must
      * re-read state.  name and owner_id are empty, token and floor 0. */
     TN_EVENT_RESET,
+    /* Sessions (docs/SESSIONS.md).  After RESET: tables indexed by type
+     * (the publisher's log letters, the stream's type names) keep the
+     * order above. */
+    TN_EVENT_SESSION_OPENED, /* session_id, owner_id; no name */
+    TN_EVENT_SESSION_ENDED,  /* session_id, owner_id, end; no name */
 };
 
 /* A change of hands, announced once it is durable, in commit order. */
