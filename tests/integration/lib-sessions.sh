@@ -469,7 +469,11 @@ sessions_battery() {
     sessions_renew_end_checks
     sessions_list_checks
     sessions_end_kinds
-    wait_in_file "$T/ev-k" '"name":"k:r","owner_id"' "the release of k:r in the stream"
+    # Each lease's own end: announced after its session's (on PostgreSQL
+    # an expiry is announced by the sweep, a moment later).
+    wait_in_file "$T/ev-k" '"type":"released","name":"k:r"' "the release of k:r in the stream"
+    wait_in_file "$T/ev-k" '"type":"expired","name":"k:e"' "the expiry of k:e in the stream"
+    wait_in_file "$T/ev-k" '"type":"revoked","name":"k:f"' "the revocation of k:f in the stream"
     wait_in_file "$T/ev-other" "\"session_id\":\"$R\",\"owner_id\":\"kind/release\",\"reason\"" \
         "the end of $R in the other stream"
     kill "$ev1" "$ev2" 2>/dev/null || true
@@ -484,7 +488,7 @@ head_only_status() { # METHOD PATH LEN [SECONDS]
 import socket, sys
 port, method, path, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 s = socket.create_connection(("127.0.0.1", port), timeout=float(sys.argv[5]))
-s.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {n}\r\n\r\n".encode())
+s.sendall(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {n}\r\n\r\n".encode())
 try:
     line = s.recv(4096).split(b"\r\n")[0].decode()
     print(line.split(" ")[1] if line else "none")
