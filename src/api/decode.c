@@ -319,16 +319,6 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
     return 0;
 }
 
-/* By key: shorter first, then bytewise, so unequal lengths decide
- * without a memcmp. */
-static int cmp_field(const void *a, const void *b)
-{
-    const struct tn_body_field *x = a, *y = b;
-    if (x->key_len != y->key_len)
-        return x->key_len < y->key_len ? -1 : 1;
-    return memcmp(x->key, y->key, x->key_len);
-}
-
 /* Whether no two of the n keys at v are equal.  A body's object has a
  * handful of keys: compared pairwise; past 16 they are sorted first (the
  * top level's stay sorted, for tn_decode_field). */
@@ -337,13 +327,13 @@ static bool unique(struct tn_body_field *v, size_t n)
     if (n <= 16) {
         for (size_t i = 1; i < n; i++)
             for (size_t j = 0; j < i; j++)
-                if (cmp_field(&v[j], &v[i]) == 0)
+                if (tn_decode_cmp_field(&v[j], &v[i]) == 0)
                     return false;
         return true;
     }
-    qsort(v, n, sizeof(*v), cmp_field);
+    qsort(v, n, sizeof(*v), tn_decode_cmp_field);
     for (size_t i = 1; i < n; i++)
-        if (cmp_field(&v[i - 1], &v[i]) == 0)
+        if (tn_decode_cmp_field(&v[i - 1], &v[i]) == 0)
             return false;
     return true;
 }
@@ -597,11 +587,4 @@ void tn_decode_done(struct tn_body *b)
     free(b->items);
     tn_buf_release(&b->keys);
     init(b);
-}
-
-const struct tn_body_field *tn_decode_field_sorted(const struct tn_body *b,
-                                                   const char *key, size_t len)
-{
-    struct tn_body_field k = {.key = key, .key_len = len};
-    return bsearch(&k, b->fields, b->n, sizeof(k), cmp_field);
 }

@@ -123,6 +123,16 @@ static inline int tn_decode_body_items(struct tn_http_req *req,
 
 void tn_decode_done(struct tn_body *b);
 
+/* Fields by key (qsort, bsearch): shorter first, then bytewise, so
+ * unequal lengths decide without a memcmp. */
+static inline int tn_decode_cmp_field(const void *a, const void *b)
+{
+    const struct tn_body_field *x = a, *y = b;
+    if (x->key_len != y->key_len)
+        return x->key_len < y->key_len ? -1 : 1;
+    return memcmp(x->key, y->key, x->key_len);
+}
+
 /* The top-level field named key[0..len), or NULL, when there are more
  * than 16 (sorted). */
 const struct tn_body_field *tn_decode_field_sorted(const struct tn_body *b,

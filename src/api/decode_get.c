@@ -17,6 +17,13 @@
 
 #define TOKEN_LIMIT ((int64_t)1 << 53)
 
+const struct tn_body_field *tn_decode_field_sorted(const struct tn_body *b,
+                                                   const char *key, size_t len)
+{
+    struct tn_body_field k = {.key = key, .key_len = len};
+    return bsearch(&k, b->fields, b->n, sizeof(k), tn_decode_cmp_field);
+}
+
 /* The field, or NULL when it is absent or null. */
 static const struct tn_body_field *present(const struct tn_body *b,
                                            const char *key)
