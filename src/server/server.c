@@ -278,6 +278,7 @@ static int open_store(struct server *s)
         .max_waiters_per_name = (size_t)s->cfg->max_waiters_per_name,
         .max_leases = (size_t)s->cfg->max_leases,
         .max_names = (size_t)s->cfg->max_names,
+        .max_sessions = (size_t)s->cfg->max_sessions,
         .require_sync_standby = s->cfg->require_sync_standby,
         .retain_ms = s->cfg->retain_ms,
         .max_wait_ms = s->cfg->max_wait_ms,
@@ -307,6 +308,8 @@ static int start_api(struct server *s)
         .max_wait_ms = s->cfg->max_wait_ms,
         .events = s->events,
         .client_certs = s->cfg->tls_client_ca[0] != '\0',
+        .max_batch_names = (size_t)s->cfg->max_batch_names,
+        .max_batch_body_bytes = (size_t)s->cfg->max_batch_body_bytes,
         .max_connections = (size_t)s->cfg->max_connections,
         .reserved_connections = (size_t)s->cfg->reserved_connections,
         .max_waiters_per_address = (size_t)s->cfg->max_waiters_per_address,
@@ -425,6 +428,7 @@ static int start_http(struct server *s)
         .allow_origins = s->cfg->allow_origin,
         .handler = tn_api_handle,
         .on_headers = tn_api_headers,
+        .body_cap = tn_api_body_cap,
         .app = s->api,
     };
     struct tn_errmsg em = {{0}};
