@@ -2,10 +2,11 @@
 /* The event follower: with opts.watch_events, one thread per client reads
  * GET /v1/events and marks a kept lease lost when the server announces
  * that its grant ended (expired, revoked, released elsewhere) or that a
- * newer token took the name.  The renewer then reports the loss through
- * the usual callback, once.  This only shortens how long a holder keeps
- * going after a loss: the safe-time rule still bounds it if the stream is
- * slow, cut or lying, and nothing here can make a lease look held. */
+ * newer token took the name, or that a kept session ended.  The renewer
+ * then reports the loss through the usual callback, once.  This only shortens
+ * how long a holder keeps going after a loss: the safe-time rule still bounds
+ * it if the stream is slow, cut or lying, and nothing here can make a lease
+ * look held. */
 #include <curl/curl.h>
 #include <jansson.h>
 #include <string.h>
@@ -31,6 +32,12 @@ static void apply(void *arg, const char *data)
     const char *type = json_string_value(json_object_get(v, "type"));
     if (type != NULL && strcmp(type, "reset") == 0) {
         tn_client_events_renew_all(c);
+        json_decref(v);
+        return;
+    }
+    const char *sid = json_string_value(json_object_get(v, "session_id"));
+    if (type != NULL && sid != NULL && strncmp(type, "session_", 8) == 0) {
+        tn_client_events_apply_session(c, type, sid);
         json_decref(v);
         return;
     }
