@@ -20,3 +20,10 @@ if(TARGET tn_client)
     add_executable(tn-ev-loss ${CMAKE_CURRENT_SOURCE_DIR}/client/ev_loss.c)
     target_link_libraries(tn-ev-loss PRIVATE tenure_kafka_static)
 endif()
+
+# tn-keep-many: how many leases (or leases of one session) one client keeps
+# alive (bench/keepalive.sh).
+if(TARGET tn_client)
+    add_executable(tn-keep-many ${CMAKE_CURRENT_SOURCE_DIR}/client/keep_many.c)
+    target_link_libraries(tn-keep-many PRIVATE tenure_static)
+endif()
