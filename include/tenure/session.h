@@ -190,6 +190,13 @@ TN_EXTERN int tn_session_release_leases(struct tn_session *s,
                                         size_t n, int *rc_out,
                                         struct tn_errmsg *em);
 
+/* A handle for the lease (name, token) granted under s elsewhere (another
+ * process, `tenure claim`), to release it with tn_session_release_leases
+ * (it has no lease secret: tn_client_release cannot).  Its safe time is
+ * the session's.  Returns 0, TN_EINVAL or TN_ENOMEM.  Thread-safe. */
+TN_EXTERN int tn_session_lease_adopt(struct tn_session *s, const char *name,
+                                     uint64_t token, struct tn_lease **out);
+
 /* Accessors.  Strings are borrowed until tn_session_free.  Thread-safe. */
 TN_EXTERN const char *tn_session_id(const struct tn_session *s);
 TN_EXTERN const char *tn_session_owner_id(const struct tn_session *s);

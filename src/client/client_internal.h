@@ -283,6 +283,17 @@ struct tn_client {
 
 /* events.c: the optional event follower (opts.watch_events). */
 int tn_client_events_start_locked(struct tn_client *c);
+/* events.c: follow GET /v1/events + query through c's URLs (reconnecting
+ * with Last-Event-ID) and hand each event's data to on_data, until *stop
+ * (checked between reads).  Blocks the calling thread. */
+struct tn_client_sse {
+    struct tn_client *c; /* URLs, TLS, bearer token */
+    const char *query;   /* "" or "?prefix=..." (escaped) */
+    void (*on_data)(void *ud, const char *data); /* one event's JSON */
+    void *ud;                                    /* its argument */
+    const atomic_bool *stop;                     /* ends the stream when true */
+};
+void tn_client_sse_run(const struct tn_client_sse *f);
 /* kept.c: an event (type, name, token) from any follower: mark the kept
  * leases (and leases of kept sessions) it ends lost.  Any thread but the
  * keepalive's lock holder. */

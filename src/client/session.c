@@ -120,6 +120,25 @@ int tn_session_adopt(struct tn_client *c, const char *session_id,
     return *out != NULL ? TN_OK : TN_ENOMEM;
 }
 
+int tn_session_lease_adopt(struct tn_session *s, const char *name,
+                           uint64_t token, struct tn_lease **out)
+{
+    *out = NULL;
+    struct tn_client *c = s->client;
+    if (tn_client_valid_name(name, NULL) < 0)
+        return TN_EINVAL;
+    struct tn_lease *l = tn_client_lease_new(c, name, "", "");
+    if (l == NULL)
+        return TN_ENOMEM;
+    l->token = token;
+    (void)pthread_mutex_lock(&c->mu);
+    l->ttl_ms = s->ttl_ms;
+    tn_session_list_locked(s, l);
+    (void)pthread_mutex_unlock(&c->mu);
+    *out = l;
+    return TN_OK;
+}
+
 char *tn_session_renew_body(const struct tn_session *s, int64_t ttl_ms)
 {
     json_t *o = json_pack("{s:s}", "session_secret", s->secret);

@@ -27,3 +27,12 @@ if(TARGET tn_client)
     add_executable(tn-keep-many ${CMAKE_CURRENT_SOURCE_DIR}/client/keep_many.c)
     target_link_libraries(tn-keep-many PRIVATE tenure_static)
 endif()
+
+# tn-share-worker: one worker of the fair-share recipe, writing through the
+# fence into a SQLite sink (t322).
+if(TARGET tn_client)
+    add_executable(tn-share-worker
+        ${CMAKE_CURRENT_SOURCE_DIR}/client/share_worker.c)
+    target_link_libraries(tn-share-worker PRIVATE tenure_static
+        PkgConfig::SQLITE)
+endif()
