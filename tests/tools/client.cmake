@@ -2,7 +2,8 @@
 # Client test helpers: tn-client-probe drives the keepalive for the t3xx
 # integration tests.
 if(TARGET tn_client)
-    add_executable(tn-client-probe ${CMAKE_CURRENT_SOURCE_DIR}/client/probe.c)
+    add_executable(tn-client-probe ${CMAKE_CURRENT_SOURCE_DIR}/client/probe.c
+        ${CMAKE_CURRENT_SOURCE_DIR}/client/probe_s.c)
     target_link_libraries(tn-client-probe PRIVATE tenure_static)
 endif()
 

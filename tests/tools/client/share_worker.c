@@ -2,16 +2,19 @@
 /* tn-share-worker: one worker of the fair-share recipe for the tests.
  *   tn-share-worker URL GROUP WORKER SHARDS TTL_MS SINK [--no-fence]
  * Joins GROUP with the shards GROUP:shard:000 .. SHARDS-1 (tn_share_*),
- * and every 100 ms writes one row per shard it holds into the SQLite file
+ * and every 200 ms writes one row per shard it holds into the SQLite file
  * SINK, through the fence (tenure_fence, one transaction per write) with
  * the shard's token, checking tn_lease_is_held right before.  Prints one
  * line per change, line-buffered:
  *   gained NAME token=T | lost NAME token=T why=W | count=N
  *   wrote NAME token=T | stale NAME token=T (the fence refused it)
- * Frozen (SIGSTOP) and resumed (SIGCONT), it first writes once more every
- * shard of its last round without checking anything, as a write that was
- * under way when the process froze would land: "zombie NAME token=T" then
- * wrote or stale.  Those writes also go, unfenced, into plain_writes: the
+ * SIGUSR1 makes it stop itself (SIGSTOP) between two writes, so that it
+ * never freezes inside a transaction of the shared sink (which would
+ * stall every other writer's: a property of one SQLite file, not of the
+ * fence).  Resumed (SIGCONT), it first writes once more every shard of its
+ * last round without checking anything, as a write that was under way
+ * when the process froze would land: "zombie NAME token=T", then wrote or
+ * stale.  Those writes also go, unfenced, into plain_writes: the
  * negative control of what would land without the fence.  --no-fence
  * writes without the fence (to see the test go red).  SIGTERM leaves the
  * group (tn_share_stop) and exits 0.  A test helper only. */
@@ -42,6 +45,7 @@ static struct held held[MAX_SHARDS]; /* under mu; l == NULL: free slot */
 static struct held last[MAX_SHARDS]; /* the writer's last round */
 static size_t n_last;
 static atomic_bool resumed;
+static atomic_bool freeze;
 static atomic_bool quit;
 static bool no_fence;
 static const char *worker;
@@ -50,6 +54,12 @@ static void on_cont(int sig)
 {
     (void)sig;
     atomic_store(&resumed, true);
+}
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    atomic_store(&freeze, true);
 }
 
 static void on_term(int sig)
@@ -167,7 +177,10 @@ static sqlite3 *open_sink(const char *path)
     if (sqlite3_open(path, &db) != SQLITE_OK)
         return NULL;
     (void)sqlite3_busy_timeout(db, 10000);
+    /* Many small transactions from several workers: the WAL without a
+     * sync per commit (the sink's durability is not what is tested). */
     if (exec(db, "PRAGMA journal_mode=WAL") < 0 ||
+        exec(db, "PRAGMA synchronous=NORMAL") < 0 ||
         exec(db, "CREATE TABLE IF NOT EXISTS writes(shard TEXT, token "
                  "INTEGER, worker TEXT, zombie INTEGER)") < 0 ||
         exec(db, "CREATE TABLE IF NOT EXISTS plain_writes(shard TEXT, "
@@ -218,6 +231,8 @@ int main(int argc, char **argv)
     sigaction(SIGCONT, &sa, NULL);
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
     sqlite3 *db = open_sink(argv[6]);
     struct tn_client_options o;
     tn_client_options_init(&o);
@@ -232,10 +247,15 @@ int main(int argc, char **argv)
     if (sh == NULL)
         return 2;
     while (!atomic_load(&quit)) {
+        if (atomic_exchange(&freeze, false)) {
+            printf("frozen\n");
+            atomic_store(&resumed, false);
+            raise(SIGSTOP); /* every thread, until SIGCONT */
+        }
         if (atomic_exchange(&resumed, false))
             zombie_round(db);
         write_round(db);
-        struct timespec ts = {0, 100 * 1000000L};
+        struct timespec ts = {0, 200 * 1000000L};
         nanosleep(&ts, NULL);
     }
     tn_share_stop(sh);
