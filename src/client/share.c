@@ -119,6 +119,10 @@ static int open_session(struct tn_share *sh)
 {
     struct tn_session_args a = {.owner_id = sh->owner, .ttl_ms = sh->ttl_ms};
     struct tn_errmsg em = {{0}};
+    /* Before the keepalive starts: its end may come at once. */
+    (void)pthread_mutex_lock(&sh->mu);
+    sh->session_over = false;
+    (void)pthread_mutex_unlock(&sh->mu);
     int rc = tn_session_open(sh->c, &a, &sh->s, &em);
     if (rc == 0)
         rc =
@@ -127,21 +131,26 @@ static int open_session(struct tn_share *sh)
         tn_session_free(sh->s);
         sh->s = NULL;
     }
-    (void)pthread_mutex_lock(&sh->mu);
-    sh->session_over = false;
-    (void)pthread_mutex_unlock(&sh->mu);
     set_error(sh, rc, &em);
     return rc;
 }
 
-/* The session ended (lost, ran out): every shard is lost with it; the
- * next turn opens a new one. */
+/* Let the session go: every shard still held is reported first (given
+ * back: RELEASED), then the session is ended (end_it: every shard is free
+ * at once) or left to run out, and its keepalive stopped.  The keepalive's
+ * callbacks name sh: the session's comes last, so once it ran none will
+ * run again, and only then may the share forget the session (and, at
+ * stop, be freed). */
 static void close_session(struct tn_share *sh, bool end_it)
 {
     tn_share_drop_all(sh, TN_LEASE_END_RELEASED);
     if (end_it)
         (void)tn_session_end(sh->s, NULL);
     tn_session_keepalive_stop(sh->s);
+    (void)pthread_mutex_lock(&sh->mu);
+    while (!sh->session_over)
+        (void)pthread_cond_wait(&sh->cond, &sh->mu);
+    (void)pthread_mutex_unlock(&sh->mu);
     tn_session_free(sh->s);
     sh->s = NULL;
 }
