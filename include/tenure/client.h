@@ -38,7 +38,7 @@ struct tn_lease;  /* opaque: one grant held by this process */
 #define TN_CLIENT_NAME_MAX 256  /* bytes of a lease name */
 #define TN_CLIENT_OWNER_MAX 128 /* bytes of an owner_id */
 
-#define TN_CLIENT_KEEPALIVE_CONNECTIONS 8      /* default */
+#define TN_CLIENT_KEEPALIVE_CONNECTIONS 32     /* default */
 #define TN_CLIENT_KEEPALIVE_CONNECTIONS_MAX 64 /* most allowed */
 
 /* Optional log hook: one line per notable event of the keepalive thread
