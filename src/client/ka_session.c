@@ -210,7 +210,9 @@ static void unkeep_locked(struct tn_client *c, struct tn_session *s)
 bool tn_ka_sessions_report_locked(struct tn_client *c, int64_t now_ms)
 {
     for (struct tn_session *s = c->sessions; s != NULL; s = s->knext) {
-        struct report r = {s, session_end(c, s, now_ms, &r.rc), 0};
+        int rc = 0;
+        enum tn_lease_end why = session_end(c, s, now_ms, &rc);
+        struct report r = {s, why, rc};
         if (r.why == 0 && !s->dirty)
             continue;
         s->dirty = false;

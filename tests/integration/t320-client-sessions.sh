@@ -14,10 +14,11 @@ tn_start_server
 need_sessions
 TTL=1000
 
-check_end() { # FILE REASON: the end line says REASON, once, for all five
+check_end() { # FILE REASON RC: the end line says REASON, once, for all five
     local end
     end=$(grep '^end ' "$1") || fail "no end line: $(cat "$1")"
     [ "$(kv "$end" reason)" = "$2" ] || fail "reason: $end"
+    [ "$(kv "$end" rc)" = "$3" ] || fail "rc: $end"
     [ "$(kv "$end" calls)" = 1 ] || fail "the session's callback must run once: $end"
     [ "$(kv "$end" lease_calls)" = 5 ] || fail "each of 5 leases once: $end"
     [ "$(kv "$end" leases_before)" = 5 ] || fail "leases before the session: $end"
@@ -35,7 +36,7 @@ kill -STOP "$SERVER_PID"
 wait_grep "$T/frozen" '^end ' 1 10 || { kill -CONT "$SERVER_PID"; fail "no loss: $(cat "$T/frozen")"; }
 kill -CONT "$SERVER_PID"
 wait_exit "$P" 10 || fail "probe did not finish"
-check_end "$T/frozen" expired
+check_end "$T/frozen" expired TN_EEXPIRED
 end=$(grep '^end ' "$T/frozen")
 cb_at=$(kv "$end" cb_at)
 last_held=$(kv "$end" last_held_at)
@@ -52,13 +53,13 @@ sid=$(sed -n 's/^session id=\([0-9a-f]*\) .*/\1/p' "$T/forced")
 req DELETE "/v1/sessions/$sid?force=true"
 expect_code 204 "force end"
 wait_exit "$P" 10 || fail "probe did not finish: $(cat "$T/forced")"
-check_end "$T/forced" lost
+check_end "$T/forced" lost TN_ELOST
 req GET /v1/leases/forced:0
 expect_code 404 "a lease of the force-ended session"
 
 # 3. Held to the end, then ended by its holder.
 "$PROBE" session "$URL" ended: $TTL 2500 5 >"$T/ended" 2>&1 || fail "probe: $(cat "$T/ended")"
-check_end "$T/ended" released
+check_end "$T/ended" released TN_OK
 [ "$(grep -c 'renewed session' "$T/ended")" -ge 5 ] || fail "fewer renews than a 2.5 s hold needs: $(cat "$T/ended")"
 req GET /v1/leases/ended:4
 expect_code 404 "a lease of the ended session"

@@ -87,6 +87,8 @@ struct seen {
     atomic_int lease_reason;  /* reason of the last */
     atomic_int session_calls; /* session callbacks */
     atomic_int session_reason;
+    atomic_int session_rc;    /* rc of the session's */
+    atomic_int lease_rc;      /* rc of the last lease callback */
     atomic_int leases_before; /* lease callbacks seen when the session's
                                  ran */
     atomic_int held_in_cb;    /* leases that read held inside their cb */
@@ -95,11 +97,11 @@ struct seen {
 static void on_lease(struct tn_lease *l, enum tn_lease_end why, int rc,
                      void *ud)
 {
-    (void)rc;
     struct seen *s = ud;
     if (tn_lease_is_held(l))
         atomic_fetch_add(&s->held_in_cb, 1);
     atomic_store(&s->lease_reason, (int)why);
+    atomic_store(&s->lease_rc, rc);
     atomic_fetch_add(&s->lease_calls, 1);
 }
 
@@ -107,10 +109,10 @@ static void on_session(struct tn_session *ss, enum tn_lease_end why, int rc,
                        void *ud)
 {
     (void)ss;
-    (void)rc;
     struct seen *s = ud;
     atomic_store(&s->leases_before, atomic_load(&s->lease_calls));
     atomic_store(&s->session_reason, (int)why);
+    atomic_store(&s->session_rc, rc);
     atomic_fetch_add(&s->session_calls, 1);
 }
 
@@ -236,8 +238,10 @@ static void test_session__loss_reported_once_per_lease_then_session(void **st)
     atomic_store(&g.sc.renew, RENEW_LOST);
     assert_true(fx_wait_for(&g.seen.session_calls, 1));
     assert_int_equal(atomic_load(&g.seen.session_reason), TN_LEASE_END_LOST);
+    assert_int_equal(atomic_load(&g.seen.session_rc), TN_ELOST);
     assert_int_equal(atomic_load(&g.seen.leases_before), 2);
     assert_int_equal(atomic_load(&g.seen.lease_reason), TN_LEASE_END_LOST);
+    assert_int_equal(atomic_load(&g.seen.lease_rc), TN_ELOST);
     assert_int_equal(atomic_load(&g.seen.held_in_cb), 0);
     assert_false(tn_lease_is_held(res->items[1].lease));
     assert_false(tn_session_is_live(g.s));
@@ -290,6 +294,7 @@ static void test_session__release_alone_then_end(void **st)
     assert_true(fx_wait_for(&g.seen.session_calls, 1));
     assert_int_equal(atomic_load(&g.seen.session_reason),
                      TN_LEASE_END_RELEASED);
+    assert_int_equal(atomic_load(&g.seen.session_rc), 0);
     assert_int_equal(atomic_load(&g.seen.lease_calls), 2);
     assert_false(tn_lease_is_held(res->items[1].lease));
     int renews = atomic_load(&g.sc.renews);
