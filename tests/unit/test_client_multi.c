@@ -206,6 +206,48 @@ static void test_multi__session_renews_while_lease_renews_hang(void **st)
     fx_stop(&fx);
 }
 
+static void answer_503(struct fx *fx, const struct fx_req *r,
+                       struct fx_answer *out)
+{
+    (void)fx;
+    (void)r;
+    out->status = 503;
+    out->body = "{\"error\":\"unavailable\"}";
+}
+
+/* The keepalive's requests move on as the callers' do: past a URL that
+ * refuses connections and past one that answers 503. */
+static void test_multi__renews_move_to_the_next_url(void **st)
+{
+    (void)st;
+    struct script sc = {0};
+    struct fx down;
+    struct fx up;
+    fx_start(&down, answer_503, NULL);
+    fx_start(&up, answer, &sc);
+    struct tn_client_options o;
+    tn_client_options_init(&o);
+    o.urls[0] = "http://127.0.0.1:1"; /* refused */
+    o.urls[1] = down.url;
+    o.urls[2] = up.url;
+    o.n_urls = 3;
+    o.owner_id = "u";
+    o.safety_margin_ms = 0;
+    o.connect_timeout_ms = 200;
+    struct tn_client *c = NULL;
+    assert_int_equal(tn_client_new(&o, &c, NULL), 0);
+    struct seen seen = {0};
+    struct tn_lease *k = kept_now(c, "k", &seen);
+    assert_true(fx_wait_for(&sc.k_renews, 3));
+    assert_true(atomic_load(&down.requests) >= 1);
+    assert_true(tn_lease_is_held(k));
+    assert_int_equal(atomic_load(&seen.calls), 0);
+    tn_lease_free(k);
+    tn_client_free(c);
+    fx_stop(&down);
+    fx_stop(&up);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_multi__one_connection_renews_one_at_a_time),
         cmocka_unit_test(test_multi__hung_renew_delays_no_other),
         cmocka_unit_test(test_multi__session_renews_while_lease_renews_hang),
+        cmocka_unit_test(test_multi__renews_move_to_the_next_url),
     };
     return TN_RUN_TESTS(tests, NULL, NULL);
 }
