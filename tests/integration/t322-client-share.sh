@@ -14,6 +14,7 @@
 # 5. it rejoins with a new session and the group balances again; stopped,
 #    every worker's session ends and every shard is free.
 # TN_SHARE_FENCE=off runs the workers without the fence: step 4 must fail.
+# SHARDS=1000 (default 13) is `make demo-shards`, which shows each step.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-client.sh"
 WORKER=$TN_BIN/tn-share-worker
@@ -21,8 +22,9 @@ WORKER=$TN_BIN/tn-share-worker
 tn_start_server
 need_sessions
 G=grp$$
-N=13
+N=${SHARDS:-13}
 TTL=1500
+say() { printf '=== %s\n' "$*"; }
 SINK=$T/sink.db
 FENCE=()
 [ "${TN_SHARE_FENCE:-on}" = off ] && FENCE=(--no-fence)
@@ -40,15 +42,26 @@ shares() {
         sed -n 's/.*"leases":\([0-9]*\).*/\1/p' | sort -n | tr '\n' ' ' | sed 's/ $//'
 }
 
-# wait_shares WANT SECONDS: until the group's shares read WANT.
+# fair K: the shares of K workers over N shards, sorted ("4 4 5").
+fair() {
+    local i out=""
+    for i in $(seq 1 "$1"); do
+        out="$out $((N / $1 + (i > $1 - N % $1 ? 1 : 0)))"
+    done
+    echo "${out# }"
+}
+
+# wait_shares K SECONDS: until the group is K live sessions holding their
+# fair shares.
 wait_shares() {
-    local i got=""
+    local i got="" want
+    want=$(fair "$1")
     for i in $(seq 1 $(($2 * 10))); do
         got=$(shares)
-        [ "$got" = "$1" ] && return 0
+        [ "$got" = "$want" ] && { say "shares of $1 workers: $got"; return 0; }
         sleep 0.1
     done
-    fail "shares never became '$1' (last '$got'): $(tail -3 "$T"/w*.out)"
+    fail "shares never became '$want' (last '$got'): $(tail -3 "$T"/w*.out)"
 }
 
 # held_by WORKER: "NAME TOKEN" of each shard the worker holds by its own
@@ -59,14 +72,17 @@ held_by() {
 }
 
 # 1. Three workers.
+say "three workers join group $G over $N shards"
 for w in w1 w2 w3; do start_worker "$w"; done
-wait_shares "4 4 5" 30
+wait_shares 3 30
 # 2. A fourth, late.
+say "a fourth worker joins late"
 start_worker w4
-wait_shares "3 3 3 4" 30
-[ "$(held_by w4 | wc -l)" -ge 3 ] || fail "w4 holds $(held_by w4 | wc -l) shards"
+wait_shares 4 30
+[ "$(held_by w4 | wc -l)" -ge $((N / 4)) ] || fail "w4 holds $(held_by w4 | wc -l) shards"
 
 # 3. w2 freezes past its TTL.
+say "w2 freezes (SIGSTOP) past its session's TTL of $TTL ms"
 kill -USR1 "${WPID[w2]}"
 wait_grep "$T/w2.out" '^frozen' 1 10 || fail "w2 did not freeze"
 grep -q '^T' <(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/${WPID[w2]}/status") ||
@@ -74,7 +90,7 @@ grep -q '^T' <(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/${WPID[w2]}/sta
 held_by w2 >"$T/w2.held" # what it held when it froze
 [ -s "$T/w2.held" ] || fail "w2 held nothing when it froze"
 # Three live sessions again (w2's expired), and they hold everything.
-wait_shares "4 4 5" 30
+wait_shares 3 30
 while read -r name tok; do
     for i in $(seq 1 100); do
         BODY=$("$TENURE" --server "$URL" --json get "$name" 2>/dev/null) && break
@@ -91,7 +107,9 @@ while read -r name tok; do
     [ "$hw" -ge "$now" ] || fail "no write of $name with token $now"
 done <"$T/w2.held"
 
+say "its $(wc -l <"$T/w2.held") shards went to the others, each with a higher token"
 # 4. w2 wakes up and finishes the writes it was making when it froze.
+say "w2 wakes up (SIGCONT) and writes with its old tokens"
 kill -CONT "${WPID[w2]}"
 wait_grep "$T/w2.out" '^zombie ' 1 10 || fail "w2 made no zombie write: $(cat "$T/w2.out")"
 for i in $(seq 1 50); do # each zombie write is answered (wrote or stale)
@@ -108,14 +126,15 @@ grep '^zombie ' "$T/w2.out" | while read -r _ name tok; do
 done
 admitted=$(sqlite3 "$SINK" "SELECT COUNT(*) FROM writes WHERE zombie = 1")
 [ "$admitted" = 0 ] || fail "the sink admitted $admitted stale writes of the frozen worker: $(sqlite3 "$SINK" 'SELECT * FROM writes WHERE zombie = 1')"
+say "the fence refused all $n_zombie of them (unfenced, $control would have landed)"
 down=$(sqlite3 "$SINK" "SELECT COUNT(*) FROM writes a JOIN writes b ON a.shard = b.shard AND b.rowid > a.rowid AND b.token < a.token")
 [ "$down" = 0 ] || fail "$down admitted writes went below a token already admitted"
 
 # 5. w2 rejoins with a new session and higher tokens; then everyone leaves.
-wait_shares "3 3 3 4" 30
+wait_shares 4 30
 kill -TERM "${WPID[w1]}" "${WPID[w2]}" "${WPID[w3]}" "${WPID[w4]}"
 for w in w1 w2 w3 w4; do wait_exit "${WPID[$w]}" 15 || fail "$w did not stop"; done
 [ "$(shares)" = "" ] || fail "sessions left after every worker stopped: $(shares)"
 left=$("$TENURE" --server "$URL" --json list --prefix "$G:" | wc -l)
 [ "$left" = 0 ] || fail "$left shards still held after every worker stopped"
-pass "fair share over $N shards: 4/4/5, a late joiner 3/3/3/4, a frozen worker's shards moved with higher tokens and its $n_zombie stale writes refused by the fence ($control landed unfenced), balanced again"
+pass "fair share over $N shards: $(fair 3), a late joiner $(fair 4), a frozen worker's shards moved with higher tokens and its $n_zombie stale writes refused by the fence ($control landed unfenced), balanced again"

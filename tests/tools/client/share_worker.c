@@ -3,8 +3,8 @@
  *   tn-share-worker URL GROUP WORKER SHARDS TTL_MS SINK [--no-fence]
  * Joins GROUP with the shards GROUP:shard:000 .. SHARDS-1 (tn_share_*),
  * and every 200 ms writes one row per shard it holds into the SQLite file
- * SINK, through the fence (tenure_fence, one transaction per write) with
- * the shard's token, checking tn_lease_is_held right before.  Prints one
+ * SINK, through the fence (tenure_fence) with the shard's token, all in
+ * one transaction, checking tn_lease_is_held right before.  Prints one
  * line per change, line-buffered:
  *   gained NAME token=T | lost NAME token=T why=W | count=N
  *   wrote NAME token=T | stale NAME token=T (the fence refused it)
@@ -32,7 +32,7 @@
 #include <tenure/fence_sqlite.h>
 #include <tenure/share.h>
 
-#define MAX_SHARDS 1000
+#define MAX_SHARDS 2000
 
 struct held {
     char name[128];     /* shard */
@@ -120,13 +120,14 @@ static int exec(sqlite3 *db, const char *sql)
     return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
-/* One write of (name, token): through the fence (or not), and, for a
- * zombie write, also into plain_writes.  Prints wrote or stale. */
+/* One write of (name, token) inside the round's transaction: through the
+ * fence (or not), and, for a zombie write, also into plain_writes.  Prints
+ * wrote or stale. */
 static void write_one(sqlite3 *db, const struct held *h, bool zombie)
 {
     char sql[512];
-    int rc = exec(db, "BEGIN IMMEDIATE");
-    if (rc == 0 && !no_fence)
+    int rc = 0;
+    if (!no_fence)
         rc = tn_fence_sqlite_advance(db, h->name, strlen(h->name), h->token,
                                      NULL, NULL);
     if (rc == 0) {
@@ -143,12 +144,26 @@ static void write_one(sqlite3 *db, const struct held *h, bool zombie)
                          h->name, (long long)h->token, worker);
         (void)exec(db, sql);
     }
-    (void)exec(db, rc == 0 || rc == TN_ESTALE ? "COMMIT" : "ROLLBACK");
     printf("%s %s token=%" PRIu64 "\n", rc == 0 ? "wrote" : "stale", h->name,
            h->token);
 }
 
-/* A normal round: every shard held, checked right before its write. */
+/* The writes of a[0..n) in one transaction of the sink (each shard
+ * fenced on its own: a stale one is refused, the others land). */
+static void write_all(sqlite3 *db, const struct held *a, size_t n, bool zombie)
+{
+    if (n == 0 || exec(db, "BEGIN IMMEDIATE") < 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (zombie)
+            printf("zombie %s token=%" PRIu64 "\n", a[i].name, a[i].token);
+        write_one(db, &a[i], zombie);
+    }
+    if (exec(db, "COMMIT") < 0)
+        (void)exec(db, "ROLLBACK");
+}
+
+/* A normal round: every shard held, checked right before the round. */
 static void write_round(sqlite3 *db)
 {
     pthread_mutex_lock(&mu);
@@ -158,17 +173,13 @@ static void write_round(sqlite3 *db)
             last[n_last++] = held[k];
     }
     pthread_mutex_unlock(&mu);
-    for (size_t i = 0; i < n_last; i++)
-        write_one(db, &last[i], false);
+    write_all(db, last, n_last, false);
 }
 
 /* Resumed after a freeze: the writes that were under way land now. */
 static void zombie_round(sqlite3 *db)
 {
-    for (size_t i = 0; i < n_last; i++) {
-        printf("zombie %s token=%" PRIu64 "\n", last[i].name, last[i].token);
-        write_one(db, &last[i], true);
-    }
+    write_all(db, last, n_last, true);
 }
 
 static sqlite3 *open_sink(const char *path)
