@@ -44,30 +44,33 @@ struct tn_session_args {
 };
 
 /* Open a session (POST /v1/sessions).  Returns 0 and *out (free with
- * tn_session_free), or TN_EINVAL, TN_ECAPACITY (the server's
+ * tn_client_session_free), or TN_EINVAL, TN_ECAPACITY (the server's
  * --max-sessions), TN_ENOTIMPL (the server has no sessions), transport
  * errors as for tn_client_acquire.  Its safe time counts from the moment
  * the request was sent.  An open is not idempotent: if it is sent again
  * after a 503 and the first one was done, that first session is orphaned
  * and simply expires after its TTL with no lease in it.  Thread-safe. */
-TN_EXTERN int tn_session_open(struct tn_client *c,
-                              const struct tn_session_args *a,
-                              struct tn_session **out, struct tn_errmsg *em);
+TN_EXTERN int tn_client_session_open(struct tn_client *c,
+                                     const struct tn_session_args *a,
+                                     struct tn_session **out,
+                                     struct tn_errmsg *em);
 
 /* A handle for a session opened elsewhere (another process, the CLI), to
  * renew it, end it or claim under it.  Its safe time is 0 until a renew
  * succeeds.  Returns 0, TN_EINVAL or TN_ENOMEM.  Thread-safe. */
-TN_EXTERN int tn_session_adopt(struct tn_client *c, const char *session_id,
-                               const char *secret, struct tn_session **out);
+TN_EXTERN int tn_client_session_adopt(struct tn_client *c,
+                                      const char *session_id,
+                                      const char *secret,
+                                      struct tn_session **out);
 
 /* Renew s (PATCH /v1/sessions/{id}); ttl_ms 0 keeps its TTL.  0 (safe time
  * counts again from this renew's sending), TN_ELOST (the session ended:
  * it and every lease of it are lost for good), TN_EFORBIDDEN,
  * TN_EEXPIRED without sending anything when its safe time ran out,
- * TN_EINVAL after tn_session_end, transport errors (s stays as it was).
+ * TN_EINVAL after tn_client_session_end, transport errors (s stays as it was).
  * Thread-safe. */
-TN_EXTERN int tn_session_renew(struct tn_session *s, int64_t ttl_ms,
-                               struct tn_errmsg *em);
+TN_EXTERN int tn_client_session_renew(struct tn_session *s, int64_t ttl_ms,
+                                      struct tn_errmsg *em);
 
 /* End s and with it every lease of it (DELETE /v1/sessions/{id}).  From
  * this call on s is never renewed again and none of its leases is held,
@@ -75,7 +78,7 @@ TN_EXTERN int tn_session_renew(struct tn_session *s, int64_t ttl_ms,
  * TN_EFORBIDDEN, transport errors (the call may be repeated).  With the
  * keepalive running, each lease gets its callback with
  * TN_LEASE_END_RELEASED, then the session.  Thread-safe. */
-TN_EXTERN int tn_session_end(struct tn_session *s, struct tn_errmsg *em);
+TN_EXTERN int tn_client_session_end(struct tn_session *s, struct tn_errmsg *em);
 
 /* Force-end the session session_id (admin: DELETE ...?force=true): every
  * lease of it is revoked.  0, TN_ELOST (not live), TN_EFORBIDDEN.
@@ -87,10 +90,11 @@ TN_EXTERN int tn_client_session_force_end(struct tn_client *c,
 /* Drop the caller's reference to s; the keepalive keeps its own until its
  * callback has run.  Does not end the session on the server.  NULL is a
  * no-op.  Thread-safe. */
-TN_EXTERN void tn_session_free(struct tn_session *s);
+TN_EXTERN void tn_client_session_free(struct tn_session *s);
 
 /* Runs on the keepalive thread, with no lock held, once per successful
- * tn_session_keepalive_start, after the lease callbacks of its leases. */
+ * tn_client_session_keepalive_start, after the lease callbacks of its leases.
+ */
 typedef void (*tn_session_end_fn)(struct tn_session *s,
                                   enum tn_lease_end reason, int rc, void *ud);
 
@@ -100,20 +104,21 @@ typedef void (*tn_session_end_fn)(struct tn_session *s,
  * report, exactly once each: every lease of it still held, through
  * lease_cb (may be NULL) with the session's reason, then the session
  * through cb.  A lease of s that ends alone (tn_client_release,
- * tn_session_release_leases, or an event with watch_events) is reported
+ * tn_client_session_release, or an event with watch_events) is reported
  * through lease_cb when it ends.  Reasons and rc as for
  * tn_client_keepalive_start.  The session's renews never wait behind
  * lease renews.  Returns 0, TN_EINVAL (already kept, ended, or no safe
  * time), TN_EEXPIRED, TN_ENOMEM or TN_EIO; on error no callback runs.
  * Thread-safe. */
-TN_EXTERN int tn_session_keepalive_start(struct tn_session *s,
-                                         tn_session_end_fn cb,
-                                         tn_lease_end_fn lease_cb, void *ud);
+TN_EXTERN int tn_client_session_keepalive_start(struct tn_session *s,
+                                                tn_session_end_fn cb,
+                                                tn_lease_end_fn lease_cb,
+                                                void *ud);
 
 /* Stop keeping s alive without ending it; its leases' and its own
  * callbacks then run with TN_LEASE_END_STOPPED.  Does not wait.
  * Thread-safe. */
-TN_EXTERN void tn_session_keepalive_stop(struct tn_session *s);
+TN_EXTERN void tn_client_session_keepalive_stop(struct tn_session *s);
 
 /* Acquire one name under s (POST /v1/leases with the session): a->ttl_ms
  * must be 0 (the session's TTL applies); wait_ms, request_id,
@@ -122,11 +127,11 @@ TN_EXTERN void tn_session_keepalive_stop(struct tn_session *s);
  * session is not live.  Acquiring a name this session already holds
  * answers that grant again (the same token); the same handle is then
  * returned with a new reference.  Thread-safe. */
-TN_EXTERN int tn_session_acquire(struct tn_session *s,
-                                 const struct tn_acquire_args *a,
-                                 struct tn_lease **out,
-                                 struct tn_lease_info *holder_out,
-                                 struct tn_errmsg *em);
+TN_EXTERN int tn_client_session_acquire(struct tn_session *s,
+                                        const struct tn_acquire_args *a,
+                                        struct tn_lease **out,
+                                        struct tn_lease_info *holder_out,
+                                        struct tn_errmsg *em);
 
 /* What became of one name of a claim. */
 enum tn_claim_status {
@@ -169,10 +174,10 @@ struct tn_claim_args {
  * (the whole batch was refused), TN_ETOOBIG, transport errors.  A claim
  * may be sent again (after a 503 or a timeout): names the session already
  * holds answer the same grant.  Thread-safe. */
-TN_EXTERN int tn_session_claim(struct tn_session *s,
-                               const struct tn_claim_args *a,
-                               struct tn_claim_result **out,
-                               struct tn_errmsg *em);
+TN_EXTERN int tn_client_session_claim(struct tn_session *s,
+                                      const struct tn_claim_args *a,
+                                      struct tn_claim_result **out,
+                                      struct tn_errmsg *em);
 
 /* Free r and every lease still in its items.  NULL is a no-op. */
 TN_EXTERN void tn_claim_result_free(struct tn_claim_result *r);
@@ -185,32 +190,34 @@ TN_EXTERN void tn_claim_result_free(struct tn_claim_result *r);
  * (the session is not live), TN_EFORBIDDEN, transport errors (rc_out
  * then untouched; the call may be repeated, and a lease released by the
  * first attempt then reads TN_ELOST).  Thread-safe. */
-TN_EXTERN int tn_session_release_leases(struct tn_session *s,
+TN_EXTERN int tn_client_session_release(struct tn_session *s,
                                         struct tn_lease *const *leases,
                                         size_t n, int *rc_out,
                                         struct tn_errmsg *em);
 
 /* A handle for the lease (name, token) granted under s elsewhere (another
- * process, `tenure claim`), to release it with tn_session_release_leases
+ * process, `tenure claim`), to release it with tn_client_session_release
  * (it has no lease secret: tn_client_release cannot).  Its safe time is
  * the session's.  Returns 0, TN_EINVAL or TN_ENOMEM.  Thread-safe. */
-TN_EXTERN int tn_session_lease_adopt(struct tn_session *s, const char *name,
-                                     uint64_t token, struct tn_lease **out);
+TN_EXTERN int tn_client_session_lease_adopt(struct tn_session *s,
+                                            const char *name, uint64_t token,
+                                            struct tn_lease **out);
 
-/* Accessors.  Strings are borrowed until tn_session_free.  Thread-safe. */
-TN_EXTERN const char *tn_session_id(const struct tn_session *s);
-TN_EXTERN const char *tn_session_owner_id(const struct tn_session *s);
+/* Accessors.  Strings are borrowed until tn_client_session_free.  Thread-safe.
+ */
+TN_EXTERN const char *tn_client_session_id(const struct tn_session *s);
+TN_EXTERN const char *tn_client_session_owner_id(const struct tn_session *s);
 /* The session's credential (hex).  Handle with care. */
-TN_EXTERN const char *tn_session_secret(const struct tn_session *s);
-TN_EXTERN int64_t tn_session_ttl_ms(struct tn_session *s);
+TN_EXTERN const char *tn_client_session_secret(const struct tn_session *s);
+TN_EXTERN int64_t tn_client_session_ttl_ms(struct tn_session *s);
 /* As tn_lease_safe_for_ms, for the session: every lease of it reads the
  * same (0 when it was released alone).  Thread-safe. */
-TN_EXTERN int64_t tn_session_safe_for_ms(struct tn_session *s);
-/* tn_session_safe_for_ms(s) > 0. */
-TN_EXTERN bool tn_session_is_live(struct tn_session *s);
+TN_EXTERN int64_t tn_client_session_safe_for_ms(struct tn_session *s);
+/* tn_client_session_safe_for_ms(s) > 0. */
+TN_EXTERN bool tn_client_session_is_live(struct tn_session *s);
 /* Leases of s this process holds through it (not released alone, not
  * ended with it). */
-TN_EXTERN size_t tn_session_lease_count(struct tn_session *s);
+TN_EXTERN size_t tn_client_session_lease_count(struct tn_session *s);
 /* The session l was granted under, or NULL for a lease of its own. */
 TN_EXTERN struct tn_session *tn_lease_session(const struct tn_lease *l);
 
@@ -244,13 +251,13 @@ struct tn_session_list_args {
 };
 
 /* List one page of live sessions.  0 and *out (free with
- * tn_session_list_free) or an error.  Thread-safe. */
+ * tn_client_session_list_free) or an error.  Thread-safe. */
 TN_EXTERN int tn_client_session_list(struct tn_client *c,
                                      const struct tn_session_list_args *a,
                                      struct tn_session_list **out,
                                      struct tn_errmsg *em);
 /* NULL is a no-op. */
-TN_EXTERN void tn_session_list_free(struct tn_session_list *list);
+TN_EXTERN void tn_client_session_list_free(struct tn_session_list *list);
 
 #ifdef __cplusplus
 }

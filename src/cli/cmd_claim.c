@@ -122,9 +122,9 @@ int tn_cmd_claim(struct tn_cli *cli, int argc, char **argv)
     struct tn_session *s = NULL;
     struct tn_claim_result *res = NULL;
     struct tn_errmsg em = {{0}};
-    int rc = tn_session_adopt(c, a.session, a.secret, &s);
+    int rc = tn_client_session_adopt(c, a.session, a.secret, &s);
     if (rc == 0)
-        rc = tn_session_claim(s, &a.args, &res, &em);
+        rc = tn_client_session_claim(s, &a.args, &res, &em);
     if (rc < 0) {
         ex = tn_cli_fail(cli, "claim", rc, &em);
     } else {
@@ -133,7 +133,7 @@ int tn_cmd_claim(struct tn_cli *cli, int argc, char **argv)
         ex = res->n_granted == res->count ? TN_CLI_OK : TN_CLI_HELD;
     }
     tn_claim_result_free(res);
-    tn_session_free(s);
+    tn_client_session_free(s);
     tn_client_free(c);
     return ex;
 }

@@ -119,7 +119,7 @@ static int adopt_all(struct tn_cli *cli, struct tn_session *s, char **ops,
             return tn_cli_usage(cli, "release", msg);
         }
         *eq = '\0';
-        int rc = tn_session_lease_adopt(s, ops[i], token, &out[i]);
+        int rc = tn_client_session_lease_adopt(s, ops[i], token, &out[i]);
         if (rc < 0)
             return tn_cli_fail(cli, "release", rc, NULL);
     }
@@ -150,12 +150,12 @@ static int release_batch(struct tn_cli *cli, struct tn_client *c,
     struct tn_errmsg em = {{0}};
     int rc = l != NULL && rcs != NULL ? 0 : TN_ENOMEM;
     if (rc == 0)
-        rc = tn_session_adopt(c, b->session, b->secret, &s);
+        rc = tn_client_session_adopt(c, b->session, b->secret, &s);
     int ex = rc < 0 ? tn_cli_fail(cli, "release", rc, NULL) : 0;
     if (ex == 0)
         ex = adopt_all(cli, s, ops, n, l);
     if (ex == 0)
-        rc = tn_session_release_leases(s, l, n, rcs, &em);
+        rc = tn_client_session_release(s, l, n, rcs, &em);
     if (ex == 0 && rc < 0)
         ex = tn_cli_fail(cli, "release", rc, &em);
     if (ex == 0) {
@@ -165,7 +165,7 @@ static int release_batch(struct tn_cli *cli, struct tn_client *c,
     }
     for (size_t i = 0; l != NULL && i < n; i++)
         tn_lease_free(l[i]);
-    tn_session_free(s);
+    tn_client_session_free(s);
     free(l);
     free(rcs);
     return ex;

@@ -141,16 +141,17 @@ static void print_open(const struct tn_cli *cli, struct tn_session *s)
 {
     if (cli->json) {
         tn_cli_print_json(json_pack(
-            "{s:s,s:s,s:s,s:I,s:I}", "session_id", tn_session_id(s), "owner_id",
-            tn_session_owner_id(s), "session_secret", tn_session_secret(s),
-            "ttl_ms", (json_int_t)tn_session_ttl_ms(s), "safe_for_ms",
-            (json_int_t)tn_session_safe_for_ms(s)));
+            "{s:s,s:s,s:s,s:I,s:I}", "session_id", tn_client_session_id(s),
+            "owner_id", tn_client_session_owner_id(s), "session_secret",
+            tn_client_session_secret(s), "ttl_ms",
+            (json_int_t)tn_client_session_ttl_ms(s), "safe_for_ms",
+            (json_int_t)tn_client_session_safe_for_ms(s)));
         return;
     }
     (void)printf("session_id: %s\nowner:      %s\nttl_ms:     %" PRId64
                  "\nsecret:     %s\n",
-                 tn_session_id(s), tn_session_owner_id(s), tn_session_ttl_ms(s),
-                 tn_session_secret(s));
+                 tn_client_session_id(s), tn_client_session_owner_id(s),
+                 tn_client_session_ttl_ms(s), tn_client_session_secret(s));
 }
 
 static int do_open(struct tn_cli *cli, struct tn_client *c,
@@ -159,11 +160,11 @@ static int do_open(struct tn_cli *cli, struct tn_client *c,
     struct tn_session_args sa = {.owner_id = a->owner, .ttl_ms = a->ttl_ms};
     struct tn_session *s = NULL;
     struct tn_errmsg em = {{0}};
-    int rc = tn_session_open(c, &sa, &s, &em);
+    int rc = tn_client_session_open(c, &sa, &s, &em);
     if (rc < 0)
         return tn_cli_fail(cli, "session open", rc, &em);
     print_open(cli, s);
-    tn_session_free(s);
+    tn_client_session_free(s);
     return TN_CLI_OK;
 }
 
@@ -178,11 +179,11 @@ static int do_cred(struct tn_cli *cli, struct tn_client *c,
             return tn_cli_fail(cli, "session end", rc, &em);
     } else {
         struct tn_session *s = NULL;
-        int rc = tn_session_adopt(c, a->id, a->secret, &s);
+        int rc = tn_client_session_adopt(c, a->id, a->secret, &s);
         if (rc == 0)
-            rc = renew ? tn_session_renew(s, a->ttl_ms, &em)
-                       : tn_session_end(s, &em);
-        tn_session_free(s);
+            rc = renew ? tn_client_session_renew(s, a->ttl_ms, &em)
+                       : tn_client_session_end(s, &em);
+        tn_client_session_free(s);
         if (rc < 0)
             return tn_cli_fail(cli, renew ? "session renew" : "session end", rc,
                                &em);
@@ -265,7 +266,7 @@ static int do_list(struct tn_cli *cli, struct tn_client *c,
         bool more = page->has_next;
         if (more)
             (void)snprintf(after, sizeof(after), "%s", page->next);
-        tn_session_list_free(page);
+        tn_client_session_list_free(page);
         if (!more)
             return TN_CLI_OK;
         if (a->list.limit > 0) {

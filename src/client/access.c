@@ -77,22 +77,22 @@ const char *tn_lease_end_name(enum tn_lease_end reason)
     }
 }
 
-const char *tn_session_id(const struct tn_session *s)
+const char *tn_client_session_id(const struct tn_session *s)
 {
     return s->id;
 }
 
-const char *tn_session_owner_id(const struct tn_session *s)
+const char *tn_client_session_owner_id(const struct tn_session *s)
 {
     return s->owner_id;
 }
 
-const char *tn_session_secret(const struct tn_session *s)
+const char *tn_client_session_secret(const struct tn_session *s)
 {
     return s->secret;
 }
 
-int64_t tn_session_ttl_ms(struct tn_session *s)
+int64_t tn_client_session_ttl_ms(struct tn_session *s)
 {
     struct tn_client *c = s->client;
     (void)pthread_mutex_lock(&c->mu);
@@ -101,26 +101,26 @@ int64_t tn_session_ttl_ms(struct tn_session *s)
     return v;
 }
 
-int64_t tn_session_safe_for_ms(struct tn_session *s)
+int64_t tn_client_session_safe_for_ms(struct tn_session *s)
 {
     struct tn_client *c = s->client;
     (void)pthread_mutex_lock(&c->mu);
-    int64_t v = tn_session_safe_at_locked(s, c->now_ms());
+    int64_t v = tn_client_session_safe_at_locked(s, c->now_ms());
     (void)pthread_mutex_unlock(&c->mu);
     return v;
 }
 
-bool tn_session_is_live(struct tn_session *s)
+bool tn_client_session_is_live(struct tn_session *s)
 {
-    return tn_session_safe_for_ms(s) > 0;
+    return tn_client_session_safe_for_ms(s) > 0;
 }
 
-size_t tn_session_lease_count(struct tn_session *s)
+size_t tn_client_session_lease_count(struct tn_session *s)
 {
     struct tn_client *c = s->client;
     (void)pthread_mutex_lock(&c->mu);
     size_t n = 0;
-    if (tn_session_safe_at_locked(s, c->now_ms()) > 0) {
+    if (tn_client_session_safe_at_locked(s, c->now_ms()) > 0) {
         for (const struct tn_lease *l = s->leases; l != NULL; l = l->snext)
             n += l->state == TN_LEASE_HELD;
     }

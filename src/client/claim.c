@@ -200,8 +200,8 @@ static int send_batch(struct tn_session *s, const char *method, json_t *body,
     return rc;
 }
 
-int tn_session_claim(struct tn_session *s, const struct tn_claim_args *a,
-                     struct tn_claim_result **out, struct tn_errmsg *em)
+int tn_client_session_claim(struct tn_session *s, const struct tn_claim_args *a,
+                            struct tn_claim_result **out, struct tn_errmsg *em)
 {
     *out = NULL;
     int rc = check_names(a, em);
@@ -287,7 +287,7 @@ static void set_released(struct tn_client *c, struct tn_lease *const *leases,
     (void)pthread_mutex_unlock(&c->mu);
 }
 
-int tn_session_release_leases(struct tn_session *s,
+int tn_client_session_release(struct tn_session *s,
                               struct tn_lease *const *leases, size_t n,
                               int *rc_out, struct tn_errmsg *em)
 {

@@ -224,7 +224,7 @@ struct tn_session {
     int64_t sent_ms;           /* when the last successful one was sent */
     int64_t deadline_ms;       /* sent + expires_in - margin */
     bool deadline_known;       /* false when adopted, until a renew */
-    enum tn_lease_state state; /* RELEASED: tn_session_end was called */
+    enum tn_lease_state state; /* RELEASED: tn_client_session_end was called */
     int end_rc;                /* rc reported with the end */
     bool end_done;             /* the DELETE has completed */
     int refs;                  /* caller's + keepalive's + in-flight's */
@@ -320,7 +320,7 @@ int64_t tn_client_margin_ms(const struct tn_client *c, int64_t ttl_ms);
  * state once that ended.  Caller holds c->mu. */
 int64_t tn_lease_safe_at_locked(struct tn_lease *l, int64_t now_ms);
 /* The same for a session. */
-int64_t tn_session_safe_at_locked(struct tn_session *s, int64_t now_ms);
+int64_t tn_client_session_safe_at_locked(struct tn_session *s, int64_t now_ms);
 /* 0 when name is a lease name the client may send (1..256 bytes), else
  * TN_EINVAL with em (may be NULL). */
 int tn_client_valid_name(const char *name, struct tn_errmsg *em);
@@ -336,18 +336,18 @@ struct tn_session *tn_client_session_new(struct tn_client *c, const char *id,
 /* Record a successful grant/renew sent at sent_ms.  Caller holds c->mu. */
 void tn_lease_granted_locked(struct tn_lease *l, int64_t sent_ms,
                              int64_t ttl_ms, int64_t expires_in_ms);
-void tn_session_granted_locked(struct tn_session *s, int64_t sent_ms,
-                               int64_t ttl_ms, int64_t expires_in_ms);
+void tn_client_session_granted_locked(struct tn_session *s, int64_t sent_ms,
+                                      int64_t ttl_ms, int64_t expires_in_ms);
 
 /* Drop one reference; frees at zero.  Caller holds c->mu.  A session
  * whose last reference goes lets go of its listed leases. */
 void tn_lease_unref_locked(struct tn_lease *l);
-void tn_session_unref_locked(struct tn_session *s);
+void tn_client_session_unref_locked(struct tn_session *s);
 /* Put l (a new lease granted under s) in s's list: one more reference of
  * l, one more lease_ref of s. */
-void tn_session_list_locked(struct tn_session *s, struct tn_lease *l);
+void tn_client_session_list_locked(struct tn_session *s, struct tn_lease *l);
 /* Take l out of its session's list, dropping the list's reference. */
-void tn_session_unlist_locked(struct tn_lease *l);
+void tn_client_session_unlist_locked(struct tn_lease *l);
 
 /* ---- sched.c: when the keepalive thread looks at what ---- */
 
@@ -426,7 +426,7 @@ struct tn_renew_io {
 /* The PATCH body of a lease renew (token, secret, ttl_ms when > 0), or of
  * a session renew (session secret); NULL when out of memory. */
 char *tn_client_renew_body(const struct tn_lease *l, int64_t ttl_ms);
-char *tn_session_renew_body(const struct tn_session *s, int64_t ttl_ms);
+char *tn_client_session_renew_body(const struct tn_session *s, int64_t ttl_ms);
 /* The answer of a renew (a lease's or a session's): 0 with io filled from
  * a 200, else the mapped error. */
 int tn_client_decode_renew(long status, const char *body, size_t len,
@@ -438,8 +438,8 @@ int tn_client_decode_renew(long status, const char *body, size_t len,
 int tn_lease_apply_renew_locked(struct tn_lease *l, int rc,
                                 const struct tn_renew_io *ro);
 /* The same for a session. */
-int tn_session_apply_renew_locked(struct tn_session *s, int rc,
-                                  const struct tn_renew_io *ro);
+int tn_client_session_apply_renew_locked(struct tn_session *s, int rc,
+                                         const struct tn_renew_io *ro);
 
 /* "/v1/sessions/ID" + suffix, ID escaped, as a new string (tn_free). */
 char *tn_client_session_path(const char *id, const char *suffix);

@@ -82,8 +82,8 @@ int tn_lease_apply_renew_locked(struct tn_lease *l, int rc,
     return TN_OK;
 }
 
-int tn_session_apply_renew_locked(struct tn_session *s, int rc,
-                                  const struct tn_renew_io *ro)
+int tn_client_session_apply_renew_locked(struct tn_session *s, int rc,
+                                         const struct tn_renew_io *ro)
 {
     if (rc == TN_ELOST || rc == TN_EFORBIDDEN) {
         if (s->state == TN_LEASE_HELD) {
@@ -94,8 +94,9 @@ int tn_session_apply_renew_locked(struct tn_session *s, int rc,
     }
     if (rc < 0)
         return rc;
-    tn_session_granted_locked(s, ro->sent_ms, ro->ttl_ms, ro->expires_in_ms);
-    if (tn_session_safe_at_locked(s, s->client->now_ms()) <= 0)
+    tn_client_session_granted_locked(s, ro->sent_ms, ro->ttl_ms,
+                                     ro->expires_in_ms);
+    if (tn_client_session_safe_at_locked(s, s->client->now_ms()) <= 0)
         return s->state == TN_LEASE_RELEASED ? TN_EINVAL : TN_EEXPIRED;
     return TN_OK;
 }

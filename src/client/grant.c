@@ -101,7 +101,7 @@ int tn_client_grant_lease(struct tn_client *c, json_t *o,
         l = had;
     } else if (in->sess != NULL) {
         l->ttl_ms = in->sess->ttl_ms;
-        tn_session_list_locked(in->sess, l);
+        tn_client_session_list_locked(in->sess, l);
     } else {
         tn_lease_granted_locked(l, in->sent_ms, g.ttl_ms, g.expires_in_ms);
     }

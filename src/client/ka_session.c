@@ -34,7 +34,7 @@ static void start_renew_locked(struct tn_client *c, struct tn_session *s,
     if (s->deadline_ms < deadline)
         deadline = s->deadline_ms;
     char *path = tn_client_session_path(s->id, "");
-    char *body = tn_session_renew_body(s, s->ttl_ms);
+    char *body = tn_client_session_renew_body(s, s->ttl_ms);
     x->kind = TN_XFER_SESSION;
     x->owner = s;
     if (tn_xfer_start(&c->ka, x, "PATCH", path, body, deadline) < 0) {
@@ -88,9 +88,9 @@ void tn_ka_session_done_locked(struct tn_client *c, struct tn_xfer *x)
     tn_xfer_put(&c->ka, x);
     s->in_flight = false;
     if (s->state == TN_LEASE_HELD)
-        rc = tn_session_apply_renew_locked(s, rc, &ro);
+        rc = tn_client_session_apply_renew_locked(s, rc, &ro);
     int64_t now = c->now_ms();
-    int64_t safe = tn_session_safe_at_locked(s, now);
+    int64_t safe = tn_client_session_safe_at_locked(s, now);
     if (rc == 0) {
         s->backoff_ms = 0;
         s->next_renew_ms = s->sent_ms + s->ttl_ms / 3;
@@ -101,14 +101,14 @@ void tn_ka_session_done_locked(struct tn_client *c, struct tn_xfer *x)
     describe(msg, s, rc, safe, em.text);
     if (s->state != TN_LEASE_RELEASED)
         tn_client_log_locked(c, msg);
-    tn_session_unref_locked(s);
+    tn_client_session_unref_locked(s);
 }
 
 /* Why the keepalive of s ends, or 0 while it goes on. */
 static enum tn_lease_end session_end(struct tn_client *c, struct tn_session *s,
                                      int64_t now_ms, int *rc_out)
 {
-    (void)tn_session_safe_at_locked(s, now_ms);
+    (void)tn_client_session_safe_at_locked(s, now_ms);
     switch (s->state) {
     case TN_LEASE_LOST:
         *rc_out = s->end_rc;
@@ -161,7 +161,7 @@ static struct tn_lease *gather_locked(struct tn_session *s,
         l->rnext = chain;
         chain = l;
         if (why != TN_LEASE_END_STOPPED)
-            tn_session_unlist_locked(l);
+            tn_client_session_unlist_locked(l);
     }
     return chain;
 }
@@ -233,7 +233,7 @@ bool tn_ka_sessions_report_locked(struct tn_client *c, int64_t now_ms)
         }
         report_locked(c, &r, chain);
         if (r.why != 0)
-            tn_session_unref_locked(s); /* the keepalive's */
+            tn_client_session_unref_locked(s); /* the keepalive's */
         return true;
     }
     return false;
@@ -247,7 +247,7 @@ int64_t tn_ka_sessions_wake_locked(struct tn_client *c, bool slot_free)
         if (s->dirty || (!renewable(c, s) && !ending))
             return 0; /* something to report: at once */
         if (ending)
-            continue; /* tn_session_end wakes the thread when done */
+            continue; /* tn_client_session_end wakes the thread when done */
         if (s->deadline_ms < wake)
             wake = s->deadline_ms;
         if (slot_free && !s->in_flight && s->next_renew_ms < wake)

@@ -27,7 +27,7 @@ int64_t tn_client_margin_ms(const struct tn_client *c, int64_t ttl_ms)
     return c->safety_margin_ms >= 0 ? c->safety_margin_ms : ttl_ms / 10;
 }
 
-int64_t tn_session_safe_at_locked(struct tn_session *s, int64_t now_ms)
+int64_t tn_client_session_safe_at_locked(struct tn_session *s, int64_t now_ms)
 {
     if (s->state != TN_LEASE_HELD || !s->deadline_known)
         return 0;
@@ -55,7 +55,7 @@ int64_t tn_lease_safe_at_locked(struct tn_lease *l, int64_t now_ms)
     if (l->state != TN_LEASE_HELD)
         return 0;
     if (l->session != NULL) {
-        int64_t left = tn_session_safe_at_locked(l->session, now_ms);
+        int64_t left = tn_client_session_safe_at_locked(l->session, now_ms);
         follow_session(l, l->session);
         return left;
     }
@@ -83,8 +83,8 @@ void tn_lease_granted_locked(struct tn_lease *l, int64_t sent_ms,
     l->deadline_known = true;
 }
 
-void tn_session_granted_locked(struct tn_session *s, int64_t sent_ms,
-                               int64_t ttl_ms, int64_t expires_in_ms)
+void tn_client_session_granted_locked(struct tn_session *s, int64_t sent_ms,
+                                      int64_t ttl_ms, int64_t expires_in_ms)
 {
     if (s->state != TN_LEASE_HELD)
         return;
@@ -188,7 +188,7 @@ void tn_lease_unref_locked(struct tn_lease *l)
         drop_lease_ref(s);
 }
 
-void tn_session_list_locked(struct tn_session *s, struct tn_lease *l)
+void tn_client_session_list_locked(struct tn_session *s, struct tn_lease *l)
 {
     TN_ASSERT(l->session == NULL && !l->listed);
     l->session = s;
@@ -203,7 +203,7 @@ void tn_session_list_locked(struct tn_session *s, struct tn_lease *l)
     s->n_listed++;
 }
 
-void tn_session_unlist_locked(struct tn_lease *l)
+void tn_client_session_unlist_locked(struct tn_lease *l)
 {
     struct tn_session *s = l->session;
     if (!l->listed)
@@ -220,7 +220,7 @@ void tn_session_unlist_locked(struct tn_lease *l)
     tn_lease_unref_locked(l);
 }
 
-void tn_session_unref_locked(struct tn_session *s)
+void tn_client_session_unref_locked(struct tn_session *s)
 {
     TN_ASSERT(s->refs > 0);
     if (--s->refs > 0)
@@ -230,7 +230,7 @@ void tn_session_unref_locked(struct tn_session *s)
      * extra lease_ref keeps s while its leases let go of it. */
     s->lease_refs++;
     while (s->leases != NULL)
-        tn_session_unlist_locked(s->leases);
+        tn_client_session_unlist_locked(s->leases);
     drop_lease_ref(s);
 }
 

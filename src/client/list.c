@@ -260,14 +260,14 @@ int tn_client_session_list(struct tn_client *c,
     rc = list != NULL ? decode_sessions(o, list, em) : TN_ENOMEM;
     json_decref(o);
     if (rc < 0) {
-        tn_session_list_free(list);
+        tn_client_session_list_free(list);
         return rc;
     }
     *out = list;
     return TN_OK;
 }
 
-void tn_session_list_free(struct tn_session_list *list)
+void tn_client_session_list_free(struct tn_session_list *list)
 {
     if (list == NULL)
         return;

@@ -327,14 +327,15 @@ void tn_client_keepalive_stop(struct tn_client *c, struct tn_lease *l)
     (void)pthread_mutex_unlock(&c->mu);
 }
 
-int tn_session_keepalive_start(struct tn_session *s, tn_session_end_fn cb,
-                               tn_lease_end_fn lease_cb, void *ud)
+int tn_client_session_keepalive_start(struct tn_session *s,
+                                      tn_session_end_fn cb,
+                                      tn_lease_end_fn lease_cb, void *ud)
 {
     struct tn_client *c = s->client;
     if (cb == NULL)
         return TN_EINVAL;
     (void)pthread_mutex_lock(&c->mu);
-    int64_t safe = tn_session_safe_at_locked(s, c->now_ms());
+    int64_t safe = tn_client_session_safe_at_locked(s, c->now_ms());
     int rc = s->kept || c->stopping         ? TN_EINVAL
              : s->state == TN_LEASE_EXPIRED ? TN_EEXPIRED
              : safe > 0                     ? TN_OK
@@ -359,7 +360,7 @@ int tn_session_keepalive_start(struct tn_session *s, tn_session_end_fn cb,
     return rc;
 }
 
-void tn_session_keepalive_stop(struct tn_session *s)
+void tn_client_session_keepalive_stop(struct tn_session *s)
 {
     struct tn_client *c = s->client;
     (void)pthread_mutex_lock(&c->mu);

@@ -179,6 +179,6 @@ void tn_sched_note_locked(struct tn_client *c, struct tn_lease *l)
         l->session->dirty = true;
         tn_client_wake_locked(c);
     } else {
-        tn_session_unlist_locked(l);
+        tn_client_session_unlist_locked(l);
     }
 }

@@ -70,14 +70,14 @@ static int new_session(struct tn_client *c, json_t *o, int64_t sent_ms,
     if (s == NULL)
         return TN_ENOMEM;
     (void)pthread_mutex_lock(&c->mu);
-    tn_session_granted_locked(s, sent_ms, ttl, left);
+    tn_client_session_granted_locked(s, sent_ms, ttl, left);
     (void)pthread_mutex_unlock(&c->mu);
     *out = s;
     return TN_OK;
 }
 
-int tn_session_open(struct tn_client *c, const struct tn_session_args *a,
-                    struct tn_session **out, struct tn_errmsg *em)
+int tn_client_session_open(struct tn_client *c, const struct tn_session_args *a,
+                           struct tn_session **out, struct tn_errmsg *em)
 {
     *out = NULL;
     const char *owner = a->owner_id != NULL ? a->owner_id : c->owner_id;
@@ -109,8 +109,8 @@ int tn_session_open(struct tn_client *c, const struct tn_session_args *a,
     return rc;
 }
 
-int tn_session_adopt(struct tn_client *c, const char *session_id,
-                     const char *secret, struct tn_session **out)
+int tn_client_session_adopt(struct tn_client *c, const char *session_id,
+                            const char *secret, struct tn_session **out)
 {
     *out = NULL;
     size_t n = session_id != NULL ? strlen(session_id) : 0;
@@ -120,8 +120,8 @@ int tn_session_adopt(struct tn_client *c, const char *session_id,
     return *out != NULL ? TN_OK : TN_ENOMEM;
 }
 
-int tn_session_lease_adopt(struct tn_session *s, const char *name,
-                           uint64_t token, struct tn_lease **out)
+int tn_client_session_lease_adopt(struct tn_session *s, const char *name,
+                                  uint64_t token, struct tn_lease **out)
 {
     *out = NULL;
     struct tn_client *c = s->client;
@@ -133,13 +133,13 @@ int tn_session_lease_adopt(struct tn_session *s, const char *name,
     l->token = token;
     (void)pthread_mutex_lock(&c->mu);
     l->ttl_ms = s->ttl_ms;
-    tn_session_list_locked(s, l);
+    tn_client_session_list_locked(s, l);
     (void)pthread_mutex_unlock(&c->mu);
     *out = l;
     return TN_OK;
 }
 
-char *tn_session_renew_body(const struct tn_session *s, int64_t ttl_ms)
+char *tn_client_session_renew_body(const struct tn_session *s, int64_t ttl_ms)
 {
     json_t *o = json_pack("{s:s}", "session_secret", s->secret);
     if (o != NULL && ttl_ms > 0 &&
@@ -155,7 +155,7 @@ char *tn_session_renew_body(const struct tn_session *s, int64_t ttl_ms)
 static int renewable_locked(struct tn_session *s, struct tn_errmsg *em)
 {
     if (s->deadline_known)
-        (void)tn_session_safe_at_locked(s, s->client->now_ms());
+        (void)tn_client_session_safe_at_locked(s, s->client->now_ms());
     switch (s->state) {
     case TN_LEASE_HELD:
         return TN_OK;
@@ -178,7 +178,7 @@ static int send_session(struct tn_session *s, const char *method,
 {
     struct tn_client *c = s->client;
     char *path = tn_client_session_path(s->id, "");
-    char *text = tn_session_renew_body(s, ttl_ms);
+    char *text = tn_client_session_renew_body(s, ttl_ms);
     int rc = TN_ENOMEM;
     struct tn_client_http_req req = {method, path, text,
                                      c->now_ms() + c->request_timeout_ms};
@@ -199,7 +199,8 @@ static void note_session_locked(struct tn_session *s)
         tn_client_wake_locked(s->client);
 }
 
-int tn_session_renew(struct tn_session *s, int64_t ttl_ms, struct tn_errmsg *em)
+int tn_client_session_renew(struct tn_session *s, int64_t ttl_ms,
+                            struct tn_errmsg *em)
 {
     struct tn_client *c = s->client;
     struct tn_renew_io ro = {.ttl_send_ms = ttl_ms};
@@ -217,13 +218,13 @@ int tn_session_renew(struct tn_session *s, int64_t ttl_ms, struct tn_errmsg *em)
         tn_client_http_resp_release(&r);
     }
     (void)pthread_mutex_lock(&c->mu);
-    rc = tn_session_apply_renew_locked(s, rc, &ro);
+    rc = tn_client_session_apply_renew_locked(s, rc, &ro);
     note_session_locked(s);
     (void)pthread_mutex_unlock(&c->mu);
     return rc;
 }
 
-int tn_session_end(struct tn_session *s, struct tn_errmsg *em)
+int tn_client_session_end(struct tn_session *s, struct tn_errmsg *em)
 {
     struct tn_client *c = s->client;
     (void)pthread_mutex_lock(&c->mu);
@@ -268,19 +269,21 @@ int tn_client_session_force_end(struct tn_client *c, const char *session_id,
     return rc;
 }
 
-void tn_session_free(struct tn_session *s)
+void tn_client_session_free(struct tn_session *s)
 {
     if (s == NULL)
         return;
     struct tn_client *c = s->client;
     (void)pthread_mutex_lock(&c->mu);
-    tn_session_unref_locked(s);
+    tn_client_session_unref_locked(s);
     (void)pthread_mutex_unlock(&c->mu);
 }
 
-int tn_session_acquire(struct tn_session *s, const struct tn_acquire_args *a,
-                       struct tn_lease **out, struct tn_lease_info *holder_out,
-                       struct tn_errmsg *em)
+int tn_client_session_acquire(struct tn_session *s,
+                              const struct tn_acquire_args *a,
+                              struct tn_lease **out,
+                              struct tn_lease_info *holder_out,
+                              struct tn_errmsg *em)
 {
     *out = NULL;
     struct tn_client *c = s->client;

@@ -123,12 +123,12 @@ static int open_session(struct tn_share *sh)
     (void)pthread_mutex_lock(&sh->mu);
     sh->session_over = false;
     (void)pthread_mutex_unlock(&sh->mu);
-    int rc = tn_session_open(sh->c, &a, &sh->s, &em);
+    int rc = tn_client_session_open(sh->c, &a, &sh->s, &em);
     if (rc == 0)
-        rc =
-            tn_session_keepalive_start(sh->s, on_session_end, on_lease_end, sh);
+        rc = tn_client_session_keepalive_start(sh->s, on_session_end,
+                                               on_lease_end, sh);
     if (rc < 0) {
-        tn_session_free(sh->s);
+        tn_client_session_free(sh->s);
         sh->s = NULL;
     }
     set_error(sh, rc, &em);
@@ -145,13 +145,13 @@ static void close_session(struct tn_share *sh, bool end_it)
 {
     tn_share_drop_all(sh, TN_LEASE_END_RELEASED);
     if (end_it)
-        (void)tn_session_end(sh->s, NULL);
-    tn_session_keepalive_stop(sh->s);
+        (void)tn_client_session_end(sh->s, NULL);
+    tn_client_session_keepalive_stop(sh->s);
     (void)pthread_mutex_lock(&sh->mu);
     while (!sh->session_over)
         (void)pthread_cond_wait(&sh->cond, &sh->mu);
     (void)pthread_mutex_unlock(&sh->mu);
-    tn_session_free(sh->s);
+    tn_client_session_free(sh->s);
     sh->s = NULL;
 }
 
@@ -168,7 +168,7 @@ static bool wait_turn(struct tn_share *sh, int64_t ms)
     (void)pthread_mutex_unlock(&sh->mu);
     /* Not live any more (lost, ran out): its keepalive may not have said
      * so yet, the safe time already has. */
-    if (sh->s != NULL && !tn_session_is_live(sh->s)) {
+    if (sh->s != NULL && !tn_client_session_is_live(sh->s)) {
         tn_share_reap(sh); /* lost or expired, each shard once */
         close_session(sh, false);
     }

@@ -115,7 +115,7 @@ struct group {
 static int read_group(struct tn_share *sh, struct group *g,
                       struct tn_errmsg *em)
 {
-    const char *me = tn_session_id(sh->s);
+    const char *me = tn_client_session_id(sh->s);
     char after[TN_SESSION_ID_MAX + 1] = "";
     bool seen = false;
     memset(g, 0, sizeof(*g));
@@ -134,7 +134,7 @@ static int read_group(struct tn_share *sh, struct group *g,
         g->k += page->count;
         bool more = page->has_next;
         (void)snprintf(after, sizeof(after), "%s", page->next);
-        tn_session_list_free(page);
+        tn_client_session_list_free(page);
         if (!more)
             break;
     }
@@ -204,7 +204,7 @@ static int claim(struct tn_share *sh, const char **names, size_t n,
     struct tn_claim_args a = {
         .names = names, .n_names = n, .lock_delay_ms = sh->lock_delay_ms};
     struct tn_claim_result *res = NULL;
-    int rc = tn_session_claim(sh->s, &a, &res, em);
+    int rc = tn_client_session_claim(sh->s, &a, &res, em);
     if (rc < 0)
         return rc;
     struct tn_lease **got = tn_calloc(n, sizeof(*got));
@@ -272,7 +272,7 @@ static int release_surplus(struct tn_share *sh, size_t extra,
         sh->lost(sh, a, k, TN_LEASE_END_RELEASED, sh->ud);
     for (size_t i = 0; i < k; i += TN_SESSION_CLAIM_MAX) {
         size_t m = k - i < TN_SESSION_CLAIM_MAX ? k - i : TN_SESSION_CLAIM_MAX;
-        int r = tn_session_release_leases(sh->s, a + i, m, NULL, em);
+        int r = tn_client_session_release(sh->s, a + i, m, NULL, em);
         rc = rc < 0 ? rc : r;
     }
     for (size_t i = 0; i < k; i++) {

@@ -29,7 +29,7 @@ static struct sslot *sslot_put(struct runner *r, const char *label,
             return NULL;
         ss = &r->sessions[r->n_sessions++];
     } else {
-        tn_session_free(ss->s);
+        tn_client_session_free(ss->s);
     }
     memset(ss, 0, sizeof(*ss));
     (void)snprintf(ss->label, sizeof(ss->label), "%s", label);
@@ -74,16 +74,16 @@ static json_t *do_open(struct runner *r, const json_t *step)
     struct tn_session_args a = {owner, conf_int_arg(r, step, "ttl_ms", 0)};
     struct tn_session *s = NULL;
     struct tn_errmsg em = {{0}};
-    int rc = tn_session_open(r->c, &a, &s, &em);
+    int rc = tn_client_session_open(r->c, &a, &s, &em);
     if (rc < 0)
         return err_of(rc, NULL);
-    json_t *res = json_pack("{s:b,s:s,s:s,s:I,s:I}", "ok", 1, "session_id",
-                            tn_session_id(s), "owner_id",
-                            symbolic(r, tn_session_owner_id(s)), "ttl_ms",
-                            (json_int_t)tn_session_ttl_ms(s), "safe_for_ms",
-                            (json_int_t)tn_session_safe_for_ms(s));
+    json_t *res = json_pack(
+        "{s:b,s:s,s:s,s:I,s:I}", "ok", 1, "session_id", tn_client_session_id(s),
+        "owner_id", symbolic(r, tn_client_session_owner_id(s)), "ttl_ms",
+        (json_int_t)tn_client_session_ttl_ms(s), "safe_for_ms",
+        (json_int_t)tn_client_session_safe_for_ms(s));
     if (sslot_put(r, conf_str_arg(step, "as"), s) == NULL)
-        tn_session_free(s);
+        tn_client_session_free(s);
     return res;
 }
 
@@ -93,12 +93,12 @@ static json_t *do_adopt(struct runner *r, const json_t *step)
     if (of == NULL)
         return no_session();
     struct tn_session *s = NULL;
-    int rc = tn_session_adopt(r->c, tn_session_id(of->s),
-                              conf_str_arg(step, "secret"), &s);
+    int rc = tn_client_session_adopt(r->c, tn_client_session_id(of->s),
+                                     conf_str_arg(step, "secret"), &s);
     if (rc < 0)
         return err_of(rc, NULL);
     if (sslot_put(r, conf_str_arg(step, "as"), s) == NULL) {
-        tn_session_free(s);
+        tn_client_session_free(s);
         return err_of(TN_ENOMEM, NULL);
     }
     return json_pack("{s:b}", "ok", 1);
@@ -113,18 +113,20 @@ static json_t *do_cred(struct runner *r, const json_t *step, const char *op)
     int rc = 0;
     if (strcmp(op, "session_safe") == 0)
         return json_pack("{s:I}", "safe_for_ms",
-                         (json_int_t)tn_session_safe_for_ms(ss->s));
+                         (json_int_t)tn_client_session_safe_for_ms(ss->s));
     if (strcmp(op, "session_renew") == 0) {
-        rc = tn_session_renew(ss->s, conf_int_arg(r, step, "ttl_ms", 0), &em);
+        rc = tn_client_session_renew(ss->s, conf_int_arg(r, step, "ttl_ms", 0),
+                                     &em);
         if (rc < 0)
             return err_of(rc, ss);
         return json_pack("{s:b,s:I}", "ok", 1, "safe_for_ms",
-                         (json_int_t)tn_session_safe_for_ms(ss->s));
+                         (json_int_t)tn_client_session_safe_for_ms(ss->s));
     }
     if (strcmp(op, "session_force_end") == 0)
-        rc = tn_client_session_force_end(r->c, tn_session_id(ss->s), &em);
+        rc =
+            tn_client_session_force_end(r->c, tn_client_session_id(ss->s), &em);
     else {
-        rc = tn_session_end(ss->s, &em);
+        rc = tn_client_session_end(ss->s, &em);
         ss->ended = true;
     }
     return rc < 0 ? err_of(rc, NULL) : json_pack("{s:b}", "ok", 1);
@@ -137,7 +139,8 @@ static json_t *do_get(struct runner *r, const json_t *step)
         return no_session();
     struct tn_session_info info;
     struct tn_errmsg em = {{0}};
-    int rc = tn_client_session_get(r->c, tn_session_id(ss->s), &info, &em);
+    int rc =
+        tn_client_session_get(r->c, tn_client_session_id(ss->s), &info, &em);
     if (rc == TN_ENOTFOUND)
         return json_pack("{s:b}", "found", 0);
     if (rc < 0)
@@ -192,7 +195,7 @@ static json_t *do_list(struct runner *r, const json_t *step)
                 owners, json_string(symbolic(r, page->items[i].owner_id)));
         bool more = page->has_next;
         (void)snprintf(after, sizeof(after), "%s", page->next);
-        tn_session_list_free(page);
+        tn_client_session_list_free(page);
         if (!more)
             break;
     }
@@ -210,7 +213,7 @@ json_t *conf_session_acquire(struct runner *r, const json_t *step,
     struct tn_lease *l = NULL;
     struct tn_lease_info holder;
     struct tn_errmsg em = {{0}};
-    int rc = tn_session_acquire(ss->s, a, &l, &holder, &em);
+    int rc = tn_client_session_acquire(ss->s, a, &l, &holder, &em);
     if (rc == TN_ECONFLICT)
         return json_pack("{s:s,s:{s:s,s:I,s:I}}", "error", "held", "holder",
                          "owner_id", holder.owner_id, "token",
@@ -284,7 +287,7 @@ static json_t *do_claim(struct runner *r, const json_t *step)
                               conf_int_arg(r, step, "lock_delay_ms", 0)};
     struct tn_claim_result *res = NULL;
     struct tn_errmsg em = {{0}};
-    int rc = tn_session_claim(ss->s, &a, &res, &em);
+    int rc = tn_client_session_claim(ss->s, &a, &res, &em);
     if (rc < 0)
         return err_of(rc, ss);
     json_t *out = claim_result(r, step, res, sym);
@@ -310,7 +313,7 @@ static json_t *do_release_many(struct runner *r, const json_t *step)
         sl->released = true;
     }
     struct tn_errmsg em = {{0}};
-    int rc = tn_session_release_leases(ss->s, l, n, rcs, &em);
+    int rc = tn_client_session_release(ss->s, l, n, rcs, &em);
     if (rc < 0)
         return err_of(rc, ss);
     json_t *released = json_array();
@@ -348,8 +351,8 @@ static json_t *do_keepalive(struct runner *r, const json_t *step)
     struct sslot *ss = sslot_of(r, conf_str_arg(step, "session"));
     if (ss == NULL)
         return no_session();
-    int rc =
-        tn_session_keepalive_start(ss->s, on_session_end, on_lease_end, ss);
+    int rc = tn_client_session_keepalive_start(ss->s, on_session_end,
+                                               on_lease_end, ss);
     if (rc < 0)
         return err_of(rc, ss);
     ss->kept = true;
@@ -406,8 +409,8 @@ void conf_sessions_reset(struct runner *r)
     for (size_t i = 0; i < r->n_sessions; i++) {
         struct sslot *ss = &r->sessions[i];
         if (ss->kept)
-            tn_session_keepalive_stop(ss->s);
-        tn_session_free(ss->s);
+            tn_client_session_keepalive_stop(ss->s);
+        tn_client_session_free(ss->s);
     }
     r->n_sessions = 0;
 }

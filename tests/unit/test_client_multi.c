@@ -186,9 +186,10 @@ static void test_multi__session_renews_while_lease_renews_hang(void **st)
     struct tn_client *c = client_for(fx.url, 2);
     struct seen seen = {0};
     struct tn_session *s = NULL;
-    assert_int_equal(tn_session_adopt(c, "s1", "sec", &s), 0);
-    assert_int_equal(tn_session_renew(s, 0, NULL), 0);
-    assert_int_equal(tn_session_keepalive_start(s, on_session, NULL, NULL), 0);
+    assert_int_equal(tn_client_session_adopt(c, "s1", "sec", &s), 0);
+    assert_int_equal(tn_client_session_renew(s, 0, NULL), 0);
+    assert_int_equal(
+        tn_client_session_keepalive_start(s, on_session, NULL, NULL), 0);
     /* From 300 ms on, lease renews hang until their leases run out at
      * 900 ms: had they every slot, the session (600 ms, renewed each 200)
      * would run out meanwhile. */
@@ -197,11 +198,11 @@ static void test_multi__session_renews_while_lease_renews_hang(void **st)
     for (int i = 0; i < 3; i++)
         l[i] = kept_ttl(c, names[i], 900, &seen);
     assert_true(fx_wait_for(&seen.calls, 3)); /* the leases ran out */
-    assert_true(tn_session_is_live(s));
+    assert_true(tn_client_session_is_live(s));
     assert_true(atomic_load(&sc.s_renews) >= 4);
     for (int i = 0; i < 3; i++)
         tn_lease_free(l[i]);
-    tn_session_free(s);
+    tn_client_session_free(s);
     tn_client_free(c);
     fx_stop(&fx);
 }

@@ -142,14 +142,14 @@ static void rig_start(struct rig *g)
 static void rig_open(struct rig *g)
 {
     struct tn_session_args a = {.ttl_ms = 300};
-    assert_int_equal(tn_session_open(g->c, &a, &g->s, NULL), 0);
-    assert_string_equal(tn_session_id(g->s), "s1");
-    assert_true(tn_session_is_live(g->s));
+    assert_int_equal(tn_client_session_open(g->c, &a, &g->s, NULL), 0);
+    assert_string_equal(tn_client_session_id(g->s), "s1");
+    assert_true(tn_client_session_is_live(g->s));
 }
 
 static void rig_stop(struct rig *g)
 {
-    tn_session_free(g->s);
+    tn_client_session_free(g->s);
     tn_client_free(g->c);
     fx_stop(&g->fx);
 }
@@ -161,7 +161,7 @@ static struct tn_claim_result *claim_abc(struct rig *g)
     struct tn_claim_args a = {.names = names, .n_names = 3};
     struct tn_claim_result *res = NULL;
     struct tn_errmsg em = {{0}};
-    assert_int_equal(tn_session_claim(g->s, &a, &res, &em), 0);
+    assert_int_equal(tn_client_session_claim(g->s, &a, &res, &em), 0);
     return res;
 }
 
@@ -186,9 +186,9 @@ static void test_session__claim_reads_each_name(void **st)
     assert_int_equal(res->items[2].holder.token, 3);
     /* A lease of a session has the session's safe time. */
     int64_t ls = tn_lease_safe_for_ms(res->items[0].lease);
-    int64_t ss = tn_session_safe_for_ms(g.s);
+    int64_t ss = tn_client_session_safe_for_ms(g.s);
     assert_true(ls > 0 && ls <= 300 && ss - ls <= 5 && ls - ss <= 5);
-    assert_int_equal(tn_session_lease_count(g.s), 2);
+    assert_int_equal(tn_client_session_lease_count(g.s), 2);
     /* Its own keepalive is refused: the session keeps it. */
     assert_int_equal(
         tn_client_keepalive_start(g.c, res->items[0].lease, on_lease, &g.seen),
@@ -212,11 +212,11 @@ static void test_session__claim_answer_leaving_a_name_out_is_refused(void **st)
     const char *names[] = {"a", "b"};
     struct tn_claim_args a = {.names = names, .n_names = 2};
     struct tn_claim_result *res = NULL;
-    assert_int_equal(tn_session_claim(g.s, &a, &res, NULL), TN_EPROTO);
+    assert_int_equal(tn_client_session_claim(g.s, &a, &res, NULL), TN_EPROTO);
     assert_null(res);
     g.sc.claim = "{\"granted\":[{\"name\":\"zz\",\"token\":7,"
                  "\"lease_secret\":\"x\"}]}";
-    assert_int_equal(tn_session_claim(g.s, &a, &res, NULL), TN_EPROTO);
+    assert_int_equal(tn_client_session_claim(g.s, &a, &res, NULL), TN_EPROTO);
     rig_stop(&g);
 }
 
@@ -228,9 +228,10 @@ static void test_session__loss_reported_once_per_lease_then_session(void **st)
     rig_open(&g);
     struct tn_claim_result *res = claim_abc(&g);
     assert_int_equal(
-        tn_session_keepalive_start(g.s, on_session, on_lease, &g.seen), 0);
+        tn_client_session_keepalive_start(g.s, on_session, on_lease, &g.seen),
+        0);
     assert_int_equal(
-        tn_session_keepalive_start(g.s, on_session, on_lease, &g.seen),
+        tn_client_session_keepalive_start(g.s, on_session, on_lease, &g.seen),
         TN_EINVAL);
     assert_true(fx_wait_for(&g.sc.renews, 4)); /* past 1.3 TTLs */
     assert_true(tn_lease_is_held(res->items[0].lease));
@@ -244,8 +245,8 @@ static void test_session__loss_reported_once_per_lease_then_session(void **st)
     assert_int_equal(atomic_load(&g.seen.lease_rc), TN_ELOST);
     assert_int_equal(atomic_load(&g.seen.held_in_cb), 0);
     assert_false(tn_lease_is_held(res->items[1].lease));
-    assert_false(tn_session_is_live(g.s));
-    assert_int_equal(tn_session_renew(g.s, 0, NULL), TN_ELOST);
+    assert_false(tn_client_session_is_live(g.s));
+    assert_int_equal(tn_client_session_renew(g.s, 0, NULL), TN_ELOST);
     fx_nap_ms(100);
     assert_int_equal(atomic_load(&g.seen.lease_calls), 2);
     assert_int_equal(atomic_load(&g.seen.session_calls), 1);
@@ -261,9 +262,10 @@ static void test_session__silent_server_runs_all_out_at_deadline(void **st)
     atomic_store(&g.sc.renew, RENEW_SILENT);
     rig_open(&g);
     struct tn_claim_result *res = claim_abc(&g);
-    int64_t deadline = tn_clock_mono_ms() + tn_session_safe_for_ms(g.s);
+    int64_t deadline = tn_clock_mono_ms() + tn_client_session_safe_for_ms(g.s);
     assert_int_equal(
-        tn_session_keepalive_start(g.s, on_session, on_lease, &g.seen), 0);
+        tn_client_session_keepalive_start(g.s, on_session, on_lease, &g.seen),
+        0);
     assert_true(fx_wait_for(&g.seen.session_calls, 1));
     int64_t at = tn_clock_mono_ms();
     assert_int_equal(atomic_load(&g.seen.session_reason), TN_LEASE_END_EXPIRED);
@@ -283,14 +285,15 @@ static void test_session__release_alone_then_end(void **st)
     rig_open(&g);
     struct tn_claim_result *res = claim_abc(&g);
     assert_int_equal(
-        tn_session_keepalive_start(g.s, on_session, on_lease, &g.seen), 0);
+        tn_client_session_keepalive_start(g.s, on_session, on_lease, &g.seen),
+        0);
     assert_int_equal(tn_client_release(g.c, res->items[0].lease, NULL), 0);
     assert_true(fx_wait_for(&g.seen.lease_calls, 1));
     assert_int_equal(atomic_load(&g.seen.lease_reason), TN_LEASE_END_RELEASED);
-    assert_int_equal(tn_session_lease_count(g.s), 1);
-    assert_true(tn_session_is_live(g.s));
+    assert_int_equal(tn_client_session_lease_count(g.s), 1);
+    assert_true(tn_client_session_is_live(g.s));
     assert_int_equal(atomic_load(&g.sc.lease_deletes), 1);
-    assert_int_equal(tn_session_end(g.s, NULL), 0);
+    assert_int_equal(tn_client_session_end(g.s, NULL), 0);
     assert_true(fx_wait_for(&g.seen.session_calls, 1));
     assert_int_equal(atomic_load(&g.seen.session_reason),
                      TN_LEASE_END_RELEASED);
@@ -316,13 +319,13 @@ static void test_session__batch_release_reads_lost(void **st)
     struct tn_claim_result *res = claim_abc(&g);
     struct tn_lease *two[] = {res->items[0].lease, res->items[1].lease};
     int rcs[2] = {-99, -99};
-    assert_int_equal(tn_session_release_leases(g.s, two, 2, rcs, NULL), 0);
+    assert_int_equal(tn_client_session_release(g.s, two, 2, rcs, NULL), 0);
     assert_int_equal(rcs[0], 0);
     assert_int_equal(rcs[1], TN_ELOST);
     assert_false(tn_lease_is_held(two[0]));
     assert_false(tn_lease_is_held(two[1]));
-    assert_true(tn_session_is_live(g.s));
-    assert_int_equal(tn_session_lease_count(g.s), 0);
+    assert_true(tn_client_session_is_live(g.s));
+    assert_int_equal(tn_client_session_lease_count(g.s), 0);
     tn_claim_result_free(res);
     rig_stop(&g);
 }
@@ -334,7 +337,7 @@ static void test_session__server_without_sessions(void **st)
     rig_start(&g);
     atomic_store(&g.sc.open_status, 404);
     struct tn_session_args a = {.ttl_ms = 300};
-    assert_int_equal(tn_session_open(g.c, &a, &g.s, NULL), TN_ENOTIMPL);
+    assert_int_equal(tn_client_session_open(g.c, &a, &g.s, NULL), TN_ENOTIMPL);
     assert_null(g.s);
     rig_stop(&g);
 }

@@ -109,7 +109,7 @@ static int claim_batch(struct run *r, struct tn_session *s, size_t from,
     }
     struct tn_claim_args a = {.names = ptrs, .n_names = n};
     if (rc == 0)
-        rc = tn_session_claim(s, &a, &res, &em);
+        rc = tn_client_session_claim(s, &a, &res, &em);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         r->leases[from + i] = res->items[i].lease;
         res->items[i].lease = NULL;
@@ -128,9 +128,10 @@ static int take_session(struct run *r, struct tn_session **s)
 {
     struct tn_session_args sa = {.ttl_ms = r->ttl_ms};
     struct tn_errmsg em = {{0}};
-    int rc = tn_session_open(r->c, &sa, s, &em);
+    int rc = tn_client_session_open(r->c, &sa, s, &em);
     if (rc == 0)
-        rc = tn_session_keepalive_start(*s, on_session_end, on_end, NULL);
+        rc =
+            tn_client_session_keepalive_start(*s, on_session_end, on_end, NULL);
     if (rc < 0) {
         fprintf(stderr, "session: %s %s\n", tn_strerror(rc), em.text);
         return -1;
@@ -202,8 +203,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < r.n; i++)
         tn_lease_free(r.leases[i]);
     if (s != NULL)
-        (void)tn_session_end(s, NULL);
-    tn_session_free(s);
+        (void)tn_client_session_end(s, NULL);
+    tn_client_session_free(s);
     tn_client_free(r.c);
     free(r.leases);
     return n_lost == 0 ? 0 : 1;

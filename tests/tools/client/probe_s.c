@@ -91,7 +91,8 @@ static int claim_all(struct tn_session *s, const char *prefix, struct held *h)
     struct tn_claim_args a = {.names = ptrs, .n_names = h->n};
     struct tn_claim_result *res = NULL;
     struct tn_errmsg em = {{0}};
-    int rc = ptrs != NULL ? tn_session_claim(s, &a, &res, &em) : TN_ENOMEM;
+    int rc =
+        ptrs != NULL ? tn_client_session_claim(s, &a, &res, &em) : TN_ENOMEM;
     for (size_t i = 0; rc == 0 && i < h->n; i++) {
         h->l[i] = res->items[i].lease;
         res->items[i].lease = NULL;
@@ -137,21 +138,21 @@ int probe_session(struct tn_client *c, const char *prefix, int64_t ttl_ms,
     struct tn_session *s = NULL;
     struct tn_errmsg em = {{0}};
     int64_t t0 = tn_clock_mono_ms();
-    int rc = h.l != NULL ? tn_session_open(c, &a, &s, &em) : TN_ENOMEM;
+    int rc = h.l != NULL ? tn_client_session_open(c, &a, &s, &em) : TN_ENOMEM;
     if (rc == 0)
         (void)printf("session id=%s sent_before=%" PRId64 "\n",
-                     tn_session_id(s), t0);
+                     tn_client_session_id(s), t0);
     if (rc == 0)
         rc = claim_all(s, prefix, &h);
     if (rc == 0)
-        rc = tn_session_keepalive_start(s, on_session, on_lease, &seen);
+        rc = tn_client_session_keepalive_start(s, on_session, on_lease, &seen);
     if (rc < 0) {
         (void)printf("error=session rc=%s %s\n", tn_errname(rc), em.text);
     } else {
         (void)fflush(stdout);
         int64_t last = watch(&h, &seen, t0 + hold_ms);
         if (atomic_load(&seen.calls) == 0) {
-            rc = tn_session_end(s, &em);
+            rc = tn_client_session_end(s, &em);
             (void)printf("session_end rc=%s\n", tn_errname(rc));
             (void)watch(&h, &seen, tn_clock_mono_ms() + 2000);
         }
@@ -160,6 +161,6 @@ int probe_session(struct tn_client *c, const char *prefix, int64_t ttl_ms,
     for (size_t i = 0; h.l != NULL && i < n; i++)
         tn_lease_free(h.l[i]);
     free(h.l);
-    tn_session_free(s);
+    tn_client_session_free(s);
     return rc < 0 && rc != TN_ELOST ? 1 : 0;
 }
