@@ -27,6 +27,7 @@
 #include "common/clock.h"
 #include "common/loop.h"
 #include "common/rand.h"
+#include "contract_pg_sess.h"
 #include "store/store.h"
 
 struct env E;
@@ -366,6 +367,19 @@ static const struct tcase cases[] = {
     {"pg_broken_in_flight", case_pg_broken_in_flight, "pg"},
     {"pg_retire_race", case_pg_retire_race, "pg"},
     {"pg_retire_many", case_pg_retire_many, "pg"},
+    {"pg_replay_with_waiters", case_pg_replay_with_waiters, "pg"},
+    {"pg_sess_basics", case_pg_sess_basics, "pg"},
+    {"pg_sess_claims", case_pg_sess_claims, "pg"},
+    {"pg_sess_events", case_pg_sess_events, "pg"},
+    {"pg_sess_capacity", case_pg_sess_capacity, "pg"},
+    {"pg_sess_two_instances", case_pg_sess_two_instances, "pg"},
+    {"pg_sess_expiry", case_pg_sess_expiry, "pg"},
+    {"pg_sess_claim_race", case_pg_sess_claim_race, "pg"},
+    {"pg_sess_end_one_txn", case_pg_sess_end_one_txn, "pg"},
+    {"pg_sess_claim_1000", case_pg_sess_claim_1000, "pg"},
+    {"pg_sess_renew_in_flight", case_pg_sess_renew_in_flight, "pg"},
+    {"pg_sess_slow_claimer", case_pg_sess_slow_claimer, "pg"},
+    {"pg_sess_restart", case_pg_sess_restart, "pg"},
 };
 
 int open_url(const char *url, const struct tn_store_config *cfg,

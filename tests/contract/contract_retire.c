@@ -135,8 +135,8 @@ static uint64_t acquire_in_open_txn(PGconn *h, const char *name)
         !run_sql(h, "BEGIN"))
         return 0;
     const struct tn_pg_stmt_def *d = &tn_pg_stmts[TN_PG_ACQUIRE];
-    const char *v[8] = {name, "held-open", "60000", "0",
-                        NULL, "\\x00",     NULL,    "0"};
+    const char *v[TN_PG_MAX_PARAMS] = {name, "held-open", "60000", "0",
+                                       NULL, "\\x00",     NULL,    "0"};
     PGresult *r =
         PQexecParams(h, d->sql, d->n_params, d->types, v, NULL, NULL, 0);
     uint64_t t = 0;

@@ -31,6 +31,7 @@
 #include "store/pg/op.h"
 #include "store/pg/pin.h"
 #include "store/pg/result.h"
+#include "store/pg/session.h"
 #include "store/pg/sql.h"
 
 #define MAX_INFLIGHT 2
@@ -67,6 +68,7 @@ static bool any_ready(const struct tn_pg *p)
 static void op_reply(struct tn_pg *p, struct tn_pg_op *op)
 {
     tn_pg_limits_answered(p, op);
+    tn_pg_sessions_answered(p, op);
     tn_store_done_fn done = op->done;
     op->done = NULL;
     done(op->arg);
@@ -86,6 +88,7 @@ static void op_answer(struct tn_pg *p, struct tn_pg_op *op, int rc)
         }
     }
     tn_pg_limits_answered(p, op);
+    tn_pg_sessions_answered(p, op);
     tn_store_done_fn done = op->done;
     void *arg = op->arg;
     tn_pg_op_free(op);
@@ -111,7 +114,7 @@ void tn_pg_submit(struct tn_pg *p, struct tn_pg_op *op,
     }
     op->seq = ++p->op_seq;
     if (tn_pg_is_change(op))
-        op->hash = tn_pg_name_hash(op->name);
+        op->hash = tn_pg_op_hash(op->name);
     p->n_pending++;
     op->next = NULL;
     if (p->pending_tail != NULL)
@@ -271,7 +274,7 @@ static int op_cmp(const void *a, const void *b)
 static bool carries(const struct tn_pg_conn *c, const struct tn_pg_op *op)
 {
     int pin = tn_pg_pinned_to(c->store, op);
-    return pin < 0 || &c->store->conns[pin] == c;
+    return pin == -1 || (pin >= 0 && &c->store->conns[pin] == c);
 }
 
 /* Take up to n of the pending ops that c carries, oldest first, into a
@@ -328,11 +331,21 @@ static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n,
     return b;
 }
 
+/* Statements whose changed names are not pinned (pin.c): their events go
+ * out inside their own transaction, so whatever changes one of their
+ * names next, waiting for its row lock, comes after them. */
+static bool notifies_inside(enum tn_pg_stmt stmt)
+{
+    return stmt == TN_PG_SWEEP || stmt == TN_PG_SESSION_SWEEP ||
+           stmt == TN_PG_CLAIM || stmt == TN_PG_UNCLAIM ||
+           stmt == TN_PG_SESSION_END;
+}
+
 /* Statements that may write events to the outbox. */
 static bool writes_events(enum tn_pg_stmt stmt)
 {
     return stmt == TN_PG_ACQUIRE || stmt == TN_PG_RELEASE ||
-           stmt == TN_PG_SWEEP;
+           stmt == TN_PG_SESSION_OPEN || notifies_inside(stmt);
 }
 
 /* Send a batch of up to n pending ops on c: TN_OK (also when c carries
@@ -348,10 +361,9 @@ static int send_batch(struct tn_pg_conn *c, size_t n)
     bool events = false;
     for (size_t i = 0; i < b->n; i++) {
         const struct tn_pg_stmt_def *d = &tn_pg_stmts[b->ops[i]->stmt];
-        if (b->ops[i]->stmt == TN_PG_ACQUIRE)
-            tn_pg_limits_stamp(c->store, b->ops[i]);
+        tn_pg_limits_stamp(c->store, b->ops[i]);
         events |= writes_events(b->ops[i]->stmt);
-        b->notify_in |= b->ops[i]->stmt == TN_PG_SWEEP;
+        b->notify_in |= notifies_inside(b->ops[i]->stmt);
         if (PQsendQueryPrepared(c->conn, d->name, d->n_params,
                                 b->ops[i]->values, NULL, NULL, 0) != 1)
             return TN_EIO;
@@ -411,8 +423,8 @@ static void count_pending(const struct tn_pg *p, size_t pinned[TN_PG_CONNS],
         int pin = tn_pg_pinned_to(p, op);
         if (pin >= 0)
             pinned[pin]++;
-        else
-            (*any)++;
+        else if (pin == -1)
+            (*any)++; /* -2: none may carry it yet */
     }
 }
 

@@ -3,7 +3,10 @@
  * start-up steps and the prepared statements that make every decision.
  * Text only, no I/O.  Each decision is ONE statement evaluated on the
  * database clock (now()); the reasons are written next to each statement
- * in src/store/pg/sql.c and in docs/internals/postgresql.md. */
+ * (src/store/pg/sql_schema.c: schema; sql_acquire.c: the acquire; sql.c:
+ * the other lease statements and the table of them all; sql_session.c:
+ * sessions; sql_text.h: the pieces they share) and in
+ * docs/internals/postgresql.md. */
 #ifndef TN_STORE_PG_SQL_H
 #define TN_STORE_PG_SQL_H
 
@@ -23,10 +26,18 @@ enum tn_pg_stmt {
     TN_PG_COUNT,
     TN_PG_SYNC,
     TN_PG_NOTIFY,
+    TN_PG_SESSION_OPEN,
+    TN_PG_SESSION_RENEW,
+    TN_PG_SESSION_END,
+    TN_PG_SESSION_GET,
+    TN_PG_SESSION_LIST,
+    TN_PG_CLAIM,
+    TN_PG_UNCLAIM,
+    TN_PG_SESSION_SWEEP,
     TN_PG_N_STMTS
 };
 
-#define TN_PG_MAX_PARAMS 8
+#define TN_PG_MAX_PARAMS 10
 
 /* What SYNC_SQL (src/store/pg/sql.c) answers about the primary's
  * synchronous standby (src/store/pg/sync.c), most reassuring first. */
@@ -49,7 +60,10 @@ enum tn_pg_sync_state {
  * (one channel per schema, so schemas sharing a database never hear each
  * other).  A payload holds one or more lines, in order, each
  * "<type> <token> <floor> <owner bytes> <owner_id><name>" with type a
- * (acquired), r (released), e (expired) or v (revoked).  The statements
+ * (acquired), r (released), e (expired) or v (revoked); or a session's,
+ * "o <owner bytes> <owner_id><session id>" (opened) and
+ * "x <reason> <owner bytes> <owner_id><session id>" (ended; reason e
+ * expired, r released, v revoked).  The statements
  * that change hands write their lines to the session's outbox (a temporary
  * table) in their own transaction; the NOTIFY statement, pipelined right
  * after that transaction's Sync, sends them (docs/internals/postgresql.md: why
@@ -68,6 +82,18 @@ struct tn_pg_migration {
     int version;     /* 1, 2, ... in order */
     const char *sql; /* runs in one transaction with its version row */
 };
+
+/* The statements' texts that live outside sql.c (sql_acquire.c,
+ * sql_session.c). */
+extern const char tn_pg_sql_acquire[];
+extern const char tn_pg_sql_session_open[];
+extern const char tn_pg_sql_session_renew[];
+extern const char tn_pg_sql_session_end[];
+extern const char tn_pg_sql_session_get[];
+extern const char tn_pg_sql_session_list[];
+extern const char tn_pg_sql_claim[];
+extern const char tn_pg_sql_unclaim[];
+extern const char tn_pg_sql_session_sweep[];
 
 /* Indexed by enum tn_pg_stmt. */
 extern const struct tn_pg_stmt_def tn_pg_stmts[TN_PG_N_STMTS];
