@@ -7,7 +7,10 @@
 #    lease reads held after that;
 # 2. the session force-ended by an admin: "lost", every lease once;
 # 3. ended by its holder at the end of the hold: "released", every lease
-#    once.
+#    once;
+# 4. with watch_events, a force end is heard from the event stream
+#    (session_ended) long before the renew timer (a third of a 30 s TTL)
+#    would have found it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-client.sh"
 tn_start_server
@@ -64,3 +67,21 @@ check_end "$T/ended" released TN_OK
 req GET /v1/leases/ended:4
 expect_code 404 "a lease of the ended session"
 pass "a kept session: five leases reported once each, then the session: expired (server frozen), lost (force end), released (end)"
+
+# 4. Heard from the event stream.
+TN_PROBE_WATCH=1 "$PROBE" session "$URL" watched: 30000 20000 5 >"$T/watched" 2>&1 &
+P=$!
+TN_CLIENT_PIDS+=("$P")
+wait_grep "$T/watched" '^session id=' 1 10 || fail "no session: $(cat "$T/watched")"
+tn_wait_subscribers 1
+sid=$(sed -n 's/^session id=\([0-9a-f]*\) .*/\1/p' "$T/watched")
+t_force=$(mono)
+req DELETE "/v1/sessions/$sid?force=true"
+expect_code 204 "force end"
+wait_exit "$P" 15 || fail "probe did not finish: $(cat "$T/watched")"
+TTL=30000
+check_end "$T/watched" lost TN_ELOST
+cb_at=$(kv "$(grep '^end ' "$T/watched")" cb_at)
+[ $((cb_at - t_force)) -lt 3000 ] || fail "the event stream's session_ended took $((cb_at - t_force)) ms"
+! grep -q 'renewed session' "$T/watched" || fail "found by a renew, not by the event: $(cat "$T/watched")"
+pass "with watch_events, the force-ended session was reported lost after $((cb_at - t_force)) ms (renew timer: 10 s)"

@@ -13,6 +13,7 @@
  * once and the lease never showed as held again.  session: the same for a
  * session of TTL_MS with the N names PREFIX0.. claimed under it (ended at
  * HOLD_MS), the end line also counting the leases' callbacks (probe_s.c).
+ * TN_PROBE_WATCH=1 in the environment sets watch_events.
  * A test helper only. */
 #include "probe.h"
 
@@ -72,6 +73,8 @@ static int new_client(char *urls, struct tn_client **c)
         p = comma != NULL ? comma + 1 : NULL;
     }
     o.log = probe_log;
+    /* TN_PROBE_WATCH=1: also follow the event stream (watch_events). */
+    o.watch_events = getenv("TN_PROBE_WATCH") != NULL;
     o.request_timeout_ms = 2000;
     o.connect_timeout_ms = 200;
     struct tn_errmsg em = {{0}};

@@ -114,7 +114,7 @@ static void report(const struct held *h, struct seen *s, int64_t last,
                    int64_t ttl_ms)
 {
     int64_t held_after = -1;
-    int64_t until = tn_clock_mono_ms() + 2 * ttl_ms;
+    int64_t until = tn_clock_mono_ms() + (ttl_ms < 1500 ? 2 * ttl_ms : 3000);
     while (tn_clock_mono_ms() < until) {
         if (any_held(h))
             held_after = tn_clock_mono_ms();
