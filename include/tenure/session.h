@@ -221,6 +221,14 @@ TN_EXTERN size_t tn_client_session_lease_count(struct tn_session *s);
 /* The session l was granted under, or NULL for a lease of its own. */
 TN_EXTERN struct tn_session *tn_lease_session(const struct tn_lease *l);
 
+/* For a follower of your own (as tn_client_event_feed): a
+ * "session_ended" event of session_id marks the kept session of that id
+ * lost, and its keepalive then reports it and its leases once.  Other
+ * types are ignored.  A latency aid only.  Thread-safe. */
+TN_EXTERN void tn_client_session_event_feed(struct tn_client *c,
+                                            const char *type,
+                                            const char *session_id);
+
 /* A session as the server reports it (get, list). */
 struct tn_session_info {
     char session_id[TN_SESSION_ID_MAX + 1]; /* NUL-terminated */

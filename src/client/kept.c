@@ -9,6 +9,7 @@
 
 #include <tenure/client.h>
 #include <tenure/err.h>
+#include <tenure/session.h>
 
 #include "client/client_internal.h"
 
@@ -93,6 +94,13 @@ void tn_client_event_feed(struct tn_client *c, const char *type,
 {
     if (c != NULL && type != NULL && name != NULL)
         tn_client_events_apply(c, type, name, token);
+}
+
+void tn_client_session_event_feed(struct tn_client *c, const char *type,
+                                  const char *session_id)
+{
+    if (c != NULL && type != NULL && session_id != NULL)
+        tn_client_events_apply_session(c, type, session_id);
 }
 
 void tn_client_event_reset(struct tn_client *c)

@@ -4,7 +4,7 @@
 if(TARGET tn_client)
     add_executable(tn-client-probe ${CMAKE_CURRENT_SOURCE_DIR}/client/probe.c
         ${CMAKE_CURRENT_SOURCE_DIR}/client/probe_s.c)
-    target_link_libraries(tn-client-probe PRIVATE tenure_static)
+    target_link_libraries(tn-client-probe PRIVATE tenure_kafka_static)
 endif()
 
 # The worker of docs/CLIENT.md, compiled with the project's warnings and

@@ -13,7 +13,9 @@
  * once and the lease never showed as held again.  session: the same for a
  * session of TTL_MS with the N names PREFIX0.. claimed under it (ended at
  * HOLD_MS), the end line also counting the leases' callbacks (probe_s.c).
- * TN_PROBE_WATCH=1 in the environment sets watch_events.
+ * TN_PROBE_WATCH=1 in the environment sets watch_events;
+ * TN_PROBE_EVENTS=redis://HOST:PORT/STREAM or kafka://BROKERS/TOPIC follows
+ * that stream of tenured --publish instead.
  * A test helper only. */
 #include "probe.h"
 
@@ -25,6 +27,7 @@
 #include <time.h>
 
 #include <tenure/client.h>
+#include <tenure/events_kafka.h>
 
 #include "common/clock.h"
 
@@ -73,8 +76,13 @@ static int new_client(char *urls, struct tn_client **c)
         p = comma != NULL ? comma + 1 : NULL;
     }
     o.log = probe_log;
-    /* TN_PROBE_WATCH=1: also follow the event stream (watch_events). */
-    o.watch_events = getenv("TN_PROBE_WATCH") != NULL;
+    /* TN_PROBE_WATCH=1: also follow the event stream (watch_events);
+     * TN_PROBE_EVENTS=redis://...: that Redis stream instead. */
+    const char *ev = getenv("TN_PROBE_EVENTS");
+    o.watch_events = getenv("TN_PROBE_WATCH") != NULL ||
+                     (ev != NULL && strncmp(ev, "redis", 5) == 0);
+    if (ev != NULL && strncmp(ev, "redis", 5) == 0)
+        o.events_url = ev;
     o.request_timeout_ms = 2000;
     o.connect_timeout_ms = 200;
     struct tn_errmsg em = {{0}};
@@ -166,11 +174,22 @@ int main(int argc, char **argv)
     struct tn_client *c = NULL;
     if (new_client(argv[2], &c) < 0)
         return 1;
+    /* TN_PROBE_EVENTS=kafka://BROKERS/TOPIC: libtenure-kafka's follower. */
+    const char *ev = getenv("TN_PROBE_EVENTS");
+    struct tn_kafka_follower *kf = NULL;
+    struct tn_errmsg em = {{0}};
+    if (ev != NULL && strncmp(ev, "kafka://", 8) == 0 &&
+        tn_kafka_follower_start(c, ev, NULL, 0, &kf, &em) < 0) {
+        (void)printf("error=kafka %s\n", em.text);
+        tn_client_free(c);
+        return 1;
+    }
     int64_t ttl = strtoll(argv[4], NULL, 10);
     int64_t hold = strtoll(argv[5], NULL, 10);
     int ex = session ? probe_session(c, argv[3], ttl, hold,
                                      strtoul(argv[6], NULL, 10))
                      : keep(c, argv[3], ttl, hold);
+    tn_kafka_follower_stop(kf);
     tn_client_free(c);
     return ex;
 }
