@@ -30,11 +30,11 @@ s_claim "$A" "$SSEC" '["ps:1","ps:2"]'
 expect_code 200 "claim"
 s_end "$A" "$SSEC"
 expect_code 204 "end"
-s_open pub/expired 200
+s_open pub/expired 1500 # long enough for the acquire to land first
 B=$SID
 s_acquire "ps:3" w "$B" "$SSEC"
 expect_code 201 "acquire under a short session"
-for _ in $(seq 1 250); do
+for _ in $(seq 1 500); do
     s_get "$B"
     [ "$CODE" = 404 ] && break
     sleep 0.02

@@ -299,14 +299,13 @@ static void test_items(void **state)
     tn_decode_done(&b);
 }
 
-static int names_of(const char *s, size_t max, struct tn_name_ref **out,
-                    size_t *n)
+/* The names of s (decoded into b, which they point into: the caller
+ * tn_decode_done()s it once done with them). */
+static int names_of(const char *s, size_t max, struct tn_body *b,
+                    struct tn_name_ref **out, size_t *n)
 {
-    struct tn_body b;
-    items_ok(s, max + 1, &b);
-    int rc = tn_decode_names(&b, "names", max, out, n, msg, sizeof(msg));
-    tn_decode_done(&b);
-    return rc;
+    items_ok(s, max + 1, b);
+    return tn_decode_names(b, "names", max, out, n, msg, sizeof(msg));
 }
 
 /* "names": 1..max distinct lease names, each a string. */
@@ -349,7 +348,8 @@ static void test_names(void **state)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         v = (void *)&n; /* set to NULL on failure */
-        assert_int_equal(names_of(bad[i].body, 3, &v, &n), TN_EINVAL);
+        assert_int_equal(names_of(bad[i].body, 3, &b, &v, &n), TN_EINVAL);
+        tn_decode_done(&b);
         assert_null(v);
         assert_string_equal(msg, bad[i].msg);
     }
@@ -357,21 +357,21 @@ static void test_names(void **state)
     char big[300];
     int len = snprintf(big, sizeof(big), "{\"names\":[\"%0257d\"]}", 0);
     assert_true(len > 0 && (size_t)len < sizeof(big));
-    assert_int_equal(names_of(big, 3, &v, &n), TN_EINVAL);
+    assert_int_equal(names_of(big, 3, &b, &v, &n), TN_EINVAL);
+    tn_decode_done(&b);
     (void)snprintf(big, sizeof(big), "{\"names\":[\"%0256d\"]}", 0);
-    assert_int_equal(names_of(big, 3, &v, &n), 0);
+    assert_int_equal(names_of(big, 3, &b, &v, &n), 0);
     assert_int_equal(v[0].len, 256);
     tn_free(v);
+    tn_decode_done(&b);
 }
 
-static int leases_of(const char *s, size_t max, struct tn_name_token **out,
-                     size_t *n)
+/* The leases of s, decoded into b as names_of does. */
+static int leases_of(const char *s, size_t max, struct tn_body *b,
+                     struct tn_name_token **out, size_t *n)
 {
-    struct tn_body b;
-    items_ok(s, 4 * (max + 1), &b);
-    int rc = tn_decode_name_tokens(&b, "leases", max, out, n, msg, sizeof(msg));
-    tn_decode_done(&b);
-    return rc;
+    items_ok(s, 4 * (max + 1), b);
+    return tn_decode_name_tokens(b, "leases", max, out, n, msg, sizeof(msg));
 }
 
 /* "leases": 1..max objects {"name", "token"} of distinct names. */
@@ -380,10 +380,11 @@ static void test_leases(void **state)
     (void)state;
     struct tn_name_token *v = NULL;
     size_t n = 0;
+    struct tn_body body;
     assert_int_equal(leases_of("{\"leases\":[{\"name\":\"a\",\"token\":7},"
                                "{\"token\":9007199254740991,\"name\":\"b\","
                                "\"note\":[1]}]}",
-                               2, &v, &n),
+                               2, &body, &v, &n),
                      0);
     assert_int_equal(n, 2);
     assert_string_equal(v[0].name, "a");
@@ -391,6 +392,7 @@ static void test_leases(void **state)
     assert_string_equal(v[1].name, "b");
     assert_true(v[1].token == 9007199254740991ULL);
     tn_free(v);
+    tn_decode_done(&body);
     static const struct {
         const char *body, *msg;
     } bad[] = {
