@@ -42,10 +42,10 @@ struct script {
 
 static const char open_ok[] =
     "{\"session_id\":\"s1\",\"session_secret\":\"sec\",\"owner_id\":\"w\","
-    "\"ttl_ms\":300,\"expires_in_ms\":300}";
+    "\"ttl_ms\":900,\"expires_in_ms\":900}";
 static const char renew_ok[] =
-    "{\"session_id\":\"s1\",\"owner_id\":\"w\",\"ttl_ms\":300,"
-    "\"expires_in_ms\":300,\"leases\":2}";
+    "{\"session_id\":\"s1\",\"owner_id\":\"w\",\"ttl_ms\":900,"
+    "\"expires_in_ms\":900,\"leases\":2}";
 static const char claim_two_held_one[] =
     "{\"granted\":[{\"name\":\"a\",\"token\":7,\"lease_secret\":\"x7\"},"
     "{\"name\":\"b\",\"token\":8,\"lease_secret\":\"x8\"}],"
@@ -141,7 +141,7 @@ static void rig_start(struct rig *g)
 
 static void rig_open(struct rig *g)
 {
-    struct tn_session_args a = {.ttl_ms = 300};
+    struct tn_session_args a = {.ttl_ms = 900};
     assert_int_equal(tn_client_session_open(g->c, &a, &g->s, NULL), 0);
     assert_string_equal(tn_client_session_id(g->s), "s1");
     assert_true(tn_client_session_is_live(g->s));
@@ -187,7 +187,7 @@ static void test_session__claim_reads_each_name(void **st)
     /* A lease of a session has the session's safe time. */
     int64_t ls = tn_lease_safe_for_ms(res->items[0].lease);
     int64_t ss = tn_client_session_safe_for_ms(g.s);
-    assert_true(ls > 0 && ls <= 300 && ss - ls <= 5 && ls - ss <= 5);
+    assert_true(ls > 0 && ls <= 900 && ss - ls <= 5 && ls - ss <= 5);
     assert_int_equal(tn_client_session_lease_count(g.s), 2);
     /* Its own keepalive is refused: the session keeps it. */
     assert_int_equal(
@@ -301,7 +301,7 @@ static void test_session__release_alone_then_end(void **st)
     assert_int_equal(atomic_load(&g.seen.lease_calls), 2);
     assert_false(tn_lease_is_held(res->items[1].lease));
     int renews = atomic_load(&g.sc.renews);
-    fx_nap_ms(250); /* more than a third of the TTL: no renew after end */
+    fx_nap_ms(400); /* more than a third of the TTL: no renew after end */
     assert_int_equal(atomic_load(&g.sc.renews), renews);
     assert_int_equal(atomic_load(&g.sc.ends), 1);
     tn_claim_result_free(res);
