@@ -2,13 +2,13 @@
 /* Request bodies: yajl's events into an array of the top-level fields,
  * then typed fields with the messages of their 400s.
  *
- * yajl does the grammar, the escapes, number overflow and trailing
- * bytes; what it lets through and RFC 8259 (or the API) does not is
- * checked here: before the parse, over the whole body, control bytes,
- * UTF-8 and surrogate escapes (prescan); during it, escaped NULs,
- * duplicate keys and the depth. */
+ * yajl does the grammar, the escapes and trailing bytes; what it lets through
+ * and RFC 8259 (or the API) does not is checked here: before the parse, over
+ * the whole body, control bytes, UTF-8 and surrogate escapes (prescan); during
+ * it, escaped NULs, duplicate keys and the depth. */
 #include "decode.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +190,7 @@ static int item(struct parse *p, enum tn_body_type type, const unsigned char *s,
     it->num = num;
     it->str = NULL;
     it->str_len = len;
+    it->out_of_range = false;
     if (type == TN_BODY_STRING && (it->str = copy(p, s, len)) == NULL)
         return 0;
     b->n_items++;
@@ -227,15 +228,36 @@ static int on_bool(void *ctx, int v)
     return value(ctx, TN_BODY_BOOL, NULL, 0, v != 0);
 }
 
-static int on_int(void *ctx, long long v)
+/* yajl hands over each number as its text (yajl's own integer callback
+ * fails the whole parse past 64 bits).  An integer out of int64's range is
+ * kept as such: refused where the API reads the field, ignored in an
+ * unknown one (docs/API.md).  A number with a fraction or an exponent is
+ * a real, whatever its size: no field takes one. */
+static int on_number(void *ctx, const char *s, size_t len)
 {
-    return value(ctx, TN_BODY_INT, NULL, 0, v);
-}
-
-static int on_real(void *ctx, double v)
-{
-    (void)v;
-    return value(ctx, TN_BODY_REAL, NULL, 0, 0);
+    struct parse *p = ctx;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
+            return value(p, TN_BODY_REAL, NULL, 0, 0);
+    }
+    char text[24]; /* int64's longest, its sign and a NUL */
+    long long v = 0;
+    bool big = len >= sizeof(text);
+    if (!big) {
+        memcpy(text, s, len);
+        text[len] = '\0';
+        errno = 0;
+        v = strtoll(text, NULL, 10);
+        big = errno == ERANGE;
+    }
+    size_t items = p->b->n_items;
+    if (!value(p, TN_BODY_INT, NULL, 0, v))
+        return 0;
+    if (big && p->depth == 1)
+        p->b->fields[p->b->n - 1].out_of_range = true;
+    if (big && p->b->n_items > items) /* kept as an item of an array */
+        p->b->items[p->b->n_items - 1].out_of_range = true;
+    return 1;
 }
 
 static int on_string(void *ctx, const unsigned char *s, size_t len)
@@ -356,8 +378,7 @@ static int on_end_array(void *ctx)
 static const yajl_callbacks events = {
     .yajl_null = on_null,
     .yajl_boolean = on_bool,
-    .yajl_integer = on_int,
-    .yajl_double = on_real,
+    .yajl_number = on_number,
     .yajl_string = on_string,
     .yajl_start_map = on_start_map,
     .yajl_map_key = on_key,
