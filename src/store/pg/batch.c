@@ -270,6 +270,14 @@ static int op_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The sweeps (events.c, session.c) run alone in their batch: a sweep
+ * settles hundreds of rows, and a request in its batch would wait for
+ * all of them (measured: a session of 100,000 leases settling). */
+static bool is_sweep(enum tn_pg_stmt stmt)
+{
+    return stmt == TN_PG_SWEEP || stmt == TN_PG_SESSION_SWEEP;
+}
+
 /* May c carry op (pinned_to)? */
 static bool carries(const struct tn_pg_conn *c, const struct tn_pg_op *op)
 {
@@ -295,13 +303,16 @@ static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n,
     size_t k = 0;
     struct tn_pg_op **link = &p->pending;
     struct tn_pg_op *kept = NULL; /* last op left pending */
-    while (*link != NULL && k < n) {
+    bool alone = false;           /* took a sweep: nothing more */
+    while (*link != NULL && k < n && !alone) {
         struct tn_pg_op *op = *link;
-        if (carries(c, op)) {
+        bool sweep = is_sweep(op->stmt);
+        if (carries(c, op) && (!sweep || k == 0)) {
             *link = op->next;
             op->tries++;
             tn_pg_change_in(c, op);
             ops[k++] = op;
+            alone = sweep;
         } else {
             kept = op;
             link = &op->next;
@@ -364,6 +375,7 @@ static int send_batch(struct tn_pg_conn *c, size_t n)
         tn_pg_limits_stamp(c->store, b->ops[i]);
         events |= writes_events(b->ops[i]->stmt);
         b->notify_in |= notifies_inside(b->ops[i]->stmt);
+        b->sweeps |= is_sweep(b->ops[i]->stmt);
         if (PQsendQueryPrepared(c->conn, d->name, d->n_params,
                                 b->ops[i]->values, NULL, NULL, 0) != 1)
             return TN_EIO;
@@ -399,16 +411,34 @@ static int send_batch(struct tn_pg_conn *c, size_t n)
     return TN_OK;
 }
 
-/* Free batch slots: connections ready with fewer than `level` batches in
- * flight. */
+/* c's last batch in flight is a sweep, and another connection is ready:
+ * nothing is pipelined behind the sweep, it goes there. */
+static bool behind_sweep(const struct tn_pg *p, const struct tn_pg_conn *c)
+{
+    if (c->inflight_tail == NULL || !c->inflight_tail->sweeps)
+        return false;
+    for (int i = 0; i < TN_PG_CONNS; i++) {
+        if (&p->conns[i] != c && p->conns[i].state == TN_PG_READY)
+            return true;
+    }
+    return false;
+}
+
+/* May c take a batch at this level: ready, fewer than `level` batches in
+ * flight, not behind a sweep. */
+static bool takes(const struct tn_pg *p, const struct tn_pg_conn *c,
+                  unsigned level)
+{
+    return c->state == TN_PG_READY && c->n_inflight < level &&
+           !behind_sweep(p, c);
+}
+
+/* Free batch slots: connections that take a batch at this level. */
 static size_t free_slots(const struct tn_pg *p, unsigned level)
 {
     size_t n = 0;
-    for (int i = 0; i < TN_PG_CONNS; i++) {
-        const struct tn_pg_conn *c = &p->conns[i];
-        if (c->state == TN_PG_READY && c->n_inflight < level)
-            n++;
-    }
+    for (int i = 0; i < TN_PG_CONNS; i++)
+        n += takes(p, &p->conns[i], level);
     return n;
 }
 
@@ -443,7 +473,7 @@ static void flush(void *arg)
         size_t slots = free_slots(p, level);
         for (int i = 0; i < TN_PG_CONNS && p->n_pending > 0 && slots > 0; i++) {
             struct tn_pg_conn *c = &p->conns[i];
-            if (c->state != TN_PG_READY || c->n_inflight >= level)
+            if (!takes(p, c, level))
                 continue;
             size_t pinned[TN_PG_CONNS];
             size_t any = 0;

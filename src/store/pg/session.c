@@ -22,7 +22,7 @@
  * in steps that the other statements interleave with. */
 #define SWEEP_MS 200
 #define SWEEP_SESSIONS 100
-#define SWEEP_LEASES 500
+#define SWEEP_LEASES 200
 /* An array parameter holds at most this much text. */
 #define ARRAY_MAX_BYTES (8u << 20)
 

@@ -53,6 +53,12 @@ enum tn_pg_sync_state {
     TN_PG_SYNC_N_STATES
 };
 
+/* A DELETE of a session of at most this many leases releases them in its
+ * own transaction; a larger one ends the session row (every lease of it
+ * is over at that instant) and the sweep writes the leases' ends
+ * (sql_session.c). */
+#define TN_PG_END_INLINE 1000
+
 /* Grants kept per name in the ledger after a prune pass (history). */
 #define TN_PG_LEDGER_KEEP 100
 

@@ -8,6 +8,9 @@
 #include "store/pg/sql.h"
 #include "store/pg/sql_text.h"
 
+/* The statements are SQL text, laid out one clause a line by hand. */
+/* clang-format off */
+
 /* $1 name, $2 owner_id, $3 ttl_ms (0 under a session), $4 lock_delay_ms,
  * $5 request_id or NULL, $6 secret, $7 principal or NULL, $8 limits and
  * flags (ACQUIRE_FITS), $9 session id or NULL, $10 its secret or NULL.
@@ -70,7 +73,6 @@
 #define END_SE(a)                                                              \
     LEASE_END_OR(                                                              \
         "(SELECT se.expires_at FROM se WHERE se.id = " a ".session_id)", a)
-#define DELAY(a) a ".lock_delay_ms * interval '1 millisecond'"
 
 /* $8: the capacity limits this instance counts as reached (src/store/pg/
  * limits.c), bit 1 --max-leases (no grant at all), bit 2 --max-names (no
@@ -99,23 +101,36 @@
     " LEFT JOIN me m ON true WHERE NOT" ME_OK
 
 /* The event lines of a grant: "session_ended" for the session se
- * recorded, "expired" for the grant it replaced when nobody announced
- * that yet, then "acquired". */
+ * recorded, the end of the grant it replaced when nobody announced that
+ * yet ("expired", or "released"/"revoked" when its session was deleted),
+ * then "acquired". */
 #define ACQUIRE_EV_ENDED EV_ENDED("'e'", "se.owner_id", "se.id")
-#define ACQUIRE_EV_EXPIRED                                                     \
-    EV_LINE("'e'", "g.prev_token", "g.prev_token", "g.prev_owner_id", "$1")
+#define ACQUIRE_EV_PREV                                                        \
+    EV_LINE(EV_TYPE_OF_END("g.prev_end_reason"), "g.prev_token",               \
+            "g.prev_token", "g.prev_owner_id", "$1")
 #define ACQUIRE_EV_ACQUIRED                                                    \
     EV_LINE("'a'", "g.fencing_token", "g.fencing_token", "g.owner_id", "$1")
 #define ACQUIRE_EV                                                             \
     " ev AS (INSERT INTO tn_outbox (line) SELECT q.line FROM"                  \
     " (SELECT 0 AS o, " ACQUIRE_EV_ENDED " AS line FROM se UNION ALL"          \
     " SELECT 1, CASE WHEN g.prev_expired_at IS NULL THEN '' ELSE"              \
-    " " ACQUIRE_EV_EXPIRED " || E'\\n' END || " ACQUIRE_EV_ACQUIRED            \
+    " " ACQUIRE_EV_PREV " || E'\\n' END || " ACQUIRE_EV_ACQUIRED               \
     " FROM g) q ORDER BY q.o),"
 
 /* The TTL and time left of a grant: its own, or its session's. */
 #define GRANT_TTL "coalesce((SELECT m.ttl_ms FROM me m), $3)"
 #define GRANT_LEFT "coalesce((SELECT " EXPIRES_IN("m") " FROM me m), $3)"
+
+/* The CAS on the newest version of the locked row: released, or ended
+ * (its own expiry or its session's) past its lock delay. */
+#define L_FREE                                                                 \
+    "l.released OR " END_SE("l") " + " MS(LEASE_DELAY_MS("l")) " <= now()"
+/* The grant replaced, when it ended and nobody announced it yet: when and
+ * how it ended. */
+#define L_PREV                                                                 \
+    " prev_token = l.fencing_token, prev_owner_id = l.owner_id,"               \
+    " prev_expired_at = CASE WHEN l.released OR l.expiry_noted THEN NULL"      \
+    " ELSE " END_SE("l") " END, prev_end_reason = " LEASE_END_REASON("l")
 
 #define ACQUIRE_INSERT                                                         \
     " g AS (INSERT INTO leases AS l (name, owner_id, expires_at,"              \
@@ -131,15 +146,9 @@
     " lock_delay_ms = excluded.lock_delay_ms,"                                 \
     " request_id = excluded.request_id, released = false,"                     \
     " principal = excluded.principal, session_id = excluded.session_id,"       \
-    " expiry_noted = false,"                                                   \
-    " prev_token = l.fencing_token, prev_owner_id = l.owner_id,"               \
-    " prev_expired_at = CASE WHEN l.released OR l.expiry_noted THEN NULL"      \
-    " ELSE " END_SE("l") " END"                                                \
-                         " WHERE l.released OR " END_SE("l") " + " DELAY(      \
-                             "l") " <= now()"                                  \
-                                  " RETURNING l.fencing_token, l.owner_id, "   \
-                                  "l.prev_token, l.prev_owner_id,"             \
-                                  " l.prev_expired_at),"
+    " expiry_noted = false," L_PREV " WHERE " L_FREE                           \
+    " RETURNING l.fencing_token, l.owner_id, l.prev_token, l.prev_owner_id,"   \
+    " l.prev_expired_at, l.prev_end_reason),"
 
 /* What else a grant writes: the session's count, the ledger (a new row,
  * and the end of the grant it replaced), the events. */
@@ -150,19 +159,20 @@
     " granted_at) SELECT g.fencing_token, $1, $2, " GRANT_TTL ", now()"        \
     " FROM g),"                                                                \
     " ended AS (UPDATE lease_grants e SET ended_at = g.prev_expired_at,"       \
-    " end_reason = 'expired' FROM g WHERE g.prev_expired_at IS NOT NULL"       \
-    " AND e.token = g.prev_token AND e.ended_at IS NULL)," ACQUIRE_EV
+    " end_reason = g.prev_end_reason FROM g"                                   \
+    " WHERE g.prev_expired_at IS NOT NULL AND e.token = g.prev_token"          \
+    " AND e.ended_at IS NULL)," ACQUIRE_EV
 
+#define C_ENDS END_SE("c")
 #define ACQUIRE_CUR                                                            \
     " cur AS (SELECT c.owner_id, c.fencing_token, c.secret,"                   \
-    " " LEASE_TTL("c") " AS ttl_ms, c.request_id, " END_SE(                    \
-        "c") " AS ends,"                                                       \
-             " c.lock_delay_ms, c.released, c.principal, c.session_id"         \
-             " FROM leases c WHERE c.name = $1 AND NOT EXISTS (SELECT 1 FROM " \
-             "g)"                                                              \
-             " FOR UPDATE)"
+    " " LEASE_TTL("c") " AS ttl_ms, c.request_id, " C_ENDS " AS ends,"         \
+    " " LEASE_DELAY_MS("c") " AS delay_ms, c.released, c.principal,"           \
+    " c.session_id FROM leases c WHERE c.name = $1"                            \
+    " AND NOT EXISTS (SELECT 1 FROM g) FOR UPDATE)"
 
-#define CUR_FREE "(c.released OR c.ends + " DELAY("c") " <= now())"
+#define C_FREES "c.ends + " MS("c.delay_ms")
+#define CUR_FREE "(c.released OR " C_FREES " <= now())"
 #define CUR_REPLAY                                                             \
     "($5::text IS NOT NULL AND c.request_id = $5 AND c.owner_id = $2"          \
     " AND c.principal IS NOT DISTINCT FROM $7) OR ($9::text IS NOT NULL"       \
@@ -171,6 +181,10 @@
     "CASE WHEN NOT c.released AND c.ends > now() THEN CASE WHEN " CUR_REPLAY   \
     " THEN 'r' ELSE 'h' END WHEN ($8 & 4) <> 0 AND " CUR_FREE " THEN 'q'"      \
     " WHEN ($8 & 1) = 1 AND " CUR_FREE " THEN 'c' ELSE 'd' END"
+#define CUR_LEFT EXPIRES_IN_AT("c.ends")
+#define CUR_RETRY                                                              \
+    "greatest(1, ceil(extract(epoch FROM (" C_FREES " - now())) * 1000))"      \
+    "::bigint"
 
 /* Columns: kind, token, owner_id, secret (replay), ttl_ms, expires_in_ms,
  * when the name frees up (ms), session id. */
@@ -178,14 +192,12 @@
     " SELECT CASE WHEN g.prev_token IS NULL THEN 'i' ELSE 'g' END,"            \
     " g.fencing_token, g.owner_id, NULL::bytea, " GRANT_TTL ","                \
     " " GRANT_LEFT ", 0::bigint, $9 FROM g"                                    \
-    " UNION ALL SELECT " CUR_KIND ","                                          \
-    " c.fencing_token, c.owner_id, c.secret, c.ttl_ms,"                        \
-    " " EXPIRES_IN_AT(                                                         \
-        "c.ends") ","                                                          \
-                  " greatest(1, ceil(extract(epoch FROM (c.ends + " DELAY(     \
-                      "c") " - now()))"                                        \
-                           " * 1000))::bigint, c.session_id FROM cur c "       \
-                           "WHERE" ME_OK ACQUIRE_NO_SESSION ACQUIRE_REFUSED
+    " UNION ALL SELECT " CUR_KIND ", c.fencing_token, c.owner_id, c.secret,"   \
+    " c.ttl_ms, " CUR_LEFT ", " CUR_RETRY ", c.session_id FROM cur c"          \
+    " WHERE" ME_OK ACQUIRE_NO_SESSION ACQUIRE_REFUSED
 
-const char tn_pg_sql_acquire[] = "WITH" ACQUIRE_ME ACQUIRE_SE ACQUIRE_INSERT
-    ACQUIRE_WRITES ACQUIRE_CUR ACQUIRE_ANSWER;
+const char tn_pg_sql_acquire[] =
+    "WITH" ACQUIRE_ME ACQUIRE_SE ACQUIRE_INSERT ACQUIRE_WRITES ACQUIRE_CUR
+    ACQUIRE_ANSWER;
+
+/* clang-format on */
