@@ -355,7 +355,7 @@ static bool notifies_inside(enum tn_pg_stmt stmt)
 /* Statements that may write events to the outbox. */
 static bool writes_events(enum tn_pg_stmt stmt)
 {
-    return stmt == TN_PG_ACQUIRE || stmt == TN_PG_RELEASE ||
+    return tn_pg_is_acquire(stmt) || stmt == TN_PG_RELEASE ||
            stmt == TN_PG_SESSION_OPEN || notifies_inside(stmt);
 }
 

@@ -249,6 +249,7 @@ static void parse_rows(struct tn_pg_op *op, const PGresult *r)
 {
     switch (op->stmt) {
     case TN_PG_ACQUIRE:
+    case TN_PG_ACQUIRE_SESSION:
         parse_acquire(op, r);
         return;
     case TN_PG_RENEW:

@@ -10,11 +10,13 @@
 #ifndef TN_STORE_PG_SQL_H
 #define TN_STORE_PG_SQL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Statements, prepared once per connection. */
 enum tn_pg_stmt {
     TN_PG_ACQUIRE = 0,
+    TN_PG_ACQUIRE_SESSION,
     TN_PG_RENEW,
     TN_PG_RELEASE,
     TN_PG_GET,
@@ -38,6 +40,12 @@ enum tn_pg_stmt {
 };
 
 #define TN_PG_MAX_PARAMS 10
+
+/* The acquire statements: of a lease of its own, and under a session. */
+static inline bool tn_pg_is_acquire(enum tn_pg_stmt s)
+{
+    return s == TN_PG_ACQUIRE || s == TN_PG_ACQUIRE_SESSION;
+}
 
 /* What SYNC_SQL (src/store/pg/sql.c) answers about the primary's
  * synchronous standby (src/store/pg/sync.c), most reassuring first. */
@@ -92,6 +100,7 @@ struct tn_pg_migration {
 /* The statements' texts that live outside sql.c (sql_acquire.c,
  * sql_session.c). */
 extern const char tn_pg_sql_acquire[];
+extern const char tn_pg_sql_acquire_session[];
 extern const char tn_pg_sql_session_open[];
 extern const char tn_pg_sql_session_renew[];
 extern const char tn_pg_sql_session_end[];

@@ -106,11 +106,11 @@ const struct tn_pg_migration tn_pg_migrations[] = {
     /* Sessions (docs/SESSIONS.md): a lease under a session lives as long
      * as its session row (sql_text.h, LEASE_END); its own expires_at is
      * 'infinity' meanwhile.  prev_end_reason: how the grant an acquire
-     * replaced ended (its session may have been deleted).  n_leases counts its live leases (kept by
-     * every statement that grants or releases under it).  The indexes:
-     * a session's leases (DELETE, the sweep, the count), sessions by
-     * owner (the list's prefix), the running ones by expiry and the
-     * ended ones (the sweep). */
+     * replaced ended (its session may have been deleted).  n_leases counts its
+     * live leases (kept by every statement that grants or releases under it).
+     * The indexes: a session's leases (DELETE, the sweep, the count), sessions
+     * by owner (the list's prefix), the running ones by expiry and the ended
+     * ones (the sweep). */
     {5, "CREATE TABLE IF NOT EXISTS tenure_sessions ("
         " id text COLLATE \"C\" PRIMARY KEY,"
         " owner_id text COLLATE \"C\" NOT NULL,"
