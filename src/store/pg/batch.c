@@ -31,7 +31,6 @@
 #include "store/pg/op.h"
 #include "store/pg/pin.h"
 #include "store/pg/result.h"
-#include "store/pg/session.h"
 #include "store/pg/sql.h"
 
 #define MAX_INFLIGHT 2
@@ -68,7 +67,6 @@ static bool any_ready(const struct tn_pg *p)
 static void op_reply(struct tn_pg *p, struct tn_pg_op *op)
 {
     tn_pg_limits_answered(p, op);
-    tn_pg_sessions_answered(p, op);
     tn_store_done_fn done = op->done;
     op->done = NULL;
     done(op->arg);
@@ -88,7 +86,6 @@ static void op_answer(struct tn_pg *p, struct tn_pg_op *op, int rc)
         }
     }
     tn_pg_limits_answered(p, op);
-    tn_pg_sessions_answered(p, op);
     tn_store_done_fn done = op->done;
     void *arg = op->arg;
     tn_pg_op_free(op);
@@ -270,14 +267,6 @@ static int op_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The sweeps (events.c, session.c) run alone in their batch: a sweep
- * settles hundreds of rows, and a request in its batch would wait for
- * all of them (measured: a session of 100,000 leases settling). */
-static bool is_sweep(enum tn_pg_stmt stmt)
-{
-    return stmt == TN_PG_SWEEP || stmt == TN_PG_SESSION_SWEEP;
-}
-
 /* May c carry op (pinned_to)? */
 static bool carries(const struct tn_pg_conn *c, const struct tn_pg_op *op)
 {
@@ -306,7 +295,7 @@ static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n,
     bool alone = false;           /* took a sweep: nothing more */
     while (*link != NULL && k < n && !alone) {
         struct tn_pg_op *op = *link;
-        bool sweep = is_sweep(op->stmt);
+        bool sweep = tn_pg_is_sweep(op->stmt);
         if (carries(c, op) && (!sweep || k == 0)) {
             *link = op->next;
             op->tries++;
@@ -342,23 +331,6 @@ static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n,
     return b;
 }
 
-/* Statements whose changed names are not pinned (pin.c): their events go
- * out inside their own transaction, so whatever changes one of their
- * names next, waiting for its row lock, comes after them. */
-static bool notifies_inside(enum tn_pg_stmt stmt)
-{
-    return stmt == TN_PG_SWEEP || stmt == TN_PG_SESSION_SWEEP ||
-           stmt == TN_PG_CLAIM || stmt == TN_PG_UNCLAIM ||
-           stmt == TN_PG_SESSION_END;
-}
-
-/* Statements that may write events to the outbox. */
-static bool writes_events(enum tn_pg_stmt stmt)
-{
-    return tn_pg_is_acquire(stmt) || stmt == TN_PG_RELEASE ||
-           stmt == TN_PG_SESSION_OPEN || notifies_inside(stmt);
-}
-
 /* Send a batch of up to n pending ops on c: TN_OK (also when c carries
  * none of them), TN_ENOMEM, or TN_EIO (the connection is unusable). */
 static int send_batch(struct tn_pg_conn *c, size_t n)
@@ -373,9 +345,9 @@ static int send_batch(struct tn_pg_conn *c, size_t n)
     for (size_t i = 0; i < b->n; i++) {
         const struct tn_pg_stmt_def *d = &tn_pg_stmts[b->ops[i]->stmt];
         tn_pg_limits_stamp(c->store, b->ops[i]);
-        events |= writes_events(b->ops[i]->stmt);
-        b->notify_in |= notifies_inside(b->ops[i]->stmt);
-        b->sweeps |= is_sweep(b->ops[i]->stmt);
+        events |= tn_pg_writes_events(b->ops[i]->stmt);
+        b->notify_in |= tn_pg_notifies_inside(b->ops[i]->stmt);
+        b->sweeps |= tn_pg_is_sweep(b->ops[i]->stmt);
         if (PQsendQueryPrepared(c->conn, d->name, d->n_params,
                                 b->ops[i]->values, NULL, NULL, 0) != 1)
             return TN_EIO;

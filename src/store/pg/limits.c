@@ -144,10 +144,15 @@ void tn_pg_limits_answered(struct tn_pg *p, struct tn_pg_op *op)
         return;
     case TN_PG_SESSION_OPEN:
         l->d_sessions++;
+        p->sessions.n_opened++;
         return;
     case TN_PG_SESSION_END:
         l->d_sessions--;
         l->d_live -= n;
+        if (op->values[2][0] == 't') /* forced */
+            p->sessions.n_revoked++;
+        else
+            p->sessions.n_released++;
         return;
     default:
         return;

@@ -377,19 +377,6 @@ void tn_pg_sessions_stop(struct tn_pg *p)
     tn_store_result_release(&p->sessions.sweep_res);
 }
 
-void tn_pg_sessions_answered(struct tn_pg *p, const struct tn_pg_op *op)
-{
-    struct tn_pg_sessions *ss = &p->sessions;
-    if (op->out == NULL || op->out->rc != TN_OK)
-        return;
-    if (op->stmt == TN_PG_SESSION_OPEN)
-        ss->n_opened++;
-    else if (op->stmt == TN_PG_SESSION_END && op->values[2][0] == 't')
-        ss->n_revoked++;
-    else if (op->stmt == TN_PG_SESSION_END)
-        ss->n_released++;
-}
-
 /* The embedded store's names (src/store/embedded/metrics.c), each for
  * what this instance did; tenure_sessions_live, the database's, is the
  * limits' (limits.c). */

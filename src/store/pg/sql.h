@@ -47,6 +47,32 @@ static inline bool tn_pg_is_acquire(enum tn_pg_stmt s)
     return s == TN_PG_ACQUIRE || s == TN_PG_ACQUIRE_SESSION;
 }
 
+/* The sweeps (src/store/pg/events.c, session.c): they settle hundreds of
+ * rows, so each runs alone in its batch, and nothing is pipelined behind
+ * one while another connection can take it (src/store/pg/batch.c): a
+ * request would wait for all of them. */
+static inline bool tn_pg_is_sweep(enum tn_pg_stmt s)
+{
+    return s == TN_PG_SWEEP || s == TN_PG_SESSION_SWEEP;
+}
+
+/* Statements whose events go out inside their own transaction (the
+ * names they change are many or not known before they run, so none is
+ * pinned, src/store/pg/pin.c): whatever changes one of those names next
+ * waits for its row lock, hence for that commit and its events. */
+static inline bool tn_pg_notifies_inside(enum tn_pg_stmt s)
+{
+    return tn_pg_is_sweep(s) || s == TN_PG_CLAIM || s == TN_PG_UNCLAIM ||
+           s == TN_PG_SESSION_END;
+}
+
+/* Statements that may write events to the outbox. */
+static inline bool tn_pg_writes_events(enum tn_pg_stmt s)
+{
+    return tn_pg_is_acquire(s) || s == TN_PG_RELEASE ||
+           s == TN_PG_SESSION_OPEN || tn_pg_notifies_inside(s);
+}
+
 /* What SYNC_SQL (src/store/pg/sql.c) answers about the primary's
  * synchronous standby (src/store/pg/sync.c), most reassuring first. */
 enum tn_pg_sync_state {
