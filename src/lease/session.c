@@ -236,7 +236,8 @@ static bool list_one(struct tn_session *s, void *ctx)
 {
     struct list_walk *w = ctx;
     if (!tn_session_is_live(s, w->now_ms) ||
-        strncmp(s->owner_id, w->prefix, w->prefix_len) != 0)
+        (w->prefix_len > 0 &&
+         strncmp(s->owner_id, w->prefix, w->prefix_len) != 0))
         return true;
     if (w->after != NULL && !id_after(s->id, w->after, w->after_len))
         return true;

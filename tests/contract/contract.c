@@ -356,6 +356,7 @@ static const struct tcase cases[] = {
     {"session_capacity", case_session_capacity, NULL},
     {"session_restart", case_session_restart, NULL},
     {"session_end_then_crash", case_session_end_then_crash, NULL},
+    {"session_revealed_end_stays", case_session_revealed_end_stays, NULL},
     {"pg_renew_blocked_past_expiry", case_pg_renew_blocked_past_expiry, "pg"},
     {"pg_read_waits_for_writer", case_pg_read_waits_for_writer, "pg"},
     {"pg_change_behind_writer", case_pg_change_behind_writer, "pg"},

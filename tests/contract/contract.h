@@ -198,6 +198,7 @@ void case_session_renew_one_write(void);
 void case_session_capacity(void);
 void case_session_restart(void);
 void case_session_end_then_crash(void);
+void case_session_revealed_end_stays(void);
 void case_pg_renew_blocked_past_expiry(void);
 void case_pg_read_waits_for_writer(void);
 void case_pg_change_behind_writer(void);

@@ -168,6 +168,52 @@ void case_session_restart(void)
     CHECK(c.res.lease.token > b.res.lease.token);
 }
 
+/* Close E.s and open it again on the same data with cfg. */
+static int reopen_with(const struct tn_store_config *cfg)
+{
+    E.s->ops->close(E.s);
+    E.s = NULL;
+    if (open_url(E.url, cfg, &E.s) < 0 || !wait_ready(E.s, 15000))
+        return -1;
+    return 0;
+}
+
+/* Revealed, then restarted before the store wrote anything else (no other
+ * case's work, no heartbeat yet: only the recorded end can keep it). */
+static void revealed_steps(const struct tn_store_config *cfg)
+{
+    struct sess x;
+    struct call c, b;
+    NM(m, "rv-x");
+    CHECK_RC(sess_open(&x, nm("rv"), NULL, 200, &c), TN_OK);
+    CHECK_RC(sess_acquire(&x, &b, m, "w", NULL, 0), TN_OK);
+    run_for(260);
+    /* Revealed by the session's renew alone: only the session's recorded
+     * end is written then (a lease's check would also write its row). */
+    CHECK_RC(sess_renew(&x, 0, NULL, &c), TN_ELOST);
+    CHECK(reopen_with(cfg) == 0);
+    CHECK_RC(check(m, b.res.lease.token, &c), TN_OK);
+    CHECK(!c.res.current);
+    CHECK_RC(sess_renew(&x, 0, NULL, &c), TN_ELOST);
+    CHECK_RC(sess_get(x.id, &c), TN_ENOTFOUND);
+}
+
+/* docs/SAFETY.md section 8 for sessions: a session's end that was
+ * revealed (here: its renew answered lost) stays after a restart that
+ * comes before anything else was written, and its leases with it. */
+void case_session_revealed_end_stays(void)
+{
+    if (!sessions_here("session_revealed_end_stays"))
+        return;
+    struct tn_store_config cfg = base_config();
+    if (private_store_begin("rv", &cfg) < 0) {
+        E.failures++;
+        return;
+    }
+    revealed_steps(&cfg);
+    private_store_end();
+}
+
 #define CRASH_LEASES 30000
 
 /* The store stops right after the end of a session of CRASH_LEASES leases

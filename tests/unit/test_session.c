@@ -212,7 +212,7 @@ static void test_session__delete_releases_every_lease(void **state)
     struct fixture *f = *state;
     struct tn_session *s = open_session(&f->t, SID_A, "fleet", 100, 0);
     uint64_t top = 0;
-    char name[8];
+    char name[16];
     for (int i = 0; i < 5; i++) {
         (void)snprintf(name, sizeof(name), "n%d", i);
         struct tn_acquire_req r = acq(name, "w", 0, secret_b);

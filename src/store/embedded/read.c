@@ -95,7 +95,9 @@ void tn_embedded_list(struct tn_store *s, const struct tn_list_req *r,
     struct embedded *e = tn_embedded_op_begin(s, out, done, arg, &now);
     if (e == NULL)
         return;
-    tn_embedded_expire_due(e, now); /* a list reveals the ends it leaves out */
+    /* A list reveals the ends it leaves out: leases' and sessions'. */
+    tn_embedded_expire_due(e, now);
+    tn_embedded_expire_sessions(e, now);
     const struct tn_lease_entry **found = tn_calloc(r->limit, sizeof(*found));
     size_t n =
         found == NULL

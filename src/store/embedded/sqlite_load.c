@@ -123,7 +123,7 @@ static int load_sessions(struct tn_sqlite_db *d, struct tn_lease_table *t,
     if (rc == 0)
         rc = tn_sqlite_map_rc(step);
     sqlite3_finalize(st);
-    if (rc == 0)
+    if (rc == 0 && br->n > 0)
         qsort(br->v, br->n, sizeof(*br->v), by_row_cmp);
     return rc;
 }

@@ -349,11 +349,13 @@ static void e_drain(struct tn_store *s)
 static void e_close(struct tn_store *s)
 {
     struct embedded *e = (struct embedded *)s;
-    tn_embedded_sessions_clear(e); /* no slice settles after this */
     tn_embedded_fail_waiters(e, TN_EUNAVAIL);
     tn_waitq_fini(&e->waits);
     tn_embedded_retire_stop(e);
     tn_commit_stop(e->commit);
+    /* The last commits' answers ran inside the stop and may have asked
+     * for the next settling slice: never after this. */
+    tn_embedded_sessions_clear(e);
     tn_disk_close(e->disk);
     tn_lease_table_release(&e->table);
     tn_lease_table_release(&e->reloaded);
