@@ -6,7 +6,7 @@ DATA_DIR ?= ./tenure-data
 CTEST_ARGS ?=
 
 .PHONY: all deps build release run check check-dev check-asan check-fuzz lint tsan \
-        bench soak fuzz install clean incident deb compare
+        bench soak fuzz install clean incident demo-shards deb compare
 
 all: build
 
@@ -90,6 +90,13 @@ incident: build
 	@TN_BIN=$(CURDIR)/build/dev/bin TN_SRC=$(CURDIR) \
 	    TN_INCIDENT_HTML_DIR=$(CURDIR)/build/incident \
 	    tests/integration/t401-fence-incident-replay.sh
+
+# The fair-share recipe: 3 workers over 1,000 shards, one joining late,
+# one frozen past its session's TTL whose stale writes the fence refuses
+# (tests/integration/t322-client-share.sh at full size).
+demo-shards: build
+	@TN_BIN=$(CURDIR)/build/dev/bin TN_SRC=$(CURDIR) SHARDS=1000 \
+	    tests/integration/t322-client-share.sh
 
 # The incident replayed against Redis, Redlock, etcd, ZooKeeper, PostgreSQL
 # advisory locks and tenure (docs/COMPARE.md): writes compare/report.md and

@@ -377,6 +377,7 @@ static const struct tcase cases[] = {
     {"pg_sess_expiry", case_pg_sess_expiry, "pg"},
     {"pg_sess_claim_race", case_pg_sess_claim_race, "pg"},
     {"pg_sess_end_one_txn", case_pg_sess_end_one_txn, "pg"},
+    {"pg_sess_end_large", case_pg_sess_end_large, "pg"},
     {"pg_sess_claim_1000", case_pg_sess_claim_1000, "pg"},
     {"pg_sess_renew_in_flight", case_pg_sess_renew_in_flight, "pg"},
     {"pg_sess_slow_claimer", case_pg_sess_slow_claimer, "pg"},

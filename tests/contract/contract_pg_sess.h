@@ -53,6 +53,7 @@ void case_pg_sess_two_instances(void);
 void case_pg_sess_expiry(void);
 void case_pg_sess_claim_race(void);
 void case_pg_sess_end_one_txn(void);
+void case_pg_sess_end_large(void);
 void case_pg_sess_claim_1000(void);
 void case_pg_sess_renew_in_flight(void);
 void case_pg_sess_slow_claimer(void);

@@ -15,6 +15,7 @@
 #include "common/rand.h"
 #include "contract_pg.h"
 #include "contract_pg_sess.h"
+#include "store/pg/sql.h"
 
 /* A second store on the suite's database (another instance), or NULL. */
 static struct tn_store *other_instance(void)
@@ -375,4 +376,84 @@ void case_pg_sess_slow_claimer(void)
     CHECK(k.res.claims[0].outcome == TN_CLAIM_GRANTED);
     CHECK(k.res.claims[0].token > newer);
     tn_store_result_release(&k.res);
+}
+
+#define LARGE_LEASES (TN_PG_END_INLINE + 200)
+
+/* A session of more leases than a DELETE releases in its own transaction
+ * (TN_PG_END_INLINE): the DELETE ends the session row, and at that instant
+ * every lease of it is over (reads, another owner's acquire: no lock
+ * delay, as for a release, whatever the lease's own); the sweep then
+ * writes each lease's end, 'released' in the ledger, and deletes the
+ * session. */
+void case_pg_sess_end_large(void)
+{
+    static char names[LARGE_LEASES][64];
+    static const char *p[LARGE_LEASES];
+    for (size_t i = 0; i < LARGE_LEASES; i++) {
+        char suffix[32];
+        (void)snprintf(suffix, sizeof(suffix), "large/%04zu", i);
+        (void)snprintf(names[i], sizeof(names[i]), "%s", nm(suffix));
+        p[i] = names[i];
+    }
+    struct sess x;
+    struct call c = {0}, k = {0}, g = {0}, o = {0};
+    CHECK_RC(s_open(E.s, nm("large"), 60000, &x, &c), TN_OK);
+    struct tn_session_req r = {.id = x.id};
+    memcpy(r.secret, x.secret, TN_SECRET_BYTES);
+    size_t half = LARGE_LEASES / 2;
+    struct tn_name_ref *refs = calloc(LARGE_LEASES, sizeof(*refs));
+    uint8_t *secrets = calloc(LARGE_LEASES, TN_SECRET_BYTES);
+    CHECK(refs != NULL && secrets != NULL);
+    for (size_t i = 0; i < LARGE_LEASES; i++)
+        refs[i] = (struct tn_name_ref){p[i], strlen(p[i])};
+    int rc = TN_OK;
+    for (size_t at = 0; at < LARGE_LEASES && rc == TN_OK; at += half) {
+        struct tn_claim_req q = {.session = r,
+                                 .lock_delay_ms = 60000,
+                                 .names = refs + at,
+                                 .n_names = half,
+                                 .secrets = secrets};
+        memset(&k, 0, sizeof(k));
+        E.s->ops->claim(E.s, &q, &k.res, on_done, &k);
+        wait_calls(&k, 1);
+        rc = k.res.rc;
+        tn_store_result_release(&k.res);
+    }
+    free(refs);
+    free(secrets);
+    CHECK_RC(rc, TN_OK);
+    /* p[3] share-locked: the sweep (SKIP LOCKED) leaves it to the acquire
+     * below, which then meets it as the DELETE left it */
+    PGconn *db = admin();
+    CHECK(db != NULL);
+    char sql[512];
+    (void)snprintf(sql, sizeof(sql),
+                   "BEGIN; SELECT 1 FROM leases WHERE name = '%s' FOR SHARE",
+                   p[3]);
+    bool locked = exec_ok(db, sql);
+    rc = locked ? s_end(E.s, &x, false, &c) : TN_EINTERNAL;
+    int gone = rc == TN_OK ? get(p[7], &g) : rc;
+    if (rc == TN_OK)
+        start_acquire(E.s, &o, p[3], "other", 5000, NULL, 0, NULL);
+    run_for(600); /* sweeps run meanwhile */
+    locked = locked && exec_ok(db, "COMMIT");
+    if (rc == TN_OK)
+        wait_calls(&o, 1);
+    CHECK(locked);
+    CHECK_RC(rc, TN_OK);
+    CHECK_RC(gone, TN_ENOTFOUND);
+    CHECK_RC(o.res.rc, TN_OK); /* released: no lock delay */
+    (void)snprintf(sql, sizeof(sql),
+                   "SELECT count(*) FROM lease_grants WHERE starts_with(name,"
+                   " '%s') AND end_reason = 'released'",
+                   nm("large/"));
+    bool settled = poll_until(db, sql, LARGE_LEASES, 30000);
+    (void)snprintf(sql, sizeof(sql),
+                   "SELECT count(*) FROM tenure_sessions WHERE id = '%s'",
+                   x.id);
+    bool deleted = poll_until(db, sql, 0, 10000);
+    PQfinish(db);
+    CHECK(settled);
+    CHECK(deleted);
 }

@@ -31,7 +31,6 @@
 #include "store/pg/op.h"
 #include "store/pg/pin.h"
 #include "store/pg/result.h"
-#include "store/pg/session.h"
 #include "store/pg/sql.h"
 
 #define MAX_INFLIGHT 2
@@ -68,7 +67,6 @@ static bool any_ready(const struct tn_pg *p)
 static void op_reply(struct tn_pg *p, struct tn_pg_op *op)
 {
     tn_pg_limits_answered(p, op);
-    tn_pg_sessions_answered(p, op);
     tn_store_done_fn done = op->done;
     op->done = NULL;
     done(op->arg);
@@ -88,7 +86,6 @@ static void op_answer(struct tn_pg *p, struct tn_pg_op *op, int rc)
         }
     }
     tn_pg_limits_answered(p, op);
-    tn_pg_sessions_answered(p, op);
     tn_store_done_fn done = op->done;
     void *arg = op->arg;
     tn_pg_op_free(op);
@@ -295,13 +292,16 @@ static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n,
     size_t k = 0;
     struct tn_pg_op **link = &p->pending;
     struct tn_pg_op *kept = NULL; /* last op left pending */
-    while (*link != NULL && k < n) {
+    bool alone = false;           /* took a sweep: nothing more */
+    while (*link != NULL && k < n && !alone) {
         struct tn_pg_op *op = *link;
-        if (carries(c, op)) {
+        bool sweep = tn_pg_is_sweep(op->stmt);
+        if (carries(c, op) && (!sweep || k == 0)) {
             *link = op->next;
             op->tries++;
             tn_pg_change_in(c, op);
             ops[k++] = op;
+            alone = sweep;
         } else {
             kept = op;
             link = &op->next;
@@ -331,23 +331,6 @@ static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n,
     return b;
 }
 
-/* Statements whose changed names are not pinned (pin.c): their events go
- * out inside their own transaction, so whatever changes one of their
- * names next, waiting for its row lock, comes after them. */
-static bool notifies_inside(enum tn_pg_stmt stmt)
-{
-    return stmt == TN_PG_SWEEP || stmt == TN_PG_SESSION_SWEEP ||
-           stmt == TN_PG_CLAIM || stmt == TN_PG_UNCLAIM ||
-           stmt == TN_PG_SESSION_END;
-}
-
-/* Statements that may write events to the outbox. */
-static bool writes_events(enum tn_pg_stmt stmt)
-{
-    return stmt == TN_PG_ACQUIRE || stmt == TN_PG_RELEASE ||
-           stmt == TN_PG_SESSION_OPEN || notifies_inside(stmt);
-}
-
 /* Send a batch of up to n pending ops on c: TN_OK (also when c carries
  * none of them), TN_ENOMEM, or TN_EIO (the connection is unusable). */
 static int send_batch(struct tn_pg_conn *c, size_t n)
@@ -362,8 +345,9 @@ static int send_batch(struct tn_pg_conn *c, size_t n)
     for (size_t i = 0; i < b->n; i++) {
         const struct tn_pg_stmt_def *d = &tn_pg_stmts[b->ops[i]->stmt];
         tn_pg_limits_stamp(c->store, b->ops[i]);
-        events |= writes_events(b->ops[i]->stmt);
-        b->notify_in |= notifies_inside(b->ops[i]->stmt);
+        events |= tn_pg_writes_events(b->ops[i]->stmt);
+        b->notify_in |= tn_pg_notifies_inside(b->ops[i]->stmt);
+        b->sweeps |= tn_pg_is_sweep(b->ops[i]->stmt);
         if (PQsendQueryPrepared(c->conn, d->name, d->n_params,
                                 b->ops[i]->values, NULL, NULL, 0) != 1)
             return TN_EIO;
@@ -399,16 +383,34 @@ static int send_batch(struct tn_pg_conn *c, size_t n)
     return TN_OK;
 }
 
-/* Free batch slots: connections ready with fewer than `level` batches in
- * flight. */
+/* c's last batch in flight is a sweep, and another connection is ready:
+ * nothing is pipelined behind the sweep, it goes there. */
+static bool behind_sweep(const struct tn_pg *p, const struct tn_pg_conn *c)
+{
+    if (c->inflight_tail == NULL || !c->inflight_tail->sweeps)
+        return false;
+    for (int i = 0; i < TN_PG_CONNS; i++) {
+        if (&p->conns[i] != c && p->conns[i].state == TN_PG_READY)
+            return true;
+    }
+    return false;
+}
+
+/* May c take a batch at this level: ready, fewer than `level` batches in
+ * flight, not behind a sweep. */
+static bool takes(const struct tn_pg *p, const struct tn_pg_conn *c,
+                  unsigned level)
+{
+    return c->state == TN_PG_READY && c->n_inflight < level &&
+           !behind_sweep(p, c);
+}
+
+/* Free batch slots: connections that take a batch at this level. */
 static size_t free_slots(const struct tn_pg *p, unsigned level)
 {
     size_t n = 0;
-    for (int i = 0; i < TN_PG_CONNS; i++) {
-        const struct tn_pg_conn *c = &p->conns[i];
-        if (c->state == TN_PG_READY && c->n_inflight < level)
-            n++;
-    }
+    for (int i = 0; i < TN_PG_CONNS; i++)
+        n += takes(p, &p->conns[i], level);
     return n;
 }
 
@@ -443,7 +445,7 @@ static void flush(void *arg)
         size_t slots = free_slots(p, level);
         for (int i = 0; i < TN_PG_CONNS && p->n_pending > 0 && slots > 0; i++) {
             struct tn_pg_conn *c = &p->conns[i];
-            if (c->state != TN_PG_READY || c->n_inflight >= level)
+            if (!takes(p, c, level))
                 continue;
             size_t pinned[TN_PG_CONNS];
             size_t any = 0;

@@ -62,7 +62,7 @@ static int64_t room(const struct tn_pg_limits *l, int64_t max, int64_t used)
  * session (open). */
 static int64_t weight(const struct tn_pg_op *op)
 {
-    if (op->stmt == TN_PG_ACQUIRE)
+    if (tn_pg_is_acquire(op->stmt))
         return op->no_grant ? 0 : 1;
     if (op->stmt == TN_PG_CLAIM)
         return (int64_t)op->n_names;
@@ -86,7 +86,7 @@ void tn_pg_limits_stamp(struct tn_pg *p, struct tn_pg_op *op)
         reserve(l, op, false);
     int64_t leases = room(l, l->max_leases, l->live + l->d_live + l->inflight);
     int64_t names = room(l, l->max_names, l->names + l->d_names + l->inflight);
-    if (op->stmt == TN_PG_ACQUIRE) {
+    if (tn_pg_is_acquire(op->stmt)) {
         unsigned f = op->no_grant ? 4u : 0u;
         f |= leases == 0 ? 1u : 0u;
         f |= names == 0 ? 2u : 0u;
@@ -128,6 +128,7 @@ void tn_pg_limits_answered(struct tn_pg *p, struct tn_pg_op *op)
     int64_t n = (int64_t)op->granted;
     switch (op->stmt) {
     case TN_PG_ACQUIRE:
+    case TN_PG_ACQUIRE_SESSION:
         l->d_live += op->out->replayed ? 0 : 1;
         l->d_names += (int64_t)op->inserted;
         return;
@@ -143,10 +144,15 @@ void tn_pg_limits_answered(struct tn_pg *p, struct tn_pg_op *op)
         return;
     case TN_PG_SESSION_OPEN:
         l->d_sessions++;
+        p->sessions.n_opened++;
         return;
     case TN_PG_SESSION_END:
         l->d_sessions--;
         l->d_live -= n;
+        if (op->values[2][0] == 't') /* forced */
+            p->sessions.n_revoked++;
+        else
+            p->sessions.n_released++;
         return;
     default:
         return;

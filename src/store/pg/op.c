@@ -66,8 +66,9 @@ static char *dup_opt(const char *s, bool *ok)
 struct tn_pg_op *tn_pg_op_acquire(const struct tn_acquire_req *r,
                                   struct tn_store_result *out)
 {
-    struct tn_pg_op *op =
-        tn_pg_op_new(TN_PG_ACQUIRE, r->name, r->name_len, out);
+    struct tn_pg_op *op = tn_pg_op_new(
+        r->session_id != NULL ? TN_PG_ACQUIRE_SESSION : TN_PG_ACQUIRE, r->name,
+        r->name_len, out);
     if (op != NULL) {
         bool ok = true;
         op->s2 = dup_opt(r->owner_id, &ok);

@@ -251,6 +251,9 @@ struct tn_pg_batch {
     bool trailer;             /* NOTIFY_SQL follows the Sync */
     bool notify_in;           /* the notify runs before the Sync, inside
                                  the transaction (batches that sweep) */
+    bool sweeps;              /* a sweep, alone in its batch: nothing is
+                                 pipelined behind it while another
+                                 connection can take it (batch.c) */
     bool settled;             /* answered; only the trailer is left */
     struct tn_pg_op **held;   /* committed changes, answered, kept until
                                  the trailer's Sync (they pin their

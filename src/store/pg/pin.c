@@ -13,14 +13,14 @@
 
 bool tn_pg_is_change(const struct tn_pg_op *op)
 {
-    return op->stmt == TN_PG_ACQUIRE || op->stmt == TN_PG_RELEASE ||
+    return tn_pg_is_acquire(op->stmt) || op->stmt == TN_PG_RELEASE ||
            op->stmt == TN_PG_SESSION_OPEN;
 }
 
 /* Changes of one name whose events leave in the trailer. */
 static bool is_name_change(const struct tn_pg_op *op)
 {
-    return op->stmt == TN_PG_ACQUIRE || op->stmt == TN_PG_RELEASE;
+    return tn_pg_is_acquire(op->stmt) || op->stmt == TN_PG_RELEASE;
 }
 
 /* slot counters: a name's and a session's hashes share them (a collision

@@ -14,19 +14,8 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/rand.h"
+#include "store/pg/row.h"
 #include "store/pg/sql.h"
-
-int64_t tn_pg_get_i64(const PGresult *r, int row, int col)
-{
-    if (PQgetisnull(r, row, col))
-        return 0;
-    return strtoll(PQgetvalue(r, row, col), NULL, 10);
-}
-
-void tn_pg_get_str(const PGresult *r, int row, int col, char *out, size_t cap)
-{
-    (void)snprintf(out, cap, "%s", PQgetvalue(r, row, col));
-}
 
 /* A lease view from columns owner, token, ttl, expires_in at col0.. */
 static void fill_view(struct tn_lease_view *v, const char *name,
@@ -99,16 +88,6 @@ static void parse_acquire(struct tn_pg_op *op, const PGresult *r)
         out->retry_after_ms = tn_pg_get_i64(r, 0, 6);
         return;
     }
-}
-
-int tn_pg_get_secret(const PGresult *r, int row, int col,
-                     uint8_t out[TN_SECRET_BYTES])
-{
-    const char *hex = PQgetvalue(r, row, col);
-    if (PQgetisnull(r, row, col) || strncmp(hex, "\\x", 2) != 0 ||
-        tn_hex_decode(hex + 2, strlen(hex + 2), out, TN_SECRET_BYTES) < 0)
-        return TN_EINTERNAL;
-    return TN_OK;
 }
 
 static void parse_token_op(struct tn_pg_op *op, const PGresult *r)
@@ -249,6 +228,7 @@ static void parse_rows(struct tn_pg_op *op, const PGresult *r)
 {
     switch (op->stmt) {
     case TN_PG_ACQUIRE:
+    case TN_PG_ACQUIRE_SESSION:
         parse_acquire(op, r);
         return;
     case TN_PG_RENEW:

@@ -16,12 +16,6 @@
  * op's result, or record the failure in b. */
 void tn_pg_take_result(struct tn_pg_batch *b, PGresult *r);
 
-/* Column col of row as a number (0 when NULL), as text (cut to cap), as
- * a secret ("\\x" and hex digits: 0, or TN_EINTERNAL). */
-int64_t tn_pg_get_i64(const PGresult *r, int row, int col);
-void tn_pg_get_str(const PGresult *r, int row, int col, char *out, size_t cap);
-int tn_pg_get_secret(const PGresult *r, int row, int col,
-                     uint8_t out[TN_SECRET_BYTES]);
 /* The rows of a session statement into op's result (result_session.c). */
 void tn_pg_parse_session(struct tn_pg_op *op, const PGresult *r);
 

@@ -10,6 +10,7 @@
 
 #include "common/alloc.h"
 #include "store/pg/result.h"
+#include "store/pg/row.h"
 
 /* The outcome column of the first row, or "" for none. */
 static const char *kind_of(const PGresult *r)

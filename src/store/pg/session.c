@@ -22,7 +22,7 @@
  * in steps that the other statements interleave with. */
 #define SWEEP_MS 200
 #define SWEEP_SESSIONS 100
-#define SWEEP_LEASES 500
+#define SWEEP_LEASES 200
 /* An array parameter holds at most this much text. */
 #define ARRAY_MAX_BYTES (8u << 20)
 
@@ -375,19 +375,6 @@ void tn_pg_sessions_stop(struct tn_pg *p)
 {
     tn_loop_timer_disarm(p->loop, &p->sessions.timer);
     tn_store_result_release(&p->sessions.sweep_res);
-}
-
-void tn_pg_sessions_answered(struct tn_pg *p, const struct tn_pg_op *op)
-{
-    struct tn_pg_sessions *ss = &p->sessions;
-    if (op->out == NULL || op->out->rc != TN_OK)
-        return;
-    if (op->stmt == TN_PG_SESSION_OPEN)
-        ss->n_opened++;
-    else if (op->stmt == TN_PG_SESSION_END && op->values[2][0] == 't')
-        ss->n_revoked++;
-    else if (op->stmt == TN_PG_SESSION_END)
-        ss->n_released++;
 }
 
 /* The embedded store's names (src/store/embedded/metrics.c), each for

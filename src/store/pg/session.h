@@ -34,8 +34,6 @@ void tn_pg_unclaim(struct tn_pg *p, const struct tn_unclaim_req *r,
  * back full). */
 void tn_pg_sessions_start(struct tn_pg *p);
 void tn_pg_sessions_stop(struct tn_pg *p);
-/* op is answered: count the sessions it opened or ended (metrics). */
-void tn_pg_sessions_answered(struct tn_pg *p, const struct tn_pg_op *op);
 void tn_pg_sessions_metrics(struct tn_pg *p, struct tn_buf *out);
 
 #endif

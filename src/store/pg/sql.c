@@ -11,6 +11,9 @@
 
 #include "store/pg/sql_text.h"
 
+/* The statements are SQL text, laid out one clause a line by hand. */
+/* clang-format off */
+
 /* Whether a grant still runs, for the statements that change it: on the
  * instant the row lock is held, not on now(), the start of the
  * transaction, nor on when the row was first read: a renew that began
@@ -55,14 +58,13 @@
     " RETURNING" STILL_RUNS                                                    \
     " AS ok, l.owner_id, l.fencing_token, l.ttl_ms)," FORBIDDEN_CTE            \
     " SELECT CASE WHEN u.ok THEN 'ok' ELSE 'lost' END, u.owner_id,"            \
-    " u.fencing_token, u.ttl_ms FROM u UNION ALL" FORBIDDEN_ROW(               \
-        RENEW_SESSION) " FROM c"
+    " u.fencing_token, u.ttl_ms FROM u"                                        \
+    " UNION ALL" FORBIDDEN_ROW(RENEW_SESSION) " FROM c"
 
 #define FORBIDDEN_CTE                                                          \
     " c AS (SELECT c.fencing_token, c.secret, c.released,"                     \
     " " LEASE_END("c") " AS ends, c.principal, c.session_id"                   \
-                       " FROM leases c WHERE c.name = $1 AND NOT EXISTS "      \
-                       "(SELECT 1 FROM u))"
+    " FROM leases c WHERE c.name = $1 AND NOT EXISTS (SELECT 1 FROM u))"
 
 /* The request names the grant (token, secret and principal match). */
 #define NAMES_IT                                                               \
@@ -91,9 +93,8 @@
 #define RELEASE_RUNS RUNS_AT_LOCK(LEASE_END("l"))
 #define RELEASE_LOCKS                                                          \
     " ks AS MATERIALIZED (SELECT 1 FROM tenure_sessions s WHERE s.id ="        \
-    " (SELECT x.session_id FROM leases x WHERE x.name = $1 AND NOT "           \
-    "x.released)"                                                              \
-    " FOR NO KEY UPDATE),"                                                     \
+    " (SELECT x.session_id FROM leases x WHERE x.name = $1"                    \
+    " AND NOT x.released) FOR NO KEY UPDATE),"                                                     \
     " k AS MATERIALIZED (SELECT clock_timestamp() AS at FROM (SELECT 1"        \
     " FROM leases x WHERE x.name = $1 AND (SELECT count(*) FROM ks) >= 0"      \
     " OFFSET 0 FOR UPDATE) z),"
@@ -142,15 +143,15 @@
     " FROM leases l WHERE l.name = $1 AND NOT" RUN_OUT
 
 /* Each read projects when the row ends once (e), then compares it. */
+#define READ_COLS                                                              \
+    "l.owner_id, l.fencing_token, " LEASE_TTL("l") " AS ttl_ms,"               \
+    " " LEASE_END("l") " AS e, l.lock_delay_ms, l.released, l.session_id"
 #define READ_ENDING(cols)                                                      \
-    "SELECT " cols                                                             \
-    " FROM (" READ_WAITING("l.owner_id, l.fencing_token, " LEASE_TTL(          \
-        "l") " AS ttl_ms, " LEASE_END("l") " AS e, l.lock_delay_ms,"           \
-                                           " l.released, l.session_id") ") r"
+    "SELECT " cols " FROM (" READ_WAITING(READ_COLS) ") r"
 
 #define GET_SQL                                                                \
-    READ_ENDING("r.owner_id, r.fencing_token, r.ttl_ms, " EXPIRES_IN_AT(       \
-        "r.e") ", r.lock_delay_ms, r.session_id")                              \
+    READ_ENDING("r.owner_id, r.fencing_token, r.ttl_ms,"                       \
+                " " EXPIRES_IN_AT("r.e") ", r.lock_delay_ms, r.session_id")    \
     " WHERE NOT r.released AND r.e > now()"
 
 /* A name without a row (retired, or never granted) answers the retired
@@ -162,8 +163,8 @@
     " WHERE NOT EXISTS (SELECT 1 FROM leases x WHERE x.name = $1)"
 
 #define CHECK_SQL                                                              \
-    READ_ENDING("r.fencing_token, NOT r.released AND r.e > now(), r.owner_id," \
-                " r.ttl_ms, " EXPIRES_IN_AT("r.e"))                            \
+    READ_ENDING("r.fencing_token, NOT r.released AND r.e > now(),"             \
+                " r.owner_id, r.ttl_ms, " EXPIRES_IN_AT("r.e"))                \
     CHECK_RETIRED
 
 /* $1 prefix, $2 after or NULL, $3 limit.  Names are COLLATE "C": byte
@@ -171,53 +172,39 @@
  * what it leaves out, but LEASE_END reads a session as every read does. */
 #define LIST_SQL                                                               \
     "SELECT r.name, r.owner_id, r.fencing_token, r.ttl_ms,"                    \
-    " " EXPIRES_IN_AT(                                                         \
-        "r.e") ", r.lock_delay_ms, r.session_id FROM"                          \
-               " (SELECT l.name, l.owner_id, l.fencing_token, " LEASE_TTL(     \
-                   "l") " AS ttl_ms, " LEASE_END("l") " AS e, "                \
-                                                      "l.lock_delay_ms,"       \
-                                                      " l.session_id FROM "    \
-                                                      "leases l WHERE NOT "    \
-                                                      "l.released"             \
-                                                      " AND "                  \
-                                                      "starts_with(l.name, "   \
-                                                      "$1) AND ($2::text IS "  \
-                                                      "NULL"                   \
-                                                      " OR l.name > $2)) r "   \
-                                                      "WHERE r.e > now() "     \
-                                                      "ORDER BY r.name LIMIT " \
-                                                      "$3"
+    " " EXPIRES_IN_AT("r.e") ", r.lock_delay_ms, r.session_id"                 \
+    " FROM (SELECT l.name, " READ_COLS " FROM leases l"                        \
+    " WHERE NOT l.released AND starts_with(l.name, $1)"                        \
+    " AND ($2::text IS NULL OR l.name > $2)) r"                                \
+    " WHERE r.e > now() ORDER BY r.name LIMIT $3"
 
 /* $1 name, $2 limit.  Newest first: token, owner_id, granted ms ago, end
  * (NULL while live), ended ms ago (NULL while live).  The current grant's
  * end is read from the lease row when the ledger has none yet (ran out,
  * not yet swept); an older grant without an end (written before the
  * ledger kept ends) was superseded when the next one was granted.  A
- * grant held under a session ends with it (LEASE_END). */
+ * grant held under a session ends with it (LEASE_END, and
+ * LEASE_END_REASON: released or revoked when it was deleted). */
 #define HIST_GRANTED_AGO MS_SINCE("g.granted_at")
 #define HIST_ENDED_AGO MS_SINCE("g.ended_at")
 #define HIST_EXPIRED_AGO MS_SINCE(LEASE_END("l"))
 #define HIST_SUPERSEDED_AGO MS_SINCE("coalesce(g.next_at, now())")
+#define HIST_CURRENT "l.fencing_token = g.token"
+#define HIST_OVER "(l.released OR " LEASE_END("l") " <= now())"
 
 #define HISTORY_SQL                                                            \
     "SELECT g.token, g.owner_id, " HIST_GRANTED_AGO ","                        \
     " CASE WHEN g.ended_at IS NOT NULL THEN g.end_reason"                      \
-    " WHEN l.fencing_token = g.token THEN CASE WHEN l.released"                \
-    " THEN 'released' WHEN " LEASE_END(                                        \
-        "l") " <= now() THEN 'expired' END"                                    \
-             " ELSE 'superseded' END,"                                         \
-             " CASE WHEN g.ended_at IS NOT NULL THEN " HIST_ENDED_AGO          \
-             " WHEN l.fencing_token = g.token THEN CASE WHEN l.released"       \
-             " OR " LEASE_END(                                                 \
-                 "l") " <= now() THEN " HIST_EXPIRED_AGO " END"                \
-                      " ELSE " HIST_SUPERSEDED_AGO " END"                      \
-                      " FROM (SELECT token, owner_id, granted_at, ended_at, "  \
-                      "end_reason,"                                            \
-                      " lag(granted_at) OVER (ORDER BY token DESC) AS next_at" \
-                      " FROM lease_grants WHERE name = $1 ORDER BY token "     \
-                      "DESC LIMIT $2) g"                                       \
-                      " LEFT JOIN leases l ON l.name = $1 ORDER BY g.token "   \
-                      "DESC"
+    " WHEN " HIST_CURRENT " THEN CASE WHEN l.released THEN 'released'"         \
+    " WHEN " HIST_OVER " THEN " LEASE_END_REASON("l") " END"                   \
+    " ELSE 'superseded' END,"                                                  \
+    " CASE WHEN g.ended_at IS NOT NULL THEN " HIST_ENDED_AGO                   \
+    " WHEN " HIST_CURRENT " THEN CASE WHEN " HIST_OVER                         \
+    " THEN " HIST_EXPIRED_AGO " END ELSE " HIST_SUPERSEDED_AGO " END"          \
+    " FROM (SELECT token, owner_id, granted_at, ended_at, end_reason,"         \
+    " lag(granted_at) OVER (ORDER BY token DESC) AS next_at"                   \
+    " FROM lease_grants WHERE name = $1 ORDER BY token DESC LIMIT $2) g"       \
+    " LEFT JOIN leases l ON l.name = $1 ORDER BY g.token DESC"
 
 /* $1 most rows.  Grants that ran out and were not announced yet: mark
  * them, end them in the ledger, announce them.  FOR UPDATE SKIP LOCKED
@@ -303,12 +290,20 @@
  * the commit, in the same commit order as the data. */
 const char tn_pg_sql_notify_in_txn[] = NOTIFY_CHUNKS " SELECT" NOTIFY_SEND;
 
+/* clang-format on */
+
 const struct tn_pg_stmt_def tn_pg_stmts[TN_PG_N_STMTS] = {
     [TN_PG_ACQUIRE] = {"tn_acquire",
                        tn_pg_sql_acquire,
-                       10,
+                       8,
                        {OID_TEXT, OID_TEXT, OID_INT8, OID_INT8, OID_TEXT,
-                        OID_BYTEA, OID_TEXT, OID_INT8, OID_TEXT, OID_BYTEA}},
+                        OID_BYTEA, OID_TEXT, OID_INT8}},
+    [TN_PG_ACQUIRE_SESSION] = {"tn_acquire_session",
+                               tn_pg_sql_acquire_session,
+                               10,
+                               {OID_TEXT, OID_TEXT, OID_INT8, OID_INT8,
+                                OID_TEXT, OID_BYTEA, OID_TEXT, OID_INT8,
+                                OID_TEXT, OID_BYTEA}},
     [TN_PG_RENEW] = {"tn_renew",
                      RENEW_SQL,
                      5,

@@ -10,11 +10,13 @@
 #ifndef TN_STORE_PG_SQL_H
 #define TN_STORE_PG_SQL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Statements, prepared once per connection. */
 enum tn_pg_stmt {
     TN_PG_ACQUIRE = 0,
+    TN_PG_ACQUIRE_SESSION,
     TN_PG_RENEW,
     TN_PG_RELEASE,
     TN_PG_GET,
@@ -39,6 +41,38 @@ enum tn_pg_stmt {
 
 #define TN_PG_MAX_PARAMS 10
 
+/* The acquire statements: of a lease of its own, and under a session. */
+static inline bool tn_pg_is_acquire(enum tn_pg_stmt s)
+{
+    return s == TN_PG_ACQUIRE || s == TN_PG_ACQUIRE_SESSION;
+}
+
+/* The sweeps (src/store/pg/events.c, session.c): they settle hundreds of
+ * rows, so each runs alone in its batch, and nothing is pipelined behind
+ * one while another connection can take it (src/store/pg/batch.c): a
+ * request would wait for all of them. */
+static inline bool tn_pg_is_sweep(enum tn_pg_stmt s)
+{
+    return s == TN_PG_SWEEP || s == TN_PG_SESSION_SWEEP;
+}
+
+/* Statements whose events go out inside their own transaction (the
+ * names they change are many or not known before they run, so none is
+ * pinned, src/store/pg/pin.c): whatever changes one of those names next
+ * waits for its row lock, hence for that commit and its events. */
+static inline bool tn_pg_notifies_inside(enum tn_pg_stmt s)
+{
+    return tn_pg_is_sweep(s) || s == TN_PG_CLAIM || s == TN_PG_UNCLAIM ||
+           s == TN_PG_SESSION_END;
+}
+
+/* Statements that may write events to the outbox. */
+static inline bool tn_pg_writes_events(enum tn_pg_stmt s)
+{
+    return tn_pg_is_acquire(s) || s == TN_PG_RELEASE ||
+           s == TN_PG_SESSION_OPEN || tn_pg_notifies_inside(s);
+}
+
 /* What SYNC_SQL (src/store/pg/sql.c) answers about the primary's
  * synchronous standby (src/store/pg/sync.c), most reassuring first. */
 enum tn_pg_sync_state {
@@ -52,6 +86,12 @@ enum tn_pg_sync_state {
     TN_PG_SYNC_UNKNOWN, /* not asked since the last new connection */
     TN_PG_SYNC_N_STATES
 };
+
+/* A DELETE of a session of at most this many leases releases them in its
+ * own transaction; a larger one ends the session row (every lease of it
+ * is over at that instant) and the sweep writes the leases' ends
+ * (sql_session.c). */
+#define TN_PG_END_INLINE 1000
 
 /* Grants kept per name in the ledger after a prune pass (history). */
 #define TN_PG_LEDGER_KEEP 100
@@ -86,6 +126,7 @@ struct tn_pg_migration {
 /* The statements' texts that live outside sql.c (sql_acquire.c,
  * sql_session.c). */
 extern const char tn_pg_sql_acquire[];
+extern const char tn_pg_sql_acquire_session[];
 extern const char tn_pg_sql_session_open[];
 extern const char tn_pg_sql_session_renew[];
 extern const char tn_pg_sql_session_end[];

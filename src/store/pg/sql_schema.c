@@ -105,11 +105,12 @@ const struct tn_pg_migration tn_pg_migrations[] = {
      " INSERT INTO tenure_retired (id) VALUES (true) ON CONFLICT DO NOTHING"},
     /* Sessions (docs/SESSIONS.md): a lease under a session lives as long
      * as its session row (sql_text.h, LEASE_END); its own expires_at is
-     * 'infinity' meanwhile.  n_leases counts its live leases (kept by
-     * every statement that grants or releases under it).  The indexes:
-     * a session's leases (DELETE, the sweep, the count), sessions by
-     * owner (the list's prefix), the running ones by expiry and the
-     * ended ones (the sweep). */
+     * 'infinity' meanwhile.  prev_end_reason: how the grant an acquire
+     * replaced ended (its session may have been deleted).  n_leases counts its
+     * live leases (kept by every statement that grants or releases under it).
+     * The indexes: a session's leases (DELETE, the sweep, the count), sessions
+     * by owner (the list's prefix), the running ones by expiry and the ended
+     * ones (the sweep). */
     {5, "CREATE TABLE IF NOT EXISTS tenure_sessions ("
         " id text COLLATE \"C\" PRIMARY KEY,"
         " owner_id text COLLATE \"C\" NOT NULL,"
@@ -127,7 +128,8 @@ const struct tn_pg_migration tn_pg_migrations[] = {
         " CREATE INDEX IF NOT EXISTS tenure_sessions_ended"
         " ON tenure_sessions (id) WHERE ended_at IS NOT NULL;"
         " ALTER TABLE leases ADD COLUMN IF NOT EXISTS session_id"
-        " text COLLATE \"C\";"
+        " text COLLATE \"C\","
+        " ADD COLUMN IF NOT EXISTS prev_end_reason text;"
         " CREATE INDEX IF NOT EXISTS leases_session ON leases (session_id)"
         " WHERE session_id IS NOT NULL AND NOT released"},
 };

@@ -11,6 +11,9 @@
 #include "store/pg/sql.h"
 #include "store/pg/sql_text.h"
 
+/* The statements are SQL text, laid out one clause a line by hand. */
+/* clang-format off */
+
 /* The session $1, locked FOR UPDATE, its newest version, with the clock
  * read once the lock is held (not now(), the start of the transaction: a
  * change that waited for the lock past the expiry must not revive it,
@@ -18,11 +21,11 @@
  * request is its opener's (secret, principal; or force). */
 #define S_LOCKED(force)                                                        \
     " k AS MATERIALIZED (SELECT z.*, clock_timestamp() AS at FROM (SELECT"     \
-    " s.ended_at, s.expires_at, s.secret, s.principal FROM tenure_sessions s"  \
-    " WHERE s.id = $1 OFFSET 0 FOR UPDATE) z),"                                \
+    " s.ended_at, s.expires_at, s.secret, s.principal, s.n_leases"             \
+    " FROM tenure_sessions s WHERE s.id = $1 OFFSET 0 FOR UPDATE) z),"         \
     " d AS MATERIALIZED (SELECT k.ended_at IS NULL AND k.expires_at > k.at"    \
     " AS live, " force " OR (k.secret = $2 AND ($4::text IS NULL"              \
-    " OR k.principal = $4)) AS mine FROM k),"
+    " OR k.principal = $4)) AS mine, k.n_leases FROM k),"
 #define S_REFUSED                                                              \
     " SELECT CASE WHEN d.live THEN 'forbidden' ELSE 'lost' END, NULL::text,"   \
     " NULL::bigint, NULL::bigint, NULL::bigint FROM d"                         \
@@ -37,60 +40,67 @@ const char tn_pg_sql_session_open[] =
     " ttl_ms, expires_at) SELECT $1, $2, $3, $4, $5,"
     " now() + $5 * interval '1 millisecond' WHERE $6 = 0"
     " ON CONFLICT (id) DO NOTHING RETURNING id, owner_id),"
-    " ev AS (INSERT INTO tn_outbox (line) SELECT " EV_OPENED(
-        "i.owner_id", "i.id") " FROM i)"
-                              " SELECT CASE WHEN EXISTS (SELECT 1 FROM i)"
-                              " THEN 'ok' WHEN $6 <> 0 THEN 'capacity'"
-                              " ELSE 'taken' END";
+    " ev AS (INSERT INTO tn_outbox (line)"
+    " SELECT " EV_OPENED(
+        "i.owner_id",
+        "i.id") " FROM i)"
+                " SELECT CASE WHEN EXISTS (SELECT 1 FROM i) THEN 'ok'"
+                " WHEN $6 <> 0 THEN 'capacity' ELSE 'taken' END";
 
 /* $1 id, $2 secret, $3 ttl_ms (0 keeps it), $4 principal or NULL.  One
  * UPDATE of the session row, whatever the number of its leases.  Columns:
  * outcome, owner_id, ttl_ms, expires_in_ms, leases. */
 #define S_TTL "CASE WHEN $3 > 0 THEN $3 ELSE s.ttl_ms END"
 const char tn_pg_sql_session_renew[] = "WITH" S_LOCKED(
-    "false") " u AS (UPDATE tenure_sessions s SET ttl_ms = " S_TTL
-             ", expires_at = now() + " S_TTL " * interval '1 millisecond'"
+    "false") " u AS (UPDATE tenure_sessions s SET ttl_ms = " S_TTL ","
+             " expires_at = now() + " S_TTL " * interval '1 millisecond'"
              " WHERE s.id = $1 AND (SELECT live AND mine FROM d)"
              " RETURNING s.owner_id, s.ttl_ms, s.expires_at, s.n_leases)"
              " SELECT 'ok', u.owner_id, u.ttl_ms, " EXPIRES_IN(
-                 "u") ", u.n_leases FROM u UNION ALL" S_REFUSED;
+                 "u") ", u.n_leases"
+                      " FROM u UNION ALL" S_REFUSED;
 
 /* $1 id, $2 secret, $3 force, $4 principal or NULL.  Ends the session row
- * (ended_at and expires_at now) and releases every lease of it, one
- * transaction: no lease of it outlives it, and none has lock delay.  A
- * lease granted under it by a transaction that committed while this one
- * waited for the session's lock is not in this statement's snapshot: it is
- * dead all the same (its session ended) and the sweep settles it.
- * Events: session_ended, then each lease's released (revoked when
- * forced).  Columns: outcome, leases released. */
+ * (ended_at and expires_at now): from that commit no lease of it is live
+ * (LEASE_END), and none has lock delay (LEASE_DELAY_MS).  A session of at
+ * most TN_PG_END_INLINE leases also has every lease released in the same
+ * transaction, ledger and events included; a larger one leaves that to
+ * the sweep, in bounded steps (one statement over 100,000 leases held its
+ * connection past the batch watchdog on a loaded machine).  A lease
+ * granted under it by a transaction that committed while this one waited
+ * for the session's lock is not in this statement's snapshot: it is over
+ * all the same and the sweep settles it.  Events: session_ended, then
+ * each lease's released (revoked when forced).  Columns: outcome, ...,
+ * leases released here. */
 #define END_REASON "CASE WHEN $3 THEN 'revoked' ELSE 'released' END"
 #define END_TYPE "CASE WHEN $3 THEN 'v' ELSE 'r' END"
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define END_RELEASE                                                            \
+    " r AS (UPDATE leases l SET released = true, expires_at = now(),"          \
+    " request_id = NULL FROM u WHERE l.session_id = u.id AND NOT l.released"   \
+    " AND (SELECT d.n_leases FROM d) <= " STR(                                 \
+        TN_PG_END_INLINE) " RETURNING l.name, l.owner_id, l.fencing_token),"   \
+                          " led AS (UPDATE lease_grants e SET ended_at = "     \
+                          "now(),"                                             \
+                          " end_reason = " END_REASON                          \
+                          " FROM r WHERE e.token = r.fencing_token),"
+#define END_EV                                                                 \
+    " ev AS (INSERT INTO tn_outbox (line) SELECT q.line FROM (SELECT 0 AS o,"  \
+    " 0::bigint AS t, " EV_ENDED(                                              \
+        END_TYPE, "u.owner_id",                                                \
+        "u.id") " AS line"                                                     \
+                " FROM u UNION ALL SELECT 1, r.fencing_token, " EV_LINE(       \
+                    END_TYPE, "r.fencing_token", "r.fencing_token",            \
+                    "r.owner_id", "r.name") " FROM r) q ORDER BY q.o, q.t)"
 const char tn_pg_sql_session_end[] = "WITH" S_LOCKED(
-    "$3") " u AS (UPDATE tenure_sessions s SET ended_at ="
-          " now(), end_reason = " END_REASON
-          ", expires_at = least(s.expires_at,"
-          " now()), n_leases = 0 WHERE s.id = $1 AND (SELECT live AND mine "
-          "FROM d)"
-          " RETURNING s.id, s.owner_id),"
-          " r AS (UPDATE leases l SET released = true, expires_at = now(),"
-          " request_id = NULL FROM u WHERE l.session_id = u.id AND NOT "
-          "l.released"
-          " RETURNING l.name, l.owner_id, l.fencing_token),"
-          " led AS (UPDATE lease_grants e SET ended_at = now(), end_reason "
-          "= " END_REASON " FROM r WHERE e.token = r.fencing_token),"
-          " ev AS (INSERT INTO tn_outbox (line) SELECT q.line FROM (SELECT 0 "
-          "AS o,"
-          " 0::bigint AS t, " EV_ENDED(
-              END_TYPE, "u.owner_id",
-              "u.id") " AS line"
-                      " FROM u UNION ALL SELECT 1, r.fencing_token, " EV_LINE(
-                          END_TYPE, "r.fencing_token", "r.fencing_token",
-                          "r.owner_id",
-                          "r.name") " FROM r) q ORDER BY q.o, q.t)"
-                                    " SELECT 'ok', NULL::text, NULL::bigint, "
-                                    "NULL::bigint,"
-                                    " (SELECT count(*) FROM r) FROM u UNION "
-                                    "ALL" S_REFUSED;
+    "$3") " u AS (UPDATE tenure_sessions s SET ended_at = now(),"
+          " end_reason = " END_REASON
+          ", expires_at = least(s.expires_at, now()),"
+          " n_leases = 0 WHERE s.id = $1 AND (SELECT live AND mine FROM d)"
+          " RETURNING s.id, s.owner_id)," END_RELEASE END_EV
+          " SELECT 'ok', NULL::text, NULL::bigint, NULL::bigint,"
+          " (SELECT count(*) FROM r) FROM u UNION ALL" S_REFUSED;
 
 /* $1 id.  A session that ran out on the snapshot with its end not
  * recorded is read FOR SHARE (its newest version, after any renew in
@@ -103,19 +113,20 @@ const char tn_pg_sql_session_end[] = "WITH" S_LOCKED(
 #define S_COLS "s.owner_id, s.ttl_ms, s.expires_at, s.ended_at, s.n_leases"
 const char tn_pg_sql_session_get[] =
     "WITH w AS (SELECT " S_COLS " FROM tenure_sessions s WHERE s.id = $1"
-    " AND" S_RUN_OUT " FOR SHARE OF s) SELECT r.owner_id, r.ttl_ms,"
-    " " EXPIRES_IN("r") ", r.n_leases FROM (SELECT * FROM w UNION ALL"
-                        " SELECT " S_COLS
-                        " FROM tenure_sessions s WHERE s.id = $1"
-                        " AND NOT" S_RUN_OUT ") r WHERE r.ended_at IS NULL"
-                        " AND r.expires_at > now()";
+    " AND" S_RUN_OUT " FOR SHARE OF s)"
+    " SELECT r.owner_id, r.ttl_ms, " EXPIRES_IN(
+        "r") ", r.n_leases"
+             " FROM (SELECT * FROM w UNION ALL SELECT " S_COLS
+             " FROM tenure_sessions s WHERE s.id = $1 AND NOT" S_RUN_OUT ") r"
+             " WHERE r.ended_at IS NULL AND r.expires_at > now()";
 
 /* $1 owner_id prefix, $2 after (an id) or NULL, $3 limit.  Live sessions
  * in id order (COLLATE "C": byte order).  Columns: id, owner_id, ttl_ms,
  * expires_in_ms, leases. */
 const char tn_pg_sql_session_list[] =
     "SELECT s.id, s.owner_id, s.ttl_ms, " EXPIRES_IN(
-        "s") ", s.n_leases FROM tenure_sessions s WHERE s.ended_at IS NULL"
+        "s") ", s.n_leases"
+             " FROM tenure_sessions s WHERE s.ended_at IS NULL"
              " AND s.expires_at > now() AND starts_with(s.owner_id, $1)"
              " AND ($2::text IS NULL OR s.id > $2) ORDER BY s.id LIMIT $3";
 
@@ -136,7 +147,6 @@ const char tn_pg_sql_session_list[] =
 #define CLAIM_NULLS                                                            \
     " NULL::bigint, NULL::bigint, NULL::bytea, NULL::text, NULL::bigint,"      \
     " NULL::bigint, NULL::bigint"
-#define DELAY(a) a ".lock_delay_ms * interval '1 millisecond'"
 
 /* The claim: $1-$3 the session (ME), $4 owner_id or NULL (the session's),
  * $5 lock_delay_ms, $6 names, $7 their fresh secrets, $8 whether each has
@@ -159,42 +169,51 @@ const char tn_pg_sql_session_list[] =
     " end_reason = 'expired' WHERE s.id IN (SELECT x.session_id FROM leases x" \
     " WHERE x.name = ANY ($6::text[]) AND x.session_id IS NOT NULL"            \
     " AND NOT x.released) AND s.ended_at IS NULL AND s.expires_at <= now()"    \
-    " AND EXISTS (SELECT 1 FROM ok) RETURNING s.id, s.owner_id, "              \
-    "s.expires_at),"
+    " AND EXISTS (SELECT 1 FROM ok)"                                           \
+    " RETURNING s.id, s.owner_id, s.expires_at),"
 #define END_SE(a)                                                              \
     LEASE_END_OR(                                                              \
         "(SELECT se.expires_at FROM se WHERE se.id = " a ".session_id)", a)
+#define CLAIM_CUR                                                              \
+    " cur AS MATERIALIZED (SELECT c.name, c.owner_id, c.fencing_token,"        \
+    " c.secret, c.released, c.session_id, " END_SE(                            \
+        "c") " AS ends,"                                                       \
+             " " LEASE_DELAY_MS(                                               \
+                 "c") " AS delay_ms"                                           \
+                      " FROM leases c WHERE c.name = ANY ($6::text[])"         \
+                      " AND EXISTS (SELECT 1 FROM ok) AND (SELECT count(*) "   \
+                      "FROM se) >= 0"                                          \
+                      " ORDER BY c.name FOR UPDATE),"
+#define CLAIM_KIND                                                             \
+    " CASE WHEN c.name IS NULL THEN CASE WHEN n.q THEN 'h' ELSE 'f' END"       \
+    " WHEN NOT c.released AND c.ends > now() THEN"                             \
+    " CASE WHEN c.session_id = $1 AND c.owner_id = (SELECT owner FROM ok)"     \
+    " THEN 'r' ELSE 'h' END"                                                   \
+    " WHEN n.q THEN 'h'"                                                       \
+    " WHEN c.released OR c.ends + " MS("c.delay_ms") " <= now() THEN 'f'"      \
+                                                     " ELSE 'd' END AS k"
 #define CLAIM_DECIDE                                                           \
     " ok AS MATERIALIZED (SELECT m.id, coalesce($4, m.owner_id) AS owner,"     \
     " m.ttl_ms, m.expires_at FROM me m WHERE m.live AND m.mine),"              \
     " n AS MATERIALIZED (SELECT u.name, u.sec, u.q, u.ord FROM unnest("        \
     "$6::text[], $7::bytea[], $8::boolean[]) WITH ORDINALITY"                  \
-    " AS u(name, sec, q, ord))," CLAIM_SE                                      \
-    " cur AS MATERIALIZED (SELECT c.name, c.owner_id, c.fencing_token,"        \
-    " c.secret, c.released, c.session_id, c.lock_delay_ms, " END_SE(           \
-        "c") " AS ends FROM leases c WHERE c.name = ANY ($6::text[])"          \
-             " AND EXISTS (SELECT 1 FROM ok) AND (SELECT count(*) FROM se) "   \
-             ">= 0"                                                            \
-             " ORDER BY c.name FOR UPDATE),"                                   \
-             " d AS MATERIALIZED (SELECT n.name, n.sec, n.ord, c.name IS "     \
-             "NULL AS new,"                                                    \
-             " c.owner_id, c.fencing_token, c.secret, c.ends, "                \
-             "c.lock_delay_ms,"                                                \
-             " CASE WHEN c.name IS NULL THEN CASE WHEN n.q THEN 'h' ELSE 'f' " \
-             "END"                                                             \
-             " WHEN NOT c.released AND c.ends > now() THEN CASE WHEN "         \
-             "c.session_id = $1"                                               \
-             " AND c.owner_id = (SELECT owner FROM ok) THEN 'r' ELSE 'h' END"  \
-             " WHEN n.q THEN 'h' WHEN c.released OR c.ends + " DELAY(          \
-                 "c") " <= now() THEN 'f' ELSE 'd' END AS k FROM n LEFT JOIN " \
-                      "cur c"                                                  \
-                      " ON c.name = n.name WHERE EXISTS (SELECT 1 FROM ok)),"  \
-                      " fits AS MATERIALIZED (SELECT ($9 < 0 OR count(*) "     \
-                      "FILTER (WHERE"                                          \
-                      " d.k = 'f') <= $9) AS leases, ($10 < 0 OR count(*) "    \
-                      "FILTER (WHERE"                                          \
-                      " d.k = 'f' AND d.new) <= $10) AS names FROM d),"
+    " AS u(name, sec, q, ord))," CLAIM_SE CLAIM_CUR                            \
+    " d AS MATERIALIZED (SELECT n.name, n.sec, n.ord, c.name IS NULL AS new,"  \
+    " c.owner_id, c.fencing_token, c.secret, c.ends, c.delay_ms," CLAIM_KIND   \
+    " FROM n LEFT JOIN cur c ON c.name = n.name"                               \
+    " WHERE EXISTS (SELECT 1 FROM ok)),"                                       \
+    " fits AS MATERIALIZED (SELECT"                                            \
+    " ($9 < 0 OR count(*) FILTER (WHERE d.k = 'f') <= $9) AS leases,"          \
+    " ($10 < 0 OR count(*) FILTER (WHERE d.k = 'f' AND d.new) <= $10)"         \
+    " AS names FROM d),"
 #define CLAIM_FITS "(SELECT f.leases AND f.names FROM fits f)"
+/* As the acquire's (sql_acquire.c): the CAS and the grant replaced. */
+#define L_FREE                                                                 \
+    "l.released OR " END_SE("l") " + " MS(LEASE_DELAY_MS("l")) " <= now()"
+#define L_PREV                                                                 \
+    " prev_token = l.fencing_token, prev_owner_id = l.owner_id,"               \
+    " prev_expired_at = CASE WHEN l.released OR l.expiry_noted THEN NULL"      \
+    " ELSE " END_SE("l") " END, prev_end_reason = " LEASE_END_REASON("l")
 #define CLAIM_INSERT                                                           \
     " g AS (INSERT INTO leases AS l (name, owner_id, expires_at,"              \
     " fencing_token, secret, ttl_ms, lock_delay_ms, request_id, released,"     \
@@ -206,29 +225,25 @@ const char tn_pg_sql_session_list[] =
     " secret = excluded.secret, ttl_ms = excluded.ttl_ms,"                     \
     " lock_delay_ms = excluded.lock_delay_ms, request_id = NULL,"              \
     " released = false, principal = excluded.principal,"                       \
-    " session_id = excluded.session_id, expiry_noted = false,"                 \
-    " prev_token = l.fencing_token, prev_owner_id = l.owner_id,"               \
-    " prev_expired_at = CASE WHEN l.released OR l.expiry_noted THEN NULL"      \
-    " ELSE " END_SE("l") " END"                                                \
-                         " WHERE l.released OR " END_SE("l") " + " DELAY(      \
-                             "l") " <= now()"                                  \
-                                  " RETURNING l.name, l.fencing_token, "       \
-                                  "l.owner_id, l.prev_token,"                  \
-                                  " l.prev_owner_id, l.prev_expired_at),"
+    " session_id = excluded.session_id, expiry_noted = false," L_PREV          \
+    " WHERE " L_FREE                                                           \
+    " RETURNING l.name, l.fencing_token, l.owner_id, l.prev_token,"            \
+    " l.prev_owner_id, l.prev_expired_at, l.prev_end_reason),"
+#define CLAIM_EV_PREV                                                          \
+    EV_LINE(EV_TYPE_OF_END("g.prev_end_reason"), "g.prev_token",               \
+            "g.prev_token", "g.prev_owner_id", "g.name")
+#define CLAIM_EV_ACQUIRED                                                      \
+    EV_LINE("'a'", "g.fencing_token", "g.fencing_token", "g.owner_id", "g.name")
 #define CLAIM_EV                                                               \
     " ev AS (INSERT INTO tn_outbox (line) SELECT q.line FROM (SELECT 0 AS o,"  \
     " 0::bigint AS t, 0 AS p, " EV_ENDED(                                      \
         "'e'", "se.owner_id",                                                  \
-        "se.id") " AS line FROM se UNION ALL SELECT 1, g.fencing_token, "      \
-                 "0, " EV_LINE("'e'", "g.prev_token", "g.prev_token",          \
-                               "g.prev_owner_id",                              \
-                               "g.name") " FROM g WHERE g.prev_expired_at IS " \
-                                         "NOT NULL UNION ALL SELECT 1,"        \
-                                         " g.fencing_token, 1, " EV_LINE(      \
-                                             "'a'", "g.fencing_token",         \
-                                             "g.fencing_token", "g.owner_id",  \
-                                             "g.name") " FROM g) q ORDER BY "  \
-                                                       "q.o, q.t, q.p)"
+        "se.id") " AS line FROM se"                                            \
+                 " UNION ALL SELECT 1, g.fencing_token, 0, " CLAIM_EV_PREV     \
+                 " FROM g WHERE g.prev_expired_at IS NOT NULL"                 \
+                 " UNION ALL SELECT 1, g.fencing_token, 1, " CLAIM_EV_ACQUIRED \
+                 " FROM g)"                                                    \
+                 " q ORDER BY q.o, q.t, q.p)"
 #define CLAIM_WRITES                                                           \
     " cnt AS (UPDATE tenure_sessions s SET n_leases = s.n_leases"              \
     " + (SELECT count(*) FROM g) WHERE s.id = $1"                              \
@@ -237,31 +252,35 @@ const char tn_pg_sql_session_list[] =
     " granted_at) SELECT g.fencing_token, g.name, g.owner_id,"                 \
     " (SELECT ttl_ms FROM ok), now() FROM g),"                                 \
     " ended AS (UPDATE lease_grants e SET ended_at = g.prev_expired_at,"       \
-    " end_reason = 'expired' FROM g WHERE g.prev_expired_at IS NOT NULL"       \
-    " AND e.token = g.prev_token AND e.ended_at IS NULL)," CLAIM_EV
+    " end_reason = g.prev_end_reason FROM g"                                   \
+    " WHERE g.prev_expired_at IS NOT NULL AND e.token = g.prev_token"          \
+    " AND e.ended_at IS NULL)," CLAIM_EV
+
+/* A free name was not granted: g has one row per free name it granted,
+ * so counting is enough (a NOT EXISTS per name ran as a nested loop over
+ * g, quadratic in the names). */
 #define CLAIM_AGAIN                                                            \
-    " EXISTS (SELECT 1 FROM d WHERE d.k = 'f'"                                 \
-    " AND NOT EXISTS (SELECT 1 FROM g WHERE g.name = d.name))"
+    " (SELECT count(*) FROM d WHERE d.k = 'f') > (SELECT count(*) FROM g)"
 /* Columns: kind, index (1-based), token, secret, holder's owner_id, its
  * expires_in_ms, retry_after_ms, the session's expires_in_ms. */
+#define D_RETRY                                                                \
+    "greatest(1, ceil(extract(epoch FROM (d.ends + " MS(                       \
+        "d.delay_ms") " - now())) * 1000))::bigint"
 #define CLAIM_ANSWER                                                           \
     ME_REFUSED(CLAIM_NULLS)                                                    \
     " UNION ALL SELECT CASE WHEN NOT f.leases THEN 'C' ELSE 'M' "              \
     "END," CLAIM_NULLS " FROM fits f WHERE NOT (f.leases AND f.names)"         \
     " UNION ALL SELECT 'A'," CLAIM_NULLS " WHERE " CLAIM_FITS                  \
-    " AND" CLAIM_AGAIN                                                         \
-    " UNION ALL SELECT CASE WHEN g.name IS NULL THEN d.k WHEN g.prev_token"    \
-    " IS NULL THEN 'i' ELSE 'g' END,"                                          \
-    " d.ord, coalesce(g.fencing_token, d.fencing_token), CASE WHEN g.name"     \
-    " IS NOT NULL THEN d.sec WHEN d.k = 'r' THEN d.secret END, d.owner_id,"    \
-    " " EXPIRES_IN_AT(                                                         \
-        "d.ends") ", greatest(1, ceil(extract(epoch FROM"                      \
-                  " (d.ends + " DELAY(                                         \
-                      "d") " - now())) * 1000))::bigint,"                      \
-                           " (SELECT " EXPIRES_IN(                             \
-                               "o") " FROM ok o) FROM d LEFT JOIN g"           \
-                                    " ON g.name = d.name WHERE " CLAIM_FITS    \
-                                    " AND NOT" CLAIM_AGAIN
+    " AND" CLAIM_AGAIN " UNION ALL SELECT CASE WHEN g.name IS NULL THEN d.k"   \
+    " WHEN g.prev_token IS NULL THEN 'i' ELSE 'g' END, d.ord,"                 \
+    " coalesce(g.fencing_token, d.fencing_token),"                             \
+    " CASE WHEN g.name IS NOT NULL THEN d.sec WHEN d.k = 'r' THEN d.secret"    \
+    " END, d.owner_id, " EXPIRES_IN_AT(                                        \
+        "d.ends") ", " D_RETRY ","                                             \
+                  " (SELECT " EXPIRES_IN(                                      \
+                      "o") " FROM ok o)"                                       \
+                           " FROM d LEFT JOIN g ON g.name = d.name"            \
+                           " WHERE " CLAIM_FITS " AND NOT" CLAIM_AGAIN
 
 const char tn_pg_sql_claim[] = "WITH" ME CLAIM_DECIDE CLAIM_INSERT CLAIM_WRITES
                                " SELECT * FROM (" CLAIM_ANSWER ") a";
@@ -293,14 +312,16 @@ const char tn_pg_sql_claim[] = "WITH" ME CLAIM_DECIDE CLAIM_INSERT CLAIM_WRITES
     " ev AS (INSERT INTO tn_outbox (line) SELECT " EV_LINE(                    \
         "'r'", "r.fencing_token", "r.fencing_token", "r.owner_id",             \
         "r.name") " FROM r ORDER BY r.fencing_token)"
+#define UNCLAIM_ANSWER                                                         \
+    ME_REFUSED(CLAIM_NULLS)                                                    \
+    " UNION ALL SELECT CASE WHEN r.name IS NULL THEN 'l' ELSE 'r' END,"        \
+    " n.ord, n.token, NULL::bytea, NULL::text, NULL::bigint, NULL::bigint,"    \
+    " (SELECT " EXPIRES_IN("o") " FROM ok o)"                                  \
+                                " FROM n LEFT JOIN r ON r.name = n.name AND "  \
+                                "r.fencing_token = n.token"                    \
+                                " WHERE EXISTS (SELECT 1 FROM ok)"
 const char tn_pg_sql_unclaim[] =
-    "WITH" ME UNCLAIM_WRITES " SELECT * FROM (" ME_REFUSED(
-        CLAIM_NULLS) " UNION ALL SELECT CASE WHEN r.name IS NULL THEN 'l'"
-                     " ELSE 'r' END, n.ord, n.token, NULL::bytea, NULL::text,"
-                     " NULL::bigint, NULL::bigint, (SELECT " EXPIRES_IN(
-                         "o") " FROM ok o) FROM n LEFT JOIN r ON r.name ="
-                              " n.name AND r.fencing_token = n.token"
-                              " WHERE EXISTS (SELECT 1 FROM ok)) a";
+    "WITH" ME UNCLAIM_WRITES " SELECT * FROM (" UNCLAIM_ANSWER ") a";
 
 /* $1 most sessions, $2 most leases per run.  rec: sessions that ran out
  * and whose end nobody recorded yet: record it (FOR UPDATE SKIP LOCKED and
@@ -342,12 +363,15 @@ const char tn_pg_sql_unclaim[] =
     " 0::bigint AS t, " EV_ENDED(                                              \
         "'e'", "rec.owner_id",                                                 \
         "rec.id") " AS line FROM rec UNION ALL SELECT 1, "                     \
-                  "st.fencing_token, " EV_LINE(                                \
-                      EV_TYPE_OF_END("st.why"), "st.fencing_token",            \
-                      "st.fencing_token", "st.owner_id",                       \
-                      "st.name") " FROM st) q ORDER "                          \
-                                 "BY q.o, q.t)"
+                  "st.fencing_token, " EV_LINE(EV_TYPE_OF_END("st.why"),       \
+                                               "st.fencing_token",             \
+                                               "st.fencing_token",             \
+                                               "st.owner_id",                  \
+                                               "st.name") " FROM st) q ORDER " \
+                                                          "BY q.o, q.t)"
 const char tn_pg_sql_session_sweep[] =
     "WITH" SWEEP_REC SWEEP_SETTLE SWEEP_DELETE SWEEP_EV
     " SELECT (SELECT count(*) FROM rec), (SELECT count(*) FROM st),"
     " (SELECT count(*) FROM del)";
+
+/* clang-format on */

@@ -97,6 +97,21 @@
     ".expires_at ELSE " SESSION_END_OR(first, a ".session_id") " END)"
 #define LEASE_END(a) LEASE_END_OR("NULL", a)
 
+/* How the lease row a ended, once it has: with its session ended by a
+ * DELETE ('released', or 'revoked' by force: recorded with the session's
+ * end, and never changed), else 'expired' (its own expiry or its
+ * session's). */
+#define LEASE_END_REASON(a)                                                    \
+    "(CASE WHEN " a ".session_id IS NOT NULL AND NOT " a ".released THEN"      \
+    " coalesce((SELECT s.end_reason FROM tenure_sessions s"                    \
+    " WHERE s.id = " a ".session_id), 'expired') ELSE 'expired' END)"
+/* Its lock delay in ms: none when it ended with a DELETE of its session,
+ * which releases it (docs/SESSIONS.md, invariant 2). */
+#define LEASE_DELAY_MS(a)                                                      \
+    "(CASE WHEN " LEASE_END_REASON(a) " = 'expired' THEN " a                   \
+                                      ".lock_delay_ms ELSE 0 END)"
+#define MS(x) "(" x ") * interval '1 millisecond'"
+
 /* The TTL a lease row a shows: its own, or its session's. */
 #define LEASE_TTL(a)                                                           \
     "(CASE WHEN " a ".session_id IS NULL THEN " a ".ttl_ms ELSE"               \

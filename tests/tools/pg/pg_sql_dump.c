@@ -13,6 +13,7 @@
 
 static const char *const names[TN_PG_N_STMTS] = {
     [TN_PG_ACQUIRE] = "acquire",
+    [TN_PG_ACQUIRE_SESSION] = "acquire_session",
     [TN_PG_RENEW] = "renew",
     [TN_PG_RELEASE] = "release",
     [TN_PG_GET] = "get",
