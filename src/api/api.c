@@ -75,6 +75,7 @@ void tn_api_call_free(struct tn_api_call *c)
     struct tn_api *api = c->api;
     tn_store_result_release(&c->result);
     tn_auth_free(c->auth);
+    tn_api_batch_free(c->batch);
     if (api == NULL || api->n_spare >= SPARE_CALLS) {
         tn_free(c);
         return;
@@ -136,7 +137,8 @@ void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
 }
 
 const char *const tn_api_limits[TN_API_N_LIMITS] = {
-    "leases", "names", "waiters", "waiters_per_name", "subscribers"};
+    "leases",           "names",       "waiters",
+    "waiters_per_name", "subscribers", "sessions"};
 
 void tn_api_fail_capacity(struct tn_api_call *c, const char *limit)
 {
@@ -223,10 +225,18 @@ int tn_api_admit(struct tn_api_call *c, const struct tn_route_match *m,
     if (c->admitted)
         return TN_OK;
     bool force = (row->flags & TN_ROUTE_FORCE_ADMIN) != 0 && m->force;
-    if (tn_api_authorize(c, force ? TN_AUTH_ADMIN : row->action, name, len) <
-        0) {
+    int rc = TN_OK;
+    if (force || row->target != TN_ROUTE_SOME)
+        rc =
+            tn_api_authorize(c, force ? TN_AUTH_ADMIN : row->action, name, len);
+    else if (c->principal != NULL)
+        rc = tn_auth_authorize_some(c->principal, row->action);
+    if (rc < 0) {
         tn_api_fail(c, TN_EFORBIDDEN,
-                    force ? "force release is for admins" : row->forbidden);
+                    !force                         ? row->forbidden
+                    : row->target == TN_ROUTE_SOME ? "force end is for admins"
+                                                   : "force release is for "
+                                                     "admins");
         return TN_EFORBIDDEN;
     }
     c->admitted = true;
@@ -270,7 +280,8 @@ bool tn_api_headers(void *arg, struct tn_http_req *req)
     /* A row that names its lease in the path knows at once whether the
      * principal may touch it (an acquire names it in the body). */
     if (tn_route_method(&m, tn_http_req_method(req)) == 0 &&
-        m.row->target == TN_ROUTE_PATH_NAME &&
+        (m.row->target == TN_ROUTE_PATH_NAME ||
+         m.row->target == TN_ROUTE_SOME) &&
         (m.row->flags & TN_ROUTE_BODY) != 0) {
         (void)tn_route_query(&m, req_query, req); /* a bad one: 400 later */
         if (tn_api_admit(c, &m, m.name, m.name_len) < 0)
@@ -278,6 +289,17 @@ bool tn_api_headers(void *arg, struct tn_http_req *req)
     }
     tn_http_req_set_app(req, c, call_drop);
     return true;
+}
+
+size_t tn_api_body_cap(void *arg, struct tn_http_req *req)
+{
+    const struct tn_api *api = arg;
+    struct tn_route_match m;
+    if (tn_route_path(tn_http_req_path(req), &m) < 0 ||
+        tn_route_method(&m, tn_http_req_method(req)) < 0 ||
+        (m.row->flags & TN_ROUTE_BATCH) == 0)
+        return 0; /* the usual cap */
+    return api->cfg.max_batch_body_bytes;
 }
 
 /* Bodies are JSON: application/json, none, or form-encoded (curl -d). */
@@ -338,13 +360,28 @@ static bool admit_method(struct tn_api_call *c, struct tn_route_match *m)
            tn_api_admit(c, m, m->name, m->name_len) == 0;
 }
 
+/* A session row's authorization (some prefix, or admin with ?force),
+ * which needs its query: decided before its availability, as a path
+ * name's is.  False when answered. */
+static bool admit_some(struct tn_api_call *c, struct tn_route_match *m)
+{
+    if (tn_route_query(m, req_query, c->req) < 0) {
+        tn_api_fail(c, TN_EINVAL, tn_route_query_message(m->bad_query));
+        return false;
+    }
+    return tn_api_admit(c, m, "", 0) == 0;
+}
+
 /* The route's availability, its query and a prefix's authorization, then
  * its handler. */
 static void run(struct tn_api_call *c, struct tn_route_match *m)
 {
     const struct tn_route *row = m->row;
+    if (row->target == TN_ROUTE_SOME && !admit_some(c, m))
+        return;
     if (row->is_on != NULL && !row->is_on(c->api)) {
-        tn_api_fail(c, TN_ENOTFOUND, row->off_message);
+        tn_api_fail(c, row->off_rc != 0 ? row->off_rc : TN_ENOTFOUND,
+                    row->off_message);
         return;
     }
     if (tn_route_query(m, req_query, c->req) < 0) {
@@ -381,9 +418,11 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
     c->name_len = m.name_len;
     if (rc < 0) {
         tn_api_fail(c, rc,
-                    rc == TN_EINVAL ? "lease name in path must be 1-256 bytes "
-                                      "of printable UTF-8, percent-encoded"
-                                    : "no such path");
+                    rc != TN_EINVAL ? "no such path"
+                    : m.bad_id      ? "session id in path must be 32 "
+                                      "lowercase hex digits"
+                                    : "lease name in path must be 1-256 bytes "
+                                      "of printable UTF-8, percent-encoded");
         return;
     }
     if (admit_path(c, m.path_row) && admit_method(c, &m))

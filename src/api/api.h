@@ -13,14 +13,17 @@
 #include "store/store.h"
 
 struct tn_api_config {
-    struct tn_store *store;     /* borrowed, outlives the api */
-    int64_t min_ttl_ms;         /* smallest ttl_ms accepted */
-    int64_t max_ttl_ms;         /* largest ttl_ms (and lock_delay_ms) */
-    const uint8_t *signing_key; /* 64-byte Ed25519 secret key, or NULL */
-    int64_t max_wait_ms;        /* largest wait_ms accepted */
-    struct tn_events *events;   /* event hub, borrowed, or NULL */
-    bool client_certs;          /* principals come from verified client
-                                   certificate CNs instead of tokens */
+    struct tn_store *store;      /* borrowed, outlives the api */
+    int64_t min_ttl_ms;          /* smallest ttl_ms accepted */
+    int64_t max_ttl_ms;          /* largest ttl_ms (and lock_delay_ms) */
+    const uint8_t *signing_key;  /* 64-byte Ed25519 secret key, or NULL */
+    int64_t max_wait_ms;         /* largest wait_ms accepted */
+    struct tn_events *events;    /* event hub, borrowed, or NULL */
+    bool client_certs;           /* principals come from verified client
+                                    certificate CNs instead of tokens */
+    size_t max_batch_names;      /* names (leases) of one batch request */
+    size_t max_batch_body_bytes; /* body of a batch request (the others:
+                                    the front end's max_body_bytes) */
     /* More Prometheus lines for /metrics (the publisher's), or NULL. */
     void (*more_metrics)(void *ctx, struct tn_buf *out);
     void *more_metrics_ctx; /* its argument */
@@ -38,6 +41,9 @@ void tn_api_handle(void *api, struct tn_http_req *req);
 /* The tn_http_headers_fn of the server: authentication is decided as soon
  * as the headers are complete, so that a 401 costs no body. */
 bool tn_api_headers(void *api, struct tn_http_req *req);
+/* The tn_http_body_cap_fn of the server: the batch routes' bodies may
+ * be up to max_batch_body_bytes (0 for the others: the usual cap). */
+size_t tn_api_body_cap(void *api, struct tn_http_req *req);
 /* The front end whose counters /metrics shows (borrowed), or NULL. */
 void tn_api_set_http(struct tn_api *api, struct tn_http *http);
 

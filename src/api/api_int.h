@@ -12,8 +12,10 @@
 
 #define TN_API_LAT_BUCKETS 14 /* log2 buckets from 50 us */
 
+struct tn_api_batch;
+
 /* The capacity limits, in the order of tn_api.capacity_refused. */
-#define TN_API_N_LIMITS 5
+#define TN_API_N_LIMITS 6
 extern const char *const tn_api_limits[TN_API_N_LIMITS];
 
 struct tn_api {
@@ -47,6 +49,9 @@ struct tn_api_call {
     bool authenticated;                        /* principal is decided */
     bool admitted;                             /* the row's action on its
                                                   name was allowed */
+    char session_id[TN_SESSION_ID_HEX + 1];    /* its session, or "" */
+    struct tn_api_batch *batch;                /* a batch request's names,
+                                                  until its reply */
     struct tn_api_call *next_spare;            /* in tn_api.spare */
 };
 
@@ -89,8 +94,23 @@ void tn_api_send_text(struct tn_api_call *c, unsigned status, const char *json);
 #include "api/routes.def"
 #undef TN_ROUTE
 /* The .is_on predicates of routes.def: is the route served here? */
-bool tn_api_history_is_on(const struct tn_api *api); /* history.c */
-bool tn_api_events_is_on(const struct tn_api *api);  /* events.c */
+bool tn_api_history_is_on(const struct tn_api *api);  /* history.c */
+bool tn_api_events_is_on(const struct tn_api *api);   /* events.c */
+bool tn_api_sessions_is_on(const struct tn_api *api); /* sessions.c */
+
+/* Free what a batch request kept (claims.c); NULL is a no-op. */
+void tn_api_batch_free(struct tn_api_batch *b);
+/* Reply with the error of a store result about c's session (a session
+ * route, or an acquire under a session): the store's reason, else the
+ * session's own message for lost, forbidden and not found; frees the
+ * call (sessions.c). */
+void tn_api_fail_session(struct tn_api_call *c);
+/* Decode the field key of o, the 32 hex digits of a secret, into out:
+ * 0, or TN_EINVAL with msg (sessions.c). */
+struct tn_body;
+int tn_api_decode_secret(const struct tn_body *o, const char *key,
+                         uint8_t out[TN_SECRET_BYTES], char *msg,
+                         size_t msglen);
 
 /* Shared by the lease resources (leases.c, history.c): reply with the
  * error of a store result; frees the call. */

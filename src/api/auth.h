@@ -100,6 +100,12 @@ int tn_auth_authorize(const struct tn_auth_principal *p,
                       enum tn_auth_action act, const char *name,
                       size_t name_len);
 
+/* May p perform act on some name: an admin, or a principal with a rule
+ * granting act on any prefix (the session routes, whose names come one
+ * by one later, or not at all).  0 or TN_EFORBIDDEN.  Thread-safe. */
+int tn_auth_authorize_some(const struct tn_auth_principal *p,
+                           enum tn_auth_action act);
+
 /* Renew and release are bound to the principal that acquired the lease:
  * 0 when holder[0..holder_len) (the name stored with the lease) is p's
  * name or p is an admin, TN_EFORBIDDEN otherwise.  A lease acquired while

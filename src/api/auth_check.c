@@ -100,6 +100,20 @@ int tn_auth_authorize(const struct tn_auth_principal *p,
     return TN_EFORBIDDEN;
 }
 
+int tn_auth_authorize_some(const struct tn_auth_principal *p,
+                           enum tn_auth_action act)
+{
+    if (p->admin)
+        return TN_OK;
+    if (act != TN_AUTH_ACQUIRE && act != TN_AUTH_READ)
+        return TN_EFORBIDDEN;
+    for (size_t i = 0; i < p->n_rules; i++) {
+        if ((p->rules[i].actions & ACT_BIT(act)) != 0)
+            return TN_OK;
+    }
+    return TN_EFORBIDDEN;
+}
+
 int tn_auth_check_holder(const struct tn_auth_principal *p, const char *holder,
                          size_t holder_len)
 {

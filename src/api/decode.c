@@ -41,7 +41,11 @@ struct parse {
     bool escapes; /* the body has a backslash: a string may hold a NUL */
     int depth;    /* containers open */
     size_t key0[TN_DECODE_MAX_DEPTH]; /* each one's first entry in b->keys */
-    const char *why; /* our own reason, when a callback stopped the parse */
+    bool in_array;    /* depth 2 is the array of a top-level field */
+    bool elem_obj;    /* the element open at depth 3 is an object */
+    const char *mkey; /* its member whose value comes next */
+    size_t mkey_len;  /* bytes */
+    const char *why;  /* our own reason, when a callback stopped the parse */
     bool nomem;
     struct arena arena;
 };
@@ -140,6 +144,59 @@ static struct tn_body_field *new_field(struct parse *p)
     return &b->fields[b->n++];
 }
 
+/* Room for one more item (there is less than max_items): the array
+ * doubles from 16, up to max_items.  False when out of memory. */
+static bool item_room(struct parse *p)
+{
+    struct tn_body *b = p->b;
+    if (b->n_items < b->cap_items)
+        return true;
+    size_t cap = b->cap_items == 0 ? 16 : 2 * b->cap_items;
+    if (cap > b->max_items)
+        cap = b->max_items;
+    struct tn_body_item *v = realloc(b->items, cap * sizeof(*v));
+    if (v == NULL) {
+        p->nomem = true;
+        return false;
+    }
+    b->items = v;
+    b->cap_items = cap;
+    return true;
+}
+
+/* What a top-level array holds: an element (depth 2), or a member of an
+ * element that is an object (depth 3).  Counted always, kept as an item
+ * when the caller asked for items and there is room. */
+static int item(struct parse *p, enum tn_body_type type, const unsigned char *s,
+                size_t len, int64_t num)
+{
+    struct tn_body *b = p->b;
+    struct tn_body_field *f = &b->fields[b->n - 1];
+    if (!p->in_array || (p->depth == 3 && !p->elem_obj))
+        return 1;
+    if (p->depth == 2)
+        f->n_elems++;
+    if (f->items_cut || b->n_items == b->max_items) {
+        f->items_cut = true;
+        return 1;
+    }
+    if (!item_room(p))
+        return 0;
+    struct tn_body_item *it = &b->items[b->n_items];
+    it->key = p->depth == 3 ? p->mkey : NULL;
+    it->key_len = p->depth == 3 ? p->mkey_len : 0;
+    it->elem = f->n_elems - 1;
+    it->type = type;
+    it->num = num;
+    it->str = NULL;
+    it->str_len = len;
+    if (type == TN_BODY_STRING && (it->str = copy(p, s, len)) == NULL)
+        return 0;
+    b->n_items++;
+    f->n_items++;
+    return 1;
+}
+
 /* A value: kept when it is a top-level field's. */
 static int value(struct parse *p, enum tn_body_type type,
                  const unsigned char *s, size_t len, int64_t num)
@@ -147,7 +204,7 @@ static int value(struct parse *p, enum tn_body_type type,
     if (p->depth == 0)
         return stop(p, not_object);
     if (p->depth > 1)
-        return 1;
+        return p->depth <= 3 ? item(p, type, s, len, num) : 1;
     struct tn_body_field *f = &p->b->fields[p->b->n - 1];
     f->type = type;
     f->num = num;
@@ -193,9 +250,15 @@ static int open_container(struct parse *p, bool map)
     if (p->depth == TN_DECODE_MAX_DEPTH)
         return stop(
             p, "nested deeper than " TN_STR(TN_DECODE_MAX_DEPTH) " levels");
-    if (p->depth == 1 &&
-        !value(p, map ? TN_BODY_OBJECT : TN_BODY_ARRAY, NULL, 0, 0))
+    enum tn_body_type type = map ? TN_BODY_OBJECT : TN_BODY_ARRAY;
+    if (p->depth >= 1 && !value(p, type, NULL, 0, 0))
         return 0;
+    if (p->depth == 1) {
+        p->in_array = !map;
+        p->b->fields[p->b->n - 1].item0 = p->b->n_items;
+    }
+    if (p->depth == 2)
+        p->elem_obj = map;
     p->key0[p->depth] = p->b->keys.len;
     p->depth++;
     return 1;
@@ -220,6 +283,8 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
     if (k == NULL)
         return 0;
     struct tn_body_field e = {.key = k, .key_len = len};
+    p->mkey = k;
+    p->mkey_len = len;
     if (p->depth == 1) {
         struct tn_body_field *f = new_field(p);
         if (f != NULL)
@@ -283,6 +348,8 @@ static int on_end_array(void *ctx)
 {
     struct parse *p = ctx;
     p->depth--;
+    if (p->depth == 1)
+        p->in_array = false;
     return 1;
 }
 
@@ -432,20 +499,21 @@ static void init(struct tn_body *b)
     b->text = b->tsmall;
     b->text_used = 0;
     b->text_cap = sizeof(b->tsmall);
+    b->items = NULL;
+    b->n_items = b->cap_items = b->max_items = 0;
     tn_buf_init(&b->keys, SIZE_MAX / 2);
 }
 
-int tn_decode_json(const char *buf, size_t len, bool allow_empty,
-                   struct tn_body *out, char *msg, size_t msglen)
+/* buf[0..len) into out, keeping up to max_items items of its arrays. */
+static int decode(const char *buf, size_t len, size_t max_items,
+                  struct tn_body *out, char *msg, size_t msglen)
 {
-    init(out);
-    if (len == 0)
-        return allow_empty
-                   ? TN_OK
-                   : fail(msg, msglen, "a JSON object body is required");
     struct parse p;
     p.b = out;
     p.depth = 0;
+    p.in_array = p.elem_obj = false;
+    p.mkey = NULL;
+    p.mkey_len = 0;
     p.why = prescan(buf, len, &p.escapes);
     p.nomem = false;
     p.arena.used = 0;
@@ -453,6 +521,7 @@ int tn_decode_json(const char *buf, size_t len, bool allow_empty,
         (void)snprintf(msg, msglen, "malformed JSON body: %s", p.why);
         return TN_EINVAL;
     }
+    out->max_items = max_items;
     if (len + 1 > out->text_cap) {
         out->text = malloc(len + 1);
         out->text_cap = len + 1;
@@ -478,12 +547,33 @@ int tn_decode_json(const char *buf, size_t len, bool allow_empty,
     return rc;
 }
 
+int tn_decode_json(const char *buf, size_t len, bool allow_empty,
+                   struct tn_body *out, char *msg, size_t msglen)
+{
+    init(out);
+    if (len == 0)
+        return allow_empty
+                   ? TN_OK
+                   : fail(msg, msglen, "a JSON object body is required");
+    return decode(buf, len, 0, out, msg, msglen);
+}
+
+int tn_decode_json_items(const char *buf, size_t len, size_t max_items,
+                         struct tn_body *out, char *msg, size_t msglen)
+{
+    init(out);
+    if (len == 0)
+        return fail(msg, msglen, "a JSON object body is required");
+    return decode(buf, len, max_items, out, msg, msglen);
+}
+
 void tn_decode_done(struct tn_body *b)
 {
     if (b->text != b->tsmall)
         free(b->text);
     if (b->fields != b->fsmall)
         free(b->fields);
+    free(b->items);
     tn_buf_release(&b->keys);
     init(b);
 }
@@ -493,69 +583,4 @@ const struct tn_body_field *tn_decode_field_sorted(const struct tn_body *b,
 {
     struct tn_body_field k = {.key = key, .key_len = len};
     return bsearch(&k, b->fields, b->n, sizeof(k), cmp_field);
-}
-
-/* The field, or NULL when it is absent or null. */
-static const struct tn_body_field *present(const struct tn_body *b,
-                                           const char *key)
-{
-    const struct tn_body_field *f = tn_decode_field(b, key);
-    return f == NULL || f->type == TN_BODY_NULL ? NULL : f;
-}
-
-int tn_decode_str(const struct tn_body *b, const char *key, const char **out,
-                  size_t *len, char *msg, size_t msglen)
-{
-    const struct tn_body_field *f = present(b, key);
-    if (f == NULL)
-        return TN_ENOTFOUND;
-    if (f->type != TN_BODY_STRING) {
-        (void)snprintf(msg, msglen, "field \"%s\" must be a string", key);
-        return TN_EINVAL;
-    }
-    *out = f->str;
-    *len = f->str_len;
-    return TN_OK;
-}
-
-int tn_decode_name(const struct tn_body *b, const char *key, size_t max,
-                   bool required, const char **out, char *msg, size_t msglen)
-{
-    size_t len = 0;
-    int rc = tn_decode_str(b, key, out, &len, msg, msglen);
-    if (rc == TN_ENOTFOUND && !required) {
-        *out = NULL;
-        return TN_OK;
-    }
-    if (rc == TN_ENOTFOUND)
-        (void)snprintf(msg, msglen, "field \"%s\" is required", key);
-    else if (rc == TN_OK && !tn_name_is_valid(*out, len, max))
-        (void)snprintf(msg, msglen,
-                       "field \"%s\" must be 1-%zu bytes of printable UTF-8",
-                       key, max);
-    else
-        return rc;
-    return TN_EINVAL;
-}
-
-int tn_decode_int(const struct tn_body *b, const char *key, int64_t min,
-                  int64_t max, bool required, int64_t *out, char *msg,
-                  size_t msglen)
-{
-    const struct tn_body_field *f = present(b, key);
-    if (f == NULL && !required)
-        return TN_OK;
-    if (f == NULL)
-        (void)snprintf(msg, msglen, "field \"%s\" is required", key);
-    else if (f->type != TN_BODY_INT)
-        (void)snprintf(msg, msglen, "field \"%s\" must be an integer", key);
-    else if (f->num < min || f->num > max)
-        (void)snprintf(msg, msglen,
-                       "field \"%s\" must be between %lld and %lld", key,
-                       (long long)min, (long long)max);
-    else {
-        *out = f->num;
-        return TN_OK;
-    }
-    return TN_EINVAL;
 }

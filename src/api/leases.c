@@ -59,7 +59,7 @@ void tn_api_fail_result(struct tn_api_call *c)
     }
     const struct tn_errmap_entry *e = tn_errmap_find(r->rc);
     char msg[160];
-    const char *text = e->store_message;
+    const char *text = r->reason != NULL ? r->reason : e->store_message;
     if (text == NULL) {
         (void)snprintf(msg, sizeof(msg), "store: %s", tn_strerror(r->rc));
         text = msg;
@@ -86,6 +86,13 @@ void tn_api_fail_result(struct tn_api_call *c)
     tn_api_body_send(c, e->status, &b);
 }
 
+/* "session_id" of a lease under a session; nothing for the others. */
+static void put_session_id(struct tn_buf *b, const struct tn_lease_view *v)
+{
+    if (v->session_id[0] != '\0')
+        tn_reply_kv_str(b, "session_id", v->session_id, false);
+}
+
 static void put_proof(struct tn_api_call *c, struct tn_buf *b)
 {
     const uint8_t *sk = c->api->cfg.signing_key;
@@ -108,6 +115,10 @@ static void acquired(void *arg)
         tn_api_call_free(c);
         return;
     }
+    if (r->rc != TN_OK && c->session_id[0] != '\0') {
+        tn_api_fail_session(c); /* lost, forbidden: the session's */
+        return;
+    }
     if (r->rc != TN_OK) {
         tn_api_fail_result(c);
         return;
@@ -122,8 +133,45 @@ static void acquired(void *arg)
     tn_reply_kv_str(&b, "lease_secret", secret, false);
     tn_reply_kv_int(&b, "ttl_ms", r->lease.ttl_ms, false);
     tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
+    put_session_id(&b, &r->lease);
     put_proof(c, &b);
     tn_api_body_send(c, r->replayed ? 200 : 201, &b);
+}
+
+/* An acquire under a session (docs/SESSIONS.md): "session_id" (32
+ * lowercase hex digits, kept in c) and "session_secret", and no "ttl_ms",
+ * which is the session's.  0, or TN_EINVAL with msg, or TN_ENOTIMPL. */
+static int decode_session(struct tn_api_call *c, const struct tn_body *o,
+                          struct tn_acquire_req *r, uint8_t *secret, char *msg,
+                          size_t msglen)
+{
+    const char *id = NULL;
+    size_t len = 0;
+    bool hex = tn_decode_str(o, "session_id", &id, &len, msg, msglen) == 0 &&
+               len == TN_SESSION_ID_HEX;
+    for (size_t i = 0; hex && i < len; i++)
+        hex = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f');
+    if (!tn_api_sessions_is_on(c->api)) {
+        (void)snprintf(msg, msglen, "this store has no sessions yet");
+        return TN_ENOTIMPL;
+    }
+    if (!hex) {
+        (void)snprintf(msg, msglen,
+                       "field \"session_id\" must be 32 lowercase hex digits "
+                       "(with \"session_secret\")");
+        return TN_EINVAL;
+    }
+    if (tn_decode_field(o, "ttl_ms") != NULL) {
+        (void)snprintf(msg, msglen,
+                       "field \"ttl_ms\" must be absent under a session: its "
+                       "leases live as long as it does");
+        return TN_EINVAL;
+    }
+    int rc = tn_api_decode_secret(o, "session_secret", secret, msg, msglen);
+    memcpy(c->session_id, id, TN_SESSION_ID_HEX + 1);
+    r->session_id = c->session_id;
+    r->session_secret = secret;
+    return rc;
 }
 
 /* A blocked acquire is granted only to a client that is still there. */
@@ -147,6 +195,7 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     struct tn_body o;
     struct tn_acquire_req r = {0};
     uint8_t secret[TN_SECRET_BYTES];
+    uint8_t session_secret[TN_SECRET_BYTES];
     const struct tn_api_config *cfg = &c->api->cfg;
     int rc = tn_decode_body(c->req, false, &o, msg, sizeof(msg));
     if (rc == 0)
@@ -155,9 +204,12 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     if (rc == 0)
         rc = tn_decode_name(&o, "owner_id", TN_OWNER_MAX_BYTES, true,
                             &r.owner_id, msg, sizeof(msg));
-    if (rc == 0)
+    if (rc == 0 && tn_decode_field(&o, "session_id") == NULL &&
+        tn_decode_field(&o, "session_secret") == NULL)
         rc = tn_decode_int(&o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, true,
                            &r.ttl_ms, msg, sizeof(msg));
+    else if (rc == 0)
+        rc = decode_session(c, &o, &r, session_secret, msg, sizeof(msg));
     if (rc == 0)
         rc = tn_decode_int(&o, "lock_delay_ms", 0, cfg->max_ttl_ms, false,
                            &r.lock_delay_ms, msg, sizeof(msg));
@@ -304,6 +356,7 @@ static void got(void *arg)
     put_lease(&b, &r->lease, true);
     tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
     tn_reply_kv_int(&b, "lock_delay_ms", r->lease.lock_delay_ms, false);
+    put_session_id(&b, &r->lease);
     tn_api_body_send(c, 200, &b);
 }
 
@@ -321,6 +374,8 @@ static void checked(void *arg)
     else
         (void)tn_buf_printf(&b, ",\"token\":null");
     tn_reply_kv_uint(&b, "floor", r->floor, false);
+    if (r->has_live)
+        put_session_id(&b, &r->lease);
     tn_api_body_send(c, 200, &b);
 }
 
@@ -338,6 +393,7 @@ static void listed(void *arg)
         put_lease(&b, &r->items[i], true);
         tn_reply_kv_int(&b, "expires_in_ms", r->items[i].expires_in_ms, false);
         tn_reply_kv_int(&b, "lock_delay_ms", r->items[i].lock_delay_ms, false);
+        put_session_id(&b, &r->items[i]);
         (void)tn_buf_append(&b, "}", 1);
     }
     (void)tn_buf_append(&b, "]", 1);

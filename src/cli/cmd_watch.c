@@ -18,8 +18,9 @@ static const char help[] =
     "Usage: tenure watch [--prefix P] [--count N] [--json]\n"
     "\n"
     "Print lease events (acquired, released, expired, revoked) as they\n"
-    "happen, for names starting with P.  Reconnects and resumes after a\n"
-    "dropped stream.  --count N stops after N events.\n"
+    "happen, for names starting with P, and sessions opened and ended.\n"
+    "Reconnects and resumes after a dropped stream.  --count N stops after\n"
+    "N events.\n"
     "\n"
     "Exit: 0 after --count events or on SIGINT/SIGTERM, 1 error, 2 usage.\n";
 
@@ -51,6 +52,16 @@ static void print_event(void *arg, const char *data)
         (void)printf("%s\n", data);
     } else if (type != NULL && strcmp(type, "reset") == 0) {
         (void)printf("reset: events were missed; re-read state\n");
+    } else if (json_is_string(json_object_get(v, "session_id"))) {
+        /* session_opened, session_ended: workers joining and leaving */
+        const char *reason = json_string_value(json_object_get(v, "reason"));
+        (void)printf("%-8s %s owner=%s%s%s\n", type ? type : "?",
+                     json_string_value(json_object_get(v, "session_id")),
+                     json_string_value(json_object_get(v, "owner_id")),
+                     reason != NULL ? " reason=" : "",
+                     reason != NULL ? reason : "");
+    } else if (!json_is_string(json_object_get(v, "name"))) {
+        w->count--; /* a kind this version does not know: skipped */
     } else {
         (void)printf(
             "%-8s %s owner=%s token=%lld floor=%lld\n", type ? type : "?",

@@ -41,6 +41,11 @@ typedef void (*tn_http_handler_fn)(void *app, struct tn_http_req *req);
  * the connection closes after the reply.  Return true to read the body
  * and call the handler as usual. */
 typedef bool (*tn_http_headers_fn)(void *app, struct tn_http_req *req);
+/* The body cap of a request whose body would pass max_body_bytes, from
+ * its head (method, target, fields): asked at most once per request, and
+ * only then, before any of the body is read.  A larger answer raises the
+ * cap of this request alone; max_body_bytes or less keeps it. */
+typedef size_t (*tn_http_body_cap_fn)(void *app, struct tn_http_req *req);
 /* A dispatched, unanswered request's client went away (see
  * tn_http_req_on_disconnect). */
 typedef void (*tn_http_disconnect_fn)(void *ctx);
@@ -86,6 +91,7 @@ struct tn_http_config {
                                       this CA, or NULL */
     tn_http_handler_fn handler;    /* the application */
     tn_http_headers_fn on_headers; /* or NULL */
+    tn_http_body_cap_fn body_cap;  /* or NULL: max_body_bytes for all */
     void *app;                     /* its argument */
 };
 

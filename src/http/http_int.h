@@ -50,6 +50,7 @@ struct tn_http_req {
     struct tn_buf args;                 /* decoded query: key NUL val NUL */
     bool args_ok;                       /* every argument decoded */
     struct tn_buf body;                 /* capped body */
+    bool body_cap_asked;                /* the body_cap hook answered */
     int error;                          /* TN_E* of a refused request, or 0 */
     const char *error_msg;              /* its reason, a string literal */
     bool keep_alive;                    /* the client keeps the connection */

@@ -100,6 +100,12 @@ void tn_http_req_free(struct tn_http_req *r)
         tn_http_req_destroy(r);
         return;
     }
+    if (r->body.max_bytes != h->cfg.max_body_bytes) {
+        /* Its cap was raised (body_cap): the next request starts from the
+         * usual one, with no storage past it. */
+        tn_buf_release(&r->body);
+        r->body.max_bytes = h->cfg.max_body_bytes;
+    }
     tn_buf_reset(&r->head);
     tn_buf_reset(&r->args);
     tn_buf_reset(&r->body);
@@ -282,6 +288,20 @@ static int split_query(struct tn_http_req *r)
     return 0;
 }
 
+/* The application's cap of r's body, once (cfg.body_cap); the cap of
+ * r->body becomes the larger of it and max_body_bytes. */
+static size_t raise_body_cap(struct tn_http_req *r)
+{
+    const struct tn_http_config *cfg = &r->h->cfg;
+    if (!r->body_cap_asked && cfg->body_cap != NULL) {
+        size_t cap = cfg->body_cap(cfg->app, r);
+        if (cap > r->body.max_bytes)
+            r->body.max_bytes = cap;
+    }
+    r->body_cap_asked = true;
+    return r->body.max_bytes;
+}
+
 static int on_headers_complete(http_parser *p)
 {
     struct conn *c = p->data;
@@ -300,7 +320,8 @@ static int on_headers_complete(http_parser *p)
         return -1;
     bool chunked = (p->flags & F_CHUNKED) != 0;
     if (!chunked && p->content_length != ULLONG_MAX &&
-        p->content_length > c->h->cfg.max_body_bytes)
+        p->content_length > c->h->cfg.max_body_bytes &&
+        p->content_length > raise_body_cap(r))
         return refuse(r, TN_ETOOBIG, "request body too large");
     bool body =
         chunked || (p->content_length != ULLONG_MAX && p->content_length > 0);
@@ -316,7 +337,12 @@ static int on_headers_complete(http_parser *p)
 static int on_body(http_parser *p, const char *at, size_t len)
 {
     struct tn_http_req *r = req_of(p);
-    if (tn_buf_append(&r->body, at, len) < 0)
+    int rc = tn_buf_append(&r->body, at, len);
+    if (rc == TN_ETOOBIG && !r->body_cap_asked) {
+        (void)raise_body_cap(r); /* a chunked body past the usual cap */
+        rc = tn_buf_append(&r->body, at, len);
+    }
+    if (rc < 0)
         return refuse(r, TN_ETOOBIG, "request body too large");
     return 0;
 }

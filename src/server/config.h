@@ -38,6 +38,9 @@ struct tn_config {
     int64_t max_leases;           /* live leases, 0 = no cap */
     int64_t max_names;            /* names remembered, 0 = none */
     int64_t retain_ms;            /* retire names ended this long ago */
+    int64_t max_sessions;         /* live sessions, 0 = no cap */
+    int64_t max_batch_names;      /* names of one batch request */
+    int64_t max_batch_body_bytes; /* body of a batch request */
     int64_t event_backlog;        /* events kept for Last-Event-ID */
     int64_t event_buffer_bytes;   /* unsent bytes per subscriber */
     int64_t event_buffer_total_bytes; /* unsent bytes of all subscribers */

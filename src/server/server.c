@@ -278,6 +278,7 @@ static int open_store(struct server *s)
         .max_waiters_per_name = (size_t)s->cfg->max_waiters_per_name,
         .max_leases = (size_t)s->cfg->max_leases,
         .max_names = (size_t)s->cfg->max_names,
+        .max_sessions = (size_t)s->cfg->max_sessions,
         .require_sync_standby = s->cfg->require_sync_standby,
         .retain_ms = s->cfg->retain_ms,
         .max_wait_ms = s->cfg->max_wait_ms,
@@ -300,14 +301,17 @@ static int open_store(struct server *s)
 
 static int start_api(struct server *s)
 {
-    struct tn_api_config ac = {.store = s->store,
-                               .min_ttl_ms = s->cfg->min_ttl_ms,
-                               .max_ttl_ms = s->cfg->max_ttl_ms,
-                               .max_wait_ms = s->cfg->max_wait_ms,
-                               .events = s->events,
-                               .client_certs = s->cfg->tls_client_ca[0] != '\0',
-                               .more_metrics = publish_metrics,
-                               .more_metrics_ctx = s};
+    struct tn_api_config ac = {
+        .store = s->store,
+        .min_ttl_ms = s->cfg->min_ttl_ms,
+        .max_ttl_ms = s->cfg->max_ttl_ms,
+        .max_wait_ms = s->cfg->max_wait_ms,
+        .events = s->events,
+        .client_certs = s->cfg->tls_client_ca[0] != '\0',
+        .max_batch_names = (size_t)s->cfg->max_batch_names,
+        .max_batch_body_bytes = (size_t)s->cfg->max_batch_body_bytes,
+        .more_metrics = publish_metrics,
+        .more_metrics_ctx = s};
     if (s->cfg->signing_key[0] != '\0') {
         struct tn_errmsg em = {{0}};
         int rc =
@@ -414,6 +418,7 @@ static int start_http(struct server *s)
         .max_reply_bytes_total = (size_t)s->cfg->reply_buffer_total_bytes,
         .handler = tn_api_handle,
         .on_headers = tn_api_headers,
+        .body_cap = tn_api_body_cap,
         .app = s->api,
     };
     struct tn_errmsg em = {{0}};
