@@ -151,7 +151,9 @@ class Keepalive:
             w.start()
 
     def _notify(self, item: Kept) -> None:
-        self._changed.append(item)
+        if not item._queued:
+            item._queued = True
+            self._changed.append(item)
         self._t.cond.notify_all()
 
     def _schedule(self, item: Kept, at_ms: int) -> None:
@@ -196,6 +198,7 @@ class Keepalive:
         calls: List[Call] = []
         changed, self._changed = self._changed, []
         for item in changed:
+            item._queued = False
             end = self._end_of(item, now) if item._kept else None
             lease_ends = getattr(item, "_lease_ends", None)
             if lease_ends is not None:

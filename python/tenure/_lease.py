@@ -111,6 +111,7 @@ class Kept:
         self._busy = False  # a renew of the keepalive is in flight
         self._ended: Optional[str] = None  # reason, once reported
         self._notify: Optional[Callable[["Kept"], None]] = None
+        self._queued = False  # in the keepalive's list of changed items
 
     # -- under the transport's lock --
 

@@ -91,7 +91,8 @@ class Session(Kept):
 
     def _changed_lease(self, lease: Lease) -> None:
         self._ended_leases.append(lease)
-        self._changed()
+        if len(self._ended_leases) == 1:
+            self._changed()
 
     def _lease_ends(self, now: int, ended_as: Optional[str]) -> List[Call]:
         """The on_lease_end calls of every lease that ended since the last
