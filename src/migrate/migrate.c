@@ -87,10 +87,16 @@ static bool copy_one(PGconn *db, const struct tn_lease_entry *l, int64_t now_ms)
     char ttl[24];
     char delay[24];
     char secret[3 + 2 * TN_SECRET_BYTES] = "\\x";
-    int64_t left = l->held ? l->expires_at_ms - now_ms : 0;
+    /* A lease under a session moves as a lease of its own that runs to
+     * its session's expiry (the PostgreSQL store gets no session from
+     * here): held at least as long as before, never longer than a renew
+     * of the session could have kept it. */
+    int64_t left = l->held ? tn_lease_expires_at(l) - now_ms : 0;
     (void)snprintf(rest, sizeof(rest), "%lld", (long long)left);
     (void)snprintf(tok, sizeof(tok), "%llu", (unsigned long long)l->token);
-    (void)snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl_ms);
+    (void)snprintf(
+        ttl, sizeof(ttl), "%lld",
+        (long long)(l->session != NULL ? l->session->ttl_ms : l->ttl_ms));
     (void)snprintf(delay, sizeof(delay), "%lld", (long long)l->lock_delay_ms);
     tn_hex_encode(l->secret, TN_SECRET_BYTES, secret + 2);
     const char *owner = l->owner_id != NULL ? l->owner_id : "";
