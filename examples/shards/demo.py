@@ -109,9 +109,17 @@ class Demo:
         self.ok = True
 
     def start_worker(self, name: str) -> None:
-        self.procs[name] = subprocess.Popen(
+        """Start a worker and wait until it says it runs (a Python process
+        takes a while to start on a busy machine: not the recipe's time)."""
+        p = subprocess.Popen(
             [sys.executable, str(HERE / "worker.py"), self.url, GROUP, name,
-             str(self.a.shards), PREFIX, str(self.sink), str(self.a.ttl_ms)])
+             str(self.a.shards), PREFIX, str(self.sink), str(self.a.ttl_ms)],
+            stdout=subprocess.PIPE)
+        self.procs[name] = p
+        assert p.stdout is not None
+        line = p.stdout.readline()
+        if not line.startswith(f"{name}: ready".encode()):
+            raise SystemExit(f"worker {name} did not start: {line!r}")
 
     def counts(self) -> Dict[str, int]:
         n: Dict[str, int] = collections.Counter()
@@ -135,6 +143,9 @@ class Demo:
             time.sleep(0.1)
         say(f"{why}: NOT balanced after {self.a.balance_timeout} s: "
             + " ".join(f"{w}={n[w]}" for w in sorted(n)))
+        for info in self.c.sessions_all(GROUP + "/"):
+            say(f"  live session {info.session_id} of {info.owner_id}: "
+                f"{info.leases} leases, expires in {info.expires_in_ms} ms")
         self.ok = False
 
     def run(self) -> None:
@@ -144,6 +155,7 @@ class Demo:
             f" fence {'off' if os.environ.get('TN_DEMO_FENCE') == 'off' else 'on'}")
         for w in names:
             self.start_worker(w)
+        say(f"{', '.join(names)} started")
         self.balanced(names, "start")
         frozen = names[1]
         self.procs[frozen].send_signal(signal.SIGSTOP)
@@ -156,7 +168,7 @@ class Demo:
         self.balanced(names, f"{frozen} back")
         late = f"w{a.workers + 1}"
         self.start_worker(late)
-        say(f"{late} joins")
+        say(f"{late} joins (started)")
         self.balanced(names + [late], f"{late} joined")
         time.sleep(ROUND_S)
 

@@ -10,7 +10,8 @@ It checks its leases once per round, as a worker that batches its writes
 does: a worker frozen in the middle of a round resumes and tries the rest
 of the round with its old tokens, and the fence refuses them (they land in
 the sink's ``refused`` table).  With TN_DEMO_FENCE=off the sink skips the
-token check, and those stale writes are admitted.  SIGTERM ends the
+token check, and those stale writes are admitted.  TN_DEMO_DEBUG=1
+prints each gain and loss on stderr.  SIGTERM ends the
 worker: its session ends and its shards are released.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ import signal
 import sqlite3
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Dict, List
 
@@ -42,6 +44,8 @@ class Writer:
         self.fenced = fenced
         self.round_lock = threading.Lock()  # held while a round writes
         self.mu = threading.Lock()
+        self.turn = threading.Condition(self.mu)
+        self.losing = 0  # losses waiting for the round to end
         self.owned: Dict[str, int] = {}  # shard -> token
         self.leases: Dict[str, tenure.Lease] = {}
         self.stop = threading.Event()
@@ -61,7 +65,13 @@ class Writer:
 
     # share.Worker's callbacks (its thread)
 
+    def debug(self, msg: str) -> None:
+        if os.environ.get("TN_DEMO_DEBUG"):
+            print(f"{time.monotonic():.2f} {self.me}: {msg}", file=sys.stderr,
+                  flush=True)
+
     def gained(self, leases: Dict[str, tenure.Lease]) -> None:
+        self.debug(f"gained {len(leases)}")
         # Claim before anything else: the new token raises the mark, so
         # nothing the previous holder still sends can land after it.
         self.write([(n, x.token) for n, x in leases.items()], "claim")
@@ -69,12 +79,18 @@ class Writer:
             self.leases.update(leases)
             self.owned.update((n, x.token) for n, x in leases.items())
 
-    def lost(self, names: List[str], _why: str) -> None:
+    def lost(self, names: List[str], why: str) -> None:
+        self.debug(f"losing {len(names)} ({why})")
+        with self.mu:
+            self.losing += 1
         with self.round_lock:  # the round in progress ends first
             with self.mu:
                 for n in names:
                     self.owned.pop(n, None)
                     self.leases.pop(n, None)
+                self.losing -= 1
+                self.turn.notify_all()
+        self.debug(f"lost {len(names)}")
 
     def run(self) -> None:
         while not self.stop.is_set():
@@ -88,6 +104,8 @@ class Writer:
                     if self.stop.wait(pause):
                         break
                     self.write(rows, "write")
+            with self.mu:  # a loss waiting goes before the next round
+                self.turn.wait_for(lambda: not self.losing, 5.0)
             if not snap:
                 self.stop.wait(0.05)
 

@@ -92,7 +92,6 @@ class Worker:
         self._cond = threading.Condition(self._mu)
         self._owned: Dict[str, Lease] = {}  # the worker thread's
         self._lost: List[Lease] = []  # reported by the keepalive
-        self._session_end: Optional[str] = None
         self._kick = True
         self._stopping = False
         self.session: Optional[Session] = None
@@ -145,11 +144,8 @@ class Worker:
 
     # ---- the keepalive's reports (its thread) ----
 
-    def _session_ended(self, _s: Session, why: str, _e: Any) -> None:
-        with self._mu:
-            self._session_end = why
-            self._kick = True
-            self._cond.notify_all()
+    def _session_ended(self, _s: Session, _why: str, _e: Any) -> None:
+        self.kick()  # the worker thread sees it is no longer held
 
     def _lease_ended(self, lease: Lease, why: str, _e: Any) -> None:
         if why in ("lost", "expired"):
@@ -186,11 +182,13 @@ class Worker:
 
     def _step(self) -> None:
         with self._mu:
-            ended, self._session_end = self._session_end, None
             lost, self._lost = self._lost, []
-        if ended is not None or (self.session is not None
-                                 and not self.session.is_held()):
-            self._give_up(list(self._owned), ended or "lost")
+        s = self.session
+        if s is not None and not s.is_held():
+            # lost or run out: so is every shard of it; join again.  (Only
+            # the session in hand counts: the report of an older one's end
+            # must not end the new one.)
+            self._give_up(list(self._owned), s.state)
             self.session = None
         gone = [x.name for x in lost if self._owned.get(x.name) is x]
         self._give_up(gone, "lost")

@@ -85,3 +85,37 @@ def test_workers_share_the_shards(url: str, uniq: str) -> None:
         c.close()
     with tenure.Client(url) as c2:
         assert c2.list_all(uniq) == []
+
+
+def test_a_late_report_of_an_old_session_ends_nothing(url: str,
+                                                      uniq: str) -> None:
+    """A worker that found its session gone joins again with a new one;
+    the keepalive's report of the old session's end, arriving after that,
+    must not make it drop the new one (it did, and the dropped session,
+    still kept, counted as a worker of the group for ever)."""
+    need_sessions(url)
+    shards = [f"{uniq}shard:{i}" for i in range(10)]
+    group = uniq.strip("/").replace("/", "-")
+    o = Owned()
+    with tenure.Client(url) as c:
+        w = share.Worker(c, group, "w1", shards, ttl_ms=1500,
+                         on_gain=o.gain, on_loss=o.loss).start()
+        try:
+            end = time.monotonic() + 20
+            while o.count() < 10 and time.monotonic() < end:
+                time.sleep(0.02)
+            old = w.session
+            assert old is not None and o.count() == 10
+            old.end()  # gone: the worker joins again with a new session
+            while (w.session is old or o.count() < 10) \
+                    and time.monotonic() < end:
+                time.sleep(0.02)
+            new = w.session
+            assert new is not None and new is not old and o.count() == 10
+            w._session_ended(old, "lost", None)  # the late report
+            time.sleep(0.5)
+            assert w.session is new and o.count() == 10
+            assert [i.session_id for i in c.sessions_all(group + "/")] \
+                == [new.session_id]
+        finally:
+            w.stop()
