@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """py_keepalive.py URL MODE N TTL_MS SECONDS TENURED_PID: one Python Client
 keeps N leases for SECONDS and counts the ones it lost.  Run by
-bench/keepalive.sh.
+bench/keepalive-py-go.sh.
 
 MODE "leases": N leases of their own (acquire, then keep each: one renew
 per lease every TTL/3).  MODE "session": one session with N leases claimed

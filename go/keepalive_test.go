@@ -4,7 +4,7 @@
 // few kept-alive connections the client asks for (not one connection per
 // renew), and a kept-alive connection tenured closed while idle is
 // replaced without a failed renew.  How many leases one client keeps at
-// what cost is a bench (bench/keepalive.sh go), not a test.
+// what cost is a bench (bench/keepalive-py-go.sh go), not a test.
 
 package tenure_test
 

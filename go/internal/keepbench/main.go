@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 
 // keepbench URL MODE N TTL_MS SECONDS TENURED_PID: one Go Client keeps N
-// leases for SECONDS and counts the ones it lost (bench/keepalive.sh).
+// leases for SECONDS and counts the ones it lost (bench/keepalive-py-go.sh).
 // MODE "leases": N Hold calls at once, each renewing its own lease every
 // TTL/3.  MODE "session": one session with N names claimed under it.
 // Prints one JSON line: lost, alive (the same grant live on the server at

@@ -3,7 +3,7 @@
 few kept-alive connections the client asks for (not one connection per
 renew), and a kept-alive connection that tenured closed while idle is
 replaced without a failed renew.  How many leases one client keeps at
-what cost is a bench (bench/keepalive.sh), not a test."""
+what cost is a bench (bench/keepalive-py-go.sh), not a test."""
 from __future__ import annotations
 
 import re

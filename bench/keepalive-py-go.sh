@@ -3,7 +3,7 @@
 # One client keeping many leases: how many it loses, and what tenured's CPU
 # pays for keeping them (docs/SESSIONS.md, "What sessions cost").
 #
-#   bench/keepalive.sh [CLIENT] [MODE] [N] [SECONDS] [TTL_MS]
+#   bench/keepalive-py-go.sh [CLIENT] [MODE] [N] [SECONDS] [TTL_MS]
 #     CLIENT   python (bench/py_keepalive.py) or go (go/internal/keepbench)
 #     MODE     leases: N leases of their own, each renewed every TTL/3
 #              session: N leases claimed under one session, one renew
@@ -13,8 +13,10 @@
 # tenured runs on its embedded store in a fresh data dir (BIN: the build's
 # bin dir, default build/release/bin, else build/dev/bin).  Prints the
 # client's JSON line (lost, alive, tenured_cpu_pct, client_cpu_pct) and
-# the machine's load average before and after.  Exits 1 when a lease was
-# lost or is no longer the same grant at the end.
+# the machine's load average before and after.  TN_PYTHONPATH runs another
+# copy of the Python client (an older one, to compare).  Exits 1 when a
+# lease was lost or is no longer the same grant at the end.  The C
+# client's twin is bench/keepalive.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 here=$root/bench
@@ -52,7 +54,7 @@ go)
     "$WORK/keepbench" "$url" "$mode" "$n" "$ttl" "$secs" "$pid" || rc=$?
     ;;
 *)
-    echo "usage: bench/keepalive.sh [python|go] [leases|session] [N] [SECONDS] [TTL_MS]" >&2
+    echo "usage: bench/keepalive-py-go.sh [python|go] [leases|session] [N] [SECONDS] [TTL_MS]" >&2
     exit 2
     ;;
 esac
