@@ -75,7 +75,8 @@ void tn_api_call_free(struct tn_api_call *c)
     struct tn_api *api = c->api;
     tn_store_result_release(&c->result);
     tn_auth_free(c->auth);
-    tn_api_batch_free(c->batch);
+    if (c->batch != NULL)
+        c->batch_free(c->batch);
     if (api == NULL || api->n_spare >= SPARE_CALLS) {
         tn_free(c);
         return;

@@ -52,6 +52,7 @@ struct tn_api_call {
     char session_id[TN_SESSION_ID_HEX + 1];    /* its session, or "" */
     struct tn_api_batch *batch;                /* a batch request's names,
                                                   until its reply */
+    void (*batch_free)(struct tn_api_batch *); /* frees batch (claims.c) */
     struct tn_api_call *next_spare;            /* in tn_api.spare */
 };
 
@@ -96,21 +97,13 @@ void tn_api_send_text(struct tn_api_call *c, unsigned status, const char *json);
 /* The .is_on predicates of routes.def: is the route served here? */
 bool tn_api_history_is_on(const struct tn_api *api);  /* history.c */
 bool tn_api_events_is_on(const struct tn_api *api);   /* events.c */
-bool tn_api_sessions_is_on(const struct tn_api *api); /* sessions.c */
+bool tn_api_sessions_is_on(const struct tn_api *api); /* leases.c */
 
-/* Free what a batch request kept (claims.c); NULL is a no-op. */
-void tn_api_batch_free(struct tn_api_batch *b);
 /* Reply with the error of a store result about c's session (a session
  * route, or an acquire under a session): the store's reason, else the
  * session's own message for lost, forbidden and not found; frees the
  * call (sessions.c). */
 void tn_api_fail_session(struct tn_api_call *c);
-/* Decode the field key of o, the 32 hex digits of a secret, into out:
- * 0, or TN_EINVAL with msg (sessions.c). */
-struct tn_body;
-int tn_api_decode_secret(const struct tn_body *o, const char *key,
-                         uint8_t out[TN_SECRET_BYTES], char *msg,
-                         size_t msglen);
 
 /* Shared by the lease resources (leases.c, history.c): reply with the
  * error of a store result; frees the call. */

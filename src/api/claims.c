@@ -31,10 +31,8 @@ struct tn_api_batch {
     uint8_t *secrets;             /* claim: n * TN_SECRET_BYTES */
 };
 
-void tn_api_batch_free(struct tn_api_batch *b)
+static void batch_free(struct tn_api_batch *b)
 {
-    if (b == NULL)
-        return;
     tn_decode_done(&b->body);
     tn_free(b->names);
     tn_free(b->leases);
@@ -188,11 +186,12 @@ static int batch_start(struct tn_api_call *c, const struct tn_route_match *m,
     sr->id = c->session_id;
     if ((c->batch = tn_calloc(1, sizeof(*c->batch))) == NULL)
         return TN_ENOMEM;
+    c->batch_free = batch_free; /* with the call, after its reply */
     int rc =
         tn_decode_body_items(c->req, max_items, &c->batch->body, msg, msglen);
     if (rc == 0)
-        rc = tn_api_decode_secret(&c->batch->body, "session_secret", sr->secret,
-                                  msg, msglen);
+        rc = tn_decode_secret(&c->batch->body, "session_secret", sr->secret,
+                              msg, msglen);
     return rc;
 }
 

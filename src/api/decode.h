@@ -151,6 +151,11 @@ int tn_decode_str(const struct tn_body *b, const char *key, const char **out,
 int tn_decode_name(const struct tn_body *b, const char *key, size_t max,
                    bool required, const char **out, char *msg, size_t msglen);
 
+/* A required string field of 2 * TN_SECRET_BYTES hex digits (a lease or
+ * session secret) into out.  0, or TN_EINVAL with msg set. */
+int tn_decode_secret(const struct tn_body *b, const char *key,
+                     uint8_t out[TN_SECRET_BYTES], char *msg, size_t msglen);
+
 /* An array field of 1..max strings, each a lease name (printable UTF-8
  * of 1..TN_NAME_MAX_BYTES), no two equal (tn_decode_json_items, with
  * max_items > max).  *out is an array of *n refs into b (tn_free it);

@@ -12,6 +12,7 @@
 
 #include "common/alloc.h"
 #include "common/name.h"
+#include "common/rand.h"
 #include "decode.h"
 
 #define TOKEN_LIMIT ((int64_t)1 << 53)
@@ -79,6 +80,24 @@ int tn_decode_int(const struct tn_body *b, const char *key, int64_t min,
         return TN_OK;
     }
     return TN_EINVAL;
+}
+
+int tn_decode_secret(const struct tn_body *b, const char *key,
+                     uint8_t out[TN_SECRET_BYTES], char *msg, size_t msglen)
+{
+    const char *s = NULL;
+    size_t len = 0;
+    if (tn_decode_str(b, key, &s, &len, msg, msglen) < 0) {
+        (void)snprintf(msg, msglen,
+                       "field \"%s\" is required and must be a string", key);
+        return TN_EINVAL;
+    }
+    if (tn_hex_decode(s, len, out, TN_SECRET_BYTES) < 0) {
+        (void)snprintf(msg, msglen, "field \"%s\" must be %d hex digits", key,
+                       2 * TN_SECRET_BYTES);
+        return TN_EINVAL;
+    }
+    return TN_OK;
 }
 
 /* The array field key, present, of 1..max elements whose items were all

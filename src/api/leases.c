@@ -86,6 +86,32 @@ void tn_api_fail_result(struct tn_api_call *c)
     tn_api_body_send(c, e->status, &b);
 }
 
+/* The session routes' .is_on (routes.def); an acquire under a session
+ * asks it too. */
+bool tn_api_sessions_is_on(const struct tn_api *api)
+{
+    const struct tn_store *s = api->cfg.store;
+    return s->backend->caps.sessions && s->ops->session_open != NULL;
+}
+
+void tn_api_fail_session(struct tn_api_call *c)
+{
+    const struct tn_store_result *r = &c->result;
+    const char *text = r->reason;
+    if (text == NULL && r->rc == TN_ELOST)
+        text = "the session has ended, or never existed";
+    else if (text == NULL && r->rc == TN_EFORBIDDEN)
+        text = "session_secret does not match, or the session was opened "
+               "by another principal";
+    else if (text == NULL && r->rc == TN_ENOTFOUND)
+        text = "no live session with that id";
+    if (text == NULL || r->rc == TN_ECAPACITY) {
+        tn_api_fail_result(c);
+        return;
+    }
+    tn_api_fail(c, r->rc, text);
+}
+
 /* "session_id" of a lease under a session; nothing for the others. */
 static void put_session_id(struct tn_buf *b, const struct tn_lease_view *v)
 {
@@ -167,7 +193,7 @@ static int decode_session(struct tn_api_call *c, const struct tn_body *o,
                        "leases live as long as it does");
         return TN_EINVAL;
     }
-    int rc = tn_api_decode_secret(o, "session_secret", secret, msg, msglen);
+    int rc = tn_decode_secret(o, "session_secret", secret, msg, msglen);
     memcpy(c->session_id, id, TN_SESSION_ID_HEX + 1);
     r->session_id = c->session_id;
     r->session_secret = secret;

@@ -13,50 +13,7 @@
 #include "common/name.h"
 #include "common/rand.h"
 #include "decode.h"
-#include "errmap.h"
 #include "reply.h"
-
-bool tn_api_sessions_is_on(const struct tn_api *api)
-{
-    const struct tn_store *s = api->cfg.store;
-    return s->backend->caps.sessions && s->ops->session_open != NULL;
-}
-
-void tn_api_fail_session(struct tn_api_call *c)
-{
-    const struct tn_store_result *r = &c->result;
-    const char *text = r->reason;
-    if (text == NULL && r->rc == TN_ELOST)
-        text = "the session has ended, or never existed";
-    else if (text == NULL && r->rc == TN_EFORBIDDEN)
-        text = "session_secret does not match, or the session was opened "
-               "by another principal";
-    else if (text == NULL && r->rc == TN_ENOTFOUND)
-        text = "no live session with that id";
-    if (text == NULL || r->rc == TN_ECAPACITY) {
-        tn_api_fail_result(c);
-        return;
-    }
-    tn_api_fail(c, r->rc, text);
-}
-
-int tn_api_decode_secret(const struct tn_body *o, const char *key,
-                         uint8_t out[TN_SECRET_BYTES], char *msg, size_t msglen)
-{
-    const char *s = NULL;
-    size_t len = 0;
-    if (tn_decode_str(o, key, &s, &len, msg, msglen) < 0) {
-        (void)snprintf(msg, msglen,
-                       "field \"%s\" is required and must be a string", key);
-        return TN_EINVAL;
-    }
-    if (tn_hex_decode(s, len, out, TN_SECRET_BYTES) < 0) {
-        (void)snprintf(msg, msglen, "field \"%s\" must be %d hex digits", key,
-                       2 * TN_SECRET_BYTES);
-        return TN_EINVAL;
-    }
-    return TN_OK;
-}
 
 /* The principal a session operation is bound to: NULL with auth off or
  * for an admin (who may act on any session), else the caller's name. */
@@ -176,8 +133,7 @@ static void session_op(struct tn_api_call *c, const struct tn_route_match *m,
     struct tn_body o;
     int rc = tn_decode_body(c->req, r.force, &o, msg, sizeof(msg));
     if (rc == 0 && !r.force)
-        rc = tn_api_decode_secret(&o, "session_secret", r.secret, msg,
-                                  sizeof(msg));
+        rc = tn_decode_secret(&o, "session_secret", r.secret, msg, sizeof(msg));
     if (rc == 0 && renew)
         rc = tn_decode_int(&o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms,
                            false, &r.ttl_ms, msg, sizeof(msg));

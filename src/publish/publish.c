@@ -56,11 +56,6 @@ const char *tn_pub_end_name(enum tn_grant_end end)
     }
 }
 
-bool tn_pub_is_session(enum tn_event_type t)
-{
-    return t == TN_EVENT_SESSION_OPENED || t == TN_EVENT_SESSION_ENDED;
-}
-
 void tn_pub_json_str(struct tn_buf *b, const char *s)
 {
     (void)tn_buf_append(b, "\"", 1);

@@ -61,7 +61,10 @@ const char *tn_pub_type_name(enum tn_event_type t);
 /* How a session ended, as text (released, expired, revoked). */
 const char *tn_pub_end_name(enum tn_grant_end end);
 /* Whether t is a session's event (no name, token or floor). */
-bool tn_pub_is_session(enum tn_event_type t);
+static inline bool tn_pub_is_session(enum tn_event_type t)
+{
+    return t == TN_EVENT_SESSION_OPENED || t == TN_EVENT_SESSION_ENDED;
+}
 /* Append s as a JSON string (quoted, escaped). */
 void tn_pub_json_str(struct tn_buf *b, const char *s);
 /* Append the record as one JSON object (the Kafka value). */
