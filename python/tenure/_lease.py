@@ -94,6 +94,8 @@ def parse_renewed(r: _http.Response, ttl_sent: Optional[int],
 class Kept:
     """A lease or a session as its holder counts it (see the module)."""
 
+    _released_code = "released"  # the local error once given back
+
     def __init__(self, t: Transport, ttl_ms: int) -> None:
         self._t = t
         self._ttl_ms = ttl_ms
@@ -168,7 +170,8 @@ class Kept:
         self._granted(*res)
         if self._safe_at(mono_ms()) <= 0:
             if self._state == _RELEASED:
-                return Error(f"{self._what()} was released", code="released")
+                return Error(f"{self._what()} was {self._released_code}",
+                             code=self._released_code)
             return Expired(f"the renew of {self._what()} answered after its "
                            "safe time ran out")
         return None
@@ -182,7 +185,8 @@ class Kept:
             raise Expired(f"the safe time of {self._what()} ran out")
         if self._state == _LOST:
             raise Lost(f"{self._what()} was lost")
-        raise Error(f"{self._what()} was released", code="released")
+        raise Error(f"{self._what()} was {self._released_code}",
+                    code=self._released_code)
 
     def _renew_now(self, ttl_ms: Optional[int]) -> None:
         """One renew from the caller's thread (not the keepalive's)."""
@@ -314,22 +318,20 @@ class Lease(Kept):
             body["ttl_ms"] = ttl_ms
         return "PATCH", lease_path(self.name), body
 
+    def _renew_allowed(self) -> None:
+        if self.session is not None:
+            self._safe_at(mono_ms())  # ended with its session?
+        super()._renew_allowed()
+
     def renew(self, ttl_ms: Optional[int] = None) -> None:
         """Renew now; safe time counts again from this request's sending.
-        A lease under a session renews its session (``ttl_ms`` is then the
-        session's).
 
         Raises :class:`Lost` when the server says the grant is gone (for
         good), :class:`Expired` without sending anything when the safe time
         already ran out, :class:`Forbidden` on a wrong secret; transport
-        errors leave the lease as it was."""
-        s = self.session
-        if s is not None:
-            with self._t.mu:
-                self._renew_allowed()
-            s._renew_now(ttl_ms)
-            self.ensure_held()
-            return
+        errors leave the lease as it was.  A lease under a session lives
+        as long as its session: renew the session (the server refuses
+        this renew with :class:`BadRequest`, and nothing changes)."""
         self._renew_now(ttl_ms)
 
     def release(self) -> None:

@@ -61,7 +61,10 @@ def _batches(names: List[str]) -> Iterable[List[str]]:
 class Session(Kept):
     """A session of this process.  ``session_id`` (public), ``owner_id``
     and ``secret`` (the credential; never log it) never change.  Made by
-    :meth:`Client.open_session`."""
+    :meth:`Client.open_session` (or :meth:`Client.adopt_session`).  Once
+    :meth:`end` was called, its calls raise ``Error(code="ended")``."""
+
+    _released_code = "ended"
 
     def __init__(self, t: Transport, session_id: str, owner_id: str,
                  secret: str, ttl_ms: int,
@@ -179,7 +182,7 @@ class Session(Kept):
         _name_ok(name)
         if wait_ms < 0 or lock_delay_ms < 0:
             raise ValueError("wait_ms and lock_delay_ms must be >= 0")
-        self.ensure_held()
+        self._usable()
         owner = owner or self.owner_id
         body: Dict[str, Any] = {"name": name, "owner_id": owner,
                                 "session_id": self.session_id,
@@ -216,9 +219,16 @@ class Session(Kept):
             self._claim_batch(chunk, owner, lock_delay_ms, res)
         return res
 
+    def _usable(self) -> None:
+        """Raise unless the session may still be used: lost, run out
+        (Lost, Expired), ended (Error "ended").  An adopted session, not
+        yet renewed, may."""
+        with self._t.mu:
+            self._renew_allowed()
+
     def _claim_batch(self, names: List[str], owner: Optional[str],
                      lock_delay_ms: int, res: ClaimResult) -> None:
-        self.ensure_held()
+        self._usable()
         body: Dict[str, Any] = {"session_secret": self.secret,
                                 "names": names}
         if owner:
@@ -298,7 +308,7 @@ class Session(Kept):
             self._safe_at(mono_ms())
             was = self._state
             if was == _RELEASED:
-                raise Error(f"{self._what()} was ended", code="released")
+                raise Error(f"{self._what()} was ended", code="ended")
             self._state = _RELEASED
         err: Optional[Error] = None
         try:

@@ -49,7 +49,8 @@ from ._lease import (END_EXPIRED, END_LOST, END_RELEASED, END_STOPPED,
 from ._redis import RedisEventStream
 from ._redis import parse_url as _redis_url
 from ._session import ClaimResult, Session
-from ._transport import LogFn, Transport, error_of, lease_path
+from ._transport import (LogFn, Transport, error_of, lease_path,
+                         session_path)
 from .errors import Error, ProtocolError
 
 __all__ = ["Client", "Lease", "LeaseInfo", "CheckResult", "EventStream",
@@ -62,7 +63,8 @@ AnyStream = Union[EventStream, RedisEventStream, KafkaEventStream]
 class SessionInfo:
     """A live session as the server lists it (never its secret)."""
 
-    __slots__ = ("session_id", "owner_id", "expires_in_ms", "leases")
+    __slots__ = ("session_id", "owner_id", "ttl_ms", "expires_in_ms",
+                 "leases")
 
     def __init__(self, o: Dict[str, Any]) -> None:
         sid = o.get("session_id")
@@ -70,6 +72,7 @@ class SessionInfo:
             raise ProtocolError(f"not a session: {o!r}")
         self.session_id: str = sid
         self.owner_id = str(o.get("owner_id", ""))
+        self.ttl_ms = _int(o, "ttl_ms", required=False)  # get only
         self.expires_in_ms = _int(o, "expires_in_ms", required=False)
         self.leases = _int(o, "leases", required=False) or 0
 
@@ -370,6 +373,33 @@ class Client:
                     pass
                 raise
         return s
+
+    def adopt_session(self, session_id: str, secret: str,
+                      owner_id: str = "", ttl_ms: int = 0) -> Session:
+        """A handle for a session opened elsewhere (``tenure session
+        open``), to renew, claim under or end it.  Its safe time is 0 until
+        a renew succeeds; not kept until :meth:`keep`."""
+        if not session_id or not secret:
+            raise ValueError("session_id and secret are required")
+        return Session(self._t, session_id, owner_id, secret, ttl_ms)
+
+    def get_session(self, session_id: str) -> Optional[SessionInfo]:
+        """The live session ``session_id`` (owner, TTL, time left, number
+        of leases; never its secret), or None when it is not live."""
+        r = self._t.do("GET", session_path(session_id))
+        if r.status == 404:
+            return None
+        if r.status != 200:
+            raise error_of(r)
+        return SessionInfo(r.json() or {})
+
+    def force_end_session(self, session_id: str) -> None:
+        """End the session ``session_id`` and every lease of it (each
+        revoked): an admin's operation (anyone's while authentication is
+        off).  Raises :class:`Lost` when it is not live."""
+        r = self._t.do("DELETE", session_path(session_id, "?force=true"))
+        if r.status not in (200, 204):
+            raise error_of(r)
 
     def hold_session(self, names: Sequence[str] = (), *,
                      owner_id: Optional[str] = None, ttl_ms: int = 0,
