@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -42,6 +43,9 @@ func (s *Session) Acquire(ctx context.Context, name string, o SessionAcquireOpti
 	owner := o.Owner
 	if owner == "" {
 		owner = s.Owner
+	}
+	if owner == "" { // an adopted session
+		owner = s.c.owner
 	}
 	ao := AcquireOptions{TTL: time.Millisecond, Owner: owner, Wait: o.Wait,
 		RequestID: o.RequestID, LockDelay: o.LockDelay}
@@ -284,13 +288,56 @@ func (s *Session) releaseBatch(ctx context.Context, leases []*Lease) (released, 
 	return released, lost, nil
 }
 
-// SessionInfo is a live session as the server lists it (never its
+// SessionInfo is a live session as the server shows it (never its
 // secret).
 type SessionInfo struct {
 	ID        string
 	OwnerID   string
+	TTL       time.Duration // GetSession only
 	ExpiresIn time.Duration
 	Leases    int
+}
+
+func (j *sessionJSON) info() SessionInfo {
+	si := SessionInfo{ID: j.SessionID, OwnerID: j.OwnerID, Leases: j.Leases}
+	if j.TTLMs != nil {
+		si.TTL = time.Duration(*j.TTLMs) * time.Millisecond
+	}
+	if j.ExpiresInMs != nil {
+		si.ExpiresIn = time.Duration(*j.ExpiresInMs) * time.Millisecond
+	}
+	return si
+}
+
+// GetSession returns the live session id, or ErrNotFound when it is not
+// live.
+func (c *Client) GetSession(ctx context.Context, id string) (SessionInfo, error) {
+	a, err := c.do(ctx, http.MethodGet, "/v1/sessions/"+url.PathEscape(id), nil, 0)
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	if a.status != http.StatusOK {
+		return SessionInfo{}, failed(a)
+	}
+	var j sessionJSON
+	if err := decode(a, &j); err != nil {
+		return SessionInfo{}, err
+	}
+	return j.info(), nil
+}
+
+// ForceEndSession ends the session id and every lease of it (each
+// revoked): an admin's operation once authentication is on.  ErrLost when
+// it is not live.
+func (c *Client) ForceEndSession(ctx context.Context, id string) error {
+	a, err := c.do(ctx, http.MethodDelete, "/v1/sessions/"+url.PathEscape(id)+"?force=true", nil, 0)
+	if err != nil {
+		return err
+	}
+	if a.status != http.StatusOK && a.status != http.StatusNoContent {
+		return failed(a)
+	}
+	return nil
 }
 
 // Sessions returns one page of live sessions whose owner_id starts with
@@ -317,12 +364,8 @@ func (c *Client) Sessions(ctx context.Context, o ListOptions) ([]SessionInfo, st
 		return nil, "", err
 	}
 	out := make([]SessionInfo, 0, len(j.Sessions))
-	for _, x := range j.Sessions {
-		si := SessionInfo{ID: x.SessionID, OwnerID: x.OwnerID, Leases: x.Leases}
-		if x.ExpiresInMs != nil {
-			si.ExpiresIn = time.Duration(*x.ExpiresInMs) * time.Millisecond
-		}
-		out = append(out, si)
+	for i := range j.Sessions {
+		out = append(out, j.Sessions[i].info())
 	}
 	next := ""
 	if j.Next != nil {

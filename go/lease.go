@@ -154,8 +154,9 @@ type renewJSON struct {
 // wrong secret (the handle is then lost too), ErrReleased after Release;
 // transport errors leave the lease as it was.
 //
-// A lease taken under a session renews its session (ttl is then the
-// session's).
+// A lease taken under a session lives as long as its session: renew the
+// session (the server refuses this renew with ErrBadRequest, and nothing
+// changes).
 func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
 	return l.renew(ctx, ttl, false)
 }
@@ -167,12 +168,6 @@ func (l *Lease) renew(ctx context.Context, ttl time.Duration, kept bool) error {
 	l.mu.Unlock()
 	if err != nil {
 		return err
-	}
-	if l.sess != nil {
-		if err := l.sess.Renew(ctx, ttl); err != nil {
-			return err
-		}
-		return l.Err()
 	}
 	path := leasePath(l.Name, "")
 	body := &renewJSON{Token: l.Token, LeaseSecret: l.secret, TTLMs: ms(ttl)}
@@ -214,7 +209,7 @@ func (l *Lease) refreshWaited(ctx context.Context) {
 }
 
 func (l *Lease) renewAllowed() error {
-	if l.state == stateHeld && l.deadline.IsZero() {
+	if l.state == stateHeld && l.deadline.IsZero() && l.sess == nil {
 		return nil // adopted: a renew is what makes it held
 	}
 	return l.errLocked()

@@ -27,6 +27,9 @@ type SessionOptions struct {
 	Owner string
 	// TTL is the session's time to live (required; whole milliseconds).
 	TTL time.Duration
+	// NoKeepalive: the caller renews the session itself (Renew), or
+	// starts the keepalive later with Keep.
+	NoKeepalive bool
 	// OnLeaseEnd, when set, is called once for each lease of the session
 	// when it ends: with the session (its error: lost, expired, or
 	// released by End), alone through Release or Session.Release (the
@@ -49,6 +52,8 @@ type Session struct {
 	stopOnce   sync.Once
 	wake       chan struct{} // the follower changed the session
 	done       chan struct{} // closed when the keepalive ended
+	keepOnce   sync.Once
+	kept       bool // the keepalive was started (under mu)
 
 	mu       sync.Mutex
 	state    leaseState
@@ -97,9 +102,7 @@ func (c *Client) OpenSession(ctx context.Context, o SessionOptions) (*Session, e
 	if j.SessionID == "" || j.SessionSecret == "" || j.ExpiresInMs == nil {
 		return nil, localErr("protocol", "session without session_id, session_secret or expires_in_ms")
 	}
-	s := &Session{ID: j.SessionID, Owner: owner, c: c, secret: j.SessionSecret,
-		onLeaseEnd: o.OnLeaseEnd, stop: make(chan struct{}), wake: make(chan struct{}, 1),
-		done: make(chan struct{}), ttl: o.TTL, leases: map[string]*Lease{}}
+	s := c.newSession(j.SessionID, j.SessionSecret, owner, o.TTL, o.OnLeaseEnd)
 	if j.OwnerID != "" {
 		s.Owner = j.OwnerID
 	}
@@ -107,11 +110,40 @@ func (c *Client) OpenSession(ctx context.Context, o SessionOptions) (*Session, e
 		s.ttl = time.Duration(*j.TTLMs) * time.Millisecond
 	}
 	s.granted(a.sent, s.ttl, time.Duration(*j.ExpiresInMs)*time.Millisecond)
-	if c.watchEvents {
-		c.watchSession(s)
+	if !o.NoKeepalive {
+		s.Keep()
 	}
-	go s.keepalive()
 	return s, nil
+}
+
+func (c *Client) newSession(id, secret, owner string, ttl time.Duration, onLeaseEnd func(*Lease, error)) *Session {
+	return &Session{ID: id, Owner: owner, c: c, secret: secret, onLeaseEnd: onLeaseEnd,
+		stop: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{}),
+		ttl: ttl, leases: map[string]*Lease{}}
+}
+
+// AdoptSession makes a handle for a session opened elsewhere (e.g. by
+// "tenure session open"), to renew, claim under or end it.  Its safe time
+// is 0 until a renew succeeds; it is not kept until Keep.
+func (c *Client) AdoptSession(id, secret string) (*Session, error) {
+	if id == "" || secret == "" {
+		return nil, localErr("invalid", "a session id and its secret are needed")
+	}
+	return c.newSession(id, secret, "", 0, nil), nil
+}
+
+// Keep starts the session's keepalive (OpenSession does, unless
+// NoKeepalive); it runs until End or the loss of the session.  Once only.
+func (s *Session) Keep() {
+	s.keepOnce.Do(func() {
+		s.mu.Lock()
+		s.kept = true
+		s.mu.Unlock()
+		if s.c.watchEvents {
+			s.c.watchSession(s)
+		}
+		go s.keepalive()
+	})
 }
 
 // String describes the session without its secret.
@@ -128,7 +160,7 @@ func (s *Session) TTL() time.Duration {
 }
 
 // Done is closed once the session is no longer kept: lost, run out, or
-// ended (Err says which).
+// ended (Err says which).  Never closed for a session not kept (Keep).
 func (s *Session) Done() <-chan struct{} { return s.done }
 
 func (s *Session) granted(sent time.Time, ttl, expiresIn time.Duration) {
@@ -157,8 +189,8 @@ func (s *Session) safeState(now time.Time) (time.Duration, leaseState, *Error) {
 			return 0, s.state, s.endErr
 		}
 		return 0, s.state, localErr("lost", "session %s was lost", s.ID)
-	case stateReleased:
-		return 0, s.state, localErr("released", "session %s was ended", s.ID)
+	case stateReleased: // what its leases end with
+		return 0, s.state, localErr("released", "released with the end of session %s", s.ID)
 	}
 	if s.deadline.IsZero() {
 		return 0, s.state, nil
@@ -180,11 +212,14 @@ func (s *Session) SafeFor() time.Duration {
 func (s *Session) Held() bool { return s.SafeFor() > 0 }
 
 // Err is nil while the session is held, else why not: ErrExpired,
-// ErrLost (with the server's answer) or ErrReleased (after End).
+// ErrLost (with the server's answer) or ErrEnded (after End).
 func (s *Session) Err() error {
 	_, st, err := s.safeState(time.Now())
-	if st == stateHeld {
+	switch st {
+	case stateHeld:
 		return nil
+	case stateReleased:
+		return localErr("ended", "session %s was ended", s.ID)
 	}
 	return err
 }
@@ -360,10 +395,10 @@ func (s *Session) End(ctx context.Context) error {
 	if s.state == stateHeld && !s.deadline.IsZero() && !time.Now().Before(s.deadline) {
 		s.state = stateExpired
 	}
-	was, endErr := s.state, s.endErr
+	was, endErr, kept := s.state, s.endErr, s.kept
 	if was == stateReleased {
 		s.mu.Unlock()
-		return localErr("released", "session %s was ended", s.ID)
+		return localErr("ended", "session %s was ended", s.ID)
 	}
 	s.state = stateReleased
 	s.mu.Unlock()
@@ -372,7 +407,11 @@ func (s *Session) End(ctx context.Context) error {
 	if err == nil && a.status != http.StatusOK && a.status != http.StatusNoContent {
 		err = failed(a)
 	}
-	<-s.done
+	if kept {
+		<-s.done
+	} else {
+		s.endLeases()
+	}
 	switch {
 	case was == stateLost && endErr != nil:
 		return endErr
