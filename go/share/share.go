@@ -15,7 +15,10 @@
 // shards in one batch; above it, it calls OnLoss (which must return only
 // once nothing writes those shards any more) and releases the surplus in
 // one batch.  When its session is lost (a frozen or cut-off worker), every
-// shard is reported lost and it joins again with a new session.
+// shard is reported lost and it joins again with a new session.  Each
+// round also checks the shards it holds against the list of held shards:
+// one whose live token is another (a force release, an end no event told
+// of) is reported lost.
 package share
 
 import (
@@ -245,6 +248,21 @@ func (w *worker) balance(ctx context.Context, s *tenure.Session) error {
 		return err
 	}
 	target := Target(len(w.o.Shards), live, s.ID)
+	taken, err := w.taken(ctx)
+	if err != nil {
+		return err
+	}
+	// a shard whose live token is another (or none) was lost: a force
+	// release, an end no event told of
+	var gone []string
+	w.mu.Lock()
+	for n, l := range w.owned {
+		if tok, ok := taken[n]; !ok || tok != l.Token {
+			gone = append(gone, n)
+		}
+	}
+	w.mu.Unlock()
+	w.giveUp(gone, "lost")
 	owned := w.ownedNames()
 	if len(owned) > target {
 		surplus := owned[target:]
@@ -262,9 +280,14 @@ func (w *worker) balance(ctx context.Context, s *tenure.Session) error {
 	if want <= 0 {
 		return nil
 	}
-	free, err := w.free(ctx, owned)
-	if err != nil || len(free) == 0 {
-		return err
+	var free []string
+	for _, n := range w.o.Shards {
+		if _, held := taken[n]; !held {
+			free = append(free, n)
+		}
+	}
+	if len(free) == 0 {
+		return nil
 	}
 	rand.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
 	if len(free) > want {
@@ -313,12 +336,9 @@ func (w *worker) liveSessions(ctx context.Context) ([]string, error) {
 	}
 }
 
-// free are the shards nobody holds (nor this worker).
-func (w *worker) free(ctx context.Context, owned []string) ([]string, error) {
-	taken := map[string]bool{}
-	for _, n := range owned {
-		taken[n] = true
-	}
+// taken are the shards held now, with their live tokens.
+func (w *worker) taken(ctx context.Context) (map[string]uint64, error) {
+	taken := map[string]uint64{}
 	after := ""
 	for {
 		page, next, err := w.c.List(ctx, tenure.ListOptions{Prefix: w.o.Prefix, After: after, Limit: 1000})
@@ -326,20 +346,13 @@ func (w *worker) free(ctx context.Context, owned []string) ([]string, error) {
 			return nil, err
 		}
 		for _, li := range page {
-			taken[li.Name] = true
+			taken[li.Name] = li.Token
 		}
 		if next == "" {
-			break
+			return taken, nil
 		}
 		after = next
 	}
-	var free []string
-	for _, n := range w.o.Shards {
-		if !taken[n] {
-			free = append(free, n)
-		}
-	}
-	return free, nil
 }
 
 func (w *worker) leave() {

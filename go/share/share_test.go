@@ -40,6 +40,7 @@ func TestTargetSplitsWithinOne(t *testing.T) {
 type owned struct {
 	mu     sync.Mutex
 	leases map[string]*tenure.Lease
+	lost   map[string]string // name -> why, as OnLoss said
 }
 
 func (o *owned) gain(ls map[string]*tenure.Lease) {
@@ -50,11 +51,12 @@ func (o *owned) gain(ls map[string]*tenure.Lease) {
 	}
 }
 
-func (o *owned) loss(names []string, _ string) {
+func (o *owned) loss(names []string, why string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, n := range names {
 		delete(o.leases, n)
+		o.lost[n] = why
 	}
 }
 
@@ -74,7 +76,7 @@ type group struct {
 }
 
 func (g *group) start(name string) {
-	o := &owned{leases: map[string]*tenure.Lease{}}
+	o := &owned{leases: map[string]*tenure.Lease{}, lost: map[string]string{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	g.ws[name], g.stop[name] = o, cancel
 	g.done.Add(1)
@@ -130,6 +132,46 @@ func (g *group) check(live []string) {
 	}
 }
 
+// forceRelease ends one shard of worker w on the server: w must report it
+// lost (its round checks its shards against the list of held ones), and
+// it is claimed again with a higher token.
+func (g *group) forceRelease(w string) {
+	g.t.Helper()
+	o := g.ws[w]
+	o.mu.Lock()
+	var name string
+	var old *tenure.Lease
+	for n, l := range o.leases {
+		name, old = n, l
+		break
+	}
+	o.mu.Unlock()
+	ctx := context.Background()
+	if err := g.c.ForceRelease(ctx, name); err != nil {
+		g.t.Fatal(err)
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		o.mu.Lock()
+		why := o.lost[name]
+		o.mu.Unlock()
+		if why == "lost" {
+			break
+		}
+		if time.Now().After(end) {
+			g.t.Fatalf("the loss of %s went unseen (%q)", name, why)
+		}
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		li, err := g.c.Get(ctx, name)
+		if err == nil && li.Token > old.Token {
+			return
+		}
+		if time.Now().After(end) {
+			g.t.Fatalf("%s was not claimed again: %+v %v", name, li, err)
+		}
+	}
+}
+
 func TestWorkersShareTheShards(t *testing.T) {
 	srv := testserver.Start(t)
 	c, err := tenure.New(tenure.Options{URLs: []string{srv.URL}})
@@ -152,6 +194,8 @@ func TestWorkersShareTheShards(t *testing.T) {
 	for _, w := range []string{"w1", "w2", "w3"} {
 		g.start(w)
 	}
+	g.balanced("w1", "w2", "w3")
+	g.forceRelease("w1")
 	g.balanced("w1", "w2", "w3")
 	g.stop["w2"]() // leaves: its session ends, its shards are free
 	g.balanced("w1", "w3")

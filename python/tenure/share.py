@@ -21,7 +21,9 @@ free shards in one batch; above it, it tells the application (``on_loss``,
 which must return only once nothing writes those shards any more) and
 releases the surplus in one batch.  When its session is lost (a frozen or
 cut-off worker), every shard is reported lost and it joins again with a
-new session.
+new session.  Each round also checks the shards it holds against the list
+of held shards: one whose live token is another (a force release, an end
+no event told of) is reported lost.
 """
 from __future__ import annotations
 
@@ -203,6 +205,11 @@ class Worker:
                 self.client.sessions_all(self.group + "/")]
         self.sessions_seen = len(set(live) | {s.session_id})
         self.target = target_of(len(self.shards), live, s.session_id)
+        taken = {i.name: i.token for i in self.client.list_all(self.prefix)}
+        # a shard whose live token is another (or none) was lost: a force
+        # release, an end no event told of
+        gone = [n for n, x in self.owned().items() if taken.get(n) != x.token]
+        self._give_up(gone, "lost")
         owned = self.owned()
         if len(owned) > self.target:
             surplus = sorted(owned)[self.target:]
@@ -212,7 +219,6 @@ class Worker:
         want = self.target - len(owned)
         if want <= 0:
             return
-        taken = {i.name for i in self.client.list_all(self.prefix)}
         free = [n for n in self.shards if n not in taken and n not in owned]
         random.shuffle(free)
         res = s.claim(free[:want]) if free else None

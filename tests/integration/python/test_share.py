@@ -27,15 +27,17 @@ class Owned:
     def __init__(self) -> None:
         self.mu = threading.Lock()
         self.leases: Dict[str, tenure.Lease] = {}
+        self.lost: Dict[str, str] = {}  # name -> why, as on_loss said
 
     def gain(self, leases: Dict[str, tenure.Lease]) -> None:
         with self.mu:
             self.leases.update(leases)
 
-    def loss(self, names: List[str], _why: str) -> None:
+    def loss(self, names: List[str], why: str) -> None:
         with self.mu:
             for n in names:
                 self.leases.pop(n, None)
+                self.lost[n] = why
 
     def count(self) -> int:
         with self.mu:
@@ -75,6 +77,18 @@ def test_workers_share_the_shards(url: str, uniq: str) -> None:
         for w in ("w1", "w2", "w3"):
             start(w)
         balanced("w1", "w2", "w3")
+        # a shard of w1 force-released: w1 reports it lost (its round
+        # checks its shards against the list), and it is claimed again
+        with owned["w1"].mu:
+            name, old = sorted(owned["w1"].leases.items())[0]
+        c.force_release(name)
+        end = time.monotonic() + 30
+        while owned["w1"].lost.get(name) != "lost" and time.monotonic() < end:
+            time.sleep(0.02)
+        assert owned["w1"].lost.get(name) == "lost", "the loss went unseen"
+        balanced("w1", "w2", "w3")
+        info = c.get(name)
+        assert info is not None and info.token > old.token
         workers["w2"].stop()  # leaves: its shards are free
         balanced("w1", "w3")
         start("w4")  # joins late: the others give their surplus back
