@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: MIT
+// tenure-client: the client of the tenure lease service and its fences
+// (docs/JS.md).
+export { Client, ClientOptions, AcquireOptions, HoldBody } from "./client";
+export { CheckResult } from "./check";
+export { LeaseInfo, TenureError } from "./errors";
+export { EventStream, EventOptions, TenureEvent } from "./events";
+export { Lease } from "./lease";
+export { Session, Claim, SessionAcquireOptions } from "./session";
+export * as fence from "./fence";
