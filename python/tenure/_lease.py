@@ -125,6 +125,9 @@ class Kept:
     def _what(self) -> str:
         raise NotImplementedError
 
+    def _changed_lease(self, lease: "Lease") -> None:
+        """A session hears here that one of its leases changed."""
+
     def _log_name(self) -> str:
         return self._what()
 
@@ -294,7 +297,7 @@ class Lease(Kept):
         super()._changed()
         s = self.session
         if s is not None:
-            s._changed_lease(self)  # type: ignore[attr-defined]
+            s._changed_lease(self)
 
     def _safe_at(self, now_ms: int) -> int:
         s = self.session
