@@ -6,7 +6,7 @@ DATA_DIR ?= ./tenure-data
 CTEST_ARGS ?=
 
 .PHONY: all deps build release run check check-dev check-asan check-fuzz lint tsan \
-        bench soak fuzz install clean incident demo-shards deb compare
+        bench soak fuzz install clean incident deb compare demo-shards
 
 all: build
 
@@ -91,12 +91,13 @@ incident: build
 	    TN_INCIDENT_HTML_DIR=$(CURDIR)/build/incident \
 	    tests/integration/t401-fence-incident-replay.sh
 
-# The fair-share recipe: 3 workers over 1,000 shards, one joining late,
-# one frozen past its session's TTL whose stale writes the fence refuses
-# (tests/integration/t322-client-share.sh at full size).
+# The fair-share demo (examples/shards, docs/SESSIONS.md): 3 workers share
+# 1,000 shards through sessions and write through the fence into SQLite;
+# one is frozen past its TTL and resumed, one joins late.  Prints the
+# balance after each change and the stale writes admitted (must be 0) and
+# refused.  TN_DEMO_FENCE=off shows what the fence is for.
 demo-shards: build
-	@TN_BIN=$(CURDIR)/build/dev/bin TN_SRC=$(CURDIR) SHARDS=1000 \
-	    tests/integration/t322-client-share.sh
+	@/usr/bin/python3 examples/shards/demo.py --tenured build/dev/bin/tenured
 
 # The incident replayed against Redis, Redlock, etcd, ZooKeeper, PostgreSQL
 # advisory locks and tenure (docs/COMPARE.md): writes compare/report.md and
