@@ -59,10 +59,9 @@ for b in tenured tenure tenure-materializer tenure-check tenure-migrate; do
     "$R/usr/bin/$b" --help >"$T/help" 2>&1 || fail "$b --help exited $?: $(cat "$T/help")"
     grep -qi usage "$T/help" || fail "$b --help: $(cat "$T/help")"
 done
-PORT=$(tn_free_port)
-"$R/usr/bin/tenured" --listen "127.0.0.1:$PORT" --data-dir "$T/data" >>"$T/tenured.log" 2>&1 &
-TN_PIDS+=("$!")
-tn_wait_ready "http://127.0.0.1:$PORT" || fail "the packaged tenured did not become ready"
+TN_SERVER_BIN=$R/usr/bin/tenured tn_server_start -d "$T/data" -l "$T/tenured.log" ||
+    fail "the packaged tenured did not become ready: $TN_SERVER_ERR"
+tn_main_vars
 "$R/usr/bin/tenure" --server "127.0.0.1:$PORT" --json acquire deb:1 --ttl 30s --owner pkg \
     >"$T/acq" || fail "acquire through the packaged CLI: $(cat "$T/acq")"
 BODY=$(cat "$T/acq"); expect_field token 1 "packaged acquire"; expect_field owner_id pkg "owner"
