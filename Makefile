@@ -50,6 +50,10 @@ lint:
 	@scripts/check-exports.sh
 	@scripts/npm-tools.sh lint-openapi
 
+# The dev build runs every test; the ASan+UBSan build the tests of our C
+# code, labelled "asan" (its test preset's filter; the rule is in
+# tests/integration/CMakeLists.txt); the fuzz stage fuzzes every target.
+# README.md, "Tests", says what runs where and how long make check takes.
 check-dev: build
 	@scripts/with-pg.sh ctest --preset dev $(CTEST_ARGS)
 

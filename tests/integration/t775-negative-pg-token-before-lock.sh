@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the planted build is not sanitized (its clean
+#   half, the same profile on the build under test, runs under them as t76x)
 # Negative control for the PostgreSQL acquire: built with the token drawn
 # before the row lock (tests/plants/token-before-lock.patch, the
 # INSERT ... VALUES (nextval()) ... ON CONFLICT DO UPDATE SET fencing_token =

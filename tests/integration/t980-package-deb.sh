@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the packages, built by dpkg-buildpackage without
+#   the sanitizers
 # The Debian packages (make deb): each .deb is extracted with dpkg-deb -x
 # into a temp root and used from there: every binary answers --help,
 # tenured from the extracted tree serves an acquire made by the extracted

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the container recipe and image, made from the
+#   packages
 # The container recipe, contrib/container/ (docs/OPERATIONS.md, "Container").
 # Always, without a container engine:
 #  - the Dockerfile: FROM debian:12-slim, every COPY source is a package
