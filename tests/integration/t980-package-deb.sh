@@ -11,7 +11,7 @@
 # manual page, and lintian reports no error and no missing or faulty manual page (other
 # warnings are printed).  The packages of build/deb/ are reused when
 # no source file is newer than them; else scripts/deb.sh builds them
-# (a few minutes on a busy machine).
+# (a few minutes on a busy machine; --if-stale, as it/t982 does).
 . "$(dirname "$0")/lib.sh"
 cd "$TN_SRC"
 for tool in dpkg-deb dpkg-buildpackage lintian fakeroot; do
@@ -21,21 +21,8 @@ version=$(dpkg-parsechangelog -S Version)
 arch=$(dpkg --print-architecture)
 deb() { echo "build/deb/${1}_${version}_${arch}.deb"; }
 pkgs="tenured tenure-tools libtenure0 libtenure-pg0 libtenure-kafka0 libtenure-dev"
-fresh=1
-for p in $pkgs; do
-    [ -f "$(deb $p)" ] || fresh=0
-done
 jdeb=build/deb/libtenure-java_${version}_all.deb
-[ -f "$jdeb" ] || fresh=0
-if [ "$fresh" = 1 ]; then
-    while IFS= read -r f; do
-        if [ "$f" -nt "$(deb tenured)" ]; then fresh=0; echo "stale: $f is newer"; break; fi
-    done < <(git ls-files -co --exclude-standard -- src include debian contrib man java CMakeLists.txt)
-fi
-if [ "$fresh" = 0 ]; then
-    echo "building the packages (scripts/deb.sh)"
-    nice -n 5 scripts/deb.sh >/dev/null || fail "make deb failed"
-fi
+nice -n 5 scripts/deb.sh --if-stale >/dev/null || fail "make deb failed"
 
 R=$T/root
 for p in $pkgs; do
