@@ -34,13 +34,11 @@ kafka)
 esac
 tn_start_server "${PUB[@]}"
 hammer() { "$TN_BIN/tn-hammer" load --url "$URL" --conns 8 "$@" 2>>"$T/hammer.log"; }
-# Until every lease has expired (and its expiry is in the log).
-all_expired() { tn_wait_metric tenure_leases_live 0 "every lease expired"; }
 
 # 1. 10,000 events: 5,000 grants with short TTLs, and their expiries.
 hammer --out "$T/g1" --names 400 --ttl-min 100 --ttl-max 300 --count 5000 --duration-ms 120000 ||
     fail "load: $(tail -2 "$T/hammer.log")"
-all_expired
+pub_wait_expired
 pub_wait_caught_up
 dump >"$T/d1"
 [ "$(wc -l <"$T/d1")" -ge 10000 ] || fail "only $(wc -l <"$T/d1") entries for 5,000 grants and their expiries"
@@ -68,7 +66,7 @@ if [ "$TARGET" = redis ]; then
 fi
 kill -CONT "$FROZEN_PID"
 wait "$H" || fail "load during the outage: $(tail -2 "$T/hammer.log")"
-all_expired
+pub_wait_expired
 pub_wait_caught_up
 dump >"$T/d2"
 r=$(pub_check "$T/d2" "$T/g2")
