@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A revealed end is durable (docs/SAFETY.md section 8, issue 16): a lease
+# A revealed end is durable (docs/safety/revealed-end.md, issue 16): a lease
 # with ttl 300 ms (then 1500 ms) on an otherwise idle server runs out; its
 # end is revealed
 # (renew 409 lost, check current:false, GET 404, 409 lock_delay, a list
