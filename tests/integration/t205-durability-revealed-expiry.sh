@@ -10,7 +10,7 @@
 # the renew with the old secret 409 lost, GET 404, and another owner gets
 # the name at once (or 409 lock_delay while its delay lasts).
 # A server that undoes the end holds the lease again for its TTL from the
-# restart (DESIGN section 4.5), so with 300 ms the revival may be over
+# restart (CONTRACT §4.5), so with 300 ms the revival may be over
 # before the first check; with 1500 ms it is still on (and the expiry,
 # 1.5 s after the acquire, still falls between two idle heartbeats).
 # TN_REVEAL_CYCLES (default 2) sets the number of rounds over both TTLs.
