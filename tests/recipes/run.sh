@@ -39,6 +39,7 @@ stage() {
     rm -rf "$dest"
     mkdir -p "$dest"
     tar -C "$TN_SRC" --exclude=./build --exclude=./.git --exclude=node_modules \
+        --exclude=./tenure-data --exclude=.hypothesis --exclude=__pycache__ \
         -cf - . | tar -C "$dest" -xf -
     for r in "${ALL[@]}"; do
         if [ -d "$HERE/$r/tree" ]; then
