@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* tn-bench-pg-sessions: what sessions cost on PostgreSQL, measured through
+/* bench_pg_sessions: what sessions cost on PostgreSQL, measured through
  * the store itself (the statements, batches and sweep tenured runs), on a
- * real database (bench/pg-sessions.sh starts a throw-away one).
- *   tn-bench-pg-sessions URL claim N ROUNDS
+ * real database (scripts/with-pg.sh starts a throw-away one; use a fresh
+ * database per run, or earlier runs' sessions are swept meanwhile).
+ *   bench_pg_sessions URL claim N ROUNDS
  *       one claim of N names under a session, against N acquires sent one
  *       after another and N acquires sent at once (the store batches them)
- *   tn-bench-pg-sessions URL renew L COUNT
+ *   bench_pg_sessions URL renew L COUNT
  *       COUNT session renews one after another, the session holding L leases
- *   tn-bench-pg-sessions URL expiry L
- *   tn-bench-pg-sessions URL end L
+ *   bench_pg_sessions URL expiry L
+ *   bench_pg_sessions URL end L
  *       an unrelated client acquires and releases names one after another
  *       while a session of L leases expires (or is ended by DELETE): its
  *       acquire latency before, while the session's leases are settled,
  *       and after
- * Times are wall time on the loop; latencies in microseconds. */
+ * Times are wall time on the loop; latencies in microseconds.  Nothing
+ * here asserts: timing is a bench's business. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,7 +418,7 @@ static void bench_ending(size_t leases, bool end)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: tn-bench-pg-sessions URL claim N ROUNDS |"
+        fprintf(stderr, "usage: bench_pg_sessions URL claim N ROUNDS |"
                         " renew L COUNT | expiry L | end L\n");
         return 2;
     }
