@@ -468,6 +468,9 @@ sessions_battery() {
     sessions_list_checks
     sessions_end_kinds
     wait_in_file "$T/ev-k" '"name":"k:r","owner_id"' "the release of k:r in the stream"
+    # An expiry is announced when the store gets to it (PostgreSQL: a
+    # sweep records the session's end, a later one the lease's).
+    wait_in_file "$T/ev-k" '"type":"expired","name":"k:e"' "the expiry of k:e in the stream"
     wait_in_file "$T/ev-other" "\"session_id\":\"$R\",\"owner_id\":\"kind/release\",\"reason\"" \
         "the end of $R in the other stream"
     kill "$ev1" "$ev2" 2>/dev/null || true
