@@ -130,16 +130,22 @@ void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
     tn_reply_kv_str(&b, "message", message, false);
     (void)tn_buf_append(&b, "}", 1);
     int64_t retry =
-        e->status == 503
+        e->status == 503 || e->status == 429
             ? (c->result.retry_after_ms > 0 ? c->result.retry_after_ms : 1000)
             : 0;
     tn_api_send(c, e->status, &b, retry);
     tn_buf_release(&b);
 }
 
-const char *const tn_api_limits[TN_API_N_LIMITS] = {
-    "leases",           "names",       "waiters",
-    "waiters_per_name", "subscribers", "sessions"};
+const char *const tn_api_limits[TN_API_N_LIMITS] = {"leases",
+                                                    "names",
+                                                    "waiters",
+                                                    "waiters_per_name",
+                                                    "subscribers",
+                                                    "reserved_connections",
+                                                    "waiters_per_address",
+                                                    "waiters_per_principal",
+                                                    "sessions"};
 
 void tn_api_fail_capacity(struct tn_api_call *c, const char *limit)
 {
@@ -324,7 +330,7 @@ static bool admit_path(struct tn_api_call *c, const struct tn_route *path)
         return false;
     if ((f & TN_ROUTE_RAW_QUERY) == 0 && !tn_http_req_query_valid(c->req)) {
         tn_api_fail(c, TN_EINVAL,
-                    "query arguments must be percent-encoded, without NUL");
+                    "query arguments must be validly percent-encoded");
         return false;
     }
     if ((f & TN_ROUTE_WORK) == 0)

@@ -27,6 +27,14 @@ struct tn_api_config {
     /* More Prometheus lines for /metrics (the publisher's), or NULL. */
     void (*more_metrics)(void *ctx, struct tn_buf *out);
     void *more_metrics_ctx; /* its argument */
+
+    /* Room for requests that hold their connection (waiters.c). */
+    size_t max_connections;           /* the front end's cap */
+    size_t reserved_connections;      /* of it, kept from blocking acquires
+                                         and event streams (at most half) */
+    size_t max_waiters_per_address;   /* blocking acquires of one client
+                                         address at once; 0: no limit */
+    size_t max_waiters_per_principal; /* of one principal; 0: no limit */
 };
 
 struct tn_api;

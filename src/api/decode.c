@@ -2,13 +2,13 @@
 /* Request bodies: yajl's events into an array of the top-level fields,
  * then typed fields with the messages of their 400s.
  *
- * yajl does the grammar, the escapes, number overflow and trailing
- * bytes; what it lets through and RFC 8259 (or the API) does not is
- * checked here: before the parse, over the whole body, control bytes,
- * UTF-8 and surrogate escapes (prescan); during it, escaped NULs,
- * duplicate keys and the depth. */
+ * yajl does the grammar, the escapes and trailing bytes; what it lets through
+ * and RFC 8259 (or the API) does not is checked here: before the parse, over
+ * the whole body, control bytes, UTF-8 and surrogate escapes (prescan); during
+ * it, escaped NULs, duplicate keys and the depth. */
 #include "decode.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +190,7 @@ static int item(struct parse *p, enum tn_body_type type, const unsigned char *s,
     it->num = num;
     it->str = NULL;
     it->str_len = len;
+    it->out_of_range = false;
     if (type == TN_BODY_STRING && (it->str = copy(p, s, len)) == NULL)
         return 0;
     b->n_items++;
@@ -227,15 +228,36 @@ static int on_bool(void *ctx, int v)
     return value(ctx, TN_BODY_BOOL, NULL, 0, v != 0);
 }
 
-static int on_int(void *ctx, long long v)
+/* yajl hands over each number as its text (yajl's own integer callback
+ * fails the whole parse past 64 bits).  An integer out of int64's range is
+ * kept as such: refused where the API reads the field, ignored in an
+ * unknown one (docs/API.md).  A number with a fraction or an exponent is
+ * a real, whatever its size: no field takes one. */
+static int on_number(void *ctx, const char *s, size_t len)
 {
-    return value(ctx, TN_BODY_INT, NULL, 0, v);
-}
-
-static int on_real(void *ctx, double v)
-{
-    (void)v;
-    return value(ctx, TN_BODY_REAL, NULL, 0, 0);
+    struct parse *p = ctx;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
+            return value(p, TN_BODY_REAL, NULL, 0, 0);
+    }
+    char text[24]; /* int64's longest, its sign and a NUL */
+    long long v = 0;
+    bool big = len >= sizeof(text);
+    if (!big) {
+        memcpy(text, s, len);
+        text[len] = '\0';
+        errno = 0;
+        v = strtoll(text, NULL, 10);
+        big = errno == ERANGE;
+    }
+    size_t items = p->b->n_items;
+    if (!value(p, TN_BODY_INT, NULL, 0, v))
+        return 0;
+    if (big && p->depth == 1)
+        p->b->fields[p->b->n - 1].out_of_range = true;
+    if (big && p->b->n_items > items) /* kept as an item of an array */
+        p->b->items[p->b->n_items - 1].out_of_range = true;
+    return 1;
 }
 
 static int on_string(void *ctx, const unsigned char *s, size_t len)
@@ -297,16 +319,6 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
     return 0;
 }
 
-/* By key: shorter first, then bytewise, so unequal lengths decide
- * without a memcmp. */
-static int cmp_field(const void *a, const void *b)
-{
-    const struct tn_body_field *x = a, *y = b;
-    if (x->key_len != y->key_len)
-        return x->key_len < y->key_len ? -1 : 1;
-    return memcmp(x->key, y->key, x->key_len);
-}
-
 /* Whether no two of the n keys at v are equal.  A body's object has a
  * handful of keys: compared pairwise; past 16 they are sorted first (the
  * top level's stay sorted, for tn_decode_field). */
@@ -315,13 +327,13 @@ static bool unique(struct tn_body_field *v, size_t n)
     if (n <= 16) {
         for (size_t i = 1; i < n; i++)
             for (size_t j = 0; j < i; j++)
-                if (cmp_field(&v[j], &v[i]) == 0)
+                if (tn_decode_cmp_field(&v[j], &v[i]) == 0)
                     return false;
         return true;
     }
-    qsort(v, n, sizeof(*v), cmp_field);
+    qsort(v, n, sizeof(*v), tn_decode_cmp_field);
     for (size_t i = 1; i < n; i++)
-        if (cmp_field(&v[i - 1], &v[i]) == 0)
+        if (tn_decode_cmp_field(&v[i - 1], &v[i]) == 0)
             return false;
     return true;
 }
@@ -356,8 +368,7 @@ static int on_end_array(void *ctx)
 static const yajl_callbacks events = {
     .yajl_null = on_null,
     .yajl_boolean = on_bool,
-    .yajl_integer = on_int,
-    .yajl_double = on_real,
+    .yajl_number = on_number,
     .yajl_string = on_string,
     .yajl_start_map = on_start_map,
     .yajl_map_key = on_key,
@@ -576,11 +587,4 @@ void tn_decode_done(struct tn_body *b)
     free(b->items);
     tn_buf_release(&b->keys);
     init(b);
-}
-
-const struct tn_body_field *tn_decode_field_sorted(const struct tn_body *b,
-                                                   const char *key, size_t len)
-{
-    struct tn_body_field k = {.key = key, .key_len = len};
-    return bsearch(&k, b->fields, b->n, sizeof(k), cmp_field);
 }

@@ -5,11 +5,12 @@
  *
  * Strict as RFC 8259 with no extension: duplicate keys (at any depth),
  * trailing bytes, comments, a NUL in a string or key (\u0000 included),
- * ill-formed UTF-8 and unpaired surrogate escapes, numbers that overflow,
- * and nesting deeper than TN_DECODE_MAX_DEPTH are refused.  Only the top
- * level's fields are kept, and, when asked for (the batch routes), the
- * elements of its arrays and the members of objects in them; unknown
- * fields are checked and then ignored.
+ * ill-formed UTF-8 and unpaired surrogate escapes, and nesting deeper
+ * than TN_DECODE_MAX_DEPTH are refused.  Only the top level's fields are
+ * kept, and, when asked for (the batch routes), the elements of its arrays
+ * and the members of objects in them; unknown fields are checked and then
+ * ignored.  A number is valid JSON whatever its size: an integer past
+ * int64 is refused only by the getter of a field that takes integers.
  * Loop thread only: nothing here is shared, but nothing is locked. */
 #ifndef TN_API_DECODE_H
 #define TN_API_DECODE_H
@@ -44,11 +45,12 @@ struct tn_body_field {
     const char *str;
     size_t str_len;
     int64_t num;
-    size_t n_elems; /* an array: its elements */
-    size_t item0;   /* an array, items kept: its first in tn_body.items */
-    size_t n_items; /* how many items it has there */
-    bool items_cut; /* an array: its items did not all fit max_items (0:
-                       none kept) */
+    bool out_of_range; /* an integer past int64 (num is then meaningless) */
+    size_t n_elems;    /* an array: its elements */
+    size_t item0;      /* an array, items kept: its first in tn_body.items */
+    size_t n_items;    /* how many items it has there */
+    bool items_cut;    /* an array: its items did not all fit max_items (0:
+                          none kept) */
 };
 
 /* What a top-level array holds, kept only by tn_decode_json_items: one
@@ -63,6 +65,7 @@ struct tn_body_item {
     const char *str;        /* strings: NUL-terminated */
     size_t str_len;         /* bytes */
     int64_t num;            /* integers, booleans */
+    bool out_of_range;      /* an integer past int64 (num meaningless) */
 };
 
 /* A decoded body: its top-level fields (sorted by key when there are
@@ -119,6 +122,16 @@ static inline int tn_decode_body_items(struct tn_http_req *req,
 }
 
 void tn_decode_done(struct tn_body *b);
+
+/* Fields by key (qsort, bsearch): shorter first, then bytewise, so
+ * unequal lengths decide without a memcmp. */
+static inline int tn_decode_cmp_field(const void *a, const void *b)
+{
+    const struct tn_body_field *x = a, *y = b;
+    if (x->key_len != y->key_len)
+        return x->key_len < y->key_len ? -1 : 1;
+    return memcmp(x->key, y->key, x->key_len);
+}
 
 /* The top-level field named key[0..len), or NULL, when there are more
  * than 16 (sorted). */

@@ -17,6 +17,13 @@
 
 #define TOKEN_LIMIT ((int64_t)1 << 53)
 
+const struct tn_body_field *tn_decode_field_sorted(const struct tn_body *b,
+                                                   const char *key, size_t len)
+{
+    struct tn_body_field k = {.key = key, .key_len = len};
+    return bsearch(&k, b->fields, b->n, sizeof(k), tn_decode_cmp_field);
+}
+
 /* The field, or NULL when it is absent or null. */
 static const struct tn_body_field *present(const struct tn_body *b,
                                            const char *key)
@@ -71,7 +78,7 @@ int tn_decode_int(const struct tn_body *b, const char *key, int64_t min,
         (void)snprintf(msg, msglen, "field \"%s\" is required", key);
     else if (f->type != TN_BODY_INT)
         (void)snprintf(msg, msglen, "field \"%s\" must be an integer", key);
-    else if (f->num < min || f->num > max)
+    else if (f->out_of_range || f->num < min || f->num > max)
         (void)snprintf(msg, msglen,
                        "field \"%s\" must be between %lld and %lld", key,
                        (long long)min, (long long)max);
@@ -218,7 +225,8 @@ static int lease_member(const struct tn_body_item *it, struct tn_name_token *e,
         e->name = it->str;
         e->len = it->str_len;
     } else if (it->key_len == 5 && memcmp(it->key, "token", 5) == 0) {
-        if (it->type != TN_BODY_INT || it->num < 1 || it->num >= TOKEN_LIMIT)
+        if (it->type != TN_BODY_INT || it->out_of_range || it->num < 1 ||
+            it->num >= TOKEN_LIMIT)
             return bad_elem(msg, msglen, key, it->elem,
                             "an object whose \"token\" is an integer in "
                             "1..2^53-1");

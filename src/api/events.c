@@ -344,6 +344,11 @@ int tn_events_subscribe(struct tn_events *hub, struct tn_http_req *req,
     return TN_OK;
 }
 
+size_t tn_events_subscribers(const struct tn_events *hub)
+{
+    return hub->n_subs;
+}
+
 void tn_events_end_all(struct tn_events *hub)
 {
     struct sub *s;
@@ -376,6 +381,11 @@ bool tn_api_events_is_on(const struct tn_api *api)
 void tn_api_events(struct tn_api_call *c, struct tn_route_match *m)
 {
     const char *last = tn_http_req_header(c->req, "Last-Event-ID");
+    struct tn_events *hub = c->api->cfg.events;
+    if (c->api->parked + hub->n_subs >= tn_api_parked_room(&c->api->cfg)) {
+        tn_api_refuse_reserved(c); /* the connections left are others' */
+        return;
+    }
     tn_api_account(c, 200);
     int rc = tn_events_subscribe(c->api->cfg.events, c->req, m->prefix,
                                  m->prefix_len, last);

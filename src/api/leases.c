@@ -13,6 +13,7 @@
 #include "common/rand.h"
 #include "decode.h"
 #include "errmap.h"
+#include "events.h"
 #include "reply.h"
 
 #define REPLY_MAX_BYTES (4u << 20)
@@ -134,10 +135,17 @@ static void acquired(void *arg)
 {
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
+    tn_api_waiter_done(c); /* a blocking acquire's room is free again */
     if (r->rc == TN_ECANCELED) {
-        /* Its client left while it waited: nobody reads this, and it is
-         * no server error, so it is not counted as a reply either. */
-        tn_http_reply(c->req, 503, "application/json", "{}", 2, 0);
+        /* Its client left while it waited, and nobody reads this; or an
+         * HTTP/1.0 client half-closed, which cannot be told from leaving
+         * (docs/API.md).  No server error: not counted as a reply. */
+        static const char left[] =
+            "{\"error\":\"bad_request\",\"message\":\"wait cancelled: "
+            "the client closed its side of an HTTP/1.0 connection; wait "
+            "over HTTP/1.1\"}";
+        tn_http_reply(c->req, 400, "application/json", left, sizeof(left) - 1,
+                      0);
         tn_api_call_free(c);
         return;
     }
@@ -273,6 +281,13 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     r.secret = secret;
     r.wanted = still_there;
     r.wanted_ctx = c->req;
+    if (r.wait_ms > 0 &&
+        tn_api_waiter_admit(c, cfg->events != NULL
+                                   ? tn_events_subscribers(cfg->events)
+                                   : 0) < 0) {
+        tn_decode_done(&o);
+        return; /* answered 503 or 429: no room to wait */
+    }
     struct tn_store *s = cfg->store;
     if (r.wait_ms > 0 && s->ops->cancel_wait != NULL)
         tn_http_req_on_disconnect(c->req, client_left, c);

@@ -186,5 +186,7 @@ int tn_cmd_check(struct tn_cli *cli, int argc, char **argv);
 int tn_cmd_run(struct tn_cli *cli, int argc, char **argv);
 int tn_cmd_watch(struct tn_cli *cli, int argc, char **argv);
 int tn_cmd_migrate(struct tn_cli *cli, int argc, char **argv);
+int tn_cmd_session(struct tn_cli *cli, int argc, char **argv);
+int tn_cmd_claim(struct tn_cli *cli, int argc, char **argv);
 
 #endif

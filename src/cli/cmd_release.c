@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* tenure release: give a lease back, given its name, token and secret. */
+/* tenure release: give a lease back, given its name, token and secret;
+ * with --session, give many leases of a session back in one request. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tenure/session.h>
 
 #include "cli/cli.h"
 
 static const char help[] =
     "Usage: tenure release [--name] NAME --token T --secret S\n"
     "       tenure release [--name] NAME --force\n"
+    "       tenure release --session ID --secret S NAME=TOKEN...\n"
     "\n"
     "Release the lease NAME granted with token T (secret from the command\n"
     "line or $TENURE_SECRET).  A release never touches a newer grant.\n"
@@ -16,6 +22,11 @@ static const char help[] =
     "            whoever holds it (with --auth-file, an admin's --bearer);\n"
     "            watchers see a \"revoked\" event and the next grant gets a\n"
     "            higher token, as always\n"
+    "  --session ID  release leases of the session ID in one request, each\n"
+    "            given as NAME=TOKEN (split at the last '='); --secret is\n"
+    "            the session's (or $TENURE_SESSION_SECRET).  Prints\n"
+    "            'released NAME token=T' or 'lost NAME token=T' per lease;\n"
+    "            exit 4 when any was no longer live\n"
     "\n"
     "Exit: 0 released, 4 lost (it was no longer live; with --force: nothing\n"
     "was live), 1 error (e.g. wrong secret, not an admin), 2 usage.\n";
@@ -49,9 +60,139 @@ static void print_released(const struct tn_cli *cli,
                      cred->token);
 }
 
+/* ---- release --session ID --secret S NAME=TOKEN... ---- */
+
+struct batch {
+    const char *session; /* --session */
+    const char *secret;  /* --secret */
+};
+
+static int batch_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
+{
+    struct batch *b = ctx;
+    if (opt == 'S')
+        b->session = arg;
+    else if (opt == 's')
+        b->secret = arg;
+    else
+        return tn_cli_usage(cli, "release",
+                            "with --session: --secret and "
+                            "NAME=TOKEN operands only");
+    return 0;
+}
+
+static int batch_parse(struct tn_cli *cli, int argc, char **argv,
+                       struct batch *b)
+{
+    static const struct option opts[] = {
+        {"session", required_argument, NULL, 'S'},
+        {"secret", required_argument, NULL, 's'},
+        TN_CLI_COMMON_OPTS,
+        {0}};
+    static const struct tn_cli_cmd cmd = {"release", help, opts, batch_opt};
+    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, b);
+    if (ex != 0)
+        return ex;
+    if (b->secret == NULL)
+        b->secret = getenv("TENURE_SESSION_SECRET");
+    if (b->session == NULL || b->secret == NULL)
+        return tn_cli_usage(cli, "release",
+                            "--session needs --secret (or "
+                            "$TENURE_SESSION_SECRET)");
+    size_t n = (size_t)(argc - optind);
+    if (n == 0 || n > TN_SESSION_CLAIM_MAX)
+        return tn_cli_usage(cli, "release", "expected 1 to 1024 NAME=TOKEN");
+    return 0;
+}
+
+/* The leases NAME=TOKEN of argv, as handles of session s. */
+static int adopt_all(struct tn_cli *cli, struct tn_session *s, char **ops,
+                     size_t n, struct tn_lease **out)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *eq = strrchr(ops[i], '=');
+        uint64_t token = 0;
+        if (eq == NULL || eq == ops[i] || tn_cli_parse_u64(eq + 1, &token)) {
+            char msg[160];
+            (void)snprintf(msg, sizeof(msg), "\"%.100s\": expected NAME=TOKEN",
+                           ops[i]);
+            return tn_cli_usage(cli, "release", msg);
+        }
+        *eq = '\0';
+        int rc = tn_client_session_lease_adopt(s, ops[i], token, &out[i]);
+        if (rc < 0)
+            return tn_cli_fail(cli, "release", rc, NULL);
+    }
+    return 0;
+}
+
+static void print_batch(const struct tn_cli *cli, struct tn_lease **l,
+                        const int *rcs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *what = rcs[i] == 0 ? "released" : "lost";
+        if (cli->json)
+            tn_cli_print_json(json_pack(
+                "{s:s,s:I,s:b}", "name", tn_lease_name(l[i]), "token",
+                (json_int_t)tn_lease_token(l[i]), "released", rcs[i] == 0));
+        else
+            (void)printf("%s %s token=%" PRIu64 "\n", what, tn_lease_name(l[i]),
+                         tn_lease_token(l[i]));
+    }
+}
+
+static int release_batch(struct tn_cli *cli, struct tn_client *c,
+                         const struct batch *b, char **ops, size_t n)
+{
+    struct tn_session *s = NULL;
+    struct tn_lease **l = calloc(n, sizeof(*l));
+    int *rcs = calloc(n, sizeof(*rcs));
+    struct tn_errmsg em = {{0}};
+    int rc = l != NULL && rcs != NULL ? 0 : TN_ENOMEM;
+    if (rc == 0)
+        rc = tn_client_session_adopt(c, b->session, b->secret, &s);
+    int ex = rc < 0 ? tn_cli_fail(cli, "release", rc, NULL) : 0;
+    if (ex == 0)
+        ex = adopt_all(cli, s, ops, n, l);
+    if (ex == 0)
+        rc = tn_client_session_release(s, l, n, rcs, &em);
+    if (ex == 0 && rc < 0)
+        ex = tn_cli_fail(cli, "release", rc, &em);
+    if (ex == 0) {
+        print_batch(cli, l, rcs, n);
+        for (size_t i = 0; i < n; i++)
+            ex = rcs[i] != 0 ? TN_CLI_LOST : ex;
+    }
+    for (size_t i = 0; l != NULL && i < n; i++)
+        tn_lease_free(l[i]);
+    tn_client_session_free(s);
+    free(l);
+    free(rcs);
+    return ex;
+}
+
+static bool has_session_opt(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--session") == 0 ||
+            strncmp(argv[i], "--session=", 10) == 0)
+            return true;
+    }
+    return false;
+}
+
 int tn_cmd_release(struct tn_cli *cli, int argc, char **argv)
 {
     static const struct tn_cli_cred_cmd cmd = {
         "release", help, false, true, release_call, print_released};
-    return tn_cli_cred_main(cli, &cmd, argc, argv);
+    if (!has_session_opt(argc, argv))
+        return tn_cli_cred_main(cli, &cmd, argc, argv);
+    struct batch b = {0};
+    struct tn_client *c = NULL;
+    int ex = tn_cli_connect(cli, batch_parse(cli, argc, argv, &b), &c);
+    if (c == NULL)
+        return ex;
+    ex = release_batch(cli, c, &b, argv + optind, (size_t)(argc - optind));
+    tn_client_free(c);
+    return ex;
 }

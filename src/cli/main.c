@@ -21,12 +21,15 @@ struct command {
 static const struct command commands[] = {
     {"acquire", tn_cmd_acquire, "take a lease; prints its token and secret"},
     {"renew", tn_cmd_renew, "extend a lease (needs --token and --secret)"},
-    {"release", tn_cmd_release, "give a lease back"},
+    {"release", tn_cmd_release, "give a lease back (or many of a session)"},
     {"get", tn_cmd_get, "show the live lease of a name"},
     {"list", tn_cmd_list, "list live leases"},
     {"check", tn_cmd_check, "is a token the live grant of a name?"},
     {"run", tn_cmd_run, "hold a lease while a command runs"},
     {"watch", tn_cmd_watch, "print lease events as they happen"},
+    {"session", tn_cmd_session,
+     "open, renew, end, get or list sessions (one renew, many leases)"},
+    {"claim", tn_cmd_claim, "take many names under a session at once"},
     {"migrate", tn_cmd_migrate,
      "move a stopped embedded store into PostgreSQL (tenure-migrate)"},
 };

@@ -55,6 +55,13 @@ struct tn_config {
     char publish_opt[8192];  /* --publish-opt key=value, one per line */
     int64_t publish_backlog; /* events a target may lag, then reset */
     int64_t publish_maxlen;  /* Redis MAXLEN ~ (0: none) */
+
+    /* The edge of the HTTP front end (docs/SECURITY.md, docs/CONFIG.md). */
+    char allow_host[4096];             /* --allow-host names, one per line */
+    char allow_origin[4096];           /* --allow-origin origins, likewise */
+    int64_t reserved_connections;      /* kept from waiters and streams */
+    int64_t max_waiters_per_address;   /* blocked acquires per client IP */
+    int64_t max_waiters_per_principal; /* blocked acquires per principal */
 };
 
 /* What parsing decided. */

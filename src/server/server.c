@@ -310,6 +310,10 @@ static int start_api(struct server *s)
         .client_certs = s->cfg->tls_client_ca[0] != '\0',
         .max_batch_names = (size_t)s->cfg->max_batch_names,
         .max_batch_body_bytes = (size_t)s->cfg->max_batch_body_bytes,
+        .max_connections = (size_t)s->cfg->max_connections,
+        .reserved_connections = (size_t)s->cfg->reserved_connections,
+        .max_waiters_per_address = (size_t)s->cfg->max_waiters_per_address,
+        .max_waiters_per_principal = (size_t)s->cfg->max_waiters_per_principal,
         .more_metrics = publish_metrics,
         .more_metrics_ctx = s};
     if (s->cfg->signing_key[0] != '\0') {
@@ -416,6 +420,12 @@ static int start_http(struct server *s)
         .max_pipeline = (size_t)s->cfg->max_pipeline,
         .max_stream_bytes_total = (size_t)s->cfg->event_buffer_total_bytes,
         .max_reply_bytes_total = (size_t)s->cfg->reply_buffer_total_bytes,
+        /* With authentication a page has no credential to use, and TLS
+         * fails on a rebound name's certificate: names are then free. */
+        .check_host =
+            s->cfg->auth_file[0] == '\0' && s->cfg->tls_client_ca[0] == '\0',
+        .allow_hosts = s->cfg->allow_host,
+        .allow_origins = s->cfg->allow_origin,
         .handler = tn_api_handle,
         .on_headers = tn_api_headers,
         .body_cap = tn_api_body_cap,

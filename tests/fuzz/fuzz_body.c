@@ -92,7 +92,7 @@ static void same_value(const struct tn_body_item *it, json_t *v)
         TN_ASSERT(it->str_len == json_string_length(v) &&
                   strlen(it->str) == it->str_len &&
                   memcmp(it->str, json_string_value(v), it->str_len) == 0);
-    if (it->type == TN_BODY_INT)
+    if (it->type == TN_BODY_INT && !it->out_of_range)
         TN_ASSERT(it->num == json_integer_value(v));
 }
 
@@ -135,58 +135,75 @@ static bool valid_name(const char *s, size_t len)
     return tn_name_is_valid(s, len, TN_NAME_MAX_BYTES);
 }
 
-/* The batch getters: 0 only with the reference's array, every element a
- * valid name (or {name, token}), no name twice; else TN_EINVAL. */
-static void batch_getters(const struct tn_body *b, json_t *ref, size_t max)
+/* "names": 0 only with every element a valid name and none twice, and,
+ * when the reference could read the body (ref), exactly its array; else
+ * TN_EINVAL. */
+static void names_check(const struct tn_body *b, json_t *ref, size_t max)
 {
     char msg[200];
     struct tn_name_ref *names = NULL;
-    struct tn_name_token *leases = NULL;
     size_t n = 0;
     int rc = tn_decode_names(b, "names", max, &names, &n, msg, sizeof(msg));
     TN_ASSERT(rc == 0 || rc == TN_EINVAL);
     json_t *arr = json_object_get(ref, "names");
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        json_t *v = json_array_get(arr, i);
-        TN_ASSERT(n == json_array_size(arr) && n >= 1 && n <= max);
-        TN_ASSERT(json_is_string(v) && valid_name(names[i].name, names[i].len));
-        TN_ASSERT(names[i].len == json_string_length(v) &&
-                  memcmp(names[i].name, json_string_value(v), names[i].len) ==
-                      0);
+        TN_ASSERT(n >= 1 && n <= max &&
+                  valid_name(names[i].name, names[i].len));
         for (size_t j = 0; j < i; j++)
             TN_ASSERT(names[j].len != names[i].len ||
                       memcmp(names[j].name, names[i].name, names[i].len) != 0);
+        if (ref == NULL)
+            continue;
+        json_t *v = json_array_get(arr, i);
+        TN_ASSERT(n == json_array_size(arr) && json_is_string(v));
+        TN_ASSERT(names[i].len == json_string_length(v) &&
+                  memcmp(names[i].name, json_string_value(v), names[i].len) ==
+                      0);
     }
     tn_free(names);
-    rc = tn_decode_name_tokens(b, "leases", max, &leases, &n, msg, sizeof(msg));
+}
+
+/* "leases": as names_check, each a valid name with a token in
+ * 1..2^53-1. */
+static void leases_check(const struct tn_body *b, json_t *ref, size_t max)
+{
+    char msg[200];
+    struct tn_name_token *leases = NULL;
+    size_t n = 0;
+    int rc =
+        tn_decode_name_tokens(b, "leases", max, &leases, &n, msg, sizeof(msg));
     TN_ASSERT(rc == 0 || rc == TN_EINVAL);
-    arr = json_object_get(ref, "leases");
+    json_t *arr = json_object_get(ref, "leases");
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        json_t *e = json_array_get(arr, i);
-        TN_ASSERT(n == json_array_size(arr) && n >= 1 && n <= max);
-        TN_ASSERT(json_is_object(e) &&
+        TN_ASSERT(n >= 1 && n <= max &&
                   valid_name(leases[i].name, leases[i].len));
-        json_t *tok = json_object_get(e, "token");
-        TN_ASSERT(json_is_integer(tok) &&
-                  (uint64_t)json_integer_value(tok) == leases[i].token);
         TN_ASSERT(leases[i].token >= 1 && leases[i].token < (1ull << 53));
         for (size_t j = 0; j < i; j++)
             TN_ASSERT(leases[j].len != leases[i].len ||
                       memcmp(leases[j].name, leases[i].name, leases[i].len));
+        if (ref == NULL)
+            continue;
+        json_t *e = json_array_get(arr, i);
+        TN_ASSERT(n == json_array_size(arr) && json_is_object(e));
+        json_t *tok = json_object_get(e, "token");
+        TN_ASSERT(json_is_integer(tok) &&
+                  (uint64_t)json_integer_value(tok) == leases[i].token);
     }
     tn_free(leases);
 }
 
-/* Items mode: every array field against the reference, the cap kept. */
+/* Items mode: the cap kept, every array field against the reference
+ * (when it could read the body: ref), and the batch getters. */
 static void check_items(const struct tn_body *b, json_t *ref, size_t max)
 {
     TN_ASSERT(b->n_items <= b->max_items && b->cap_items <= b->max_items);
-    for (size_t i = 0; i < b->n; i++) {
+    for (size_t i = 0; ref != NULL && i < b->n; i++) {
         const struct tn_body_field *f = &b->fields[i];
         if (f->type == TN_BODY_ARRAY)
             same_items(b, f, json_object_getn(ref, f->key, f->key_len));
     }
-    batch_getters(b, ref, max);
+    names_check(b, ref, max);
+    leases_check(b, ref, max);
 }
 
 /* The decode the first byte picks: 0, TN_EINVAL (or TN_ENOMEM). */
@@ -213,28 +230,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (items)
         allow_empty = false; /* a batch body is never empty */
     TN_ASSERT(rc == 0 || msg[0] != '\0');
+    json_error_t err = {0};
     json_t *ref =
-        len > 0 ? json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+        len > 0 ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &err) : NULL;
     bool ref_ok = ref != NULL && json_is_object(ref);
-    if (rc == 0 && len > 0) {
+    /* The bodies the decoder reads and jansson refuses: a number past
+     * int64 or a double's range, which JSON allows and the API ignores
+     * in an unknown field.  jansson stops there, so nothing after it is
+     * compared. */
+    bool big = !ref_ok && (strstr(err.text, "too big") != NULL ||
+                           strstr(err.text, "overflow") != NULL);
+    if (rc == 0 && len > 0 && !big) {
         TN_ASSERT(ref_ok);
         same_fields(&b, ref);
     }
     if (rc == 0 && len == 0)
         TN_ASSERT(allow_empty && b.n == 0);
     /* The bodies jansson reads and the decoder refuses: nesting deeper
-     * than TN_DECODE_MAX_DEPTH, the integer -2^63 (yajl's range stops one
-     * short of it), and a raw NUL byte right after a number (which
-     * jansson's lexer steps over; RFC 8259 has no place for it). */
+     * than TN_DECODE_MAX_DEPTH, and a raw NUL byte right after a number
+     * (which jansson's lexer steps over; RFC 8259 has no place for it). */
     if (rc != 0 && ref_ok)
         TN_ASSERT(strstr(msg, "nested deeper than") != NULL ||
-                  strstr(msg, "integer overflow") != NULL ||
                   (strstr(msg, "control byte") != NULL &&
                    memchr(body, '\0', len) != NULL));
     if (rc == 0)
         getters(&b);
     if (rc == 0 && items && len > 0)
-        check_items(&b, ref, 1 + ((size_t)data[0] >> 5));
+        check_items(&b, big ? NULL : ref, 1 + ((size_t)data[0] >> 5));
     if (!items || data[0] < 4)
         TN_ASSERT(b.n_items == 0 && b.items == NULL);
     json_decref(ref);

@@ -46,7 +46,7 @@ grep -q "force end is for admins" <<<"$BODY" || fail "force end 403 message: $BO
 st=$(/usr/bin/python3 - "$PORT" "$TOK_INDEXER" "$ID" <<'PY'
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-s.sendall((f"DELETE /v1/sessions/{sys.argv[3]}?force=true HTTP/1.1\r\nHost: x\r\n"
+s.sendall((f"DELETE /v1/sessions/{sys.argv[3]}?force=true HTTP/1.1\r\nHost: 127.0.0.1\r\n"
            f"Authorization: Bearer {sys.argv[2]}\r\nContent-Length: 1000\r\n\r\n").encode())
 try:
     print(s.recv(4096).split(b" ")[1].decode())

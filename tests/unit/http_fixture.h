@@ -60,6 +60,10 @@ static inline unsigned status_of(int err)
         return 501;
     case TN_EHTTPVERSION:
         return 505;
+    case TN_EFORBIDDEN:
+        return 403;
+    case TN_EMISDIRECTED:
+        return 421;
     default:
         return 400;
     }

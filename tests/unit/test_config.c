@@ -36,6 +36,7 @@ static const struct {
     {"max-body-bytes", F(max_body_bytes), 256, 1048576, 4096},
     {"max-header-bytes", F(max_header_bytes), 1024, 65536, 8192},
     {"max-connections", F(max_connections), 1, 60000, 1000},
+    {"reserved-connections", F(reserved_connections), 0, 60000, 100},
     {"request-timeout-ms", F(request_timeout_ms), 100, 3600000, 30000},
     {"drain-timeout-ms", F(drain_timeout_ms), 0, 600000, 10000},
     {"expected-leases", F(expected_leases), 1, 100000000, 1024},
@@ -43,6 +44,9 @@ static const struct {
     {"max-wait-ms", F(max_wait_ms), 0, 3600000, 300000},
     {"max-waiters", F(max_waiters), 0, 1000000, 10000},
     {"max-waiters-per-name", F(max_waiters_per_name), 0, 1000000, 1000},
+    {"max-waiters-per-address", F(max_waiters_per_address), 0, 1000000, 256},
+    {"max-waiters-per-principal", F(max_waiters_per_principal), 0, 1000000,
+     256},
     {"max-leases", F(max_leases), 0, 100000000, 500000},
     {"max-names", F(max_names), 0, 100000000, 500000},
     {"retain-ms", F(retain_ms), 0, 31536000000, 86400000},
@@ -81,7 +85,8 @@ static const struct {
 };
 
 static const char *const others[] = {"insecure-no-auth", "publish",
-                                     "publish-opt", "require-sync-standby"};
+                                     "publish-opt",      "require-sync-standby",
+                                     "allow-host",       "allow-origin"};
 
 /* No TENURE_* variable of the caller's environment leaks into a case. */
 static int clean_env(void **state)
@@ -145,6 +150,8 @@ static void test_config__defaults(void **state)
     assert_false(c.insecure_no_auth);
     assert_string_equal(c.publish, "");
     assert_string_equal(c.publish_opt, "");
+    assert_string_equal(c.allow_host, "");
+    assert_string_equal(c.allow_origin, "");
 }
 
 /* min and max are taken, one past either end is refused. */
@@ -240,6 +247,14 @@ static void test_config__strings_and_lists(void **state)
                            "--publish=", "--publish=kafka://b/t", NULL),
                      TN_OK);
     assert_string_equal(c.publish, "kafka://b/t\n");
+    /* Names and origins: repeatable, each value kept whole (a comma list
+     * is split where it is read, src/http/origin.c). */
+    assert_int_equal(parse(&c, &em, "--allow-host", "a.example,b.example",
+                           "--allow-host=c.example", "--allow-origin",
+                           "https://app.example", NULL),
+                     TN_OK);
+    assert_string_equal(c.allow_host, "a.example,b.example\nc.example\n");
+    assert_string_equal(c.allow_origin, "https://app.example\n");
 }
 
 static void test_config__bool(void **state)
