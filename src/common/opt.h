@@ -131,6 +131,12 @@ int tn_opt_env(struct tn_opt_parser *p, struct tn_errmsg *em);
 int tn_opt_parse(struct tn_opt_parser *p, int argc, char **argv,
                  struct tn_errmsg *em);
 
+/* Set row o of t (a row with a value: no ACTION or REFUSED) to value;
+ * subject starts the error message ("--name", "TENURE_NAME").  0 or
+ * TN_EINVAL, the field unchanged. */
+int tn_opt_set(const struct tn_opt_table *t, const struct tn_opt *o,
+               const char *value, const char *subject, struct tn_errmsg *em);
+
 /* Set the row named name (a settable row: no ACTION, REFUSED or
  * TN_OPT_ARGV_ONLY) to value; subject starts the error message ("FILE:3:
  * name").  0 or TN_EINVAL (also for an unknown name). */
@@ -155,8 +161,9 @@ int tn_opt_parse_u64(const char *s, uint64_t *out);
 void tn_opt_help_rows(FILE *f, const struct tn_opt_table *tables, size_t n);
 
 /* A whole --help: usage, a blank line and about (when not NULL), a blank
- * line and the rows, a blank line and footer (when not NULL).  Each text
- * ends with a newline. */
+ * line, "Options:" and the rows (help2man makes the OPTIONS section of
+ * them), a blank line and footer (when not NULL).  Each text ends with a
+ * newline. */
 struct tn_opt_help {
     const char *usage;  /* the usage line(s) */
     const char *about;  /* what the program does, or NULL */

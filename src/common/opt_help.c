@@ -126,7 +126,7 @@ void tn_opt_help(FILE *f, const struct tn_opt_help *h,
     (void)fputs(h->usage, f);
     if (h->about != NULL)
         (void)fprintf(f, "\n%s", h->about);
-    (void)fputc('\n', f);
+    (void)fputs("\nOptions:\n", f);
     tn_opt_help_rows(f, t, 1);
     if (h->footer != NULL)
         (void)fprintf(f, "\n%s", h->footer);
