@@ -259,13 +259,15 @@ static const struct tn_opt options[] = {
      AT(data_dir),
      .flags = TN_OPT_REQUIRED | TN_OPT_NONEMPTY,
      .arg = "DIR",
-     .help = "the stopped embedded store (tenured --data-dir)"},
+     .help = "the embedded store to move (tenured's --data-dir); tenured "
+             "must be stopped"},
     {.name = "to",
      .type = TN_OPT_STR,
      AT(to),
      .flags = TN_OPT_REQUIRED | TN_OPT_NONEMPTY,
      .arg = "URL",
-     .help = "the target PostgreSQL database (a libpq connection string)"},
+     .help = "the target PostgreSQL database (a libpq connection string); "
+             "one that already holds leases is refused"},
     {.name = "help",
      .short_name = 'h',
      .type = TN_OPT_ACTION,

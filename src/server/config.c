@@ -81,7 +81,7 @@ static void print_help(FILE *f)
     (void)fprintf(f, "usage: tenured [OPTIONS]\n\n"
                      "The tenure lease server (HTTP/1.1 + JSON).  Every option "
                      "can also be set\nthrough the environment variable shown; "
-                     "flags win.\n\n");
+                     "flags win.\n\nOptions:\n");
     tn_opt_help_rows(f, t, 2);
 }
 
