@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared pieces of the tenure CLI: the exit codes, the options every
- * command accepts, duration parsing and output helpers.  The CLI talks to
- * tenured only through libtenure's client API. */
+/* Shared pieces of the tenure CLI: the exit codes, the parse of a
+ * command's table of options with the options every command accepts
+ * (args.c), and output helpers.  The CLI talks to tenured only through
+ * libtenure's client API. */
 #ifndef TN_CLI_H
 #define TN_CLI_H
 
