@@ -1,8 +1,10 @@
 # shellcheck shell=bash disable=SC2034
 # The option recipe (docs/CONTRIBUTING.md "An option"): sourced by run.sh
 # (see store/check.sh).
-recipe_targets="tenured"
+recipe_targets="tenured test_config"
 recipe_check() {
+    "$RB/test_config" >"$T/config.log" 2>&1 ||
+        fail "option: test_config: $(grep -E 'no case|FAILED|Failure' "$T/config.log" | head -3)"
     grep -q -- '--instance-name' <<<"$("$RB/tenured" --help)" ||
         fail "option: --instance-name is not in tenured --help"
     grep -q 'instance-name' <<<"$("$RB/tenured" --config-markdown)" ||
@@ -16,5 +18,5 @@ recipe_check() {
     grep -q '"instance" name="east-1"' "$T/tenured.log" ||
         fail "option: TENURE_INSTANCE_NAME=east-1 is not in the start-up log"
     kill "$SERVER_PID" && wait "$SERVER_PID" 2>/dev/null || true
-    pass "option: --instance-name in --help and --config-markdown, read from TENURE_INSTANCE_NAME, logged at start-up, too long refused"
+    pass "option: test_config covers it; --instance-name in --help and --config-markdown, read from TENURE_INSTANCE_NAME, logged at start-up, too long refused"
 }
