@@ -54,7 +54,7 @@ us_per() {
 # start_tenured TAG: a fresh data dir, a free port (lib.sh's launcher);
 # sets TPORT, TPID.
 start_tenured() {
-    tn_server_start -i t -d "$WORK/data.$1" -l "$WORK/tenured.$1.log" ||
+    TN_SERVER_BIN=$TENURED tn_server_start -i t -d "$WORK/data.$1" -l "$WORK/tenured.$1.log" ||
         { echo "bench: $TN_SERVER_ERR" >&2; exit 1; }
     TPORT=${TN_SRV_PORT[t]} TPID=${TN_SRV_PID[t]}
 }
