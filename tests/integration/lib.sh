@@ -97,6 +97,26 @@ tn_wait_ready() {
     return 1
 }
 
+# The tests that build a copy of the tree (the negative controls' planted
+# trees, the recipes' tree) keep it as NAME/src beside NAME/build in the
+# folder of the presets' builds (ROOT, build/), with the dev preset's
+# flags.  tn_copy_cmake ROOT ARGS...: cmake for such a copy; with ccache
+# (scripts/deps.sh) every copy shares one compiler cache, ROOT/ccache:
+# paths relative to ROOT and the build folder left out of the hash make a
+# file no copy changes compile once for all of them.  TN_NICE: its nice.
+tn_copy_cmake() {
+    local root=$1 launcher=()
+    shift
+    if command -v ccache >/dev/null; then
+        [ "${1:-}" = --build ] || launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
+        CCACHE_DIR=$root/ccache CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1 \
+            nice -n "${TN_NICE:-0}" cmake "$@" "${launcher[@]}"
+    else
+        nice -n "${TN_NICE:-0}" cmake "$@"
+    fi
+}
+TN_COPY_FLAGS=(-DCMAKE_BUILD_TYPE=Debug -DTN_WERROR=ON "-DCMAKE_C_FLAGS=-O1 -g")
+
 # tn_wait_metric NAME VALUE WHAT: wait (bounded, 10 s) until the metric
 # NAME of the server at $URL reads VALUE, so that a test acts only once
 # the server is in the state it needs, however slow the machine; WHAT
