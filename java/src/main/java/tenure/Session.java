@@ -697,7 +697,6 @@ public final class Session implements AutoCloseable {
     public void end() throws TenureException {
         State was;
         TenureException why;
-        Thread k;
         synchronized (this) {
             safeForNanos(System.nanoTime());
             was = state;
@@ -705,12 +704,17 @@ public final class Session implements AutoCloseable {
             if (was == State.ENDED) {
                 throw TenureException.local("ended", "session " + id + " was ended");
             }
+        }
+        if (was != State.HELD) {
+            awaitReports(); // lost or run out: its leases are told so, not "released"
+        }
+        synchronized (this) {
             state = State.ENDED;
-            k = keeper;
             notifyAll();
         }
         TenureException err = null;
         try {
+            // sent even after a loss: a session that ran out here may still be live there for a moment
             Client.Answer a = c.call("DELETE", path(""), Json.obj("session_secret", secret), 0, 0);
             if (!a.ok()) {
                 err = a.error();
@@ -718,20 +722,7 @@ public final class Session implements AutoCloseable {
         } catch (TenureException e) {
             err = e;
         }
-        if (k == null) {
-            reportEnds();
-        } else if (k != Thread.currentThread()) {
-            synchronized (this) {
-                if (!reported) {
-                    k.interrupt(); // a renew in flight need not run to its deadline
-                }
-            }
-            try {
-                k.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        awaitReports();
         if (was == State.LOST) {
             throw why != null ? why : TenureException.local("lost", "session " + id + " had ended before end()");
         }
@@ -740,6 +731,26 @@ public final class Session implements AutoCloseable {
         }
         if (err != null) {
             throw err;
+        }
+    }
+
+    /** Returns once the end was reported: by the keepalive when kept (woken), else here. */
+    private void awaitReports() {
+        Thread k;
+        synchronized (this) {
+            k = keeper;
+            if (k != null && !reported && k != Thread.currentThread()) {
+                k.interrupt(); // a renew in flight need not run to its deadline
+            }
+        }
+        if (k == null) {
+            reportEnds();
+        } else if (k != Thread.currentThread()) {
+            try {
+                k.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
