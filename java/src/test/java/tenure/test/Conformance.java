@@ -399,13 +399,16 @@ public final class Conformance {
         }
         Conformance r = new Conformance(args[0]);
         int failed = 0;
+        int skipped = 0;
         for (int k = 1; k < args.length; k++) {
             if (!r.runFile(Path.of(args[k]))) {
                 failed++;
+            } else if (r.skipped != null) {
+                skipped++;
             }
         }
         int n = args.length - 1;
-        System.out.println(n - failed + " passed, " + failed + " failed");
+        System.out.println(n - failed - skipped + " passed, " + skipped + " skipped, " + failed + " failed");
         System.exit(failed == 0 ? 0 : 1);
     }
 }
