@@ -11,3 +11,4 @@ export {
   SessionOptions,
 } from "./session";
 export * as fence from "./fence";
+export * as share from "./share";
