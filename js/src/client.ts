@@ -145,10 +145,10 @@ export class Client {
    * Throws "not_implemented" when the server has no sessions, "capacity"
    * (503) at --max-sessions.  An open is not idempotent: one sent again
    * after a 503 that hid a success leaves the first session to expire,
-   * holding nothing.  openSession(ttlMs) is openSession({ ttlMs }).
+   * holding nothing.  openSession(ttlMs, owner?) is openSession({ ttlMs, owner }).
    */
-  openSession(o: SessionOptions | number): Promise<Session> {
-    const so = typeof o === "number" ? { ttlMs: o } : o;
+  openSession(o: SessionOptions | number, owner?: string): Promise<Session> {
+    const so = typeof o === "number" ? { ttlMs: o, owner } : o;
     return Session.open(this.#t, this.#margin, so.owner ?? this.ownerId, so);
   }
 

@@ -455,7 +455,7 @@ export class Session {
         backoff = 0;
       } catch {
         if (this.endReason()) continue; // the next look reports it
-        const ttl = Math.max(this.#ttlMs, 30);
+        const ttl = this.#ttlMs > 0 ? this.#ttlMs : 3000; // an adopted session never renewed: back off as a 3 s one would
         const first = Math.max(10, ttl / 30);
         backoff = backoff ? Math.min(Math.max(first, ttl / 6), 2 * backoff) : first;
         retryAt = now() + backoff;

@@ -633,7 +633,8 @@ public final class Session implements AutoCloseable {
                 if (endReason() != null) {
                     continue; // the next look reports it
                 }
-                backoff = Hold.nextBackoff(backoff, Math.max(ttlMs(), 30));
+                long ttl = ttlMs(); // 0 for an adopted session never renewed: back off as a 3 s one would
+                backoff = Hold.nextBackoff(backoff, ttl > 0 ? ttl : 3000);
                 retryAt = System.nanoTime() + backoff * 1_000_000L;
             }
         }
