@@ -20,7 +20,7 @@
 // an end no event told of) is reported lost.
 
 import type { Client } from "./client";
-import { TenureError, local } from "./errors";
+import { local } from "./errors";
 import type { EventStream } from "./events";
 import type { Lease } from "./lease";
 import type { Session } from "./session";
@@ -77,8 +77,8 @@ export class ShareWorker {
   readonly ownerId: string;
   /** Its share at the last look. */
   target = 0;
-  /** The error of the last round that failed (it is retried), or undefined. */
-  lastError?: TenureError;
+  /** The error of the last round that failed (it is retried: a server's error, or what onGain or onLoss threw), or undefined. */
+  lastError?: unknown;
   readonly #c: Client;
   readonly #o: ShareOptions & { ttlMs: number; intervalMs: number };
   readonly #prefix: string;
@@ -152,7 +152,6 @@ export class ShareWorker {
         await this.#step();
         this.lastError = undefined;
       } catch (e) {
-        if (!(e instanceof TenureError)) throw e;
         this.lastError = e;
         await sleep(Math.min(1000, this.#o.ttlMs / 10));
         this.#kick = true;
@@ -226,7 +225,11 @@ export class ShareWorker {
   }
 
   async #leave(): Promise<void> {
-    await this.#giveUp([...this.#owned.keys()], "stopped");
+    try {
+      await this.#giveUp([...this.#owned.keys()], "stopped");
+    } catch (e) {
+      this.lastError = e; // the session ends all the same
+    }
     const s = this.#session;
     this.#session = undefined;
     await s?.close().catch(() => undefined); // it ended anyway: lost, or the server will expire it

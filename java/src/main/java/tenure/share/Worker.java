@@ -117,7 +117,7 @@ public final class Worker implements AutoCloseable {
     private boolean stopping;                                  // guarded by lock
     private Session session;                                   // the worker thread's
     private volatile int target;
-    private volatile TenureException lastError;
+    private volatile Exception lastError;
     private final EventStream events;
     private final Thread main;
     private final Thread follower;
@@ -183,8 +183,8 @@ public final class Worker implements AutoCloseable {
         return target;
     }
 
-    /** The error of the last round that failed (it is retried), or null. */
-    public TenureException lastError() {
+    /** The error of the last round that failed (it is retried: a server's error, or what onGain or onLoss threw), or null. */
+    public Exception lastError() {
         return lastError;
     }
 
@@ -241,7 +241,7 @@ public final class Worker implements AutoCloseable {
             try {
                 step();
                 lastError = null;
-            } catch (TenureException e) {
+            } catch (TenureException | RuntimeException e) {
                 lastError = e;
                 pause(Math.min(1000, o.ttlMs / 10));
                 kick();
@@ -372,7 +372,11 @@ public final class Worker implements AutoCloseable {
     }
 
     private void leave() {
-        giveUp(owned().keySet(), "stopped");
+        try {
+            giveUp(owned().keySet(), "stopped");
+        } catch (RuntimeException e) {
+            lastError = e; // the session ends all the same
+        }
         if (session != null) {
             try {
                 session.close();
