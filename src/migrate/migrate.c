@@ -166,7 +166,7 @@ static bool copy_table(PGconn *db, const struct tn_lease_table *t,
     if (!exec_ok(db, sql, NULL))
         return false;
     /* Names the embedded store retired keep answering its retired floor
-     * (docs/SAFETY.md section 9.3). */
+     * (docs/safety/retired-names.md). */
     (void)snprintf(sql, sizeof(sql),
                    "UPDATE tenure_retired SET floor = greatest(floor, %llu)",
                    (unsigned long long)t->retired_floor);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/name.h"
+#include "tn_test.h"
 
 #include <cmocka.h>
 
@@ -54,5 +55,5 @@ int main(void)
         cmocka_unit_test(test_name__utf8_prefix_counts_stray_bytes_as_one),
         cmocka_unit_test(test_name__cut_name_stays_valid),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TN_RUN_TESTS(tests, NULL, NULL);
 }
