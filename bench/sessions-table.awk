@@ -17,14 +17,35 @@ function lat(name) {
                    f[name "_max_ms"], f[name "_n"])
 }
 function ratio(a, b) { return b > 0 ? sprintf("%.1f×", a / b) : "–" }
+# The median of v[k, 1..n] (sorted in place of a copy).
+function median(v, k, n,   a, i, j, t) {
+    for (i = 1; i <= n; i++) a[i] = v[k, i] + 0
+    for (i = 2; i <= n; i++)
+        for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+    return n == 0 ? "" : (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2)
+}
+# The median over the rounds of kind k's CPU over the session's, same N.
+function cpu_ratio(k, s,   r, m, v) {
+    m = 0
+    for (r = 1; r <= nround; r++)
+        if ((k, r) in rcpu && (s, r) in rcpu && rcpu[s, r] > 0)
+            v[1, ++m] = rcpu[k, r] / rcpu[s, r]
+    return m ? sprintf("%.1f×", median(v, 1, m)) : "–"
+}
 {
     kv()
     if (f["mode"] == "keep") {
         k = f["n"] SUBSEP f["kind"]
-        keep[k] = sprintf("| %s | %s | %s of %s (%s in the fill, %.0f s) | %s | %s | %s | %s |",
-            f["n"], f["kind"], f["lost"], f["attached"], f["lost_fill"], f["fill_s"],
-            f["renews_per_s"], f["requests_per_s"], f["server_cpu_pct"], f["load"])
-        cpu[k] = f["server_cpu_pct"]
+        r = f["round"] == "" ? 1 : f["round"]
+        nk[k]++
+        kcpu[k, nk[k]] = f["server_cpu_pct"]
+        kren[k, nk[k]] = f["renews_per_s"]
+        kreq[k, nk[k]] = f["requests_per_s"]
+        kcli[k, nk[k]] = f["client_cpu_pct"]
+        klost[k] = klost[k] (klost[k] == "" ? "" : ", ") f["lost"] "+" f["lost_fill"] " of " f["attached"]
+        kload[k] = kload[k] (kload[k] == "" ? "" : ", ") f["load"]
+        rcpu[k, r] = f["server_cpu_pct"]
+        if (r > nround) nround = r
         if (!(f["n"] in seen)) { seen[f["n"]] = 1; ns[++nn] = f["n"] }
     }
     if ($3 == "claims" && $4 == "median") {
@@ -63,16 +84,19 @@ function ratio(a, b) { return b > 0 ? sprintf("%.1f×", a / b) : "–" }
 }
 END {
     if (nn) {
-        print "Keeping N leases alive (server CPU in % of one core over the window; ratios against the session at the same N):"
+        print "Keeping N leases alive: medians of the rounds (server and client CPU in % of one core over the window; lost in the window + lost while granting, of those granted, each round; CPU / session: median of each round's ratio against the session at the same N):"
         print ""
-        print "| N | how | lost | renews/s | requests/s | server CPU % | load | CPU / session |"
-        print "|---|---|---|---|---|---|---|---|"
+        print "| N | how | lost, each round | renews/s | requests/s | server CPU % | client CPU % | CPU / session | load, each round |"
+        print "|---|---|---|---|---|---|---|---|---|"
+        split("leases session etcd-one etcd-many", kinds, " ")
         for (i = 1; i <= nn; i++)
             for (j = 1; j <= 4; j++) {
-                split("leases session etcd-one etcd-many", kinds, " ")
                 k = ns[i] SUBSEP kinds[j]
-                if (k in keep)
-                    print keep[k] " " ratio(cpu[k], cpu[ns[i] SUBSEP "session"]) " |"
+                if (!(k in nk)) continue
+                printf "| %s | %s | %s | %.0f | %.0f | %.2f | %.1f | %s | %s |\n", ns[i], kinds[j],
+                    klost[k], median(kren, k, nk[k]), median(kreq, k, nk[k]),
+                    median(kcpu, k, nk[k]), median(kcli, k, nk[k]),
+                    cpu_ratio(k, ns[i] SUBSEP "session"), kload[k]
             }
         print ""
     }

@@ -22,7 +22,10 @@
 #              scripts/with-pg.sh)
 #
 # Environment: NS ("1000 10000 100000"), TTL_MS (3000), KEEP_SECS (20),
-# KEEP_CONNS (32: the clients' keepalive_connections), ROUNDS (5),
+# KEEP_CONNS (32: the clients' keepalive_connections), KEEP_ROUNDS (3
+# interleaved rounds of every N and kind), KEEP_FILL (180: seconds at most
+# to grant the N leases; the window starts then with those granted),
+# ROUNDS (5),
 # EXPIRY_ROUNDS (3), RESTARTS (3), RESTART_SESSIONS (1000), RESTART_PER
 # (1000 leases each), SESSIONS_BIG (100000), BENCH_BUILD
 # (build/bench), TENURED (use this tenured; bench_sessions_http from
@@ -39,6 +42,8 @@ NS=${NS:-1000 10000 100000}
 TTL_MS=${TTL_MS:-3000}
 KEEP_SECS=${KEEP_SECS:-20}
 KEEP_CONNS=${KEEP_CONNS:-32}
+KEEP_ROUNDS=${KEEP_ROUNDS:-3}
+KEEP_FILL=${KEEP_FILL:-180}
 ROUNDS=${ROUNDS:-5}
 EXPIRY_ROUNDS=${EXPIRY_ROUNDS:-3}
 RESTARTS=${RESTARTS:-3}
@@ -99,22 +104,35 @@ start_etcd_fresh() { # sets EURL, EPID
 }
 stop_pid() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
+# keep_one N KIND ROUND: one figure of the keep section, on a fresh server.
+keep_one() {
+    local n=$1 kind=$2 r=$3
+    case $kind in
+    leases | session)
+        start_tenured --expected-leases "$n"
+        run "keep-$n-$kind round=$r" keep "$TURL" "$TPID" "$kind" "$n" "$TTL_MS" \
+            "$KEEP_SECS" "$KEEP_CONNS" "$KEEP_FILL"
+        stop_tenured
+        ;;
+    *)
+        start_etcd_fresh
+        run "keep-$n-$kind round=$r" keep "$EURL" "$EPID" "$kind" "$n" "$TTL_MS" \
+            "$KEEP_SECS" "$KEEP_CONNS" "$KEEP_FILL"
+        stop_pid "$EPID"
+        ;;
+    esac
+}
+# Rounds outermost, so each kind's figures of one N are taken minutes
+# apart under the same changing load; the table gives their medians and
+# the median of each round's ratio against the session.
 section_keep() {
-    local n kind
-    log "== keep: N leases alive for ${KEEP_SECS}s, TTL ${TTL_MS} ms"
-    for n in $NS; do
-        for kind in leases session; do
-            start_tenured --expected-leases "$n"
-            run "keep-$n-$kind" keep "$TURL" "$TPID" "$kind" "$n" "$TTL_MS" "$KEEP_SECS" "$KEEP_CONNS"
-            stop_tenured
+    local n kind r kinds="leases session"
+    command -v etcd >/dev/null && kinds="$kinds etcd-one etcd-many"
+    log "== keep: N leases alive for ${KEEP_SECS}s, TTL ${TTL_MS} ms, $KEEP_ROUNDS rounds"
+    for r in $(seq 1 "$KEEP_ROUNDS"); do
+        for n in $NS; do
+            for kind in $kinds; do keep_one "$n" "$kind" "$r"; done
         done
-        if command -v etcd >/dev/null; then
-            for kind in etcd-one etcd-many; do
-                start_etcd_fresh
-                run "keep-$n-$kind" keep "$EURL" "$EPID" "$kind" "$n" "$TTL_MS" "$KEEP_SECS" "$KEEP_CONNS"
-                stop_pid "$EPID"
-            done
-        fi
     done
 }
 
