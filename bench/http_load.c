@@ -53,7 +53,8 @@ int64_t hl_self_cpu_ns(void)
 
 static int connect_one(const char *host, int port)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port)};
     if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
         return -1;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -328,7 +329,8 @@ static int64_t stat_ns(pid_t pid)
         sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
                &ut, &st) != 2)
         return 0;
-    return (int64_t)((ut + st) * (1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK)));
+    return (int64_t)((ut + st) * (1000000000ULL /
+                                  (unsigned long long)sysconf(_SC_CLK_TCK)));
 }
 
 /* Every thread's run time of one process, ns. */

@@ -44,7 +44,7 @@ static void exp_done(struct hl_conn *c, int st)
     int64_t now = hl_now_ns();
     switch (c->idx) {
     case KEEPER:
-        if (E.delete && E.stop_renew) {
+        if (E.delete &&E.stop_renew) {
             E.errors += st != 204;
             return;
         }
@@ -63,7 +63,8 @@ static void exp_done(struct hl_conn *c, int st)
         E.sent[E.nlat++] = c->sent_ns;
         return;
     case POLLER: {
-        const char *p = strstr(c->body, "\ntenure_session_leases_settled_total ");
+        const char *p =
+            strstr(c->body, "\ntenure_session_leases_settled_total ");
         long long v = p != NULL ? strtoll(strchr(p + 1, ' '), NULL, 10) : -1;
         int64_t cpu = server_cpu(), db = db_cpu();
         if (!E.ended) {
@@ -99,9 +100,10 @@ static bool exp_next(struct hl_conn *c)
     } else if (c->idx == PROBE) {
         if (E.claim_sent < E.n)
             return false;
-        snprintf(body, sizeof(body),
-                 "{\"name\":\"%s-p%zu\",\"owner_id\":\"probe\",\"ttl_ms\":60000}",
-                 run_id, E.probes++);
+        snprintf(
+            body, sizeof(body),
+            "{\"name\":\"%s-p%zu\",\"owner_id\":\"probe\",\"ttl_ms\":60000}",
+            run_id, E.probes++);
         hl_send(c, "POST", "/v1/leases", body, strlen(body), exp_done, 0);
     } else if (c->idx == POLLER) {
         if (now < E.next_poll || E.claim_sent < E.n)
@@ -179,7 +181,8 @@ static int one_round(int r, long before, long after, double *fill_s)
     int64_t t0 = hl_now_ns();
     run_until(0, NCONN, exp_next, filled);
     *fill_s = (double)(hl_now_ns() - t0) / 1e9;
-    E.settled0 = metric(&H.conns[POLLER], "tenure_session_leases_settled_total");
+    E.settled0 =
+        metric(&H.conns[POLLER], "tenure_session_leases_settled_total");
     if (E.errors || E.claimed < E.n || E.settled0 < 0)
         return fprintf(stderr, "expiry: fill failed (%zu errors)\n", E.errors),
                -1;
@@ -234,8 +237,8 @@ int mode_expiry(int argc, char **argv)
         if (rc < 0)
             return -1;
     }
-    printf("expiry how=%s n=%zu ttl_ms=%ld rounds=%ld", argv[2], E.n,
-           E.ttl_ms, rounds);
+    printf("expiry how=%s n=%zu ttl_ms=%ld rounds=%ld", argv[2], E.n, E.ttl_ms,
+           rounds);
     static const char *phase[] = {"before", "during", "after"};
     for (int k = 0; k < 3; k++)
         print_lat(phase[k], P.v[k], P.n[k]);

@@ -99,8 +99,8 @@ void print_lat(const char *name, int64_t *v, size_t n)
     int64_t p50 = hl_quantile(v, n, 0.5), p99 = hl_quantile(v, n, 0.99);
     int64_t mx = n ? v[n - 1] : 0;
     printf(" %s_p50_ms=%.2f %s_p99_ms=%.2f %s_max_ms=%.2f %s_n=%zu", name,
-           (double)p50 / 1e6, name, (double)p99 / 1e6, name,
-           (double)mx / 1e6, name, n);
+           (double)p50 / 1e6, name, (double)p99 / 1e6, name, (double)mx / 1e6,
+           name, n);
 }
 
 int main(int argc, char **argv)

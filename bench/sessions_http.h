@@ -19,7 +19,7 @@
 
 extern struct hl H;
 extern const char *target; /* the URL */
-extern char run_id[24]; /* this run's prefix of names and owners */
+extern char run_id[24];    /* this run's prefix of names and owners */
 
 /* The server's CPU time (tenured or etcd: the process given), and the
  * database's (PostgreSQL: its postmaster and every child), ns. */

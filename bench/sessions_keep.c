@@ -17,7 +17,9 @@
  *              Go's HTTP/1 server does, so those are never renewed.)
  * Each lease is kept from its grant on, renews going before new grants.
  * Once all are granted (or FILL_MAX_S, default 180, have passed: no more
- * grants are sent) the server's CPU and the requests answered are counted
+ * grants are sent; or the one session or etcd lease is lost; "attached"
+ * counts the leases granted, or the names or keys put under the one) the
+ * server's CPU and the requests answered are counted
  * for SECS.  A lease is lost when a renew answers that it ended (409, an
  * etcd TTL of 0), or when the answer to its renew comes after the safe
  * time of the one before ran out (the client's keepalive reports it lost
@@ -132,7 +134,7 @@ static void on_answer(struct hl_conn *c, int st)
             K.it[i].token = (uint64_t)hl_json_num(c->body, "ID");
             K.putq[K.n_put++] = i;
         }
-        K.attached += K.kind == LEASES;
+        K.attached++; /* a lease granted, kept (or lost) from now on */
         K.it[i].safe_until = INT64_MAX;
         renewed(i, c->sent_ns, st, true);
         return;
@@ -141,9 +143,9 @@ static void on_answer(struct hl_conn *c, int st)
         K.pending--;
         if (st != 200)
             K.errors++;
-        else
-            K.attached += K.kind == SESSION ? hl_count(c->body, "lease_secret")
-                                            : 1;
+        else if (K.kind != ETCD_MANY) /* counted at its lease's grant */
+            K.attached +=
+                K.kind == SESSION ? hl_count(c->body, "lease_secret") : 1;
         return;
     case OP_RENEW:
         break;
@@ -177,8 +179,8 @@ static void send_renew(struct hl_conn *c)
     case ETCD_MANY:
         snprintf(body, sizeof(body), "{\"ID\":\"%llu\"}",
                  (unsigned long long)K.it[i].token);
-        hl_send(c, "POST", "/v3/lease/keepalive", body, strlen(body),
-                on_answer, (long)i);
+        hl_send(c, "POST", "/v3/lease/keepalive", body, strlen(body), on_answer,
+                (long)i);
         return;
     }
 }
@@ -208,7 +210,8 @@ static bool send_new(struct hl_conn *c)
         snprintf(body, sizeof(body),
                  "{\"name\":\"%s-%zu\",\"owner_id\":\"%s\",\"ttl_ms\":%ld}",
                  run_id, i, run_id, K.ttl_ms);
-        hl_send(c, "POST", "/v1/leases", body, strlen(body), on_answer, (long)i);
+        hl_send(c, "POST", "/v1/leases", body, strlen(body), on_answer,
+                (long)i);
         return true;
     case ETCD_MANY:
         K.op[c->idx] = OP_GRANT;
@@ -255,9 +258,10 @@ static bool keep_next(struct hl_conn *c)
 static int64_t fill_deadline;
 static bool fill_over(void)
 {
-    bool all = K.next_new >= K.n && K.n_retry == 0 && K.n_put == 0 &&
-               K.pending == 0;
-    return all || hl_now_ns() >= fill_deadline || K.it[0].lost;
+    bool all =
+        K.next_new >= K.n && K.n_retry == 0 && K.n_put == 0 && K.pending == 0;
+    bool one = K.kind == SESSION || K.kind == ETCD_ONE;
+    return all || hl_now_ns() >= fill_deadline || (one && K.it[0].lost);
 }
 
 static bool idle(void)
@@ -314,8 +318,7 @@ int mode_keep(int argc, char **argv)
     if (argc < 5)
         return fprintf(stderr, "keep KIND N TTL_MS SECS CONNS [FILL_MAX_S]\n"),
                -1;
-    static const char *kinds[] = {"leases", "session", "etcd-one",
-                                  "etcd-many"};
+    static const char *kinds[] = {"leases", "session", "etcd-one", "etcd-many"};
     K.kind = LEASES;
     while (K.kind <= ETCD_MANY && strcmp(kinds[K.kind], argv[0]) != 0)
         K.kind++;

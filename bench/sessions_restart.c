@@ -125,8 +125,8 @@ int mode_verify(int argc, char **argv)
     FILE *f = fopen(argv[0], "r");
     size_t n = 0, cap = 1024;
     struct sess *s = calloc(cap, sizeof(*s));
-    while (f != NULL && fscanf(f, "%32s %32s %63s", s[n].id, s[n].sec,
-                               s[n].prefix) == 3) {
+    while (f != NULL &&
+           fscanf(f, "%32s %32s %63s", s[n].id, s[n].sec, s[n].prefix) == 3) {
         if (++n == cap)
             s = realloc(s, (cap *= 2) * sizeof(*s));
     }
@@ -168,8 +168,7 @@ int mode_verify(int argc, char **argv)
         snprintf(body, sizeof(body), "{\"session_secret\":\"%s\"}", s[i].sec);
         renewed += hl_call(&H, c, "PATCH", path, body) == 200 &&
                    hl_json_num(c->body, "leases") == per;
-        snprintf(path, sizeof(path), "/v1/leases/%s%lld", s[i].prefix,
-                 per - 1);
+        snprintf(path, sizeof(path), "/v1/leases/%s%lld", s[i].prefix, per - 1);
         read_ok += hl_call(&H, c, "GET", path, NULL) == 200 &&
                    strstr(c->body, s[i].id) != NULL;
     }
