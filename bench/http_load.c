@@ -235,6 +235,20 @@ static void finish(struct hl_conn *c, int status)
         c->done(c, status < 0 ? 0 : status);
 }
 
+static void reopen(struct hl_conn *c)
+{
+    epoll_ctl(the_hl->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->fd = connect_one(the_hl->host, the_hl->port);
+    c->pollout = false;
+    c->in_have = 0;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    if (c->fd < 0 || epoll_ctl(the_hl->ep, EPOLL_CTL_ADD, c->fd, &ev) < 0) {
+        fprintf(stderr, "reconnect: %s\n", strerror(errno));
+        exit(2);
+    }
+}
+
 static void on_readable(struct hl_conn *c)
 {
     for (;;) {
@@ -244,6 +258,12 @@ static void on_readable(struct hl_conn *c)
             continue;
         if (r < 0 && errno == EAGAIN)
             return;
+        if (r <= 0 && !c->busy) {
+            reopen(c); /* an idle keep-alive the server closed (its
+                        * --request-timeout-ms): opened again, as any
+                        * client's pool does */
+            return;
+        }
         if (r <= 0) {
             fprintf(stderr, "connection %d closed by the server\n", c->idx);
             exit(2);

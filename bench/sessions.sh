@@ -27,7 +27,8 @@
 # to grant the N leases; the window starts then with those granted),
 # ROUNDS (5),
 # EXPIRY_ROUNDS (3), RESTARTS (3), RESTART_SESSIONS (1000), RESTART_PER
-# (1000 leases each), SESSIONS_BIG (100000), BENCH_BUILD
+# (1000 leases each), SESSIONS_BIG (100000), EXPIRY_HOWS ("expire
+# delete"), PG_SECTIONS ("claims attach expiry": those run on PostgreSQL), BENCH_BUILD
 # (build/bench), TENURED (use this tenured; bench_sessions_http from
 # BENCH_BUILD), SESSIONS_OUT (also write the table here), SESSIONS_RESULTS
 # (keep the raw lines here; default BENCH_BUILD/sessions-results.txt),
@@ -149,7 +150,7 @@ attach_on() {
 }
 expiry_on() {
     local how
-    for how in expire delete; do
+    for how in ${EXPIRY_HOWS:-expire delete}; do
         start_tenured_on "$1" --expected-leases $((EXPIRY_ROUNDS * BIG + 100000))
         run "expiry-$1" expiry "$TURL" "$TPID${PGPID:+:$PGPID}" "$BIG" 5000 "$how" 3 2 "$EXPIRY_ROUNDS"
         stop_tenured
@@ -232,9 +233,8 @@ section_pg() {
     port=${port%%/*}
     PGPID=$(ss -Hltnp "sport = :$port" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
     log "== pg: PostgreSQL on port $port, postmaster $PGPID"
-    claims_on pg
-    attach_on pg
-    expiry_on pg
+    local s
+    for s in ${PG_SECTIONS:-claims attach expiry}; do "${s}_on" pg; done
     PGPID=
 }
 

@@ -17,6 +17,7 @@
  * spent, not how long the machine took. */
 #include "sessions_http.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,7 @@ int main(int argc, char **argv)
     const char *colon = strchr(argv[3], ':');
     db_pid = colon != NULL ? (pid_t)strtol(colon + 1, NULL, 10) : 0;
     snprintf(run_id, sizeof(run_id), "b%d", (int)getpid());
+    signal(SIGPIPE, SIG_IGN); /* a write to a closed connection fails */
     static const struct {
         const char *name;
         int (*fn)(int, char **);
