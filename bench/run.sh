@@ -29,8 +29,8 @@ if [ "$only" = all ] || [[ ",$only," == *",followers,"* ]]; then
 fi
 [ "$only" = followers ] && exit 0
 # What sessions cost over HTTP against etcd, on both stores
-# (bench/sessions.sh, docs/PERFORMANCE.md "Sessions over HTTP"; about 25
-# minutes): BENCH_ONLY=sessions runs it alone.
+# (bench/sessions.sh, docs/PERFORMANCE.md "Sessions over HTTP"; about 20
+# minutes on a loaded 2-core host): BENCH_ONLY=sessions runs it alone.
 if [ "$only" = all ] || [[ ",$only," == *",sessions,"* ]]; then
     "$here/sessions.sh"
 fi

@@ -21,12 +21,12 @@
 #     pg       claims, attach and expiry on the PostgreSQL store (under
 #              scripts/with-pg.sh)
 #
-# Environment: NS ("1000 10000 100000"), TTL_MS (3000), KEEP_SECS (20),
+# Environment: NS ("1000 10000 100000"), TTL_MS (3000), KEEP_SECS (10),
 # KEEP_CONNS (32: the clients' keepalive_connections), KEEP_ROUNDS (3
-# interleaved rounds of every N and kind), KEEP_FILL (180: seconds at most
+# interleaved rounds of every N and kind), KEEP_FILL (20: seconds at most
 # to grant the N leases; the window starts then with those granted),
 # ROUNDS (5),
-# EXPIRY_ROUNDS (3), RESTARTS (3), RESTART_SESSIONS (1000), RESTART_PER
+# EXPIRY_ROUNDS (2), RESTARTS (2), RESTART_SESSIONS (1000), RESTART_PER
 # (1000 leases each), SESSIONS_BIG (100000), EXPIRY_HOWS ("expire
 # delete"), PG_SECTIONS ("claims attach expiry": those run on PostgreSQL), BENCH_BUILD
 # (build/bench), TENURED (use this tenured; bench_sessions_http from
@@ -41,13 +41,13 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BENCH_BUILD:-$ROOT/build/bench}
 NS=${NS:-1000 10000 100000}
 TTL_MS=${TTL_MS:-3000}
-KEEP_SECS=${KEEP_SECS:-20}
+KEEP_SECS=${KEEP_SECS:-10}
 KEEP_CONNS=${KEEP_CONNS:-32}
 KEEP_ROUNDS=${KEEP_ROUNDS:-3}
-KEEP_FILL=${KEEP_FILL:-180}
+KEEP_FILL=${KEEP_FILL:-20}
 ROUNDS=${ROUNDS:-5}
-EXPIRY_ROUNDS=${EXPIRY_ROUNDS:-3}
-RESTARTS=${RESTARTS:-3}
+EXPIRY_ROUNDS=${EXPIRY_ROUNDS:-2}
+RESTARTS=${RESTARTS:-2}
 BIG=${SESSIONS_BIG:-100000}
 SECTIONS=${*:-keep claims attach expiry restart pg}
 RES=${SESSIONS_TABLE:-${SESSIONS_RESULTS:-$BUILD/sessions-results.txt}}
