@@ -8,7 +8,8 @@
 # tenured and every peer, one after the other, medians of RUNS runs).
 # BENCH_ONLY=frontend runs the first alone; a BENCH_ONLY list without
 # "frontend" skips it (bench/suite.sh reads the same list); "followers" is
-# bench/follower-latency.sh, run after the front end.  The older
+# bench/follower-latency.sh, run after the front end, and "sessions"
+# bench/sessions.sh, run after that.  The older
 # two-way comparison is still there as bench/bench-vs-redis.sh, and
 # bench/slow-body.sh measures acquires beside 1,100 slow-body clients, and
 # bench/list-flood.sh probes beside 500 clients pipelining large lists.
@@ -27,4 +28,11 @@ if [ "$only" = all ] || [[ ",$only," == *",followers,"* ]]; then
     "$here/follower-latency.sh"
 fi
 [ "$only" = followers ] && exit 0
+# What sessions cost over HTTP against etcd, on both stores
+# (bench/sessions.sh, docs/PERFORMANCE.md "Sessions over HTTP"; about 20
+# minutes on a loaded 2-core host): BENCH_ONLY=sessions runs it alone.
+if [ "$only" = all ] || [[ ",$only," == *",sessions,"* ]]; then
+    "$here/sessions.sh"
+fi
+[ "$only" = sessions ] && exit 0
 exec "$here/suite.sh" "$@"
