@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 "$py" -m pyflakes python/tenure tests/integration/python scripts/check-includes.py \
-    compare tests/tools/ha examples bench/py_keepalive.py
+    compare tests/tools/ha examples bench/py_keepalive.py bench/insn_client.py
