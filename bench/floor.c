@@ -75,7 +75,8 @@ static void *serve(void *arg)
     for (long i = 0; i < WARM + p->rounds; i++) {
         if (i == WARM)
             thread_cpu(&u0, &s0);
-        if (read_full(p->fd, req, sizeof(req)) < 0 || write(p->fd, ans, sizeof(ans)) != ANS_LEN)
+        if (read_full(p->fd, req, sizeof(req)) < 0 ||
+            write(p->fd, ans, sizeof(ans)) != ANS_LEN)
             return NULL;
     }
     thread_cpu(&u1, &s1);
@@ -86,16 +87,20 @@ static void *serve(void *arg)
 
 static int socket_floor(long rounds)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t sl = sizeof(sa);
-    int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0), cfd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1, lfd = socket(AF_INET, SOCK_STREAM, 0),
+        cfd = socket(AF_INET, SOCK_STREAM, 0);
     struct peer p = {.rounds = rounds};
     char req[REQ_LEN], ans[ANS_LEN];
     pthread_t th;
     double t0 = 0;
-    if (lfd < 0 || cfd < 0 || bind(lfd, (struct sockaddr *)&sa, sl) < 0 || listen(lfd, 1) < 0 ||
+    if (lfd < 0 || cfd < 0 || bind(lfd, (struct sockaddr *)&sa, sl) < 0 ||
+        listen(lfd, 1) < 0 ||
         getsockname(lfd, (struct sockaddr *)&sa, &sl) < 0 ||
-        connect(cfd, (struct sockaddr *)&sa, sl) < 0 || (p.fd = accept(lfd, NULL, NULL)) < 0) {
+        connect(cfd, (struct sockaddr *)&sa, sl) < 0 ||
+        (p.fd = accept(lfd, NULL, NULL)) < 0) {
         perror("floor: loopback");
         return -1;
     }
@@ -106,15 +111,18 @@ static int socket_floor(long rounds)
     for (long i = 0; i < WARM + rounds; i++) {
         if (i == WARM)
             t0 = now_us();
-        if (write(cfd, req, sizeof(req)) != REQ_LEN || read_full(cfd, ans, sizeof(ans)) < 0)
+        if (write(cfd, req, sizeof(req)) != REQ_LEN ||
+            read_full(cfd, ans, sizeof(ans)) < 0)
             break;
     }
     double wall = now_us() - t0;
     pthread_join(th, NULL);
-    printf("floor: read+write server CPU %.2f us (user %.2f, system %.2f) per round trip\n",
+    printf("floor: read+write server CPU %.2f us (user %.2f, system %.2f) per "
+           "round trip\n",
            (p.user_us + p.sys_us) / (double)rounds, p.user_us / (double)rounds,
            p.sys_us / (double)rounds);
-    printf("floor: read+write round trip %.2f us wall\n", wall / (double)rounds);
+    printf("floor: read+write round trip %.2f us wall\n",
+           wall / (double)rounds);
     close(cfd);
     close(p.fd);
     close(lfd);
@@ -138,7 +146,8 @@ static int sync_floor(const char *dir)
             t0 = now_us();
             thread_cpu(&u0, &s0);
         }
-        if (write(fd, rec, sizeof(rec)) != (ssize_t)sizeof(rec) || fdatasync(fd) < 0) {
+        if (write(fd, rec, sizeof(rec)) != (ssize_t)sizeof(rec) ||
+            fdatasync(fd) < 0) {
             perror("floor: append");
             close(fd);
             return -1;
@@ -146,7 +155,8 @@ static int sync_floor(const char *dir)
     }
     double wall = now_us() - t0;
     thread_cpu(&u1, &s1);
-    printf("floor: write+fdatasync %.1f us wall, CPU %.2f us (user %.2f, system %.2f) each\n",
+    printf("floor: write+fdatasync %.1f us wall, CPU %.2f us (user %.2f, "
+           "system %.2f) each\n",
            wall / n, (u1 - u0 + s1 - s0) / n, (u1 - u0) / n, (s1 - s0) / n);
     close(fd);
     unlink(path);
