@@ -13,6 +13,7 @@
 # two-way comparison is still there as bench/bench-vs-redis.sh, and
 # bench/slow-body.sh measures acquires beside 1,100 slow-body clients, and
 # bench/list-flood.sh probes beside 500 clients pipelining large lists.
+# After the front end, bench/insn.sh prints the instructions per acquire.
 set -euo pipefail
 here=$(dirname "$0")
 "$here/deps.sh"
@@ -20,7 +21,19 @@ only=${BENCH_ONLY:-all}
 if [ "$only" = all ] || [[ ",$only," == *",frontend,"* ]]; then
     "$here/frontend.sh"
 fi
-[ "$only" = frontend ] && exit 0
+# The user-space instructions per durable acquire of the build the front
+# end measured (bench/insn.sh: callgrind, one request at a time, so the
+# figure does not depend on the load; docs/PERFORMANCE.md "Budget per
+# request").  BENCH_ONLY=insn runs it alone on TENURED or build/bench's.
+if [ "$only" = all ] || [[ ",$only," == *",frontend,"* ]] || [[ ",$only," == *",insn,"* ]]; then
+    bin=${TENURED:-$here/../build/bench/bin/tenured}
+    if [ -x "$bin" ]; then
+        "$here/insn.sh" "$bin"
+    else
+        echo "bench: no $bin for bench/insn.sh (bench/frontend.sh builds it)" >&2
+    fi
+fi
+[ "$only" = frontend ] || [ "$only" = insn ] && exit 0
 # The followers' force-release latency (bench/follower-latency.sh, on the
 # dev build's test tools): BENCH_ONLY=followers runs it alone.
 if [ "$only" = all ] || [[ ",$only," == *",followers,"* ]]; then

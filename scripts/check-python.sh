@@ -10,4 +10,4 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 "$py" -m pyflakes python/tenure tests/integration/python scripts/check-includes.py \
     compare tests/tools/ha tests/tools/tenured.py tests/tools/openapi tests/ui \
-    examples bench/py_keepalive.py
+    examples bench/py_keepalive.py bench/insn_client.py
