@@ -159,12 +159,13 @@
  * it are never both missed (docs/SAFETY.md section 9.3). */
 #define CHECK_RETIRED                                                          \
     " UNION ALL SELECT r.floor, false, NULL::text, NULL::bigint,"              \
-    " NULL::bigint FROM tenure_retired r"                                      \
+    " NULL::bigint, NULL::text FROM tenure_retired r"                          \
     " WHERE NOT EXISTS (SELECT 1 FROM leases x WHERE x.name = $1)"
 
 #define CHECK_SQL                                                              \
     READ_ENDING("r.fencing_token, NOT r.released AND r.e > now(),"             \
-                " r.owner_id, r.ttl_ms, " EXPIRES_IN_AT("r.e"))                \
+                " r.owner_id, r.ttl_ms, " EXPIRES_IN_AT("r.e") ","             \
+                " CASE WHEN NOT r.released THEN r.session_id END")             \
     CHECK_RETIRED
 
 /* $1 prefix, $2 after or NULL, $3 limit.  Names are COLLATE "C": byte
