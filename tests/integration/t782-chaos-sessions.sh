@@ -5,17 +5,18 @@
 # them with one renew a round, writes every lease it holds to the fenced
 # sink each round, then ends its session or abandons it to expire.  Faults,
 # drawn at random: kill -9 of tenured (restarted on the same data
-# directory 0-200 ms later), or SIGSTOP of a client process for 1.2-2.4 s,
-# past its sessions' TTLs (300-900 ms), two times in three the one that
-# wrote to the sink last: its sessions expire, their names go to other
+# directory 0-200 ms later) two times in six, or SIGSTOP of a client
+# process for 1.2-2.4 s, past its sessions' TTLs (300-900 ms), mostly the
+# one that wrote to the sink last: its sessions expire, their names go to other
 # workers with higher tokens, and on SIGCONT its writes with the old tokens
 # must be refused by the fence.  The merged history must check clean, with
 # sessions, claims and zombie writes refused in it.  Like t763, the
 # clients may run up to four times SECONDS; the run ends at the first
 # check past SECONDS that finds a refused write.
 # TN_CHAOS_SEED replays a schedule; TN_CHAOS_SECONDS lengthens the run;
-# TN_CHAOS_STORE=pg runs it on PostgreSQL (t783), with restarts of the
-# database among the faults.
+# TN_CHAOS_STORE=pg runs it on PostgreSQL (t783): restarts of the database
+# two times in six, kill -9 of tenured one in six, SIGSTOP of a client
+# three in six.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 . "$(dirname "$0")/lib-chaos.sh"
@@ -49,8 +50,8 @@ while chaos_running; do
     chaos_running || break
     case $profile/$((RANDOM % 6)) in
     sessions-pg/0 | sessions-pg/1) chaos_pg_restart "$db" ;;
-    */0 | */1) chaos_kill9 "$(chaos_rand 0 200)" ;;
-    */2) chaos_stop_client "$(chaos_rand 1200 2400)" ;;
+    sessions-pg/2 | sessions/0 | sessions/1) chaos_kill9 "$(chaos_rand 0 200)" ;;
+    */3) chaos_stop_client "$(chaos_rand 1200 2400)" ;;
     *) chaos_stop_client "$(chaos_rand 1200 2400)" latest ;;
     esac
 done
