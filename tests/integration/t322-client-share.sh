@@ -10,7 +10,9 @@
 # 4. resumed, the frozen worker first writes what it was writing when it
 #    froze (with its old tokens): the fence refuses every one of those
 #    writes (unfenced, in plain_writes, they land: the negative control),
-#    and the admitted tokens of every shard never go down;
+#    its keepalive reports every one of its shards lost, no write of it
+#    with an old token lands after the freeze, and the admitted tokens of
+#    every shard never go down;
 # 5. it rejoins with a new session and the group balances again; stopped,
 #    every worker's session ends and every shard is free.
 # TN_SHARE_FENCE=off runs the workers without the fence: step 4 must fail.
@@ -89,6 +91,8 @@ grep -q '^T' <(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/${WPID[w2]}/sta
     fail "w2 is not stopped"
 held_by w2 >"$T/w2.held" # what it held when it froze
 [ -s "$T/w2.held" ] || fail "w2 held nothing when it froze"
+# Every write w2 makes from now on comes after this row of the sink.
+r0=$(sqlite3 "$SINK" "SELECT COALESCE(MAX(rowid), 0) FROM writes")
 # Three live sessions again (w2's expired), and they hold everything.
 wait_shares 3 30
 while read -r name tok; do
@@ -127,6 +131,17 @@ done
 admitted=$(sqlite3 "$SINK" "SELECT COUNT(*) FROM writes WHERE zombie = 1")
 [ "$admitted" = 0 ] || fail "the sink admitted $admitted stale writes of the frozen worker: $(sqlite3 "$SINK" 'SELECT * FROM writes WHERE zombie = 1')"
 say "the fence refused all $n_zombie of them (unfenced, $control would have landed)"
+# Its keepalive tells it every shard is lost, and nothing it wrote with
+# a token of its old session landed, zombie or not.
+while read -r name tok; do
+    wait_grep "$T/w2.out" "^lost $name token=$tok " 1 15 ||
+        fail "w2 was never told that $name (token $tok) was lost: $(grep " $name " "$T/w2.out")"
+done <"$T/w2.held"
+while read -r name tok; do
+    late=$(sqlite3 "$SINK" "SELECT COUNT(*) FROM writes WHERE rowid > $r0 AND worker = 'w2' AND shard = '$name' AND token = $tok")
+    [ "$late" = 0 ] || fail "$late write(s) of w2 with its old token $tok of $name were admitted after it froze"
+done <"$T/w2.held"
+say "resumed, w2 was told all $(wc -l <"$T/w2.held") shards were lost; none of its writes with their old tokens landed"
 down=$(sqlite3 "$SINK" "SELECT COUNT(*) FROM writes a JOIN writes b ON a.shard = b.shard AND b.rowid > a.rowid AND b.token < a.token")
 [ "$down" = 0 ] || fail "$down admitted writes went below a token already admitted"
 
