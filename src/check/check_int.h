@@ -3,7 +3,7 @@
  * see them, and the steps that build them.  index.c collects and looks
  * up, validity.c computes how long each lease and session was certainly
  * valid, check.c holds the rules on leases and the sink, session.c the
- * rules on sessions (docs/SAFETY.md sections 1.2 and 10.3). */
+ * rules on sessions (docs/SAFETY.md sections 1.2 and 10.4). */
 #ifndef TN_CHECK_CHECK_INT_H
 #define TN_CHECK_CHECK_INT_H
 
@@ -101,7 +101,7 @@ struct lease *tn_check_session_of(struct ctx *c, uint32_t id);
 
 /* Validity of every lease and session (renews, releases, ends), then of
  * each lease under a session from its session's.  docs/SAFETY.md 1.2
- * rule 3 and 10.3. */
+ * rule 3 and 10.4. */
 void tn_check_validity(struct ctx *c);
 /* The earliest answer per lease that its grant ended (lost_t, false_t),
  * and per lease the earliest higher grant of its name (sup_t). */
@@ -109,7 +109,7 @@ void tn_check_ends(struct ctx *c);
 
 /* ---- session.c ---- */
 
-/* The rules on sessions (docs/SAFETY.md 10.3): an ended session stays
+/* The rules on sessions (docs/SAFETY.md 10.4): an ended session stays
  * ended, and so does every lease of it. */
 void tn_check_rule_sessions(struct ctx *c);
 

@@ -35,7 +35,7 @@ enum tn_history_kind {
     TN_HISTORY_RENEW = 1,
     TN_HISTORY_RELEASE = 2,
     TN_HISTORY_CHECK = 3,        /* GET .../check?token= (docs/SAFETY.md 8.4) */
-    TN_HISTORY_SESSION_OPEN = 4, /* POST /v1/sessions (docs/SAFETY.md 10.3) */
+    TN_HISTORY_SESSION_OPEN = 4, /* POST /v1/sessions (docs/SAFETY.md 10.4) */
     TN_HISTORY_SESSION_RENEW = 5, /* PATCH /v1/sessions/{id} */
     TN_HISTORY_SESSION_END = 6,   /* DELETE /v1/sessions/{id} */
 };

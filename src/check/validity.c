@@ -4,7 +4,7 @@
  * lease is: its open is the grant, its renews replace the deadline, its
  * end (any outcome) may have ended it at its invoke.  A lease under a
  * session has no deadline of its own: it is valid while its session is,
- * and ends at the latest when its session ends (docs/SAFETY.md 10.3). */
+ * and ends at the latest when its session ends (docs/SAFETY.md 10.4). */
 #include "check/check_int.h"
 
 /* The lease or session whose validity op acts on: renew and release name
