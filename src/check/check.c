@@ -24,11 +24,11 @@ static int cmp_i64(int64_t a, int64_t b)
  * names, except a request_id retry of the same name, or a claim of the
  * same name under the same session (docs/SESSIONS.md: an idempotent
  * claim answers the grant the session holds): the same grant. */
-static void rule_duplicate(struct ctx *c)
+static void rule_duplicate(struct tn_check_ctx *c)
 {
     for (size_t i = 1; i < c->n; i++) {
-        const struct lease *a = &c->by_token[i - 1];
-        const struct lease *b = &c->by_token[i];
+        const struct tn_check_lease *a = &c->by_token[i - 1];
+        const struct tn_check_lease *b = &c->by_token[i];
         if (a->token != b->token)
             continue;
         if (b->replay)
@@ -41,16 +41,16 @@ static void rule_duplicate(struct ctx *c)
 
 static int cmp_complete(const void *pa, const void *pb)
 {
-    const struct lease *a = pa;
-    const struct lease *b = pb;
+    const struct tn_check_lease *a = pa;
+    const struct tn_check_lease *b = pb;
     int d = cmp_i64(a->complete_t, b->complete_t);
     return d != 0 ? d : (a->op > b->op) - (a->op < b->op);
 }
 
 static int cmp_invoke(const void *pa, const void *pb)
 {
-    const struct lease *a = pa;
-    const struct lease *b = pb;
+    const struct tn_check_lease *a = pa;
+    const struct tn_check_lease *b = pb;
     int d = cmp_i64(a->invoke_t, b->invoke_t);
     return d != 0 ? d : (a->op > b->op) - (a->op < b->op);
 }
@@ -60,10 +60,12 @@ static int cmp_invoke(const void *pa, const void *pb)
  * rule's, and a replay B is no new grant (its grant was made when the
  * acquire it repeats was).  Sweep B by invoke time, keeping the highest
  * token of the acquires completed before it. */
-static int rule_token_order(struct ctx *c)
+static int rule_token_order(struct tn_check_ctx *c)
 {
-    struct lease *by_c = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_c));
-    struct lease *by_i = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_i));
+    struct tn_check_lease *by_c =
+        tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_c));
+    struct tn_check_lease *by_i =
+        tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_i));
     int rc = TN_ENOMEM;
     if (by_c == NULL || by_i == NULL)
         goto out_free;
@@ -72,9 +74,9 @@ static int rule_token_order(struct ctx *c)
     qsort(by_c, c->n, sizeof(*by_c), cmp_complete);
     qsort(by_i, c->n, sizeof(*by_i), cmp_invoke);
     size_t j = 0;
-    const struct lease *best = NULL;
+    const struct tn_check_lease *best = NULL;
     for (size_t i = 0; i < c->n; i++) {
-        const struct lease *b = &by_i[i];
+        const struct tn_check_lease *b = &by_i[i];
         for (; j < c->n && by_c[j].complete_t < b->invoke_t; j++) {
             if (best == NULL || by_c[j].token > best->token)
                 best = &by_c[j];
@@ -92,7 +94,7 @@ out_free:
     return rc;
 }
 
-static int64_t lease_end(const struct lease *l)
+static int64_t lease_end(const struct tn_check_lease *l)
 {
     return l->valid_until < l->release_t ? l->valid_until : l->release_t;
 }
@@ -100,16 +102,17 @@ static int64_t lease_end(const struct lease *l)
 /* One name's leases [a, b) of by_name: a grant whose ok completed while a
  * lease with a lower token was certainly valid (before its validity bound
  * and before any release of it was invoked). */
-static void overlap_in_name(struct ctx *c, size_t a, size_t b)
+static void overlap_in_name(struct tn_check_ctx *c, size_t a, size_t b)
 {
-    const struct lease *best = NULL; /* max lease_end among lower tokens */
+    const struct tn_check_lease *best =
+        NULL; /* max lease_end among lower tokens */
     size_t g = a;
     while (g < b) {
         size_t e = g;
         while (e < b && c->by_name[e].token == c->by_name[g].token)
             e++;
         for (size_t k = g; best != NULL && k < e; k++) {
-            const struct lease *l2 = &c->by_name[k];
+            const struct tn_check_lease *l2 = &c->by_name[k];
             if (l2->complete_t >= lease_end(best))
                 continue;
             /* L1, L2, then the operation that set the deadline and the
@@ -132,7 +135,7 @@ static void overlap_in_name(struct ctx *c, size_t a, size_t b)
     }
 }
 
-static void rule_overlap(struct ctx *c)
+static void rule_overlap(struct tn_check_ctx *c)
 {
     size_t a = 0;
     while (a < c->n) {
@@ -146,7 +149,7 @@ static void rule_overlap(struct ctx *c)
 
 /* A renew or release that returned ok although it was invoked after an
  * acquire of the same name with a higher token had completed. */
-static void rule_superseded(struct ctx *c)
+static void rule_superseded(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
@@ -157,7 +160,7 @@ static void rule_superseded(struct ctx *c)
         size_t k = tn_check_find_lease(c, op->name, op->token_in, true);
         if (k == c->n || c->by_name[k].name != op->name)
             continue;
-        const struct lease *newer = &c->by_name[c->sufmin[k]];
+        const struct tn_check_lease *newer = &c->by_name[c->sufmin[k]];
         if (newer->complete_t >= op->invoke_t)
             continue;
         struct tn_check_ref ev[2] = {tn_check_op_ref(newer->op),
@@ -168,7 +171,7 @@ static void rule_superseded(struct ctx *c)
 }
 
 /* A renew that returned ok with a token other than the one it renewed. */
-static void rule_renew_token(struct ctx *c)
+static void rule_renew_token(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
@@ -186,7 +189,7 @@ static void rule_renew_token(struct ctx *c)
  * ok and no check of it answers current:true when invoked strictly after
  * the server said it ended (the earliest such answer per lease is
  * tn_check_ends's). */
-static void rule_revived(struct ctx *c)
+static void rule_revived(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
@@ -195,7 +198,7 @@ static void rule_revived(struct ctx *c)
             (op->kind != TN_HISTORY_RENEW &&
              !(op->kind == TN_HISTORY_CHECK && op->current)))
             continue;
-        const struct lease *l = tn_check_lease_of(c, op);
+        const struct tn_check_lease *l = tn_check_lease_of(c, op);
         if (l == NULL)
             continue;
         if (op->kind == TN_HISTORY_RENEW && l->lost_t < op->invoke_t) {
@@ -220,7 +223,7 @@ struct mark {
 
 /* Compare the sink's own hwm_before with the replayed mark, then adopt the
  * higher of the two. */
-static void sink_hwm(struct ctx *c, struct mark *m, size_t i)
+static void sink_hwm(struct tn_check_ctx *c, struct mark *m, size_t i)
 {
     const struct tn_history_sink *s = &c->h->sinks[i];
     if (s->hwm_before == TN_HISTORY_NONE)
@@ -238,7 +241,7 @@ static void sink_hwm(struct ctx *c, struct mark *m, size_t i)
     }
 }
 
-static void sink_admit(struct ctx *c, struct mark *m, size_t i)
+static void sink_admit(struct tn_check_ctx *c, struct mark *m, size_t i)
 {
     const struct tn_history_sink *s = &c->h->sinks[i];
     if (m->value != TN_HISTORY_NONE && s->token < m->value) {
@@ -256,7 +259,7 @@ static void sink_admit(struct ctx *c, struct mark *m, size_t i)
     }
 }
 
-static int rule_sink(struct ctx *c)
+static int rule_sink(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     size_t n = h->n_strs == 0 ? 1 : h->n_strs;
@@ -278,7 +281,7 @@ static int rule_sink(struct ctx *c)
 int tn_check_run(const struct tn_history *h, struct tn_check_report *out)
 {
     memset(out, 0, sizeof(*out));
-    struct ctx c = {.h = h, .r = out};
+    struct tn_check_ctx c = {.h = h, .r = out};
     int rc = tn_check_collect(&c);
     if (rc < 0)
         goto out_free;

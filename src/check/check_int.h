@@ -19,7 +19,7 @@
 /* One ok acquire (a lease) or one ok session_open (a session), with the
  * validity facts the rules need.  For a session, token is 0 and name is
  * the session's id. */
-struct lease {
+struct tn_check_lease {
     int64_t token;         /* the token the acquire returned */
     int64_t invoke_t;      /* ns */
     int64_t complete_t;    /* ns */
@@ -60,14 +60,14 @@ struct lease {
     uint32_t request_id;   /* interned request_id or NO_ID */
 };
 
-struct ctx {
-    const struct tn_history *h; /* borrowed */
-    struct tn_check_report *r;  /* the result */
-    struct lease *by_token;     /* ok acquires by (token, invoke_t) */
-    struct lease *by_name;      /* by (name, token, invoke_t) */
-    size_t n;                   /* ok acquires */
-    struct lease *sessions;     /* ok opens by (id, invoke_t) */
-    size_t n_sessions;          /* ok opens */
+struct tn_check_ctx {
+    const struct tn_history *h;      /* borrowed */
+    struct tn_check_report *r;       /* the result */
+    struct tn_check_lease *by_token; /* ok acquires by (token, invoke_t) */
+    struct tn_check_lease *by_name;  /* by (name, token, invoke_t) */
+    size_t n;                        /* ok acquires */
+    struct tn_check_lease *sessions; /* ok opens by (id, invoke_t) */
+    size_t n_sessions;               /* ok opens */
     size_t *sufmin; /* per by_name index k: the lease of by_name[k..end of
                        its name) that completed first */
 };
@@ -75,42 +75,43 @@ struct ctx {
 /* ---- index.c ---- */
 
 /* Count one violation; keep the first witness found. */
-void tn_check_report_one(struct ctx *c, unsigned cls,
+void tn_check_report_one(struct tn_check_ctx *c, unsigned cls,
                          const struct tn_check_ref *ev, unsigned n_ev,
                          int64_t bound);
 struct tn_check_ref tn_check_op_ref(size_t idx);
 struct tn_check_ref tn_check_sink_ref(size_t idx);
 
 /* Fill by_token, by_name, sessions and sufmin.  0 or TN_ENOMEM. */
-int tn_check_collect(struct ctx *c);
+int tn_check_collect(struct tn_check_ctx *c);
 /* Free what collect allocated. */
-void tn_check_release(struct ctx *c);
+void tn_check_release(struct tn_check_ctx *c);
 
 /* First lease of by_name at or after (name, token) (strictly after when
  * after_token); c->n when none. */
-size_t tn_check_find_lease(const struct ctx *c, uint32_t name, int64_t token,
-                           bool after_token);
+size_t tn_check_find_lease(const struct tn_check_ctx *c, uint32_t name,
+                           int64_t token, bool after_token);
 /* True when an ok acquire returned token. */
-bool tn_check_is_granted(const struct ctx *c, int64_t token);
+bool tn_check_is_granted(const struct tn_check_ctx *c, int64_t token);
 /* The first lease of op's (name, token_in), or NULL. */
-struct lease *tn_check_lease_of(struct ctx *c, const struct tn_history_op *op);
+struct tn_check_lease *tn_check_lease_of(struct tn_check_ctx *c,
+                                         const struct tn_history_op *op);
 /* The first session opened with id, or NULL. */
-struct lease *tn_check_session_of(struct ctx *c, uint32_t id);
+struct tn_check_lease *tn_check_session_of(struct tn_check_ctx *c, uint32_t id);
 
 /* ---- validity.c ---- */
 
 /* Validity of every lease and session (renews, releases, ends), then of
  * each lease under a session from its session's.  docs/SAFETY.md 1.2
  * rule 3 and 10.4. */
-void tn_check_validity(struct ctx *c);
+void tn_check_validity(struct tn_check_ctx *c);
 /* The earliest answer per lease that its grant ended (lost_t, false_t),
  * and per lease the earliest higher grant of its name (sup_t). */
-void tn_check_ends(struct ctx *c);
+void tn_check_ends(struct tn_check_ctx *c);
 
 /* ---- session.c ---- */
 
 /* The rules on sessions (docs/SAFETY.md 10.4): an ended session stays
  * ended, and so does every lease of it. */
-void tn_check_rule_sessions(struct ctx *c);
+void tn_check_rule_sessions(struct tn_check_ctx *c);
 
 #endif

@@ -11,7 +11,7 @@
 #include "check/check_int.h"
 #include "common/alloc.h"
 
-void tn_check_report_one(struct ctx *c, unsigned cls,
+void tn_check_report_one(struct tn_check_ctx *c, unsigned cls,
                          const struct tn_check_ref *ev, unsigned n_ev,
                          int64_t bound)
 {
@@ -44,8 +44,8 @@ static int cmp_i64(int64_t a, int64_t b)
 
 static int cmp_by_token(const void *pa, const void *pb)
 {
-    const struct lease *a = pa;
-    const struct lease *b = pb;
+    const struct tn_check_lease *a = pa;
+    const struct tn_check_lease *b = pb;
     int d = cmp_i64(a->token, b->token);
     if (d == 0)
         d = cmp_i64(a->invoke_t, b->invoke_t);
@@ -56,21 +56,21 @@ static int cmp_by_token(const void *pa, const void *pb)
  * invoke_t). */
 static int cmp_by_name(const void *pa, const void *pb)
 {
-    const struct lease *a = pa;
-    const struct lease *b = pb;
+    const struct tn_check_lease *a = pa;
+    const struct tn_check_lease *b = pb;
     if (a->name != b->name)
         return a->name < b->name ? -1 : 1;
     return cmp_by_token(pa, pb);
 }
 
-size_t tn_check_find_lease(const struct ctx *c, uint32_t name, int64_t token,
-                           bool after_token)
+size_t tn_check_find_lease(const struct tn_check_ctx *c, uint32_t name,
+                           int64_t token, bool after_token)
 {
     size_t lo = 0;
     size_t hi = c->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const struct lease *l = &c->by_name[mid];
+        const struct tn_check_lease *l = &c->by_name[mid];
         bool before = l->name < name ||
                       (l->name == name &&
                        (after_token ? l->token <= token : l->token < token));
@@ -82,7 +82,7 @@ size_t tn_check_find_lease(const struct ctx *c, uint32_t name, int64_t token,
     return lo;
 }
 
-bool tn_check_is_granted(const struct ctx *c, int64_t token)
+bool tn_check_is_granted(const struct tn_check_ctx *c, int64_t token)
 {
     size_t lo = 0;
     size_t hi = c->n;
@@ -96,7 +96,8 @@ bool tn_check_is_granted(const struct ctx *c, int64_t token)
     return lo < c->n && c->by_token[lo].token == token;
 }
 
-struct lease *tn_check_lease_of(struct ctx *c, const struct tn_history_op *op)
+struct tn_check_lease *tn_check_lease_of(struct tn_check_ctx *c,
+                                         const struct tn_history_op *op)
 {
     if (op->name == TN_HISTORY_NO_ID)
         return NULL;
@@ -107,7 +108,7 @@ struct lease *tn_check_lease_of(struct ctx *c, const struct tn_history_op *op)
     return &c->by_name[k];
 }
 
-struct lease *tn_check_session_of(struct ctx *c, uint32_t id)
+struct tn_check_lease *tn_check_session_of(struct tn_check_ctx *c, uint32_t id)
 {
     size_t lo = 0;
     size_t hi = c->n_sessions;
@@ -125,35 +126,36 @@ struct lease *tn_check_session_of(struct ctx *c, uint32_t id)
 
 /* A lease (or session) as its ok acquire (or open) i leaves it, before
  * any renew or release is read. */
-static struct lease grant_of(const struct tn_history_op *op, size_t i)
+static struct tn_check_lease grant_of(const struct tn_history_op *op, size_t i)
 {
     bool open = op->kind == TN_HISTORY_SESSION_OPEN;
     int64_t ttl = op->ttl_ms != TN_HISTORY_NONE ? op->ttl_ms : 0;
-    struct lease l = {.token = open ? 0 : op->token_out,
-                      .invoke_t = op->invoke_t,
-                      .complete_t = op->complete_t,
-                      .valid_until = op->invoke_t + ttl * TN_CHECK_NS_PER_MS,
-                      .release_t = TN_HISTORY_NEVER,
-                      .own_release_t = TN_HISTORY_NEVER,
-                      .applied_t = op->invoke_t,
-                      .min_ttl_ms = ttl,
-                      .op = i,
-                      .bound_op = i,
-                      .renew_until = TN_HISTORY_NEVER,
-                      .applied_op = i,
-                      .renew_op = i,
-                      .from_op = i,
-                      .lost_t = TN_HISTORY_NEVER,
-                      .lost_op = i,
-                      .false_t = TN_HISTORY_NEVER,
-                      .false_op = i,
-                      .sup_t = TN_HISTORY_NEVER,
-                      .sup_op = i,
-                      .sup_by_op = i,
-                      .renewed = false,
-                      .name = open ? op->session : op->name,
-                      .session = open ? TN_HISTORY_NO_ID : op->session,
-                      .request_id = op->request_id};
+    struct tn_check_lease l = {.token = open ? 0 : op->token_out,
+                               .invoke_t = op->invoke_t,
+                               .complete_t = op->complete_t,
+                               .valid_until =
+                                   op->invoke_t + ttl * TN_CHECK_NS_PER_MS,
+                               .release_t = TN_HISTORY_NEVER,
+                               .own_release_t = TN_HISTORY_NEVER,
+                               .applied_t = op->invoke_t,
+                               .min_ttl_ms = ttl,
+                               .op = i,
+                               .bound_op = i,
+                               .renew_until = TN_HISTORY_NEVER,
+                               .applied_op = i,
+                               .renew_op = i,
+                               .from_op = i,
+                               .lost_t = TN_HISTORY_NEVER,
+                               .lost_op = i,
+                               .false_t = TN_HISTORY_NEVER,
+                               .false_op = i,
+                               .sup_t = TN_HISTORY_NEVER,
+                               .sup_op = i,
+                               .sup_by_op = i,
+                               .renewed = false,
+                               .name = open ? op->session : op->name,
+                               .session = open ? TN_HISTORY_NO_ID : op->session,
+                               .request_id = op->request_id};
     return l;
 }
 
@@ -165,11 +167,11 @@ static bool is_ok(const struct tn_history_op *op, unsigned kind)
 /* A request_id retry, or a claim of a name under the session that holds
  * it, is answered the grant again (docs/SESSIONS.md, idempotent claims):
  * one grant, not a new one. */
-static void mark_replays(struct ctx *c)
+static void mark_replays(struct tn_check_ctx *c)
 {
     for (size_t i = 1; i < c->n; i++) {
-        const struct lease *a = &c->by_token[i - 1];
-        struct lease *b = &c->by_token[i];
+        const struct tn_check_lease *a = &c->by_token[i - 1];
+        struct tn_check_lease *b = &c->by_token[i];
         if (a->token != b->token || a->name != b->name)
             continue;
         b->replay =
@@ -181,7 +183,7 @@ static void mark_replays(struct ctx *c)
 
 /* sufmin[k]: the lease of by_name[k..end of its name) that completed
  * first. */
-static void fill_sufmin(struct ctx *c)
+static void fill_sufmin(struct tn_check_ctx *c)
 {
     for (size_t k = c->n; k-- > 0;) {
         c->sufmin[k] = k;
@@ -193,7 +195,7 @@ static void fill_sufmin(struct ctx *c)
     }
 }
 
-int tn_check_collect(struct ctx *c)
+int tn_check_collect(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     size_t n = 0;
@@ -202,10 +204,11 @@ int tn_check_collect(struct ctx *c)
         n += is_ok(&h->ops[i], TN_HISTORY_ACQUIRE);
         n_open += is_ok(&h->ops[i], TN_HISTORY_SESSION_OPEN);
     }
-    c->by_token = tn_calloc(n == 0 ? 1 : n, sizeof(struct lease));
-    c->by_name = tn_calloc(n == 0 ? 1 : n, sizeof(struct lease));
+    c->by_token = tn_calloc(n == 0 ? 1 : n, sizeof(struct tn_check_lease));
+    c->by_name = tn_calloc(n == 0 ? 1 : n, sizeof(struct tn_check_lease));
     c->sufmin = tn_calloc(n == 0 ? 1 : n, sizeof(size_t));
-    c->sessions = tn_calloc(n_open == 0 ? 1 : n_open, sizeof(struct lease));
+    c->sessions =
+        tn_calloc(n_open == 0 ? 1 : n_open, sizeof(struct tn_check_lease));
     if (c->by_token == NULL || c->by_name == NULL || c->sufmin == NULL ||
         c->sessions == NULL)
         return TN_ENOMEM;
@@ -216,16 +219,17 @@ int tn_check_collect(struct ctx *c)
         else if (is_ok(op, TN_HISTORY_SESSION_OPEN))
             c->sessions[c->n_sessions++] = grant_of(op, i);
     }
-    qsort(c->by_token, c->n, sizeof(struct lease), cmp_by_token);
+    qsort(c->by_token, c->n, sizeof(struct tn_check_lease), cmp_by_token);
     mark_replays(c);
-    memcpy(c->by_name, c->by_token, c->n * sizeof(struct lease));
-    qsort(c->by_name, c->n, sizeof(struct lease), cmp_by_name);
-    qsort(c->sessions, c->n_sessions, sizeof(struct lease), cmp_by_name);
+    memcpy(c->by_name, c->by_token, c->n * sizeof(struct tn_check_lease));
+    qsort(c->by_name, c->n, sizeof(struct tn_check_lease), cmp_by_name);
+    qsort(c->sessions, c->n_sessions, sizeof(struct tn_check_lease),
+          cmp_by_name);
     fill_sufmin(c);
     return TN_OK;
 }
 
-void tn_check_release(struct ctx *c)
+void tn_check_release(struct tn_check_ctx *c)
 {
     tn_free(c->by_token);
     tn_free(c->by_name);

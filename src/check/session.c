@@ -21,7 +21,7 @@
 
 /* op (of session s) answered that s had ended. */
 static bool reveals_session_end(const struct tn_history_op *op,
-                                const struct lease *s)
+                                const struct tn_check_lease *s)
 {
     if (op->kind == TN_HISTORY_SESSION_END && op->outcome == TN_HISTORY_OK)
         return true;
@@ -32,7 +32,7 @@ static bool reveals_session_end(const struct tn_history_op *op,
            op->kind == TN_HISTORY_SESSION_END || op->kind == TN_HISTORY_ACQUIRE;
 }
 
-static void note_lost(struct lease *s, int64_t t, size_t op)
+static void note_lost(struct tn_check_lease *s, int64_t t, size_t op)
 {
     if (t < s->lost_t) {
         s->lost_t = t;
@@ -41,7 +41,7 @@ static void note_lost(struct lease *s, int64_t t, size_t op)
 }
 
 /* The earliest proof per session that it ended, of either kind. */
-static void session_proofs(struct ctx *c)
+static void session_proofs(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
@@ -49,15 +49,15 @@ static void session_proofs(struct ctx *c)
         if (op->session == TN_HISTORY_NO_ID ||
             op->kind == TN_HISTORY_SESSION_OPEN)
             continue;
-        struct lease *s = tn_check_session_of(c, op->session);
+        struct tn_check_lease *s = tn_check_session_of(c, op->session);
         if (s != NULL && reveals_session_end(op, s))
             note_lost(s, op->complete_t, i);
     }
     for (size_t k = 0; k < c->n; k++) {
-        const struct lease *l = &c->by_name[k];
-        struct lease *s = l->session == TN_HISTORY_NO_ID
-                              ? NULL
-                              : tn_check_session_of(c, l->session);
+        const struct tn_check_lease *l = &c->by_name[k];
+        struct tn_check_lease *s = l->session == TN_HISTORY_NO_ID
+                                       ? NULL
+                                       : tn_check_session_of(c, l->session);
         if (s == NULL)
             continue;
         if (l->lost_t < l->own_release_t)
@@ -71,7 +71,8 @@ static void session_proofs(struct ctx *c)
 }
 
 /* An ok renew or end of s, or an ok acquire under it. */
-static void judge_session_op(struct ctx *c, size_t i, const struct lease *s)
+static void judge_session_op(struct tn_check_ctx *c, size_t i,
+                             const struct tn_check_lease *s)
 {
     const struct tn_history_op *op = &c->h->ops[i];
     if (s->lost_t < op->invoke_t) {
@@ -89,8 +90,9 @@ static void judge_session_op(struct ctx *c, size_t i, const struct lease *s)
 
 /* An ok check current:true of l, a lease of s.  A check after an answer
  * about l itself is rule_revived's (check.c). */
-static void judge_check(struct ctx *c, size_t i, const struct lease *l,
-                        const struct lease *s)
+static void judge_check(struct tn_check_ctx *c, size_t i,
+                        const struct tn_check_lease *l,
+                        const struct tn_check_lease *s)
 {
     const struct tn_history_op *op = &c->h->ops[i];
     if (l->false_t < op->invoke_t)
@@ -108,7 +110,7 @@ static void judge_check(struct ctx *c, size_t i, const struct lease *l,
     }
 }
 
-void tn_check_rule_sessions(struct ctx *c)
+void tn_check_rule_sessions(struct tn_check_ctx *c)
 {
     session_proofs(c);
     const struct tn_history *h = c->h;
@@ -120,14 +122,16 @@ void tn_check_rule_sessions(struct ctx *c)
             op->kind == TN_HISTORY_SESSION_END ||
             (op->kind == TN_HISTORY_ACQUIRE &&
              op->session != TN_HISTORY_NO_ID)) {
-            const struct lease *s = tn_check_session_of(c, op->session);
+            const struct tn_check_lease *s =
+                tn_check_session_of(c, op->session);
             if (s != NULL)
                 judge_session_op(c, i, s);
         } else if (op->kind == TN_HISTORY_CHECK && op->current) {
-            const struct lease *l = tn_check_lease_of(c, op);
-            const struct lease *s = l == NULL || l->session == TN_HISTORY_NO_ID
-                                        ? NULL
-                                        : tn_check_session_of(c, l->session);
+            const struct tn_check_lease *l = tn_check_lease_of(c, op);
+            const struct tn_check_lease *s =
+                l == NULL || l->session == TN_HISTORY_NO_ID
+                    ? NULL
+                    : tn_check_session_of(c, l->session);
             if (s != NULL)
                 judge_check(c, i, l, s);
         }

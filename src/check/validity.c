@@ -10,7 +10,8 @@
 /* The lease or session whose validity op acts on: renew and release name
  * a lease, session_renew and session_end a session.  NULL when the
  * history holds no such grant or open. */
-static struct lease *target_of(struct ctx *c, const struct tn_history_op *op)
+static struct tn_check_lease *target_of(struct tn_check_ctx *c,
+                                        const struct tn_history_op *op)
 {
     switch (op->kind) {
     case TN_HISTORY_RENEW:
@@ -31,12 +32,12 @@ static bool is_renew(unsigned kind)
 
 /* First pass: releases and ends, the smallest TTL, and A (applied_t), the
  * latest invoke of the grant and its ok renews. */
-static void renew_facts(struct ctx *c)
+static void renew_facts(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
         const struct tn_history_op *op = &h->ops[i];
-        struct lease *l = target_of(c, op);
+        struct tn_check_lease *l = target_of(c, op);
         if (l == NULL)
             continue;
         if (!is_renew(op->kind)) {
@@ -57,14 +58,14 @@ static void renew_facts(struct ctx *c)
 
 /* Second pass: the earliest deadline each renew that may have been
  * applied last can have set (docs/SAFETY.md 1.2 rule 3). */
-static void renew_bounds(struct ctx *c)
+static void renew_bounds(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
         const struct tn_history_op *op = &h->ops[i];
         if (!is_renew(op->kind) || op->outcome == TN_HISTORY_FAIL)
             continue;
-        struct lease *l = target_of(c, op);
+        struct tn_check_lease *l = target_of(c, op);
         if (l == NULL)
             continue;
         int64_t ttl =
@@ -95,10 +96,10 @@ static void renew_bounds(struct ctx *c)
 }
 
 /* The grant set the deadline last only if no ok renew can have. */
-static void settle(struct lease *ls, size_t n)
+static void settle(struct tn_check_lease *ls, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
-        struct lease *l = &ls[k];
+        struct tn_check_lease *l = &ls[k];
         l->own_release_t = l->release_t;
         if (l->renewed || l->renew_until < l->valid_until) {
             l->valid_until = l->renew_until;
@@ -111,13 +112,13 @@ static void settle(struct lease *ls, size_t n)
  * of the lease itself say (the server refuses them), and ends at the
  * latest at its session's end.  Without the session's open in the
  * history nothing about it is certain. */
-static void inherit(struct ctx *c)
+static void inherit(struct tn_check_ctx *c)
 {
     for (size_t k = 0; k < c->n; k++) {
-        struct lease *l = &c->by_name[k];
+        struct tn_check_lease *l = &c->by_name[k];
         if (l->session == TN_HISTORY_NO_ID)
             continue;
-        const struct lease *s = tn_check_session_of(c, l->session);
+        const struct tn_check_lease *s = tn_check_session_of(c, l->session);
         if (s == NULL) {
             l->valid_until = 0;
             l->bound_op = l->op;
@@ -148,7 +149,7 @@ static void inherit(struct ctx *c)
  * grant or any renew that may have been applied set.  A release invoke of
  * any outcome may have ended the lease at that invoke.  Sessions the same,
  * with their opens, renews and ends. */
-void tn_check_validity(struct ctx *c)
+void tn_check_validity(struct tn_check_ctx *c)
 {
     renew_facts(c);
     renew_bounds(c);
@@ -161,7 +162,8 @@ void tn_check_validity(struct ctx *c)
  * failed with `lost`, or a check that answered current:false.  Counted
  * only when invoked after the grant completed: before, the token may not
  * have been granted yet. */
-static bool reveals_end(const struct tn_history_op *op, const struct lease *l)
+static bool reveals_end(const struct tn_history_op *op,
+                        const struct tn_check_lease *l)
 {
     if (op->invoke_t <= l->complete_t)
         return false;
@@ -171,7 +173,7 @@ static bool reveals_end(const struct tn_history_op *op, const struct lease *l)
            op->outcome == TN_HISTORY_FAIL && op->lost;
 }
 
-void tn_check_ends(struct ctx *c)
+void tn_check_ends(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
@@ -179,7 +181,7 @@ void tn_check_ends(struct ctx *c)
         if (op->kind == TN_HISTORY_ACQUIRE ||
             tn_history_is_session_op(op->kind))
             continue;
-        struct lease *l = tn_check_lease_of(c, op);
+        struct tn_check_lease *l = tn_check_lease_of(c, op);
         if (l == NULL || !reveals_end(op, l))
             continue;
         if (op->complete_t < l->lost_t) {
@@ -194,11 +196,11 @@ void tn_check_ends(struct ctx *c)
     /* The first higher grant of each lease's name; it shows the lease had
      * ended only when no release of it alone may have come first. */
     for (size_t k = 0; k < c->n; k++) {
-        struct lease *l = &c->by_name[k];
+        struct tn_check_lease *l = &c->by_name[k];
         size_t j = tn_check_find_lease(c, l->name, l->token, true);
         if (j == c->n || c->by_name[j].name != l->name)
             continue;
-        const struct lease *newer = &c->by_name[c->sufmin[j]];
+        const struct tn_check_lease *newer = &c->by_name[c->sufmin[j]];
         if (newer->complete_t < l->own_release_t) {
             l->sup_t = newer->complete_t;
             l->sup_by_op = newer->op;
