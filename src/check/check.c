@@ -5,7 +5,7 @@
  * have ended its lease at its invoke, and a renew (which replaces the
  * lease's deadline, so may shorten it) is taken to have been applied last
  * whenever it may have been, so the deadline used is the earliest one
- * possible.  See docs/SAFETY.md for each rule and why. */
+ * possible.  See docs/safety/tenure-check.md for each rule and why. */
 #include "check.h"
 
 #include <stdio.h>
@@ -185,9 +185,9 @@ static void rule_renew_token(struct tn_check_ctx *c)
     }
 }
 
-/* An ended grant stays ended (docs/SAFETY.md 8.4): no renew of it returns
- * ok and no check of it answers current:true when invoked strictly after
- * the server said it ended (the earliest such answer per lease is
+/* An ended grant stays ended (docs/safety/revealed-end.md): no renew of it
+ * returns ok and no check of it answers current:true when invoked strictly
+ * after the server said it ended (the earliest such answer per lease is
  * tn_check_ends's). */
 static void rule_revived(struct tn_check_ctx *c)
 {

@@ -34,8 +34,10 @@ enum tn_history_kind {
     TN_HISTORY_ACQUIRE = 0,
     TN_HISTORY_RENEW = 1,
     TN_HISTORY_RELEASE = 2,
-    TN_HISTORY_CHECK = 3,        /* GET .../check?token= (docs/SAFETY.md 8.4) */
-    TN_HISTORY_SESSION_OPEN = 4, /* POST /v1/sessions (docs/SAFETY.md 10.4) */
+    /* GET .../check?token= (docs/safety/revealed-end.md) */
+    TN_HISTORY_CHECK = 3,
+    /* the session operations (docs/safety/sessions.md) */
+    TN_HISTORY_SESSION_OPEN = 4,  /* POST /v1/sessions */
     TN_HISTORY_SESSION_RENEW = 5, /* PATCH /v1/sessions/{id} */
     TN_HISTORY_SESSION_END = 6,   /* DELETE /v1/sessions/{id} */
 };

@@ -18,7 +18,7 @@
 /* The session $1, locked FOR UPDATE, its newest version, with the clock
  * read once the lock is held (not now(), the start of the transaction: a
  * change that waited for the lock past the expiry must not revive it,
- * docs/SAFETY.md section 8.3), whether it is live then and whether the
+ * docs/safety/revealed-end.md), whether it is live then and whether the
  * request is its opener's (secret, principal; or force). */
 #define S_LOCKED(force)                                                        \
     " k AS MATERIALIZED (SELECT z.*, clock_timestamp() AS at FROM (SELECT"     \
