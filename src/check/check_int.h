@@ -3,7 +3,7 @@
  * see them, and the steps that build them.  index.c collects and looks
  * up, validity.c computes how long each lease and session was certainly
  * valid, check.c holds the rules on leases and the sink, session.c the
- * rules on sessions (docs/SAFETY.md sections 1.2 and 10.4). */
+ * rules on sessions (docs/safety/tenure-check.md and sessions.md). */
 #ifndef TN_CHECK_CHECK_INT_H
 #define TN_CHECK_CHECK_INT_H
 
@@ -101,8 +101,8 @@ struct tn_check_lease *tn_check_session_of(struct tn_check_ctx *c, uint32_t id);
 /* ---- validity.c ---- */
 
 /* Validity of every lease and session (renews, releases, ends), then of
- * each lease under a session from its session's.  docs/SAFETY.md 1.2
- * rule 3 and 10.4. */
+ * each lease under a session from its session's: rule 3 of
+ * docs/safety/tenure-check.md and docs/safety/sessions.md. */
 void tn_check_validity(struct tn_check_ctx *c);
 /* The earliest answer per lease that its grant ended (lost_t, false_t),
  * and per lease the earliest higher grant of its name (sup_t). */
@@ -110,7 +110,7 @@ void tn_check_ends(struct tn_check_ctx *c);
 
 /* ---- session.c ---- */
 
-/* The rules on sessions (docs/SAFETY.md 10.4): an ended session stays
+/* The rules on sessions (docs/safety/sessions.md): an ended session stays
  * ended, and so does every lease of it. */
 void tn_check_rule_sessions(struct tn_check_ctx *c);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The rules on sessions (docs/SAFETY.md 10.4).  A lease under a session
+/* The rules on sessions (docs/safety/sessions.md).  A lease under a session
  * ends only when released alone or when its session ends, and every lease
  * of a session ends when it does (docs/SESSIONS.md, invariants 1 and 2).
  * So the history proves that a session S ended by time x when

@@ -4,7 +4,7 @@
  * lease is: its open is the grant, its renews replace the deadline, its
  * end (any outcome) may have ended it at its invoke.  A lease under a
  * session has no deadline of its own: it is valid while its session is,
- * and ends at the latest when its session ends (docs/SAFETY.md 10.4). */
+ * and ends at the latest when its session ends (docs/safety/sessions.md). */
 #include "check/check_int.h"
 
 /* The lease or session whose validity op acts on: renew and release name
@@ -57,7 +57,7 @@ static void renew_facts(struct tn_check_ctx *c)
 }
 
 /* Second pass: the earliest deadline each renew that may have been
- * applied last can have set (docs/SAFETY.md 1.2 rule 3). */
+ * applied last can have set (docs/safety/tenure-check.md rule 3). */
 static void renew_bounds(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;

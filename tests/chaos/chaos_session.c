@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The session workers of the harness (tn-chaos client --sessions N,
- * docs/SAFETY.md 10.4).  Each thread is a worker that holds many leases
+ * docs/safety/sessions.md).  Each thread is a worker that holds many leases
  * under one session at a time, as a fair-share worker does: it opens a
  * session, claims batches of names (up to N, at random from the pool),
  * writes every lease it believes it holds to the fenced sink in one

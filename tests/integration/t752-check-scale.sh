@@ -99,7 +99,7 @@ echo "20k lines: ${small} ms, 160k lines: ${large} ms, ratio $ratio"
 [ "$ratio" -le 24 ] || fail "8x the input took ${ratio}x the time: not O(N log N)"
 pass "8x the input took ${ratio}x the time"
 
-# The same bound with sessions (docs/SAFETY.md 10.4).
+# The same bound with sessions (docs/safety/sessions.md).
 gen_sessions 4000 >"$T/s-small.jsonl"
 gen_sessions 32000 >"$T/s-large.jsonl"
 small=$(run_ms "$T/s-small.jsonl")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Chaos, short profile: sessions (docs/SAFETY.md 10.4).  3 client
+# Chaos, short profile: sessions (docs/safety/sessions.md).  3 client
 # processes of 3 session workers each: every worker holds many leases under
 # one session (batch claims of up to 12 of 48 names, batch releases), keeps
 # them with one renew a round, writes every lease it holds to the fenced

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Test helpers for the checker's session operations (docs/SAFETY.md
- * 10.4), on top of check_hist.h: times in milliseconds. */
+/* Test helpers for the checker's session operations
+ * (docs/safety/sessions.md), on top of check_hist.h: times in milliseconds. */
 #ifndef TN_TEST_CHECK_SESS_H
 #define TN_TEST_CHECK_SESS_H
 

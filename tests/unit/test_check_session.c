@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The checker's session rules (docs/SAFETY.md 10.4) on hand-made
+/* The checker's session rules (docs/safety/sessions.md) on hand-made
  * histories: a lease under a session is valid while its session is (open
  * and renews, read as a lease's), ends with it, and an ended session stays
  * ended with all its leases; the passing histories next to each. */
