@@ -14,10 +14,12 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       python3-pyflakes python3-yaml python3-hypothesis python3-jsonschema
       python3-confluent-kafka
       golang-go golang-github-mattn-go-sqlite3-dev golang-github-lib-pq-dev
-      debhelper dpkg-dev fakeroot lintian help2man
+      debhelper dpkg-dev fakeroot lintian help2man ccache
       etcd-server etcd-client zookeeper python3-redis python3-kazoo gnuplot-nox
       openjdk-17-jdk-headless junit5 libpostgresql-jdbc-java libxerial-sqlite-jdbc-java
       podman runc netavark aardvark-dns iptables catatonit uidmap slirp4netns debootstrap)
+# ccache: the negative controls' planted builds share one compiler cache
+# (tests/integration/lib-negative.sh).
 # etcd-server … gnuplot-nox are for the short comparison (it/t420-fence-compare,
 # docs/COMPARE.md): its peers' servers and clients, and the chart.  Then the
 # Java client's JDK, JUnit 5 and JDBC drivers (java/), and the container

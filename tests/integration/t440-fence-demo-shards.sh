@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the Python demo (the sessions it drives run
+#   under the sanitizers in t130, t207 and t320-t325)
 # The fair-share demo, short (examples/shards/demo.py --short, `make
 # demo-shards` runs the full one): 3 workers share 300 shards through
 # sessions and write through the fence into SQLite; one is frozen past its
