@@ -69,7 +69,9 @@ const char *tn_history_str(const struct tn_history *h, uint32_t id)
 
 const char *tn_history_kind_name(unsigned kind)
 {
-    static const char *const names[] = {"acquire", "renew", "release", "check"};
+    static const char *const names[] = {
+        "acquire",      "renew",         "release",    "check",
+        "session_open", "session_renew", "session_end"};
     return kind < TN_HISTORY_N_KINDS ? names[kind] : "?";
 }
 
@@ -266,6 +268,46 @@ static int add_sink(const struct line_ctx *c, int64_t t)
     return TN_OK;
 }
 
+/* The fields of a lease operation's invoke: name; token on renew, release
+ * and check; ttl_ms on acquire (required unless under a session, where it
+ * is refused, as the server refuses it) and renew (optional); session and
+ * request_id on acquire. */
+static int lease_invoke(const struct line_ctx *c, struct tn_history_op *op)
+{
+    unsigned kind = op->kind;
+    bool is_acquire = kind == TN_HISTORY_ACQUIRE;
+    int rc = get_id(c, "name", true, &op->name);
+    if (rc == 0 && !is_acquire)
+        rc = get_int(c, "token", 0, TN_HISTORY_MAX_VALUE, true, &op->token_in);
+    if (rc == 0 && is_acquire)
+        rc = get_id(c, "session", false, &op->session);
+    if (rc < 0)
+        return rc;
+    bool under_session = op->session != TN_HISTORY_NO_ID;
+    if (under_session && json_object_get(c->obj, "ttl_ms") != NULL)
+        return bad(c, "an acquire under a session carries no \"ttl_ms\"");
+    if (kind == TN_HISTORY_RENEW || (is_acquire && !under_session))
+        rc = get_int(c, "ttl_ms", 1, TN_HISTORY_MAX_TTL_MS, is_acquire,
+                     &op->ttl_ms);
+    if (rc == 0 && is_acquire)
+        rc = get_id(c, "request_id", false, &op->request_id);
+    return rc;
+}
+
+/* The fields of a session operation's invoke: ttl_ms (required on open,
+ * optional on renew), and the session's id (required on renew and end;
+ * on open the id is the server's answer, so it may come with the ok). */
+static int session_invoke(const struct line_ctx *c, struct tn_history_op *op)
+{
+    unsigned kind = op->kind;
+    int rc =
+        get_id(c, "session", kind != TN_HISTORY_SESSION_OPEN, &op->session);
+    if (rc == 0 && kind != TN_HISTORY_SESSION_END)
+        rc = get_int(c, "ttl_ms", 1, TN_HISTORY_MAX_TTL_MS,
+                     kind == TN_HISTORY_SESSION_OPEN, &op->ttl_ms);
+    return rc;
+}
+
 static int add_invoke(const struct line_ctx *c, int64_t t, uint32_t proc,
                       unsigned kind)
 {
@@ -280,31 +322,43 @@ static int add_invoke(const struct line_ctx *c, int64_t t, uint32_t proc,
     }
     struct tn_history_op op = {.invoke_t = t,
                                .complete_t = TN_HISTORY_NEVER,
+                               .token_in = TN_HISTORY_NONE,
                                .token_out = TN_HISTORY_NONE,
+                               .ttl_ms = TN_HISTORY_NONE,
                                .proc = proc,
+                               .name = TN_HISTORY_NO_ID,
+                               .session = TN_HISTORY_NO_ID,
+                               .request_id = TN_HISTORY_NO_ID,
                                .invoke_line = c->line,
                                .kind = (uint8_t)kind};
-    bool is_acquire = kind == TN_HISTORY_ACQUIRE;
-    int rc = get_id(c, "name", true, &op.name);
-    if (rc == 0 && !is_acquire)
-        rc = get_int(c, "token", 0, TN_HISTORY_MAX_VALUE, true, &op.token_in);
-    else
-        op.token_in = TN_HISTORY_NONE;
-    if (rc == 0 && kind != TN_HISTORY_RELEASE && kind != TN_HISTORY_CHECK)
-        rc = get_int(c, "ttl_ms", 1, TN_HISTORY_MAX_TTL_MS, is_acquire,
-                     &op.ttl_ms);
-    else
-        op.ttl_ms = TN_HISTORY_NONE;
-    if (rc == 0 && is_acquire)
-        rc = get_id(c, "request_id", false, &op.request_id);
-    else
-        op.request_id = TN_HISTORY_NO_ID;
+    int rc = tn_history_is_session_op(kind) ? session_invoke(c, &op)
+                                            : lease_invoke(c, &op);
     if (rc == 0)
         rc = grow((void **)&h->ops, &h->cap_ops, h->n_ops, sizeof(op));
     if (rc < 0)
         return rc;
     h->ops[h->n_ops] = op;
     h->pending[proc] = (uint32_t)++h->n_ops;
+    return TN_OK;
+}
+
+/* A completion's "session": it must match the invoke's; an open's ok
+ * brings the id when the invoke had none, and must have one. */
+static int completion_session(const struct line_ctx *c,
+                              struct tn_history_op *op, unsigned phase)
+{
+    uint32_t session = TN_HISTORY_NO_ID;
+    int rc = get_id(c, "session", false, &session);
+    if (rc < 0)
+        return rc;
+    bool is_open = op->kind == TN_HISTORY_SESSION_OPEN;
+    if (session != TN_HISTORY_NO_ID && op->session == TN_HISTORY_NO_ID &&
+        is_open)
+        op->session = session;
+    else if (session != TN_HISTORY_NO_ID && session != op->session)
+        return bad(c, "completion's session differs from its invoke's");
+    if (is_open && phase == TN_HISTORY_OK && op->session == TN_HISTORY_NO_ID)
+        return bad(c, "an ok session_open must carry its \"session\"");
     return TN_OK;
 }
 
@@ -333,6 +387,9 @@ static int add_completion(const struct line_ctx *c, int64_t t, uint32_t proc,
         return rc;
     if (name != TN_HISTORY_NO_ID && name != op->name)
         return bad(c, "completion's name differs from its invoke's");
+    rc = completion_session(c, op, phase);
+    if (rc < 0)
+        return rc;
     bool current = false;
     if (phase == TN_HISTORY_OK && kind == TN_HISTORY_CHECK) {
         struct tn_errmsg sub = {{0}};
@@ -362,7 +419,9 @@ static int add_completion(const struct line_ctx *c, int64_t t, uint32_t proc,
 
 static int add_op(const struct line_ctx *c, int64_t t)
 {
-    static const char *const kinds[] = {"acquire", "renew", "release", "check"};
+    static const char *const kinds[] = {
+        "acquire",      "renew",         "release",    "check",
+        "session_open", "session_renew", "session_end"};
     static const char *const phases[] = {"invoke", "ok", "fail", "info"};
     uint32_t proc = 0;
     unsigned kind = 0;

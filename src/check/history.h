@@ -36,8 +36,18 @@ enum tn_history_kind {
     TN_HISTORY_RELEASE = 2,
     /* GET .../check?token= (docs/safety/revealed-end.md) */
     TN_HISTORY_CHECK = 3,
+    /* the session operations (docs/safety/sessions.md) */
+    TN_HISTORY_SESSION_OPEN = 4,  /* POST /v1/sessions */
+    TN_HISTORY_SESSION_RENEW = 5, /* PATCH /v1/sessions/{id} */
+    TN_HISTORY_SESSION_END = 6,   /* DELETE /v1/sessions/{id} */
 };
-#define TN_HISTORY_N_KINDS 4
+#define TN_HISTORY_N_KINDS 7
+
+/* True for the three session operations (they name a session, no lease). */
+static inline bool tn_history_is_session_op(unsigned kind)
+{
+    return kind >= TN_HISTORY_SESSION_OPEN;
+}
 
 enum tn_history_outcome {
     TN_HISTORY_PENDING = 0, /* no completion line (yet): unknown outcome */
@@ -54,7 +64,9 @@ struct tn_history_op {
     int64_t token_out;      /* token the completion carried, or NONE */
     int64_t ttl_ms;         /* from the invoke (> 0), or NONE */
     uint32_t proc;          /* interned "proc" */
-    uint32_t name;          /* interned "name" */
+    uint32_t name;          /* interned "name", NO_ID on session ops */
+    uint32_t session;       /* interned "session" (the id), or NO_ID: on
+                               session ops, and on acquires under one */
     uint32_t request_id;    /* interned "request_id" of the invoke, or NO_ID */
     uint32_t invoke_line;   /* 1-based line number */
     uint32_t complete_line; /* 1-based, 0 when there is no completion */
