@@ -15,7 +15,8 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       python3-confluent-kafka
       golang-go golang-github-mattn-go-sqlite3-dev golang-github-lib-pq-dev
       debhelper dpkg-dev fakeroot lintian help2man
-      etcd-server etcd-client zookeeper python3-redis python3-kazoo gnuplot-nox)
+      etcd-server etcd-client zookeeper python3-redis python3-kazoo gnuplot-nox
+      patroni python3-etcd iproute2)
 # The last line is for the short comparison (it/t420-fence-compare,
 # docs/COMPARE.md): its peers' servers and clients, and the chart.
 # make lint also needs Node.js >= 20.19 with npm (Debian 12's nodejs is 18,

@@ -468,7 +468,7 @@ static void watchdog_fire(void *arg)
     struct tn_pg_conn *c = arg;
     if (c->inflight != NULL &&
         tn_clock_now_ms() >= c->inflight->sent_ms + OP_TIMEOUT_MS)
-        tn_pg_conn_drop(c, "no answer from postgresql in time");
+        tn_pg_conn_stalled(c, "no answer from postgresql in time");
     else
         watchdog_rearm(c);
 }

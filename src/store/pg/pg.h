@@ -20,6 +20,7 @@
 #include "common/loop.h"
 #include "lease/lease.h"
 #include "store/backend.h"
+#include "store/pg/link.h"
 #include "store/pg/sql.h"
 #include "store/waitq.h"
 
@@ -44,19 +45,20 @@ struct tn_pg_batch;
 
 /* The dedicated LISTEN connection (src/store/pg/events.c). */
 struct tn_pg_listen {
-    PGconn *conn;                     /* NULL while down */
-    int fd;                           /* watched socket, -1 if none */
-    uint32_t fd_events;               /* events it is watched for */
+    struct tn_pg_link link;           /* the connection */
     enum tn_pg_state state;           /* READY once LISTEN is done */
     int64_t backoff_ms;               /* next reconnect delay */
+    bool beating;                     /* a heartbeat query is in flight */
+    bool recovery;                    /* its answer: the node is a standby */
     struct tn_loop_timer retry_timer; /* reconnect */
+    struct tn_loop_timer beat_timer;  /* next heartbeat */
 };
 
 struct tn_pg_conn {
     struct tn_pg *store;                   /* owner */
-    PGconn *conn;                          /* NULL while down */
-    int fd;                                /* watched socket, -1 if none */
-    uint32_t fd_events;                    /* events it is watched for */
+    struct tn_pg_link link;                /* the connection (link.c) */
+    PGconn *conn;                          /* link.conn once connected
+                                              (SETUP, READY), else NULL */
     enum tn_pg_state state;                /* see above */
     int setup_step;                        /* index of the running setup step */
     int setup_rc;                          /* first error of the running step */
@@ -120,7 +122,7 @@ struct tn_pg_sync {
 struct tn_pg {
     struct tn_store base;                 /* vtable; first */
     struct tn_loop *loop;                 /* the loop thread's loop */
-    char *conninfo;                       /* owned libpq connection string */
+    struct tn_pg_hosts hosts;             /* its hosts, shared by links */
     struct tn_pg_conn conns[TN_PG_CONNS]; /* the connections */
     struct tn_loop_timer flush_timer;     /* send pending, same iteration */
     struct tn_pg_op *pending;             /* not yet sent, FIFO */
