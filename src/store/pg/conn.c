@@ -14,6 +14,7 @@
  * Everything runs on the loop thread; nothing here blocks. */
 #include "store/pg/conn.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "store/pg/floor.h"
 #include "store/pg/sql.h"
 
 #define BACKOFF_MIN_MS 100
@@ -169,6 +171,30 @@ static int send_prepares(struct tn_pg_conn *c)
     return PQpipelineSync(c->conn) == 1 ? TN_OK : TN_EIO;
 }
 
+/* The sequence step, with this instance's token floor set first. */
+static int send_sequence(struct tn_pg_conn *c)
+{
+    struct tn_buf b;
+    tn_buf_init(&b, 8192);
+    int rc = tn_buf_printf(&b, "SET tenure.token_floor TO '%" PRIu64 "'; %s",
+                           tn_pg_floor_value(&c->store->floor),
+                           tn_pg_sql_sequence);
+    if (rc == 0)
+        rc = PQsendQuery(c->conn, b.data) == 1 ? 0 : TN_EIO;
+    tn_buf_release(&b);
+    return rc;
+}
+
+/* FLOOR_SQL's row (src/store/pg/sql.c): what the sequence was, whether it
+ * was raised. */
+static void floor_row(struct tn_pg_conn *c, PGresult *r)
+{
+    if (PQnfields(r) != 4 || strcmp(PQgetvalue(r, 0, 0), "floor") != 0)
+        return;
+    uint64_t top = strtoull(PQgetvalue(r, 0, 1), NULL, 10);
+    tn_pg_floor_seen(&c->store->floor, top, !PQgetisnull(r, 0, 3));
+}
+
 /* Send the current step's SQL; steps with nothing to do are skipped. */
 static int send_step(struct tn_pg_conn *c)
 {
@@ -207,7 +233,7 @@ static int send_step(struct tn_pg_conn *c)
         return rc;
     }
     case STEP_SEQUENCE:
-        return PQsendQuery(c->conn, tn_pg_sql_sequence) == 1 ? 0 : TN_EIO;
+        return send_sequence(c);
     default:
         return send_prepares(c);
     }
@@ -274,6 +300,9 @@ static bool step_result(struct tn_pg_conn *c, PGresult *r)
     if (st == PGRES_TUPLES_OK && c->setup_step == STEP_VERSION &&
         PQntuples(r) == 1)
         c->schema_version = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    if (st == PGRES_TUPLES_OK && c->setup_step == STEP_SEQUENCE &&
+        PQntuples(r) == 1)
+        floor_row(c, r);
     return st == PGRES_PIPELINE_SYNC;
 }
 

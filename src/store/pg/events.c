@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "store/pg/batch.h"
 #include "store/pg/conn.h"
+#include "store/pg/floor.h"
 #include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/sql.h"
@@ -108,6 +109,10 @@ void tn_pg_events_deliver(struct tn_pg *p, const char *payload)
         struct tn_event ev;
         if (parse_line(s, end, &ev)) {
             p->n_events++;
+            /* Another instance acknowledged it, or soon will: the floor
+             * covers what this instance heard too (src/store/pg/floor.c);
+             * a failed write is logged there and changes nothing here. */
+            (void)tn_pg_floor_cover(&p->floor, ev.token);
             if (p->on_event != NULL)
                 p->on_event(p->event_ctx, &ev);
             if (ev.type != TN_EVENT_ACQUIRED)

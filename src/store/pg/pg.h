@@ -20,6 +20,7 @@
 #include "common/loop.h"
 #include "lease/lease.h"
 #include "store/backend.h"
+#include "store/pg/floor.h"
 #include "store/pg/link.h"
 #include "store/pg/sql.h"
 #include "store/waitq.h"
@@ -160,6 +161,7 @@ struct tn_pg {
     struct tn_pg_retire *retire; /* name retirement (retire.c), or NULL */
     struct tn_pg_limits limits;  /* capacity limits (limits.c) */
     struct tn_pg_sync sync;      /* synchronous standby (sync.c) */
+    struct tn_pg_floor floor;    /* token floor (floor.c) */
 };
 
 struct tn_pg_op {

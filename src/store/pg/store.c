@@ -12,6 +12,7 @@
 #include "store/pg/batch.h"
 #include "store/pg/conn.h"
 #include "store/pg/events.h"
+#include "store/pg/floor.h"
 #include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/retire.h"
@@ -155,6 +156,7 @@ static void pg_metrics(struct tn_store *s, struct tn_buf *out)
     tn_pg_limits_metrics(p, out);
     tn_pg_sync_metrics(p, out);
     tn_pg_hosts_metrics(&p->hosts, out);
+    tn_pg_floor_metrics(&p->floor, out);
 }
 
 static void pg_drain(struct tn_store *s)
@@ -180,6 +182,7 @@ static void pg_close(struct tn_store *s)
     tn_store_result_release(&p->limits.result);
     tn_pg_sync_free(p);
     tn_pg_hosts_release(&p->hosts);
+    tn_pg_floor_close(&p->floor);
     tn_free(p);
 }
 
@@ -244,6 +247,12 @@ static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
         tn_free(p);
         return rc;
     }
+    rc = tn_pg_floor_open(&p->floor, cfg->data_dir, em);
+    if (rc < 0) {
+        tn_pg_hosts_release(&p->hosts);
+        tn_free(p);
+        return rc;
+    }
     p->base.ops = &tn_store_pg_ops;
     p->loop = loop;
     p->on_event = cfg->on_event;
@@ -256,6 +265,7 @@ static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
         tn_pg_retire_start(p, cfg->retain_ms) < 0) {
         tn_pg_wait_free(p);
         tn_pg_hosts_release(&p->hosts);
+        tn_pg_floor_close(&p->floor);
         tn_free(p);
         return TN_ENOMEM;
     }
