@@ -223,6 +223,11 @@ void tn_pg_hosts_release(struct tn_pg_hosts *h)
     memset(h, 0, sizeof(*h));
 }
 
+void tn_pg_hosts_avoid(struct tn_pg_hosts *h, size_t i)
+{
+    h->suspect_ms[i] = tn_clock_now_ms();
+}
+
 void tn_pg_hosts_name(const struct tn_pg_hosts *h, size_t i, char *out,
                       size_t cap)
 {

@@ -74,6 +74,8 @@ struct tn_pg_link {
 int tn_pg_hosts_init(struct tn_pg_hosts *h, const char *conninfo,
                      int64_t default_ms, char *err, size_t err_cap);
 void tn_pg_hosts_release(struct tn_pg_hosts *h);
+/* Try host i last from now on (until a connection to it succeeds). */
+void tn_pg_hosts_avoid(struct tn_pg_hosts *h, size_t i);
 /* "host:port" of host i, for logs. */
 void tn_pg_hosts_name(const struct tn_pg_hosts *h, size_t i, char *out,
                       size_t cap);

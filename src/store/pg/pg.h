@@ -115,8 +115,12 @@ struct tn_pg_sync {
     int state;                     /* enum tn_pg_sync_state, last answer */
     int logged;                    /* the state last logged */
     int64_t standbys;              /* standbys connected, last answer */
+    int64_t bad_since_ms;          /* since when the answers say "no
+                                      synchronous standby", 0 if not */
     uint64_t n_checks;             /* checks answered */
     struct tn_loop_timer timer;    /* next check */
+    struct tn_loop_timer rotate;   /* drop the connections (maybe_rotate),
+                                      outside the check's callback */
     struct tn_store_result result; /* the running check's */
 };
 
