@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # chaos.sh: long runs of the fault-injection harness (docs/SAFETY.md
-# section 4).  Runs the chaos profiles (tests/integration/t76N/t77N-chaos-*.sh)
+# section 4).  Runs the chaos profiles (tests/integration/t7[6-8]N-chaos-*.sh)
 # one after another, round-robin, each for SECONDS with a fresh random seed,
 # until MINUTES have passed, and prints the totals.  Every run's seed,
 # schedule, history and checker report are kept under OUT/run-N-PROFILE; a
@@ -24,13 +24,14 @@ while [ $# -gt 0 ]; do
     shift 2
 done
 if [ -z "$profiles" ]; then
-    for f in tests/integration/t7[67][0-9]-chaos-*.sh; do
-        p=${f##*/t7[67]?-chaos-}
+    for f in tests/integration/t7[6-8][0-9]-chaos-*.sh; do
+        p=${f##*/t7[6-8]?-chaos-}
         profiles+="${p%.sh} "
     done
 fi
 mkdir -p "$out"
 : >"$out/ha-windows.txt" # the HA profile's failovers (docs/HA.md)
+: >"$out/patroni-windows.txt" # the Patroni profiles' faults (docs/HA.md)
 export TN_BIN=$bin TN_SRC=$PWD
 end=$(($(date +%s) + minutes * 60))
 runs=0 failed=0 faults=0 ops=0 grants=0 admits=0 rejects=0 violations=0 events=0
@@ -43,11 +44,13 @@ while [ "$(date +%s)" -lt "$end" ]; do
         seed=$(((RANDOM << 15) | RANDOM))
         dir=$out/run-$runs-$p
         mkdir -p "$dir"
-        script=$(ls tests/integration/t7[67]?-chaos-"$p".sh)
+        script=$(ls tests/integration/t7[6-8]?-chaos-"$p".sh)
         TN_CHAOS_SEED=$seed TN_CHAOS_SECONDS=$seconds CHAOS_OUT=$dir \
             bash "$script" >"$dir/log" 2>&1
         rc=$?
         grep -h '^ha-window ' "$dir/log" >>"$out/ha-windows.txt"
+        grep -h '^patroni-\(window\|holder\) ' "$dir/log" | sed "s/\$/ run=$runs/" \
+            >>"$out/patroni-windows.txt"
         line=$(grep -E '^(ok - |FAIL: )' "$dir/log" | tail -1)
         kv() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$line" | head -1; }
         f=$(kv faults) o=$(kv ops) g=$(kv grants) a=$(kv sink_admit) r=$(kv sink_reject) e=$(kv events)
@@ -80,5 +83,9 @@ echo "  sink writes admitted: $admits; zombie writes attempted and rejected: $re
 echo "  violations found: $violations"
 if [ -s "$out/ha-windows.txt" ]; then
     echo "  $(/usr/bin/python3 tests/tools/ha/ha_check.py summary <"$out/ha-windows.txt")"
+fi
+if [ -s "$out/patroni-windows.txt" ]; then
+    echo "  $(/usr/bin/python3 tests/tools/ha/ha_check.py patroni-summary <"$out/patroni-windows.txt")"
+    echo "  load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 [ "$failed" = 0 ]

@@ -6,7 +6,7 @@
  * tokens issued since would be issued again.  So each instance keeps, in
  * its data dir, a bound above every token it has acknowledged (or heard
  * of in events), and after every (re)connection lifts the sequence to it
- * under the same lock as the stored-token lift (conn.c, SEQUENCE_SQL).
+ * under the same lock as the stored-token lift (FLOOR_SQL in sql.c).
  *
  * Cost: like a sequence cache, the file holds a reservation, written
  * (fsynced) only when a token passes it, as a block ahead; the answers
@@ -202,9 +202,14 @@ int tn_pg_floor_cover_result(struct tn_pg_floor *f,
     return top > 0 ? tn_pg_floor_cover(f, top) : TN_OK;
 }
 
+/* The reservation, not the highest token acknowledged: it also covers
+ * tokens other instances acknowledged that this one has not heard of yet
+ * (their events were in flight), which is what the block's margin is
+ * for.  A reconnection without a rollback finds the sequence below it
+ * and skips the rest of the block: a gap, never a duplicate. */
 uint64_t tn_pg_floor_value(const struct tn_pg_floor *f)
 {
-    return f->acked > f->start_reserved ? f->acked : f->start_reserved;
+    return f->acked > f->reserved ? f->acked : f->reserved;
 }
 
 void tn_pg_floor_seen(struct tn_pg_floor *f, uint64_t top, bool raised)

@@ -21,6 +21,20 @@ the recording clients wrote (docs/SAFETY.md section 1.1).
       One "ha-window ..." line each, then their median and max.
   ha_check.py summary < lines
       The median and max of "ha-window" lines gathered from many runs.
+  ha_check.py patroni WINDOWS FAULTS HOLDER
+      The Patroni profile's report (tests/integration/lib-patroni.sh): per
+      fault, its "ha-window" line (WINDOWS, from windows above) joined with
+      the nemesis's line (FAULTS: kind, old and new primary, how the old
+      one came back, pg_rewind runs, when a node became writable and how
+      long after that each tenured instance served again, from
+      serve_probe.py) as one "patroni-window" line; then one
+      "patroni-holder" line for the long-lived holder (HOLDER: tenure -v
+      run's log stamped by serve_probe.py stamp: the longest time between
+      two successful renews, the least safe time left, whether the lease
+      was lost); then the summary.
+  ha_check.py patroni-summary < lines
+      The summary of "patroni-window" and "patroni-holder" lines gathered
+      from many runs.
 """
 import json
 import pathlib
@@ -78,6 +92,11 @@ def ledger(argv):
     return 1 if missing else 0
 
 
+# Nemesis lines: a fault that may fail the primary over (the HA profile's
+# kill, the Patroni profile's every fault), a promotion, a rebuilt node.
+FAULT_PREFIXES = ("kill -9 primary", "fault: ")
+PROMOTED_PREFIXES = ("standby ", "new primary ")
+
 FIELDS = ("unavailable_ms", "from_kill_ms", "refused", "promoted_ms",
           "rebuilt_ms")
 
@@ -87,9 +106,12 @@ def line_of(i, w):
         f"{k}={w[k]}" for k in FIELDS)
 
 
-def note_after(evs, t_kill, prefix):
-    """ms from the kill to the first nemesis line starting with prefix."""
+def note_after(evs, t_kill, prefix, t_next=float("inf")):
+    """ms from the kill to the first nemesis line starting with prefix,
+    before the next fault."""
     for e in evs:
+        if e["t"] >= t_next:
+            break
         if e["t"] > t_kill and e.get("src") == "nemesis" and \
                 e.get("fault", "").startswith(prefix):
             return (e["t"] - t_kill) // 1000000
@@ -122,7 +144,7 @@ def window(evs, t_kill, t_next):
 def windows(argv):
     evs = events(argv)
     kills = [e["t"] for e in evs if e.get("src") == "nemesis" and
-             e.get("fault", "").startswith("kill -9 primary")]
+             e.get("fault", "").startswith(FAULT_PREFIXES)]
     found = []
     for i, t in enumerate(kills):
         t_next = kills[i + 1] if i + 1 < len(kills) else float("inf")
@@ -130,8 +152,8 @@ def windows(argv):
         if w is None:
             print(f"ha-window failover={i + 1} no grant after it")
             continue
-        w["promoted_ms"] = note_after(evs, t, "standby ")
-        w["rebuilt_ms"] = note_after(evs, t, "old primary ")
+        w["promoted_ms"] = note_after(evs, t, PROMOTED_PREFIXES, t_next)
+        w["rebuilt_ms"] = note_after(evs, t, "old primary ", t_next)
         print(line_of(i + 1, w))
         found.append(w)
     report(found)
@@ -162,6 +184,114 @@ def summary():
     return 0
 
 
+def kv_line(line):
+    return dict(x.split("=", 1) for x in line.split()[1:] if "=" in x)
+
+
+def holder(path):
+    """The long-lived holder's renews: (longest gap between successful
+    renews or from the grant to the first, least safe time left, lost)."""
+    stamps, safe, lost, last = [], [], False, None
+    try:
+        f = open(path)
+    except OSError:
+        return None
+    with f:
+        for raw in f:
+            e = json.loads(raw)
+            line = e["line"]
+            if "acquired" in line or line.startswith("tenure: renewed"):
+                stamps.append(e["t"])
+                m = re.search(r"safe_for_ms=(-?\d+)", line)
+                if m:
+                    safe.append(int(m.group(1)))
+            if "ended: " in line and "ended: released" not in line:
+                lost = True
+            last = e["t"]
+    if not stamps:
+        return None
+    gaps = [b - a for a, b in zip(stamps, stamps[1:])]
+    return {"renew_gap_max_ms": max(gaps, default=0) // 1000000,
+            "renews": len(stamps) - 1,
+            "min_safe_ms": min(safe, default=-1),
+            "lost": "yes" if lost else "no",
+            "held_s": (last - stamps[0]) // 1000000000}
+
+
+PAT_NUM = ("promoted_ms", "writable_ms", "unavailable_ms", "from_kill_ms",
+           "refused", "serve_max_ms", "rejoined_ms")
+
+
+def patroni(argv):
+    wins = {}
+    with open(argv[0]) as f:
+        for line in f:
+            if line.startswith("ha-window ") and "unavailable_ms=" in line:
+                kv = kv_line(line)
+                wins[int(kv["failover"])] = kv
+    out = []
+    with open(argv[1]) as f:
+        for line in f:
+            if not line.startswith("fault="):
+                continue
+            kv = dict(x.split("=", 1) for x in line.split() if "=" in x)
+            i = int(kv["fault"])
+            w = wins.get(i, {})
+            row = {"fault": i, "kind": kv["kind"], "from": kv["from"],
+                   "to": kv["to"],
+                   "failover": "yes" if kv["to"] != kv["from"] else "no",
+                   "promoted_ms": w.get("promoted_ms", -1),
+                   "writable_ms": kv.get("writable_ms", -1),
+                   "unavailable_ms": w.get("unavailable_ms", -1),
+                   "from_kill_ms": w.get("from_kill_ms", -1),
+                   "refused": w.get("refused", -1),
+                   "serve_max_ms": kv.get("max_ms", -1),
+                   "serve": ",".join(f"{k[:-3]}:{v}" for k, v in kv.items()
+                                     if re.fullmatch(r"i\d+_ms", k)),
+                   "rejoined_ms": kv.get("rejoined_ms", -1),
+                   "rejoined_as": kv.get("rejoined_as", "none"),
+                   "rewinds": kv.get("rewinds", 0)}
+            out.append("patroni-window " + " ".join(
+                f"{k}={v}" for k, v in row.items()))
+    h = holder(argv[2])
+    if h is not None:
+        out.append("patroni-holder " + " ".join(
+            f"{k}={v}" for k, v in h.items()))
+    for line in out:
+        print(line)
+    print(patroni_summary(out))
+    return 0
+
+
+def patroni_summary(lines):
+    rows, holders = [], []
+    for line in lines:
+        if line.startswith("patroni-window "):
+            rows.append(kv_line(line))
+        elif line.startswith("patroni-holder "):
+            holders.append(kv_line(line))
+    fo = [r for r in rows if r.get("failover") == "yes"]
+    kinds = {}
+    for r in rows:
+        kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
+    out = [f"faults={len(rows)} failovers={len(fo)} kinds=" +
+           ",".join(f"{k}:{v}" for k, v in sorted(kinds.items()))]
+    for k in PAT_NUM:
+        v = [int(r[k]) for r in fo if int(r.get(k, -1)) >= 0]
+        if v:
+            out.append(f"{k}_median={int(statistics.median(v))} "
+                       f"{k}_max={max(v)}")
+    out.append("rewinds=" + str(sum(int(r.get("rewinds", 0)) for r in rows)))
+    if holders:
+        out.append("holder_renew_gap_max_ms=" + str(max(
+            int(h["renew_gap_max_ms"]) for h in holders)))
+        out.append("holder_min_safe_ms=" + str(min(
+            int(h["min_safe_ms"]) for h in holders)))
+        out.append("holder_lost=" + str(sum(
+            h["lost"] == "yes" for h in holders)))
+    return "patroni-summary: " + " ".join(out)
+
+
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "ledger":
         return ledger(sys.argv[2:])
@@ -169,6 +299,11 @@ def main():
         return windows(sys.argv[2:])
     if len(sys.argv) == 2 and sys.argv[1] == "summary":
         return summary()
+    if len(sys.argv) == 5 and sys.argv[1] == "patroni":
+        return patroni(sys.argv[2:])
+    if len(sys.argv) == 2 and sys.argv[1] == "patroni-summary":
+        print(patroni_summary(sys.stdin.readlines()))
+        return 0
     sys.stderr.write(__doc__)
     return 2
 

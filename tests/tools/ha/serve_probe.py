@@ -13,6 +13,12 @@
       write on a paused node never returns.  One JSON line per attempt:
       {"t": <CLOCK_MONOTONIC ns at the end>, "src": "probe", "kind":
       "http"|"pg", "target": NAME, "ok": true|false}.
+  serve_probe.py stamp --out FILE
+      Each line of stdin (a holder's log: tenure -v run) as
+      {"t": <CLOCK_MONOTONIC ns when read>, "src": "holder", "line": ...}.
+  serve_probe.py writes FILE FROM_NS TO_NS
+      How many writes were committed on any node between the two instants
+      (strict synchronous mode with no standby left must commit none).
   serve_probe.py delays FILE T_FAULT_NS [--end T_END_NS] [--not NODE]
       For the fault at T_FAULT_NS: W, the first write committed on any node
       (but NODE, the old primary) after the fault (the new primary
@@ -161,6 +167,28 @@ def delays(argv):
     return rc
 
 
+def stamp(argv):
+    if len(argv) != 2 or argv[0] != "--out":
+        return usage()
+    with open(argv[1], "a") as out:
+        for line in sys.stdin:
+            out.write(json.dumps({"t": time.monotonic_ns(), "src": "holder",
+                                  "line": line.rstrip("\n")}) + "\n")
+            out.flush()
+    return 0
+
+
+def writes(argv):
+    lo, hi = int(argv[1]), int(argv[2])
+    n = 0
+    with open(argv[0]) as f:
+        for line in f:
+            e = json.loads(line) if line.strip() else {}
+            n += e.get("kind") == "pg" and e.get("ok") and lo <= e["t"] <= hi
+    print(n)
+    return 0
+
+
 def usage():
     sys.stderr.write(__doc__)
     return 2
@@ -169,6 +197,10 @@ def usage():
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "run":
         return run(sys.argv[2:])
+    if len(sys.argv) >= 2 and sys.argv[1] == "stamp":
+        return stamp(sys.argv[2:])
+    if len(sys.argv) == 5 and sys.argv[1] == "writes":
+        return writes(sys.argv[2:])
     if len(sys.argv) >= 4 and sys.argv[1] == "delays":
         return delays(sys.argv[2:])
     return usage()
