@@ -19,7 +19,8 @@
 #   local-cluster.sh down DIR               stop every node and etcd
 # Settings (environment, defaults in brackets): TN_PATRONI_TTL [10],
 # _LOOP_WAIT [1], _RETRY_TIMEOUT [4], _SYNC_MODE [true], _SYNC_STRICT
-# [true], _SYNC_COUNT [1], _MAX_LAG [1048576], _WATCHDOG [off],
+# [true], _SYNC_COUNT [1], _MAX_LAG [1048576], _USE_SLOTS [false],
+# _WATCHDOG [off],
 # _AUTH [trust], _SCOPE [tenure].  Runs Patroni and PostgreSQL as the
 # postgres user when invoked as root.  Prints the ports it used for up:
 #   etcd=PORT node=NAME:PG_PORT:API_PORT ...
@@ -74,6 +75,7 @@ render() { # NAME PG_PORT API_PORT ETCD_HOSTS PG_CONNECT DIR
         -e "s|@SYNC_STRICT@|${TN_PATRONI_SYNC_STRICT:-true}|" \
         -e "s|@SYNC_COUNT@|${TN_PATRONI_SYNC_COUNT:-1}|" \
         -e "s|@MAX_LAG@|${TN_PATRONI_MAX_LAG:-1048576}|" \
+        -e "s|@USE_SLOTS@|${TN_PATRONI_USE_SLOTS:-false}|" \
         -e "s|@CLIENT_NET@|127.0.0.1/32|" \
         -e "s|@AUTH_METHOD@|${TN_PATRONI_AUTH:-trust}|" \
         -e "s|@POST_BOOTSTRAP@|$here/post_bootstrap.sh|" \
@@ -177,7 +179,7 @@ wait) wait_ready "$2" "$3" "${4:-120}" ;;
 cluster) cluster "$2" ;;
 down) stop_all "$2" ;;
 *)
-    sed -n '2,27p' "$0" >&2
+    sed -n '3,28p' "$0" >&2
     exit 2
     ;;
 esac

@@ -284,6 +284,26 @@ pat_no_writes() {
     echo "double failure: no write committed in the $((($PAT_UNDO_NS - $1) / 1000000)) ms before the nodes came back" >>"$T/ledger.log"
 }
 
+# pat_one_primary OLD T_NEW T_END: once another node was promoted (seen
+# at T_NEW), the old primary committed nothing more, whether it was
+# paused, cut from etcd or left without its Patroni: never two primaries.
+pat_one_primary() {
+    local n
+    n=$("$HA_PY" "$PAT_PROBE" writes "$T/probe.jsonl" $(($2 + 500000000)) "$3" "$1")
+    [ "$n" = 0 ] || fail "the deposed primary $1 committed $n writes after another node was promoted"
+}
+
+# pat_history_check WHEN: the history so far checks clean (tenure-check;
+# operations still in flight count as of unknown outcome).
+pat_history_check() {
+    local rc=0
+    mkdir -p "$T/snap"
+    cat "$T"/h/*.jsonl >"$T/snap/history.jsonl"
+    "$TN_BIN/tenure-check" "$T/snap/history.jsonl" >"$T/snap/report.json" 2>&1 || rc=$?
+    [ "$rc" = 0 ] || [ "$PAT_EXPECT_LOSS" = 1 ] ||
+        fail "$1: tenure-check exit $rc on the history so far: $(head -c 2000 "$T/snap/report.json")"
+}
+
 # pat_rewinds NODE: the pg_rewind runs Patroni has started on NODE.
 pat_rewinds() {
     grep -c 'running pg_rewind from .*dbname=' "$PAT_DIR/$1/patroni.log" || true
@@ -292,7 +312,7 @@ pat_rewinds() {
 # pat_fault KIND: inject it on the primary, wait for the cluster to be
 # whole again, note what happened when, check the ledger.
 pat_fault() {
-    local kind=$1 old t_fault end seen_new="" whole_ns="" c role rewinds changed=0
+    local kind=$1 old t_fault t_new=0 end seen_new="" whole_ns="" c role rewinds changed=0
     old=$(pat_leader)
     [ -n "$old" ] || fail "no primary before fault $kind: $(pat_cluster)"
     PAT_OLD=$old PAT_UNDO="" PAT_UNDO_AT=0
@@ -318,6 +338,7 @@ pat_fault() {
         leader=$(awk '$2 == "leader" && $3 == "running" {print $1}' <<<"$c" | head -1)
         if [ -z "$seen_new" ] && [ -n "$leader" ] && [ "$leader" != "$old" ]; then
             chaos_note "new primary $leader (Patroni)"
+            t_new=$("$CHAOS" now)
             seen_new=$leader
             PAT_FAILOVERS=$((PAT_FAILOVERS + 1))
         fi
@@ -341,9 +362,11 @@ pat_fault() {
     now_ns=$("$CHAOS" now)
     rw=$(($(pat_rewinds "$old") - rewinds))
     pat_ledger_check "fault $PAT_FAULTS $kind"
-    [ "$kind" = double ] && pat_no_writes "$t_fault"
+    pat_history_check "fault $PAT_FAULTS $kind"
+    [ "$kind" != double ] || pat_no_writes "$t_fault"
+    [ -z "$seen_new" ] || pat_one_primary "$old" "$t_new" "$now_ns"
     serve=$("$HA_PY" "$PAT_PROBE" delays "$T/probe.jsonl" "$t_fault" --end "$now_ns" \
-        ${seen_new:+--not "$old"} || true)
+        --on "${seen_new:-$old}" || true)
     echo "fault=$PAT_FAULTS kind=$kind from=$old to=${seen_new:-$old} rejoined_ms=$(((whole_ns - t_fault) / 1000000)) rejoined_as=$role rewinds=$rw $serve" |
         tee -a "$T/faults.log"
 }
@@ -361,21 +384,23 @@ pat_report() {
     return 0
 }
 
-# pat_profile NAME "KINDS": the chaos profile (t779, t781): clients for
-# TN_CHAOS_SECONDS (default 70) on a synchronous cluster, a fault every
-# 1-3 s after the cluster is whole again: the KINDS in turn first, then
-# drawn at random (TN_PATRONI_KINDS: only these, in turn); the checks and
-# the report.
+# pat_profile NAME "KINDS": the chaos profile (t779, t781): recording
+# clients on a synchronous cluster while faults come, one every 1-3 s
+# after the cluster is whole again, for TN_CHAOS_SECONDS (default 45; a
+# fault begun runs to its end): the KINDS in turn first, then drawn at
+# random (TN_PATRONI_KINDS: only these, in turn).  The clients go on 5 s
+# past the last recovery, so that every fault's window ends in grants;
+# then the checks and the report.
 pat_profile() {
-    local secs=${TN_CHAOS_SECONDS:-70} step=0 k kinds
+    local secs=${TN_CHAOS_SECONDS:-45} step=0 k kinds end
     pat_setup sync
     chaos_init "$1"
     URL=$HA_URLS
-    chaos_clients 3 "$secs" --ttl-min 200 --ttl-max 2000 --names 16
+    chaos_clients 3 86400 --ttl-min 200 --ttl-max 2000 --names 16 --stop-file "$T/stop"
     read -r -a kinds <<<"${TN_PATRONI_KINDS:-$2}"
-    while chaos_running; do
+    end=$(($(pat_now_ms) + secs * 1000))
+    while [ "$(pat_now_ms)" -lt "$end" ]; do
         chaos_sleep_ms "$(chaos_rand 1000 3000)"
-        chaos_running || break
         if [ -n "${TN_PATRONI_KINDS:-}" ] || [ "$step" -lt ${#kinds[@]} ]; then
             k=${kinds[$((step % ${#kinds[@]}))]}
         else
@@ -384,6 +409,8 @@ pat_profile() {
         pat_fault "$k"
         step=$((step + 1))
     done
+    chaos_sleep_ms 5000
+    touch "$T/stop"
     chaos_finish
     pat_finish
     chaos_check 20

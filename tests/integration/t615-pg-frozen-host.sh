@@ -48,7 +48,7 @@ sleep 12
 t_end=$("$TN_BIN/tn-chaos" now)
 kill "$probe"
 wait "$probe" 2>/dev/null || true
-"$PY" "$PROBE" delays "$T/probe.jsonl" "$t_fault" --end "$t_end" --not a >"$T/delays" ||
+"$PY" "$PROBE" delays "$T/probe.jsonl" "$t_fault" --end "$t_end" --on b >"$T/delays" ||
     fail "an instance did not serve while a was paused: $(cat "$T/delays"); $(grep -h 'lost\|stopped answering' "$T"/tenured*.log | tail -4)"
 cat "$T/delays"
 pg_cluster thaw "$PGPRIV/a"

@@ -23,7 +23,7 @@
 #include "store/pg/op.h"
 
 #define CHECK_MS 1000
-#define ROTATE_MS 2000
+#define ROTATE_MS 1000
 
 static const char *const why[TN_PG_SYNC_N_STATES] = {
     [TN_PG_SYNC_OK] = "a standby is synchronous",

@@ -98,7 +98,7 @@ FAULT_PREFIXES = ("kill -9 primary", "fault: ")
 PROMOTED_PREFIXES = ("standby ", "new primary ")
 
 FIELDS = ("unavailable_ms", "from_kill_ms", "refused", "promoted_ms",
-          "rebuilt_ms")
+          "rebuilt_ms", "outage_ms")
 
 
 def line_of(i, w):
@@ -118,6 +118,19 @@ def note_after(evs, t_kill, prefix, t_next=float("inf")):
     return -1
 
 
+def outage(evs, t_kill, t_next):
+    """The longest time without any acquire granted, from the fault to
+    the next one (or to the last grant): the outage whatever the fault
+    takes to bite (a primary cut from etcd serves a few seconds more)."""
+    oks = [e["t"] for e in evs if t_kill <= e["t"] < t_next and
+           e.get("op") == "acquire" and e.get("phase") == "ok"]
+    prev, gap = t_kill, 0
+    for t in oks:
+        gap = max(gap, t - prev)
+        prev = t
+    return gap // 1000000
+
+
 def window(evs, t_kill, t_next):
     invoked = {}
     first_bad = None
@@ -133,7 +146,8 @@ def window(evs, t_kill, t_next):
             start = first_bad if first_bad is not None else e["t"]
             return {"unavailable_ms": (e["t"] - start) // 1000000,
                     "from_kill_ms": (e["t"] - t_kill) // 1000000,
-                    "refused": refused}
+                    "refused": refused,
+                    "outage_ms": outage(evs, t_kill, t_next)}
         elif e.get("error") in REFUSED:
             refused += 1
             if first_bad is None:
@@ -218,8 +232,8 @@ def holder(path):
             "held_s": (last - stamps[0]) // 1000000000}
 
 
-PAT_NUM = ("promoted_ms", "writable_ms", "unavailable_ms", "from_kill_ms",
-           "refused", "serve_max_ms", "rejoined_ms")
+PAT_NUM = ("promoted_ms", "writable_ms", "outage_ms", "unavailable_ms",
+           "from_kill_ms", "refused", "serve_max_ms", "rejoined_ms")
 
 
 def patroni(argv):
@@ -243,6 +257,7 @@ def patroni(argv):
                    "promoted_ms": w.get("promoted_ms", -1),
                    "writable_ms": kv.get("writable_ms", -1),
                    "unavailable_ms": w.get("unavailable_ms", -1),
+                   "outage_ms": w.get("outage_ms", -1),
                    "from_kill_ms": w.get("from_kill_ms", -1),
                    "refused": w.get("refused", -1),
                    "serve_max_ms": kv.get("max_ms", -1),

@@ -16,13 +16,15 @@
   serve_probe.py stamp --out FILE
       Each line of stdin (a holder's log: tenure -v run) as
       {"t": <CLOCK_MONOTONIC ns when read>, "src": "holder", "line": ...}.
-  serve_probe.py writes FILE FROM_NS TO_NS
-      How many writes were committed on any node between the two instants
-      (strict synchronous mode with no standby left must commit none).
-  serve_probe.py delays FILE T_FAULT_NS [--end T_END_NS] [--not NODE]
-      For the fault at T_FAULT_NS: W, the first write committed on any node
-      (but NODE, the old primary) after the fault (the new primary
-      writable), and per instance the end
+  serve_probe.py writes FILE FROM_NS TO_NS [NODE]
+      How many writes were committed on any node (on NODE) between the two
+      instants: strict synchronous mode with no standby left must commit
+      none, nor may a deposed primary once another one was promoted.
+  serve_probe.py delays FILE T_FAULT_NS [--end T_END_NS] [--on NODE]
+      For the fault at T_FAULT_NS: W, when NODE (the primary after the
+      fault; any node when not given) became writable, i.e. its first
+      write committed after its last failed one (the fault's first write
+      when none failed), and per instance the end
       of its outage: the first ok after its last failure (0 when it never
       failed).  Prints "serve writable_ms=<W - fault> <name>_ms=<its end -
       W, never below 0> ... max_ms=<the largest>" (ms); exit 1 when an
@@ -132,7 +134,7 @@ def delays(argv):
     path, t_fault = argv[0], int(argv[1])
     opts = dict(zip(argv[2::2], argv[3::2]))
     t_end = int(opts["--end"]) if "--end" in opts else float("inf")
-    old = opts.get("--not")
+    on = opts.get("--on")
     evs = []
     with open(path) as f:
         for line in f:
@@ -140,8 +142,11 @@ def delays(argv):
                 evs.append(json.loads(line))
     evs = [e for e in evs if t_fault <= e["t"] <= t_end]
     evs.sort(key=lambda e: e["t"])
-    w = next((e["t"] for e in evs if e["kind"] == "pg" and e["ok"] and
-              e["target"] != old), None)
+    writes = [e for e in evs if e["kind"] == "pg" and
+              (on is None or e["target"] == on)]
+    bad = max((e["t"] for e in writes if not e["ok"]), default=0) \
+        if on is not None else 0
+    w = next((e["t"] for e in writes if e["ok"] and e["t"] > bad), None)
     if w is None:
         print("serve: no node became writable")
         return 1
@@ -180,11 +185,13 @@ def stamp(argv):
 
 def writes(argv):
     lo, hi = int(argv[1]), int(argv[2])
+    node = argv[3] if len(argv) > 3 else None
     n = 0
     with open(argv[0]) as f:
         for line in f:
             e = json.loads(line) if line.strip() else {}
-            n += e.get("kind") == "pg" and e.get("ok") and lo <= e["t"] <= hi
+            n += e.get("kind") == "pg" and e.get("ok") and \
+                lo <= e["t"] <= hi and node in (None, e["target"])
     print(n)
     return 0
 
@@ -199,7 +206,7 @@ def main():
         return run(sys.argv[2:])
     if len(sys.argv) >= 2 and sys.argv[1] == "stamp":
         return stamp(sys.argv[2:])
-    if len(sys.argv) == 5 and sys.argv[1] == "writes":
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "writes":
         return writes(sys.argv[2:])
     if len(sys.argv) >= 4 and sys.argv[1] == "delays":
         return delays(sys.argv[2:])
