@@ -179,7 +179,7 @@ wait) wait_ready "$2" "$3" "${4:-120}" ;;
 cluster) cluster "$2" ;;
 down) stop_all "$2" ;;
 *)
-    sed -n '3,28p' "$0" >&2
+    sed -n '3,26p' "$0" >&2
     exit 2
     ;;
 esac

@@ -40,7 +40,6 @@
 #define OP_TIMEOUT_MS 5000
 
 static void schedule_flush(struct tn_pg *p);
-static void floor_guard(struct tn_pg *p, struct tn_pg_op *op);
 static bool any_ready(const struct tn_pg *p);
 
 /* A statement connection is up, and the LISTEN connection has been up
@@ -68,7 +67,7 @@ static bool any_ready(const struct tn_pg *p)
  * trailer has not ended yet still pins its name (pinned_to). */
 static void op_reply(struct tn_pg *p, struct tn_pg_op *op)
 {
-    floor_guard(p, op);
+    p->n_unavailable += tn_pg_floor_guard(&p->floor, op->out);
     tn_pg_limits_answered(p, op);
     tn_store_done_fn done = op->done;
     op->done = NULL;
@@ -88,28 +87,13 @@ static void op_answer(struct tn_pg *p, struct tn_pg_op *op, int rc)
             p->n_unavailable++;
         }
     } else {
-        floor_guard(p, op);
+        p->n_unavailable += tn_pg_floor_guard(&p->floor, op->out);
     }
     tn_pg_limits_answered(p, op);
     tn_store_done_fn done = op->done;
     void *arg = op->arg;
     tn_pg_op_free(op);
     done(arg);
-}
-
-/* A token op's answer reveals must be below the token floor on disk
- * (src/store/pg/floor.c) before the answer goes out; when the floor
- * cannot be written the answer is 503 (the commit stands: its outcome is
- * unknown to the client, as after a lost connection). */
-static void floor_guard(struct tn_pg *p, struct tn_pg_op *op)
-{
-    if (tn_pg_floor_cover_result(&p->floor, op->out) == 0)
-        return;
-    tn_store_result_release(op->out);
-    memset(op->out, 0, sizeof(*op->out));
-    op->out->rc = TN_EUNAVAIL;
-    op->out->retry_after_ms = TN_PG_RETRY_AFTER_MS;
-    p->n_unavailable++;
 }
 
 /* Queue op, or answer it now when the store is not ready. */

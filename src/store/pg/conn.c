@@ -176,9 +176,9 @@ static int send_sequence(struct tn_pg_conn *c)
 {
     struct tn_buf b;
     tn_buf_init(&b, 8192);
-    int rc = tn_buf_printf(&b, "SET tenure.token_floor TO '%" PRIu64 "'; %s",
-                           tn_pg_floor_value(&c->store->floor),
-                           tn_pg_sql_sequence);
+    int rc =
+        tn_buf_printf(&b, "SET tenure.token_floor TO '%" PRIu64 "'; %s",
+                      tn_pg_floor_value(&c->store->floor), tn_pg_sql_sequence);
     if (rc == 0)
         rc = PQsendQuery(c->conn, b.data) == 1 ? 0 : TN_EIO;
     tn_buf_release(&b);

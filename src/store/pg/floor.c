@@ -32,6 +32,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "store/pg/pg.h"
 
 #define FILE_NAME "pg-token-floor"
 #define BLOCK_MIN 1000u
@@ -62,8 +63,8 @@ static int read_file(const char *path, uint64_t *acked, uint64_t *reserved,
     bool got = fgets(line, sizeof(line), fp) != NULL;
     (void)fclose(fp);
     if (!got ||
-        sscanf(line, "tenure-token-floor 1 acked=%" SCNu64
-                     " reserved=%" SCNu64 "%c",
+        sscanf(line,
+               "tenure-token-floor 1 acked=%" SCNu64 " reserved=%" SCNu64 "%c",
                acked, reserved, &extra) != 3 ||
         extra != '\n' || *acked > *reserved) {
         tn_errmsg_set(em,
@@ -207,6 +208,17 @@ int tn_pg_floor_cover_result(struct tn_pg_floor *f,
  * (their events were in flight), which is what the block's margin is
  * for.  A reconnection without a rollback finds the sequence below it
  * and skips the rest of the block: a gap, never a duplicate. */
+bool tn_pg_floor_guard(struct tn_pg_floor *f, struct tn_store_result *out)
+{
+    if (tn_pg_floor_cover_result(f, out) == 0)
+        return false;
+    tn_store_result_release(out);
+    memset(out, 0, sizeof(*out));
+    out->rc = TN_EUNAVAIL;
+    out->retry_after_ms = TN_PG_RETRY_AFTER_MS;
+    return true;
+}
+
 uint64_t tn_pg_floor_value(const struct tn_pg_floor *f)
 {
     return f->acked > f->reserved ? f->acked : f->reserved;

@@ -47,6 +47,11 @@ int tn_pg_floor_cover(struct tn_pg_floor *f, uint64_t token);
 /* The tokens a result is about to reveal (a grant's, a claim's). */
 int tn_pg_floor_cover_result(struct tn_pg_floor *f,
                              const struct tn_store_result *r);
+/* The answer out is about to go out: when the tokens it reveals cannot
+ * be covered on disk first, it becomes TN_EUNAVAIL (the commit stands: its
+ * outcome is unknown to the client, as after a lost connection).  True
+ * when it did. */
+bool tn_pg_floor_guard(struct tn_pg_floor *f, struct tn_store_result *out);
 /* What the sequence must not be below after a (re)connection. */
 uint64_t tn_pg_floor_value(const struct tn_pg_floor *f);
 /* The sequence step found the database's highest token top and, when

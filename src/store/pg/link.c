@@ -30,7 +30,7 @@
  * connection to a machine that is gone is found within about 10 s, one
  * with unacknowledged data within 5 s. */
 static const char *const defaults[][2] = {
-    {"keepalives", "1"},        {"keepalives_idle", "5"},
+    {"keepalives", "1"},          {"keepalives_idle", "5"},
     {"keepalives_interval", "1"}, {"keepalives_count", "3"},
     {"tcp_user_timeout", "5000"},
 };
@@ -132,8 +132,9 @@ static int split_hosts(struct tn_pg_hosts *h, const PQconninfoOption *o,
     if (h->n == 0)
         h->n = 1;
     if ((nh > 0 && na > 0 && nh != na) || (np > 1 && np != h->n)) {
-        (void)snprintf(err, cap, "the connection string's host, hostaddr "
-                                 "and port lists differ in length");
+        (void)snprintf(err, cap,
+                       "the connection string's host, hostaddr "
+                       "and port lists differ in length");
         return TN_EINVAL;
     }
     h->host = tn_calloc(h->n, sizeof(*h->host));
@@ -231,25 +232,25 @@ void tn_pg_hosts_avoid(struct tn_pg_hosts *h, size_t i)
 void tn_pg_hosts_name(const struct tn_pg_hosts *h, size_t i, char *out,
                       size_t cap)
 {
-    const char *name = h->host[i] != NULL      ? h->host[i]
+    const char *name = h->host[i] != NULL       ? h->host[i]
                        : h->hostaddr[i] != NULL ? h->hostaddr[i]
-                                               : "default";
+                                                : "default";
     (void)snprintf(out, cap, "%s:%s", name,
                    h->port[i] != NULL ? h->port[i] : "default");
 }
 
 void tn_pg_hosts_metrics(const struct tn_pg_hosts *h, struct tn_buf *out)
 {
-    (void)tn_buf_printf(
-        out,
-        "# TYPE tenure_pg_connect_timeouts_total counter\n"
-        "tenure_pg_connect_timeouts_total %llu\n"
-        "# TYPE tenure_pg_answer_timeouts_total counter\n"
-        "tenure_pg_answer_timeouts_total %llu\n"
-        "# TYPE tenure_pg_host_moves_total counter\n"
-        "tenure_pg_host_moves_total %llu\n",
-        (unsigned long long)h->n_timeouts, (unsigned long long)h->n_stalls,
-        (unsigned long long)h->n_moves);
+    (void)tn_buf_printf(out,
+                        "# TYPE tenure_pg_connect_timeouts_total counter\n"
+                        "tenure_pg_connect_timeouts_total %llu\n"
+                        "# TYPE tenure_pg_answer_timeouts_total counter\n"
+                        "tenure_pg_answer_timeouts_total %llu\n"
+                        "# TYPE tenure_pg_host_moves_total counter\n"
+                        "tenure_pg_host_moves_total %llu\n",
+                        (unsigned long long)h->n_timeouts,
+                        (unsigned long long)h->n_stalls,
+                        (unsigned long long)h->n_moves);
 }
 
 /* ---- a link ---- */

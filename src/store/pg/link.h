@@ -20,22 +20,22 @@
  * which host was read-write last (where the next connection starts) and
  * which stalled (tried last).  Loop thread only. */
 struct tn_pg_hosts {
-    const char **keys;           /* libpq keywords, NULL-terminated; the
-                                    first three are host, hostaddr, port */
-    const char **vals;           /* their values; [0..2] set per host */
-    char *strings;               /* owned: every value above */
-    size_t n;                    /* hosts, >= 1 */
-    char **host;                 /* n entries (NULL: libpq's default) */
-    char **hostaddr;             /* n entries or NULL */
-    char **port;                 /* n entries (NULL: default port) */
-    int64_t deadline_ms;         /* to connect to one host, > 0 */
-    size_t hint;                 /* host of the last good connection */
-    int64_t *suspect_ms;         /* n: when the host last stalled, 0 if
-                                    it answered since */
-    uint64_t n_timeouts;         /* connects that hit deadline_ms */
-    uint64_t n_stalls;           /* answers that did not come in time */
-    uint64_t n_moves;            /* connections made to another host
-                                    than the previous one */
+    const char **keys;   /* libpq keywords, NULL-terminated; the
+                            first three are host, hostaddr, port */
+    const char **vals;   /* their values; [0..2] set per host */
+    char *strings;       /* owned: every value above */
+    size_t n;            /* hosts, >= 1 */
+    char **host;         /* n entries (NULL: libpq's default) */
+    char **hostaddr;     /* n entries or NULL */
+    char **port;         /* n entries (NULL: default port) */
+    int64_t deadline_ms; /* to connect to one host, > 0 */
+    size_t hint;         /* host of the last good connection */
+    int64_t *suspect_ms; /* n: when the host last stalled, 0 if
+                            it answered since */
+    uint64_t n_timeouts; /* connects that hit deadline_ms */
+    uint64_t n_stalls;   /* answers that did not come in time */
+    uint64_t n_moves;    /* connections made to another host
+                            than the previous one */
 };
 
 struct tn_pg_link;

@@ -60,7 +60,7 @@ const char tn_pg_sql_version[] =
  * issued before (after the lift above), the floor, and non-NULL when it
  * was raised. */
 #define FLOOR_SQL                                                              \
-    " SELECT 'floor', t.top, f.floor, CASE WHEN f.floor > t.top"              \
+    " SELECT 'floor', t.top, f.floor, CASE WHEN f.floor > t.top"               \
     " THEN setval('lease_token_seq', f.floor) END"                             \
     " FROM (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1"    \
     " END AS top FROM lease_token_seq) t, (SELECT coalesce(nullif("            \
@@ -75,8 +75,7 @@ const char tn_pg_sql_sequence[] =
     " (SELECT max(token) FROM lease_grants),"
     " (SELECT floor FROM tenure_retired)) AS top) m, lease_token_seq s"
     " WHERE m.top IS NOT NULL AND m.top >= CASE WHEN s.is_called"
-    " THEN s.last_value + 1 ELSE s.last_value END;" FLOOR_SQL
-    " COMMIT;"
+    " THEN s.last_value + 1 ELSE s.last_value END;" FLOOR_SQL " COMMIT;"
     " SELECT pg_advisory_unlock(" LOCK_KEY ")";
 
 const struct tn_pg_migration tn_pg_migrations[] = {

@@ -8,10 +8,10 @@
  * every request (503, /readyz 503) from each new connection until a check
  * answers "sync", and again as soon as one does not: p->sync.gate, which
  * batch.c reads; refused for ROTATE_MS, the connections try the other
- * hosts of the string first (maybe_rotate).  It does not make commits safe by itself (a standby can
- * leave between two checks: PostgreSQL then holds the commits); it keeps
- * an instance from serving a primary that is set up to lose them.  Loop
- * thread only. */
+ * hosts of the string first (maybe_rotate).  It does not make commits safe by
+ * itself (a standby can leave between two checks: PostgreSQL then holds the
+ * commits); it keeps an instance from serving a primary that is set up to lose
+ * them.  Loop thread only. */
 #include "store/pg/sync.h"
 
 #include <string.h>
