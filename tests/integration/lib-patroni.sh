@@ -150,6 +150,18 @@ pat_probes() {
         >/dev/null 2> >("$HA_PY" "$PAT_PROBE" stamp --out "$T/holder.jsonl" >/dev/null 2>&1) &
     PAT_HOLDER_PID=$!
     TN_PIDS+=("$PAT_HOLDER_PID")
+    # TN_PATRONI_METRICS=1: each instance's store metrics every 0.5 s
+    if [ "${TN_PATRONI_METRICS:-0}" = 1 ]; then
+        while :; do
+            for i in 0 1 2; do
+                echo "$(date +%T.%N | cut -c1-12) i$i $(curl -s --max-time 0.4 "${URLS[$i]}/metrics" |
+                    grep -E '^tenure_(store_ready|pg_connections_ready|pg_listen_ready|pg_sync_standby|pg_inflight_batches|pg_unavailable_total|pg_connects_total) ' |
+                    awk '{printf "%s=%s ", substr($1, 8), $2}')"
+            done
+            sleep 0.5
+        done >>"$T/metrics.log" 2>&1 &
+        TN_PIDS+=($!)
+    fi
     # its command leads a process group of its own (tenure run)
     pg_wait_for 10 pgrep -P "$PAT_HOLDER_PID" >/dev/null || fail "the holder did not start"
     PAT_HOLD_PGID=$(pgrep -P "$PAT_HOLDER_PID" | head -1)

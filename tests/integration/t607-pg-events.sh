@@ -101,7 +101,7 @@ cut=$("$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 "$TENURE_TEST_PG_URL" -c \
     "SELECT count(pg_terminate_backend(pid)) FROM (SELECT pid
      FROM pg_stat_activity
      WHERE (query LIKE 'DO \$\$ BEGIN EXECUTE format(''LISTEN%'
-            OR query = 'SELECT pg_is_in_recovery()')
+            OR query LIKE 'SELECT pg_is_in_recovery()%')
        AND client_port IN ($ports) OFFSET 0) l" 2>&1) ||
     fail "cannot cut B's LISTEN connection: $cut"
 [ "$cut" = 1 ] || fail "expected to cut B's one LISTEN connection, cut $cut"

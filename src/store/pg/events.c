@@ -28,6 +28,7 @@
 #include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/sql.h"
+#include "store/pg/sync.h"
 #include "store/pg/wait.h"
 
 #define SWEEP_MS 200
@@ -41,6 +42,13 @@
  * answers; every answer it waits for must come within ANSWER_WAIT_MS. */
 #define HEARTBEAT_MS 1000
 #define ANSWER_WAIT_MS 2000
+/* Is the node a standby now; has it a synchronous standby (seen here on
+ * a connection no batch can clog: a primary left behind by a failover
+ * holds its commits, and the check behind them, until the statement
+ * timeout, src/store/pg/sync.c). */
+#define HEARTBEAT_SQL                                                          \
+    "SELECT pg_is_in_recovery(), EXISTS (SELECT 1 FROM pg_stat_replication"    \
+    " WHERE sync_state IN ('sync', 'quorum'))"
 
 static void listen_start(struct tn_pg *p);
 
@@ -213,7 +221,7 @@ static void beat_fire(void *arg)
                                   "another host");
         return;
     }
-    if (PQsendQuery(l->link.conn, "SELECT pg_is_in_recovery()") != 1 ||
+    if (PQsendQuery(l->link.conn, HEARTBEAT_SQL) != 1 ||
         PQflush(l->link.conn) < 0) {
         listen_drop(p, "cannot send the heartbeat");
         return;
@@ -272,9 +280,13 @@ static bool beat_result(struct tn_pg *p)
             beat_arm(p);
             break;
         }
-        bool ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+        bool ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+                  PQnfields(r) == 2;
         l->recovery |= ok && PQgetvalue(r, 0, 0)[0] == 't';
+        bool standby = ok && PQgetvalue(r, 0, 1)[0] == 't';
         PQclear(r);
+        if (ok && !l->recovery && p->hosts.hint == l->link.host)
+            tn_pg_sync_heard(p, standby);
         if (!ok) {
             listen_drop(p, "heartbeat failed");
             return false;

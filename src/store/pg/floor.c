@@ -11,8 +11,11 @@
  * Cost: like a sequence cache, the file holds a reservation, written
  * (fsynced) only when a token passes it, as a block ahead; the answers
  * that need a new block wait for that one write, all others wait for
- * nothing.  The block doubles while reservations come less than a second
- * apart, so a busy instance writes about once a second at most.  The
+ * nothing.  The block is about two seconds of the sequence's growth as
+ * last measured (at least BLOCK_MIN, at most BLOCK_MAX tokens), so a busy
+ * instance writes about once every two seconds; the growth is measured
+ * from the last reservation or raise, so that a raise, which lifts the
+ * sequence by up to a block at once, does not count as growth.  The
  * tokens of a reservation not used before a restart are skipped (the
  * sequence is lifted to the reservation), which leaves gaps, never
  * duplicates.  The file is replaced whole (write, fdatasync, rename,
@@ -37,9 +40,8 @@
 #define FILE_NAME "pg-token-floor"
 #define BLOCK_MIN 1000u
 #define BLOCK_MAX (1u << 20)
-/* Reservations closer together than this make the next block twice as
- * large. */
-#define BLOCK_GROW_MS 1000
+/* A block lasts about this long at the measured growth. */
+#define BLOCK_MS 2000
 /* "tenure-token-floor 1 acked=N reserved=N\n" */
 #define FORMAT "tenure-token-floor 1 acked=%" PRIu64 " reserved=%" PRIu64 "\n"
 
@@ -151,14 +153,27 @@ static int write_file(const struct tn_pg_floor *f, uint64_t acked,
     return ok ? TN_OK : TN_EIO;
 }
 
+/* About BLOCK_MS of the sequence's growth since the last reservation or
+ * raise (base, base_ms). */
+static uint64_t next_block(const struct tn_pg_floor *f, uint64_t token,
+                           int64_t now)
+{
+    if (f->base_ms == 0 || token <= f->base)
+        return BLOCK_MIN;
+    int64_t ms = now - f->base_ms > 0 ? now - f->base_ms : 1;
+    uint64_t grown = token - f->base;
+    uint64_t want = grown > UINT64_MAX / BLOCK_MS
+                        ? BLOCK_MAX
+                        : grown * BLOCK_MS / (uint64_t)ms;
+    return want < BLOCK_MIN ? BLOCK_MIN : want > BLOCK_MAX ? BLOCK_MAX : want;
+}
+
 /* A new reservation above token, merged with what another instance
  * sharing the directory may have written meanwhile. */
 static int reserve(struct tn_pg_floor *f, uint64_t token)
 {
     int64_t now = tn_clock_now_ms();
-    if (f->n_writes > 0 && now - f->written_ms < BLOCK_GROW_MS &&
-        f->block < BLOCK_MAX)
-        f->block *= 2;
+    f->block = next_block(f, token, now);
     if (flock(f->lockfd, LOCK_EX) < 0)
         return TN_EIO;
     uint64_t acked = 0;
@@ -173,7 +188,8 @@ static int reserve(struct tn_pg_floor *f, uint64_t token)
             f->reserved = top + f->block;
     }
     (void)flock(f->lockfd, LOCK_UN);
-    f->written_ms = now;
+    f->base = token;
+    f->base_ms = now;
     f->n_writes++;
     if (rc < 0 && !f->failing)
         tn_log(TN_LOG_ERROR, "store",
@@ -242,8 +258,11 @@ void tn_pg_floor_seen(struct tn_pg_floor *f, uint64_t top, bool raised)
                "sequence=%" PRIu64 " raised_to=%" PRIu64,
                top, floor);
     }
-    if (raised)
+    if (raised) {
         f->n_raises++;
+        f->base = floor;
+        f->base_ms = tn_clock_now_ms();
+    }
 }
 
 void tn_pg_floor_metrics(const struct tn_pg_floor *f, struct tn_buf *out)

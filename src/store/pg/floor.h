@@ -26,8 +26,10 @@ struct tn_pg_floor {
     uint64_t acked;          /* highest token acknowledged or heard by
                                 this run */
     uint64_t reserved;       /* on disk: >= every token acknowledged */
-    uint64_t block;          /* the next reservation's size */
-    int64_t written_ms;      /* when the last reservation was written */
+    uint64_t block;          /* the last reservation's size */
+    uint64_t base;           /* the sequence at the last reservation or
+                                raise, from which growth is measured */
+    int64_t base_ms;         /* when, 0 before the first */
     uint64_t n_writes;       /* reservations written */
     uint64_t n_raises;       /* times the sequence was raised to it */
     uint64_t n_alarms;       /* times the database had forgotten tokens */

@@ -131,6 +131,11 @@ static int split_hosts(struct tn_pg_hosts *h, const PQconninfoOption *o,
     h->n = nh > na ? nh : na;
     if (h->n == 0)
         h->n = 1;
+    if (h->n > TN_PG_MAX_HOSTS) {
+        (void)snprintf(err, cap, "more than %d hosts in the connection string",
+                       TN_PG_MAX_HOSTS);
+        return TN_EINVAL;
+    }
     if ((nh > 0 && na > 0 && nh != na) || (np > 1 && np != h->n)) {
         (void)snprintf(err, cap,
                        "the connection string's host, hostaddr "
@@ -471,20 +476,40 @@ static void start_host(struct tn_pg_link *l, size_t i)
     tn_pg_link_watch(l, EPOLLOUT);
 }
 
-/* The next host of the round: positions 0..n-1 walk the hosts that
- * answer from the hint on, n..2n-1 the suspects; past 2n the round has
- * failed. */
+/* The suspect not tried yet this round that has been suspect longest
+ * (the one given up on last is tried last), or n. */
+static size_t oldest_suspect(const struct tn_pg_link *l)
+{
+    const struct tn_pg_hosts *h = l->hosts;
+    size_t best = h->n;
+    for (size_t i = 0; i < h->n; i++) {
+        if ((l->tried & (UINT64_C(1) << i)) != 0 || h->suspect_ms[i] == 0)
+            continue;
+        if (best == h->n || h->suspect_ms[i] < h->suspect_ms[best])
+            best = i;
+    }
+    return best;
+}
+
+/* The next host of the round: the hosts that answer, from the hint on,
+ * then the suspects, longest suspected first; when none is left the round
+ * has failed. */
 static void try_next(struct tn_pg_link *l)
 {
     const struct tn_pg_hosts *h = l->hosts;
-    while (l->pos < 2 * h->n) {
-        size_t k = l->pos++;
-        size_t i = (h->hint + k) % h->n;
-        bool late = h->suspect_ms[i] != 0;
-        if (late == (k >= h->n)) {
+    while (l->pos < h->n) {
+        size_t i = (h->hint + l->pos++) % h->n;
+        if (h->suspect_ms[i] == 0) {
+            l->tried |= UINT64_C(1) << i;
             start_host(l, i);
             return;
         }
+    }
+    size_t i = oldest_suspect(l);
+    if (i < h->n) {
+        l->tried |= UINT64_C(1) << i;
+        start_host(l, i);
+        return;
     }
     char why[sizeof(l->why)];
     (void)snprintf(why, sizeof(why), "%s", l->why);
@@ -497,6 +522,7 @@ void tn_pg_link_connect(struct tn_pg_link *l)
     tn_pg_link_close(l);
     l->connecting = true;
     l->pos = 0;
+    l->tried = 0;
     l->why[0] = '\0';
     try_next(l);
 }

@@ -16,6 +16,9 @@
 #include "common/buf.h"
 #include "common/loop.h"
 
+/* Hosts a connection string may name (a round keeps a bit per host). */
+#define TN_PG_MAX_HOSTS 64
+
 /* The hosts of one connection string, shared by every link of a store:
  * which host was read-write last (where the next connection starts) and
  * which stalled (tried last).  Loop thread only. */
@@ -61,7 +64,8 @@ struct tn_pg_link {
     uint32_t fd_events;               /* what it is watched for */
     bool connecting;                  /* a round is under way */
     size_t host;                      /* host tried, or connected to */
-    size_t pos;                       /* position in the round, 0..2n */
+    size_t pos;                       /* hosts walked this round, 0..n */
+    uint64_t tried;                   /* hosts tried this round, by bit */
     int64_t wait_ms;                  /* the awaited answer's bound */
     struct tn_loop_timer deadline;    /* connect or answer deadline */
     char why[512];                    /* failures of the running round */
@@ -84,8 +88,8 @@ void tn_pg_link_init(struct tn_pg_link *l, struct tn_loop *loop,
                      struct tn_pg_hosts *hosts,
                      const struct tn_pg_link_ops *ops, void *arg);
 /* Start a round over the hosts: the host of the last good connection
- * first, hosts that stalled last.  ops->up or ops->fail follows (fail
- * may run before this returns). */
+ * first, hosts that stalled last (the one that stalled last, last).  ops->up or
+ * ops->fail follows (fail may run before this returns). */
 void tn_pg_link_connect(struct tn_pg_link *l);
 /* Close the connection, stop watching, disarm; ops are not called. */
 void tn_pg_link_close(struct tn_pg_link *l);

@@ -23,6 +23,10 @@
 #include "store/pg/op.h"
 
 #define CHECK_MS 1000
+/* While refusing, the check comes five times as often: the instance
+ * serves again within GATED_CHECK_MS of the new primary's standby
+ * attaching, instead of within a second. */
+#define GATED_CHECK_MS 200
 #define ROTATE_MS 1000
 
 static const char *const why[TN_PG_SYNC_N_STATES] = {
@@ -125,7 +129,7 @@ static void check_done(void *arg)
         log_change(p);
         maybe_rotate(p);
     }
-    arm(p, s->again ? 0 : CHECK_MS);
+    arm(p, s->again ? 0 : s->gate ? GATED_CHECK_MS : CHECK_MS);
     s->again = false;
 }
 
@@ -165,6 +169,18 @@ void tn_pg_sync_conn_up(struct tn_pg *p)
     s->state = TN_PG_SYNC_UNKNOWN;
     s->gate = s->require;
     check_fire(p);
+}
+
+void tn_pg_sync_heard(struct tn_pg *p, bool has_standby)
+{
+    struct tn_pg_sync *s = &p->sync;
+    if (!s->require || has_standby || p->closing)
+        return;
+    if (s->state == TN_PG_SYNC_OK || s->state == TN_PG_SYNC_UNKNOWN)
+        s->state = TN_PG_SYNC_NONE;
+    s->gate = true;
+    log_change(p);
+    maybe_rotate(p);
 }
 
 void tn_pg_sync_stop(struct tn_pg *p)
