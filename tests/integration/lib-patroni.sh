@@ -11,6 +11,7 @@
 #                           node's replication); three tenured, each naming
 #                           the nodes in another order; the probes
 #                           (serve_probe.py) and a long-lived holder
+#                           (tenure run, TTL 60 s)
 #   pat_fault KIND          one fault on the current primary, then wait
 #                           until the cluster is whole again (a primary
 #                           with a synchronous standby, every node back),
@@ -81,8 +82,7 @@ pat_start_node() { # NAME
 # directory goes, and the holder's command with its holder.
 pat_cleanup() {
     local n
-    [ -n "${PAT_HOLDER_PID:-}" ] && kill -TERM "$PAT_HOLDER_PID" 2>/dev/null
-    [ -n "${PAT_HOLD_PGID:-}" ] && kill -9 -- "-$PAT_HOLD_PGID" 2>/dev/null
+    pat_stop_holder -9
     [ -n "${PAT_DIR:-}" ] || return 0
     "$PAT_LC" down "$PAT_DIR" >/dev/null 2>&1
     for n in $PAT_NODES; do cp "$PAT_DIR/$n/patroni.log" "$T/patroni-$n.log" 2>/dev/null; done
@@ -135,8 +135,10 @@ pat_tenured() {
 }
 
 # The probes (every 50 ms: an acquire on each instance, a write on each
-# node) and a holder: tenure run with a 30 s TTL through all three
-# instances, its renews stamped on the shared clock.
+# node) and a holder: tenure run with a 60 s TTL through all three
+# instances (a renew every 20 s), its log stamped on the shared clock,
+# started again whenever it ends (a lease lost counts, and the next one is
+# measured too).
 pat_probes() {
     local args=() i n
     for i in 0 1 2; do args+=(--http "i$i=${URLS[$i]}"); done
@@ -146,8 +148,15 @@ pat_probes() {
     "$HA_PY" "$PAT_PROBE" run --out "$T/probe.jsonl" "${args[@]}" 2>>"$T/probe.log" &
     PAT_PROBE_PID=$!
     TN_PIDS+=("$PAT_PROBE_PID")
-    "$TN_BIN/tenure" -v --server "$HA_URLS" run --ttl 30s patroni:holder -- sleep 100000 \
-        >/dev/null 2> >("$HA_PY" "$PAT_PROBE" stamp --out "$T/holder.jsonl" >/dev/null 2>&1) &
+    {
+        while [ ! -e "$T/holder.stop" ]; do
+            "$TN_BIN/tenure" -v --server "$HA_URLS" run --ttl 60s patroni:holder \
+                -- sleep 100000 >/dev/null &
+            echo $! >"$T/holder.pid"
+            wait $! || true
+            sleep 0.5
+        done
+    } 2> >("$HA_PY" "$PAT_PROBE" stamp --out "$T/holder.jsonl" >/dev/null 2>&1) &
     PAT_HOLDER_PID=$!
     TN_PIDS+=("$PAT_HOLDER_PID")
     # TN_PATRONI_METRICS=1: each instance's store metrics every 0.5 s
@@ -162,17 +171,31 @@ pat_probes() {
         done >>"$T/metrics.log" 2>&1 &
         TN_PIDS+=($!)
     fi
-    # its command leads a process group of its own (tenure run)
-    pg_wait_for 10 pgrep -P "$PAT_HOLDER_PID" >/dev/null || fail "the holder did not start"
-    PAT_HOLD_PGID=$(pgrep -P "$PAT_HOLDER_PID" | head -1)
+}
+
+# pat_stop_holder [-9]: end the holder loop; its tenure run releases the
+# lease on SIGTERM (with -9: killed, with the command it runs, whose
+# process group it leads).
+pat_stop_holder() {
+    local pid kid
+    [ -n "${PAT_HOLDER_PID:-}" ] || return 0
+    touch "$T/holder.stop"
+    pid=$(cat "$T/holder.pid" 2>/dev/null || true)
+    [ -n "$pid" ] || return 0
+    if [ "${1:-}" = -9 ]; then
+        for kid in $(pgrep -P "$pid" 2>/dev/null); do kill -9 -- "-$kid" 2>/dev/null; done
+        kill -9 "$pid" 2>/dev/null
+    else
+        kill -TERM "$pid" 2>/dev/null
+    fi
+    return 0
 }
 
 pat_finish() {
     kill "$PAT_PROBE_PID" 2>/dev/null || true
     wait "$PAT_PROBE_PID" 2>/dev/null || true
-    kill -TERM "$PAT_HOLDER_PID" 2>/dev/null || true
-    PAT_HOLDER_RC=0
-    wait "$PAT_HOLDER_PID" 2>/dev/null || PAT_HOLDER_RC=$?
+    pat_stop_holder
+    wait "$PAT_HOLDER_PID" 2>/dev/null || true
     sleep 0.3 # the stamper writes the last lines
 }
 
@@ -392,7 +415,8 @@ pat_report() {
         "$T/holder.jsonl" >"$T/report" || fail "ha_check.py patroni failed"
     cat "$T/report"
     PAT_SUMMARY=$(tail -1 "$T/report")
-    [ -n "$CHAOS_OUT" ] && cp "$T/report" "$T/faults.log" "$T/ledger.log" "$CHAOS_OUT/" 2>/dev/null
+    [ -n "$CHAOS_OUT" ] && cp "$T/report" "$T/faults.log" "$T/ledger.log" "$T/holder.jsonl" \
+        "$CHAOS_OUT/" 2>/dev/null
     return 0
 }
 

@@ -32,9 +32,10 @@ the recording clients wrote (docs/SAFETY.md section 1.1).
       run's log stamped by serve_probe.py stamp: the longest time between
       two successful renews, the least safe time left, whether the lease
       was lost); then the summary.
-  ha_check.py patroni-summary < lines
+  ha_check.py patroni-summary [--by-kind] < lines
       The summary of "patroni-window" and "patroni-holder" lines gathered
-      from many runs.
+      from many runs (scripts/chaos.sh keeps them in
+      OUT/patroni-windows.txt); --by-kind adds one per kind of fault.
 """
 import json
 import pathlib
@@ -98,7 +99,7 @@ FAULT_PREFIXES = ("kill -9 primary", "fault: ")
 PROMOTED_PREFIXES = ("standby ", "new primary ")
 
 FIELDS = ("unavailable_ms", "from_kill_ms", "refused", "promoted_ms",
-          "rebuilt_ms", "outage_ms")
+          "rebuilt_ms", "outage_ms", "refused_in_outage")
 
 
 def line_of(i, w):
@@ -121,14 +122,16 @@ def note_after(evs, t_kill, prefix, t_next=float("inf")):
 def outage(evs, t_kill, t_next):
     """The longest time without any acquire granted, from the fault to
     the next one (or to the last grant): the outage whatever the fault
-    takes to bite (a primary cut from etcd serves a few seconds more)."""
-    oks = [e["t"] for e in evs if t_kill <= e["t"] < t_next and
-           e.get("op") == "acquire" and e.get("phase") == "ok"]
+    takes to bite (a primary cut from etcd serves a few seconds more);
+    and the acquires refused in all that time."""
+    mine = [e for e in evs if t_kill <= e["t"] < t_next and
+            e.get("op") == "acquire"]
+    oks = [e["t"] for e in mine if e.get("phase") == "ok"]
     prev, gap = t_kill, 0
     for t in oks:
         gap = max(gap, t - prev)
         prev = t
-    return gap // 1000000
+    return gap // 1000000, sum(e.get("error") in REFUSED for e in mine)
 
 
 def window(evs, t_kill, t_next):
@@ -146,8 +149,7 @@ def window(evs, t_kill, t_next):
             start = first_bad if first_bad is not None else e["t"]
             return {"unavailable_ms": (e["t"] - start) // 1000000,
                     "from_kill_ms": (e["t"] - t_kill) // 1000000,
-                    "refused": refused,
-                    "outage_ms": outage(evs, t_kill, t_next)}
+                    "refused": refused}
         elif e.get("error") in REFUSED:
             refused += 1
             if first_bad is None:
@@ -166,6 +168,7 @@ def windows(argv):
         if w is None:
             print(f"ha-window failover={i + 1} no grant after it")
             continue
+        w["outage_ms"], w["refused_in_outage"] = outage(evs, t, t_next)
         w["promoted_ms"] = note_after(evs, t, PROMOTED_PREFIXES, t_next)
         w["rebuilt_ms"] = note_after(evs, t, "old primary ", t_next)
         print(line_of(i + 1, w))
@@ -203,37 +206,45 @@ def kv_line(line):
 
 
 def holder(path):
-    """The long-lived holder's renews: (longest gap between successful
-    renews or from the grant to the first, least safe time left, lost)."""
-    stamps, safe, lost, last = [], [], False, None
+    """The long-lived holder's leases (one per tenure run, started again
+    when one ends): the longest time between a grant or a successful
+    renew and the next one, or the loss; the least safe time left after a
+    renew; how many leases were lost (ended otherwise than released)."""
     try:
         f = open(path)
     except OSError:
         return None
+    stamps, safe, lost, last, leases = [], [], 0, None, 0
+    gap = 0
     with f:
         for raw in f:
             e = json.loads(raw)
             line = e["line"]
-            if "acquired" in line or line.startswith("tenure: renewed"):
+            if "acquired" in line:
+                leases += 1
+                last = e["t"]
+            elif line.startswith("tenure: renewed") and last is not None:
+                gap = max(gap, e["t"] - last)
+                last = e["t"]
                 stamps.append(e["t"])
                 m = re.search(r"safe_for_ms=(-?\d+)", line)
                 if m:
                     safe.append(int(m.group(1)))
-            if "ended: " in line and "ended: released" not in line:
-                lost = True
-            last = e["t"]
-    if not stamps:
+            elif "ended: " in line and last is not None:
+                if "ended: released" not in line:
+                    lost += 1
+                    gap = max(gap, e["t"] - last)
+                last = None
+    if leases == 0:
         return None
-    gaps = [b - a for a, b in zip(stamps, stamps[1:])]
-    return {"renew_gap_max_ms": max(gaps, default=0) // 1000000,
-            "renews": len(stamps) - 1,
-            "min_safe_ms": min(safe, default=-1),
-            "lost": "yes" if lost else "no",
-            "held_s": (last - stamps[0]) // 1000000000}
+    return {"renew_gap_max_ms": gap // 1000000, "renews": len(stamps),
+            "min_safe_ms": min(safe, default=-1), "leases": leases,
+            "lost": lost}
 
 
-PAT_NUM = ("promoted_ms", "writable_ms", "outage_ms", "unavailable_ms",
-           "from_kill_ms", "refused", "serve_max_ms", "rejoined_ms")
+PAT_NUM = ("promoted_ms", "writable_ms", "outage_ms", "refused_in_outage",
+           "unavailable_ms", "from_kill_ms", "refused", "serve_max_ms",
+           "rejoined_ms")
 
 
 def patroni(argv):
@@ -258,6 +269,7 @@ def patroni(argv):
                    "writable_ms": kv.get("writable_ms", -1),
                    "unavailable_ms": w.get("unavailable_ms", -1),
                    "outage_ms": w.get("outage_ms", -1),
+                   "refused_in_outage": w.get("refused_in_outage", -1),
                    "from_kill_ms": w.get("from_kill_ms", -1),
                    "refused": w.get("refused", -1),
                    "serve_max_ms": kv.get("max_ms", -1),
@@ -292,7 +304,7 @@ def patroni_summary(lines):
     out = [f"faults={len(rows)} failovers={len(fo)} kinds=" +
            ",".join(f"{k}:{v}" for k, v in sorted(kinds.items()))]
     for k in PAT_NUM:
-        v = [int(r[k]) for r in fo if int(r.get(k, -1)) >= 0]
+        v = [int(r[k]) for r in rows if int(r.get(k, -1)) >= 0]
         if v:
             out.append(f"{k}_median={int(statistics.median(v))} "
                        f"{k}_max={max(v)}")
@@ -302,8 +314,11 @@ def patroni_summary(lines):
             int(h["renew_gap_max_ms"]) for h in holders)))
         out.append("holder_min_safe_ms=" + str(min(
             int(h["min_safe_ms"]) for h in holders)))
+        out.append("holder_leases=" + str(sum(
+            int(h.get("leases", 1)) for h in holders)))
         out.append("holder_lost=" + str(sum(
-            h["lost"] == "yes" for h in holders)))
+            int(h["lost"]) if h["lost"].isdigit() else h["lost"] == "yes"
+            for h in holders)))
     return "patroni-summary: " + " ".join(out)
 
 
@@ -316,8 +331,16 @@ def main():
         return summary()
     if len(sys.argv) == 5 and sys.argv[1] == "patroni":
         return patroni(sys.argv[2:])
-    if len(sys.argv) == 2 and sys.argv[1] == "patroni-summary":
-        print(patroni_summary(sys.stdin.readlines()))
+    if len(sys.argv) in (2, 3) and sys.argv[1] == "patroni-summary":
+        lines = sys.stdin.readlines()
+        print(patroni_summary(lines))
+        if sys.argv[2:] == ["--by-kind"]:
+            kinds = sorted({kv_line(x)["kind"] for x in lines
+                            if x.startswith("patroni-window ")})
+            for k in kinds:
+                mine = [x for x in lines if x.startswith("patroni-window ")
+                        and kv_line(x)["kind"] == k]
+                print(f"  {k}: " + patroni_summary(mine).split(": ", 1)[1])
         return 0
     sys.stderr.write(__doc__)
     return 2
