@@ -25,11 +25,16 @@
 #define OUTBOX_COLUMNS                                                         \
     " (seq bigint GENERATED ALWAYS AS IDENTITY, line text NOT NULL)"
 
+/* The outbox is this session's own and holds nothing durable: its
+ * creation commits locally, so that a setup on a primary that has no
+ * synchronous standby (just promoted, or left behind by a failover)
+ * does not wait for one; the refusing and the move to another host are
+ * the synchronous standby check's (src/store/pg/sync.c). */
 const char tn_pg_sql_session[] =
     "SET synchronous_commit TO remote_apply; SET application_name TO 'tenured';"
-    " SET lock_timeout TO 0;"
+    " SET lock_timeout TO 0; BEGIN; SET LOCAL synchronous_commit TO local;"
     " CREATE TEMPORARY TABLE IF NOT EXISTS tn_outbox" OUTBOX_COLUMNS ";"
-    " SELECT pg_advisory_lock(" LOCK_KEY ")";
+    " COMMIT; SELECT pg_advisory_lock(" LOCK_KEY ")";
 
 const char tn_pg_sql_outbox_table[] =
     "CREATE UNLOGGED TABLE IF NOT EXISTS tn_outbox" OUTBOX_COLUMNS;
