@@ -285,8 +285,8 @@ static bool beat_result(struct tn_pg *p)
         l->recovery |= ok && PQgetvalue(r, 0, 0)[0] == 't';
         bool standby = ok && PQgetvalue(r, 0, 1)[0] == 't';
         PQclear(r);
-        if (ok && !l->recovery && p->hosts.hint == l->link.host)
-            tn_pg_sync_heard(p, standby);
+        if (ok && !l->recovery)
+            tn_pg_sync_heard(p, l->link.host, standby);
         if (!ok) {
             listen_drop(p, "heartbeat failed");
             return false;

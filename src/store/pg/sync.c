@@ -57,17 +57,20 @@ static void log_change(struct tn_pg *p)
     if (s->state == s->logged || s->state == TN_PG_SYNC_UNKNOWN)
         return;
     s->logged = s->state;
+    char host[128];
+    tn_pg_hosts_name(&p->hosts, p->hosts.hint, host, sizeof(host));
     if (s->state == TN_PG_SYNC_OK) {
         tn_log(TN_LOG_INFO, "store",
-               "\"postgresql primary has a synchronous standby\" standbys=%lld",
-               (long long)s->standbys);
+               "\"postgresql primary has a synchronous standby\" "
+               "standbys=%lld host=\"%s\"",
+               (long long)s->standbys, host);
         return;
     }
     tn_log(TN_LOG_WARN, "store",
            "\"postgresql primary without a synchronous standby\" why=\"%s\" "
-           "standbys=%lld required=%s",
+           "standbys=%lld required=%s host=\"%s\"",
            why[s->state], (long long)s->standbys,
-           s->require ? "true (refusing requests)" : "false");
+           s->require ? "true (refusing requests)" : "false", host);
 }
 
 /* Required, and the primary has had no synchronous standby for
@@ -171,11 +174,18 @@ void tn_pg_sync_conn_up(struct tn_pg *p)
     check_fire(p);
 }
 
-void tn_pg_sync_heard(struct tn_pg *p, bool has_standby)
+void tn_pg_sync_heard(struct tn_pg *p, size_t host, bool has_standby)
 {
     struct tn_pg_sync *s = &p->sync;
     if (!s->require || has_standby || p->closing)
         return;
+    bool here = false;
+    for (int i = 0; i < TN_PG_CONNS; i++)
+        here |=
+            p->conns[i].state == TN_PG_READY && p->conns[i].link.host == host;
+    if (!here)
+        return; /* the statement connections are elsewhere: the LISTEN
+                   connection follows them at its next heartbeat */
     if (s->state == TN_PG_SYNC_OK || s->state == TN_PG_SYNC_UNKNOWN)
         s->state = TN_PG_SYNC_NONE;
     s->gate = true;
