@@ -6,7 +6,7 @@ DATA_DIR ?= ./tenure-data
 CTEST_ARGS ?=
 
 .PHONY: all deps build release run check check-dev check-asan check-fuzz lint tsan \
-        bench soak fuzz install clean incident deb compare
+        bench soak fuzz install clean incident deb compare demo-shards
 
 all: build
 
@@ -90,6 +90,14 @@ incident: build
 	@TN_BIN=$(CURDIR)/build/dev/bin TN_SRC=$(CURDIR) \
 	    TN_INCIDENT_HTML_DIR=$(CURDIR)/build/incident \
 	    tests/integration/t401-fence-incident-replay.sh
+
+# The fair-share demo (examples/shards, docs/SESSIONS.md): 3 workers share
+# 1,000 shards through sessions and write through the fence into SQLite;
+# one is frozen past its TTL and resumed, one joins late.  Prints the
+# balance after each change and the stale writes admitted (must be 0) and
+# refused.  TN_DEMO_FENCE=off shows what the fence is for.
+demo-shards: build
+	@/usr/bin/python3 examples/shards/demo.py --tenured build/dev/bin/tenured
 
 # The incident replayed against Redis, Redlock, etcd, ZooKeeper, PostgreSQL
 # advisory locks and tenure (docs/COMPARE.md): writes compare/report.md and

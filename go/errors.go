@@ -107,8 +107,11 @@ var (
 	// (a frozen process, a frozen server or a cut network); nothing was
 	// sent.  errors.Is(err, ErrLost) is true too.
 	ErrExpired = sentinel("expired")
-	// ErrReleased: the lease was released through this handle.
+	// ErrReleased: the lease was released through this handle (or ended
+	// with its session's End).
 	ErrReleased = sentinel("released")
+	// ErrEnded: the session was ended through this handle (End).
+	ErrEnded = sentinel("ended")
 	// ErrTransport: no answer from a server.
 	ErrTransport = sentinel("transport")
 	// ErrConnect: no server URL accepted a connection; nothing was sent.

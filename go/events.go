@@ -22,15 +22,18 @@ import (
 )
 
 // Event is one event of the stream.  Type is "acquired", "released",
-// "expired", "revoked" or "reset"; a reset has no name, owner or token.
+// "expired", "revoked", "session_opened", "session_ended" or "reset"; a
+// reset has no name, owner or token, a session event no name or token.
 type Event struct {
-	ID      uint64 // the event's id; resume after it with LastEventID
-	Type    string
-	Name    string
-	OwnerID string
-	Token   uint64
-	Floor   uint64 // the name's floor after the event
-	Message string // a reset's explanation, if any
+	ID        uint64 // the event's id; resume after it with LastEventID
+	Type      string
+	Name      string
+	OwnerID   string
+	Token     uint64
+	Floor     uint64 // the name's floor after the event
+	Message   string // a reset's explanation, if any
+	SessionID string // a session event's session
+	Reason    string // session_ended: "expired", "released" or "revoked"
 }
 
 // EventOptions configure Events.
@@ -299,17 +302,20 @@ func (s *EventStream) dispatch(id *uint64, data []byte) (Event, bool) {
 		return Event{}, false
 	}
 	var j struct {
-		Type    string  `json:"type"`
-		Name    string  `json:"name"`
-		OwnerID string  `json:"owner_id"`
-		Token   *uint64 `json:"token"`
-		Floor   *uint64 `json:"floor"`
-		Message string  `json:"message"`
+		Type      string  `json:"type"`
+		Name      string  `json:"name"`
+		OwnerID   string  `json:"owner_id"`
+		Token     *uint64 `json:"token"`
+		Floor     *uint64 `json:"floor"`
+		Message   string  `json:"message"`
+		SessionID string  `json:"session_id"`
+		Reason    string  `json:"reason"`
 	}
 	if json.Unmarshal(data, &j) != nil || j.Type == "" {
 		return Event{}, false
 	}
-	ev := Event{Type: j.Type, Name: j.Name, OwnerID: j.OwnerID, Message: j.Message}
+	ev := Event{Type: j.Type, Name: j.Name, OwnerID: j.OwnerID, Message: j.Message,
+		SessionID: j.SessionID, Reason: j.Reason}
 	if id != nil {
 		ev.ID = *id
 	}

@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/signal"
 	"time"
 
 	"tenure"
 	"tenure/fence"
+	"tenure/share"
 )
 
 // A complete worker: hold the lease, check it right before each write,
@@ -140,4 +142,63 @@ func ExampleClient_Check() {
 		log.Fatal(err)
 	}
 	fmt.Println(r.Current, r.Floor)
+}
+
+// A session: one heartbeat for a thousand shards.  HoldSession claims
+// them, keeps the session alive while the body runs (cancelling its
+// context on loss) and ends it, with every lease of it, at the end.
+func ExampleClient_HoldSession() {
+	ctx := context.Background()
+	c, err := tenure.New(tenure.Options{URLs: []string{"http://127.0.0.1:7300"}, OwnerID: "indexer-04"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	shards := make([]string, 1000)
+	for i := range shards {
+		shards[i] = fmt.Sprintf("shard:%d", i)
+	}
+	err = c.HoldSession(ctx, tenure.SessionOptions{TTL: 3 * time.Second}, shards,
+		func(ctx context.Context, s *tenure.Session, claim *tenure.ClaimResult) error {
+			fmt.Printf("%d granted, %d held by others\n", len(claim.Granted), len(claim.Held))
+			for ctx.Err() == nil && s.Held() { // right before each round of writes
+				for _, l := range claim.Granted {
+					_ = l.Token // stamp the shard's writes with its token
+				}
+				time.Sleep(time.Second)
+			}
+			return ctx.Err()
+		})
+	if errors.Is(err, tenure.ErrLost) {
+		fmt.Println("the session was lost: every shard with it")
+	}
+}
+
+// A fair-share worker: its session claims its share of the shards and
+// gives back its surplus as workers of the group come and go.
+func Example_share() {
+	c, err := tenure.New(tenure.Options{URLs: []string{"http://127.0.0.1:7300"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	shards := make([]string, 1000)
+	for i := range shards {
+		shards[i] = fmt.Sprintf("shard:%04d", i)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err = share.Run(ctx, c, share.Options{Group: "indexers", Worker: "w1", Shards: shards,
+		TTL: 3 * time.Second,
+		OnGain: func(leases map[string]*tenure.Lease) {
+			for name, l := range leases {
+				fmt.Println("write", name, "with token", l.Token)
+			}
+		},
+		OnLoss: func(names []string, why string) {
+			// return only once nothing writes these any more
+			fmt.Println("stop writing", len(names), "shards:", why)
+		}})
+	if err != nil {
+		log.Fatal(err)
+	}
 }

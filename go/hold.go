@@ -12,6 +12,7 @@ package tenure
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -76,19 +77,46 @@ func (c *Client) Hold(ctx context.Context, name string, o AcquireOptions,
 	return nil
 }
 
-// keep renews l until stop is closed or l ends; cancel runs when it ends.
-// wake says that the event follower changed l (lost, or renew now).
-func (c *Client) keep(l *Lease, stop, wake <-chan struct{}, cancel func()) {
-	var backoff time.Duration
+// kept is what the keepalive renews: a lease of Hold, or a session.
+type kept interface {
+	fmt.Stringer
+	Err() error
+	// times: when the last successful renew was sent, the TTL, and the
+	// end of the safe time.
+	times() (sent time.Time, ttl time.Duration, deadline time.Time)
+	takeRenewNow() bool
+	// renewKept is one renew on the keepalive's connections, bounded by
+	// ctx.
+	renewKept(ctx context.Context) error
+	SafeFor() time.Duration
+}
+
+func (l *Lease) times() (time.Time, time.Duration, time.Time) {
 	l.mu.Lock()
-	next := l.sent.Add(l.ttl / 3)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	return l.sent, l.ttl, l.deadline
+}
+
+func (l *Lease) takeRenewNow() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.renewNow
+	l.renewNow = false
+	return now
+}
+
+func (l *Lease) renewKept(ctx context.Context) error { return l.renew(ctx, l.TTL(), true) }
+
+// keep renews k until stop is closed or k ends; cancel runs when it ends.
+// wake says that the event follower changed k (lost, or renew now).
+func (c *Client) keep(k kept, stop, wake <-chan struct{}, cancel func()) {
+	var backoff time.Duration
+	sent, ttl, _ := k.times()
+	next := sent.Add(ttl / 3)
 	for {
-		l.mu.Lock()
-		deadline, ttl := l.deadline, l.ttl
-		l.mu.Unlock()
-		if err := l.Err(); err != nil {
-			c.logf("keepalive of lease %q token=%d ended: %v", l.Name, l.Token, err)
+		_, ttl, deadline := k.times()
+		if err := k.Err(); err != nil {
+			c.logf("keepalive of %v ended: %v", k, err)
 			cancel()
 			return
 		}
@@ -105,32 +133,29 @@ func (c *Client) keep(l *Lease, stop, wake <-chan struct{}, cancel func()) {
 			t.Stop()
 		case <-t.C:
 		}
-		l.mu.Lock()
-		if l.renewNow {
-			l.renewNow, next = false, time.Now()
+		if k.takeRenewNow() {
+			next = time.Now()
 		}
-		l.mu.Unlock()
 		if time.Now().Before(next) {
 			continue // woke for the deadline: Err() decides
 		}
-		err := c.renewKept(l, deadline, stop)
+		err := renewBounded(k, deadline, stop)
 		if err == nil {
 			backoff = 0
-			l.mu.Lock()
-			next = l.sent.Add(l.ttl / 3)
-			l.mu.Unlock()
-			c.logf("renewed lease %q token=%d safe_for=%v", l.Name, l.Token, l.SafeFor())
+			sent, ttl, _ := k.times()
+			next = sent.Add(ttl / 3)
+			c.logf("renewed %v safe_for=%v", k, k.SafeFor())
 			continue
 		}
 		backoff = nextBackoff(backoff, ttl)
 		next = time.Now().Add(backoff)
-		c.logf("renew of lease %q token=%d failed: %v", l.Name, l.Token, err)
+		c.logf("renew of %v failed: %v", k, err)
 	}
 }
 
-// renewKept is one renew of the keepalive, bounded by the safe deadline
-// and abandoned when stop is closed.
-func (c *Client) renewKept(l *Lease, deadline time.Time, stop <-chan struct{}) error {
+// renewBounded is one renew of the keepalive, bounded by the safe
+// deadline and abandoned when stop is closed.
+func renewBounded(k kept, deadline time.Time, stop <-chan struct{}) error {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	go func() {
@@ -140,7 +165,7 @@ func (c *Client) renewKept(l *Lease, deadline time.Time, stop <-chan struct{}) e
 		case <-ctx.Done():
 		}
 	}()
-	return l.Renew(ctx, l.TTL())
+	return k.renewKept(ctx)
 }
 
 // nextBackoff: from TTL/30 (at least 10 ms), doubling, at most TTL/6.

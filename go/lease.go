@@ -39,6 +39,7 @@ type Lease struct {
 
 	c      *Client
 	secret string
+	sess   *Session // the session it was taken under, or nil
 
 	mu       sync.Mutex
 	state    leaseState
@@ -80,8 +81,16 @@ func (l *Lease) granted(sent time.Time, ttl, expiresIn time.Duration) {
 }
 
 // safeLocked is the safe time left at now; it turns the lease expired once
-// it ran out.
+// it ran out.  A lease under a session has its session's safe time, and
+// ends with it (locks: the lease's, then the session's).
 func (l *Lease) safeLocked(now time.Time) time.Duration {
+	if l.sess != nil && l.state == stateHeld {
+		left, st, err := l.sess.safeState(now)
+		if left <= 0 && st != stateHeld {
+			l.state, l.endErr = st, err
+		}
+		return left
+	}
 	if l.state != stateHeld || l.deadline.IsZero() {
 		return 0
 	}
@@ -144,15 +153,30 @@ type renewJSON struct {
 // sending anything when the safe time already ran out, ErrForbidden on a
 // wrong secret (the handle is then lost too), ErrReleased after Release;
 // transport errors leave the lease as it was.
+//
+// A lease taken under a session lives as long as its session: renew the
+// session (the server refuses this renew with ErrBadRequest, and nothing
+// changes).
 func (l *Lease) Renew(ctx context.Context, ttl time.Duration) error {
+	return l.renew(ctx, ttl, false)
+}
+
+// renew is Renew; kept: on the keepalive's kept-alive connections.
+func (l *Lease) renew(ctx context.Context, ttl time.Duration, kept bool) error {
 	l.mu.Lock()
 	err := l.renewAllowed()
 	l.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	a, err := l.c.do(ctx, http.MethodPatch, leasePath(l.Name, ""),
-		&renewJSON{Token: l.Token, LeaseSecret: l.secret, TTLMs: ms(ttl)}, 0)
+	path := leasePath(l.Name, "")
+	body := &renewJSON{Token: l.Token, LeaseSecret: l.secret, TTLMs: ms(ttl)}
+	var a *answer
+	if kept {
+		a, err = l.c.renewVia(ctx, path, body)
+	} else {
+		a, err = l.c.do(ctx, http.MethodPatch, path, body, 0)
+	}
 	if err != nil {
 		return err
 	}
@@ -185,7 +209,7 @@ func (l *Lease) refreshWaited(ctx context.Context) {
 }
 
 func (l *Lease) renewAllowed() error {
-	if l.state == stateHeld && l.deadline.IsZero() {
+	if l.state == stateHeld && l.deadline.IsZero() && l.sess == nil {
 		return nil // adopted: a renew is what makes it held
 	}
 	return l.errLocked()
@@ -229,11 +253,20 @@ func (l *Lease) applyRenew(a *answer, ttl time.Duration) error {
 }
 
 // Release gives the lease back.  From this call on it is neither held nor
-// renewed, whatever the outcome.  ErrLost when it was no longer live.
+// renewed, whatever the outcome.  ErrLost when it was no longer live.  A
+// lease under a session leaves the session; the session goes on.
 func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Lock()
 	l.state = stateReleased
 	l.mu.Unlock()
+	err := l.release(ctx)
+	if l.sess != nil {
+		l.sess.ended(l, err)
+	}
+	return err
+}
+
+func (l *Lease) release(ctx context.Context) error {
 	a, err := l.c.do(ctx, http.MethodDelete, leasePath(l.Name, ""),
 		&renewJSON{Token: l.Token, LeaseSecret: l.secret}, 0)
 	if err != nil {
@@ -244,3 +277,6 @@ func (l *Lease) Release(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Session is the session the lease was taken under, or nil.
+func (l *Lease) Session() *Session { return l.sess }

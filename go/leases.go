@@ -200,16 +200,7 @@ type ListOptions struct {
 // List returns one page of live leases in name order, and the After of the
 // next page ("" at the end).
 func (c *Client) List(ctx context.Context, o ListOptions) ([]LeaseInfo, string, error) {
-	q := url.Values{}
-	if o.Prefix != "" {
-		q.Set("prefix", o.Prefix)
-	}
-	if o.After != "" {
-		q.Set("after", o.After)
-	}
-	if o.Limit > 0 {
-		q.Set("limit", strconv.Itoa(o.Limit))
-	}
+	q := listQuery(o)
 	path := "/v1/leases"
 	if len(q) > 0 {
 		path += "?" + q.Encode()
@@ -237,6 +228,20 @@ func (c *Client) List(ctx context.Context, o ListOptions) ([]LeaseInfo, string, 
 		next = *j.Next
 	}
 	return out, next, nil
+}
+
+func listQuery(o ListOptions) url.Values {
+	q := url.Values{}
+	if o.Prefix != "" {
+		q.Set("prefix", o.Prefix)
+	}
+	if o.After != "" {
+		q.Set("after", o.After)
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	return q
 }
 
 // CheckResult is the answer of Check.

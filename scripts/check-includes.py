@@ -67,6 +67,8 @@ PUBLIC = [
     ("err.h", "common"),
     ("client.h", "client"),
     ("events_*.h", "client"),
+    ("session.h", "client"),
+    ("share.h", "client"),
     ("fence.h", "fence"),
     ("fence_*.h", "fence"),
 ]

@@ -16,9 +16,17 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       golang-go golang-github-mattn-go-sqlite3-dev golang-github-lib-pq-dev
       debhelper dpkg-dev fakeroot lintian help2man
       etcd-server etcd-client zookeeper python3-redis python3-kazoo gnuplot-nox
+      openjdk-17-jdk-headless junit5 libpostgresql-jdbc-java libxerial-sqlite-jdbc-java
+      podman runc netavark aardvark-dns iptables catatonit uidmap slirp4netns debootstrap
       patroni python3-etcd iproute2)
-# The last line is for the short comparison (it/t420-fence-compare,
-# docs/COMPARE.md): its peers' servers and clients, and the chart.
+# etcd-server … gnuplot-nox are for the short comparison (it/t420-fence-compare,
+# docs/COMPARE.md): its peers' servers and clients, and the chart.  Then the
+# Java client's JDK, JUnit 5 and JDBC drivers (java/), and the container
+# engine of it/t982 (podman on runc, its network, debootstrap for the local
+# base image: contrib/container/local-images.sh).  patroni and python3-etcd
+# run the Patroni chaos profiles (contrib/patroni, t779-t781), which also
+# use etcd-server and iproute2.  The TypeScript client's npm packages are
+# installed by scripts/npm-tools.sh js.
 # make lint also needs Node.js >= 20.19 with npm (Debian 12's nodejs is 18,
 # too old for the pinned @redocly/cli): see scripts/npm-tools.sh.
 if [ "${1:-}" = "--bench" ]; then

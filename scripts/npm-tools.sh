@@ -4,6 +4,7 @@
 # tools/openapi-lint/node_modules, which git ignores.  Reinstalls only when
 # the lock file changed since the last install.
 #   scripts/npm-tools.sh           install if needed
+#   scripts/npm-tools.sh js        install js/'s locked dependencies if needed
 #   scripts/npm-tools.sh lint-openapi [FILE]
 #                                  validate FILE (default docs/openapi.yaml)
 set -euo pipefail
@@ -25,6 +26,21 @@ fi
 
 case ${1:-} in
 "") ;;
+js)
+    # The TypeScript client's dependencies (js/package-lock.json: TypeScript,
+    # pg, better-sqlite3 12 built from source by node-gyp), the same way;
+    # one install at a time (ctest runs js/test and conformance/js at once).
+    jd=$root/js
+    jstamp=$jd/node_modules/.tenure-lock.sha256
+    jwant=$(sha256sum "$jd/package-lock.json" | cut -d' ' -f1)
+    exec 9>"$jd/.npm-install.lock"
+    flock 9
+    if [ ! -x "$jd/node_modules/.bin/tsc" ] || [ "$(cat "$jstamp" 2>/dev/null)" != "$jwant" ]; then
+        echo "npm-tools: npm ci in js (better-sqlite3 compiles: a minute or two)" >&2
+        (cd "$jd" && npm ci --no-audit --no-fund --loglevel=error >&2)
+        printf '%s\n' "$jwant" >"$jstamp"
+    fi
+    ;;
 lint-openapi)
     # No telemetry, no update check: the lint must not depend on the network.
     export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true

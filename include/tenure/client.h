@@ -15,8 +15,9 @@
  * accessor may be called from any thread.  Blocking calls on one client are
  * serialised (they share one connection), so a long acquire with wait_ms
  * delays other calls on the same client; the keepalive thread has its own
- * connection and is never delayed by them.  A lease must be freed before its
- * client. */
+ * connections and is never delayed by them.  A lease must be freed before
+ * its client.  Sessions (many leases kept by one renew) are in
+ * <tenure/session.h>. */
 #ifndef TENURE_CLIENT_H
 #define TENURE_CLIENT_H
 
@@ -36,6 +37,9 @@ struct tn_lease;  /* opaque: one grant held by this process */
 #define TN_CLIENT_MAX_URLS 8
 #define TN_CLIENT_NAME_MAX 256  /* bytes of a lease name */
 #define TN_CLIENT_OWNER_MAX 128 /* bytes of an owner_id */
+
+#define TN_CLIENT_KEEPALIVE_CONNECTIONS 32     /* default */
+#define TN_CLIENT_KEEPALIVE_CONNECTIONS_MAX 64 /* most allowed */
 
 /* Optional log hook: one line per notable event of the keepalive thread
  * (renewed, retrying, lost).  Called from the keepalive thread; msg is
@@ -77,6 +81,13 @@ struct tn_client_options {
                                    Same rule: a reset record, or a jump in
                                    the events' ids, renews every kept lease
                                    at once.  Copied by new(). */
+
+    /* Renews the keepalive thread sends at once, each on a connection of
+     * its own (1..TN_CLIENT_KEEPALIVE_CONNECTIONS_MAX; 0 = the default):
+     * a renew waits only for its own answer, so one client keeps
+     * thousands of leases.  A session's renew never waits behind lease
+     * renews.  Costs that many connections to the server while busy. */
+    size_t keepalive_connections;
 };
 
 /* Fill o with the defaults (no URLs).  Thread-safe. */
@@ -227,9 +238,11 @@ typedef void (*tn_lease_end_fn)(struct tn_lease *l, enum tn_lease_end reason,
 /* Keep l alive from the client's background thread: renew when a third of
  * its TTL has passed since the last renew was sent; on failure retry with
  * backoff while safe time is left, each attempt bounded by the safe time
- * left; report the end through cb exactly once.  Returns 0, TN_EINVAL (l
- * already kept alive, released or not held), TN_EEXPIRED, or TN_ENOMEM /
- * TN_EIO (thread could not start); on error cb never runs.  Thread-safe. */
+ * left; report the end through cb exactly once.  Up to
+ * opts.keepalive_connections renews run at once.  Returns 0, TN_EINVAL (l
+ * already kept alive, released, not held, or a lease of a session: its
+ * session keeps it), TN_EEXPIRED, or TN_ENOMEM / TN_EIO (thread could not
+ * start); on error cb never runs.  Thread-safe. */
 TN_EXTERN int tn_client_keepalive_start(struct tn_client *c, struct tn_lease *l,
                                         tn_lease_end_fn cb, void *ud);
 

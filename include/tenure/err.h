@@ -41,7 +41,8 @@ extern "C" {
     X(TN_EURITOOLONG, -26, "request target too long")                          \
     X(TN_ENOTIMPL, -27, "not implemented")                                     \
     X(TN_ECAPACITY, -28, "server at capacity")                                 \
-    X(TN_EHTTPVERSION, -29, "HTTP version not supported")
+    X(TN_EHTTPVERSION, -29, "HTTP version not supported")                      \
+    X(TN_EMISDIRECTED, -30, "misdirected request")
 
 enum tn_err {
     TN_OK = 0,

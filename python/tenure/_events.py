@@ -5,35 +5,36 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 from urllib.parse import urlencode
 
 from . import _http
+from ._transport import Transport
 from .errors import (ProtocolError, TooManyRequests, TransportError,
                      Unavailable, from_response)
 
-if TYPE_CHECKING:
-    from .client import Client
-
-
 __all__ = ["EventStream"]
+
 
 class EventStream:
     """Iterator over lease events of ``GET /v1/events``.
 
     Yields dicts with ``type`` (``acquired``, ``released``, ``expired``,
-    ``revoked`` or ``reset``), ``name``, ``owner_id``, ``token``, ``floor``
-    and ``id`` (None where the event has none: a reset has no name).  When
+    ``revoked``, ``session_opened``, ``session_ended`` or ``reset``),
+    ``name``, ``owner_id``, ``token``, ``floor`` and ``id`` (None where the
+    event has none: a reset has no name, a session event no name, token or
+    floor); session events also carry ``session_id`` (and ``reason`` when
+    ended).  When
     the stream is cut it reconnects (through the client's URLs) with
     ``Last-Event-ID`` and resumes after the last id seen; when the server no
     longer has the missed events it yields ``{"type": "reset", ...}``: state
     must be read again.  ``close()`` (from any thread) ends the iteration.
     """
 
-    def __init__(self, client: "Client", prefix: str,
+    def __init__(self, t: Transport, prefix: str,
                  last_event_id: Optional[int], idle_timeout_s: float,
                  reconnect: bool) -> None:
-        self._client = client
+        self._t = t
         self.prefix = prefix
         self.last_id: Optional[int] = last_event_id
         self._idle_s = idle_timeout_s
@@ -73,18 +74,18 @@ class EventStream:
         return self._run()
 
     def _open(self, attempt: int) -> _http.Stream:
-        c = self._client
-        t = c._targets[(c._current + attempt) % len(c._targets)]
+        c = self._t
+        t = c.targets[(c.current + attempt) % len(c.targets)]
         q = urlencode({"prefix": self.prefix}) if self.prefix else ""
-        hdrs = c._headers()
+        hdrs = c.headers()
         hdrs["Accept"] = "text/event-stream"
         if self.last_id is not None:
             hdrs["Last-Event-ID"] = str(self.last_id)
         st = _http.open_stream(t, "/v1/events" + ("?" + q if q else ""),
                                headers=hdrs,
-                               connect_timeout_ms=c._connect_timeout_ms,
-                               first_answer_ms=c._timeout_ms,
-                               idle_s=self._idle_s, ssl_ctx=c._ssl_ctx)
+                               connect_timeout_ms=c.connect_timeout_ms,
+                               first_answer_ms=c.timeout_ms,
+                               idle_s=self._idle_s, ssl_ctx=c.ssl_ctx)
         if st.status != 200:
             body = st.body.read_all()
             st.close()
@@ -172,6 +173,7 @@ class EventStream:
                               "owner_id": o.get("owner_id"),
                               "token": o.get("token"),
                               "floor": o.get("floor"), "id": ev_id}
-        if "message" in o:
-            ev["message"] = o["message"]
+        for k in ("message", "session_id", "reason"):
+            if k in o:
+                ev[k] = o[k]
         return ev

@@ -3,10 +3,13 @@
 
 http.client bounds each socket operation, not a whole request; the keepalive
 needs every renew to end by the earliest safe deadline of the leases it
-keeps, so that a hung server never delays a loss report.  Each request uses
-a fresh connection (no stale keep-alive connection can make the outcome of a
-request ambiguous), records the monotonic instant just before it is sent,
-and gives up at its deadline.  Also reads text/event-stream bodies (chunked,
+keeps, so that a hung server never delays a loss report.  :func:`request`
+uses a fresh connection per request (no stale keep-alive connection can make
+the outcome of an acquire or a release ambiguous), records the monotonic
+instant just before it is sent, and gives up at its deadline.
+:class:`Conn` is the exception, for renews only (sending one twice is
+harmless): a kept-alive connection on which the keepalive pipelines many
+renews at once.  Also reads text/event-stream bodies (chunked,
 Content-Length or until close) line by line for the events follower.
 """
 from __future__ import annotations
@@ -16,10 +19,11 @@ import socket
 import ssl
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
-from .errors import ConnectError, ProtocolError, Timeout, TransportError
+from .errors import (ConnectError, Error, ProtocolError, Timeout,
+                     TransportError)
 
 MAX_HEADER_BYTES = 64 * 1024
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -146,9 +150,11 @@ def _connect(t: Target, deadline_ms: int, connect_timeout_ms: int,
 
 
 def _head(t: Target, method: str, path: str, headers: Dict[str, str],
-          body: Optional[bytes]) -> bytes:
+          body: Optional[bytes], keep_alive: bool = False) -> bytes:
     lines = [f"{method} {t.base_path}{path} HTTP/1.1",
-             f"Host: {t.host}:{t.port}", "Connection: close"]
+             f"Host: {t.host}:{t.port}"]
+    if not keep_alive:
+        lines.append("Connection: close")
     for k, v in headers.items():
         if "\r" in v or "\n" in v:
             raise ValueError(f"header {k} contains a line break")
@@ -290,6 +296,125 @@ def request(t: Target, method: str, path: str, *,
             s.close()
         except OSError:
             pass
+
+
+# A kept-alive connection idle for longer is not reused: tenured closes
+# idle ones after --request-timeout-ms (30 s by default).
+CONN_IDLE_MS = 15000
+
+Track = Callable[[Optional[socket.socket]], None]
+Outcome = Union[Response, Error]
+
+
+class Conn:
+    """A kept-alive connection for requests that may safely be sent twice
+    (renews): :meth:`pipeline` writes many at once and reads their answers
+    in order, all bounded by one deadline.  Not thread-safe: one per
+    thread."""
+
+    def __init__(self, connect_timeout_ms: int,
+                 ssl_ctx: Optional[ssl.SSLContext],
+                 track: Optional[Track] = None) -> None:
+        self._connect_timeout_ms = connect_timeout_ms
+        self._ssl_ctx = ssl_ctx
+        self._track = track
+        self._sock: Optional[socket.socket] = None
+        self._reader: Optional[_Reader] = None
+        self._target: Optional[Target] = None
+        self._used_ms = 0
+
+    def close(self) -> None:
+        s, self._sock, self._reader = self._sock, None, None
+        if s is None:
+            return
+        if self._track is not None:
+            self._track(None)
+        try:
+            s.close()
+        except OSError:
+            pass
+
+    def _open(self, t: Target, deadline_ms: int) -> None:
+        self.close()
+        s = _connect(t, deadline_ms, self._connect_timeout_ms, self._ssl_ctx)
+        self._sock, self._target = s, t
+        self._reader = _Reader(s, deadline_ms)
+        if self._track is not None:
+            self._track(s)
+
+    def pipeline(self, t: Target, headers: Dict[str, str],
+                 reqs: List[Tuple[str, str, Optional[bytes]]],
+                 deadline_ms: int) -> List[Outcome]:
+        """Send every request of reqs to t and return one outcome each, in
+        order: the answer (sent_ms is the instant just before the bytes
+        that carried it were written) or the TransportError that left it
+        unanswered.  Raises ConnectError when nothing could be sent.  A
+        reused connection that the server closed before answering anything
+        is replaced once; a server that closes after some answers gets the
+        rest on a new connection."""
+        out: List[Outcome] = []
+        replaced = False
+        while len(out) < len(reqs):
+            reused = (self._sock is not None and self._target is t
+                      and mono_ms() - self._used_ms < CONN_IDLE_MS)
+            if not reused:
+                try:
+                    self._open(t, deadline_ms)
+                except ConnectError as e:
+                    if not out:
+                        raise
+                    out.extend([e] * (len(reqs) - len(out)))
+                    break
+            before = len(out)
+            err = self._round(t, headers, reqs[before:], deadline_ms, out)
+            self._used_ms = mono_ms()
+            if err is None:
+                continue  # all answered, or the server closed: the rest
+            self.close()
+            if len(out) == before and reused and not replaced \
+                    and not isinstance(err, Timeout):
+                replaced = True  # a stale kept-alive connection: once more
+                continue
+            out.extend([err] * (len(reqs) - len(out)))
+        return out
+
+    def _round(self, t: Target, headers: Dict[str, str],
+               reqs: List[Tuple[str, str, Optional[bytes]]], deadline_ms: int,
+               out: List[Outcome]) -> Optional[Error]:
+        """One write of reqs and the reading of their answers into out;
+        None when done or when the server closed the connection after an
+        answer (the caller sends the rest again), else the error."""
+        s, r = self._sock, self._reader
+        assert s is not None and r is not None
+        data = b"".join(_head(t, m, p, headers, b, keep_alive=True) + (b or b"")
+                        for m, p, b in reqs)
+        sent_ms = mono_ms()
+        left = deadline_ms - sent_ms
+        if left <= 0:
+            return Timeout("no time left to send")
+        r.deadline_ms = deadline_ms
+        try:
+            s.settimeout(left / 1000.0)
+            s.sendall(data)
+            for method, _p, _b in reqs:
+                status, hdrs = _read_head(r)
+                body = BodyReader(r, hdrs)
+                payload = b"" if method == "HEAD" or status in (204, 304) \
+                    else body.read_all()
+                out.append(Response(status=status, headers=hdrs,
+                                    body=payload, sent_ms=sent_ms))
+                if "close" in hdrs.get("connection", "").lower() or (
+                        not body.chunked and body.left is None
+                        and status not in (204, 304)):
+                    self.close()
+                    return None
+            return None
+        except socket.timeout:
+            return Timeout("no answer before the deadline")
+        except Error as e:  # transport or protocol: the rest is unanswered
+            return e
+        except OSError as e:
+            return TransportError(f"connection broke: {e}")
 
 
 class Stream:

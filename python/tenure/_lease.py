@@ -1,29 +1,33 @@
 # SPDX-License-Identifier: MIT
 """Leases as the client hands them out: :class:`Lease` (its safe time, its
-state), :class:`Hold` (``with client.hold(...)``), the answers of get and
-check, and the limits and end reasons of docs/CLIENT.md."""
+state, its renew and release), the answers of get and check, and the
+limits and end reasons of docs/CLIENT.md.
+
+:class:`Kept` is what a lease and a session share: the safe time (counted
+on the monotonic clock from the sending of the last acknowledged acquire,
+open or renew, minus the margin; once run out it never grows back) and the
+keepalive's bookkeeping.  Every field of it is guarded by the transport's
+lock.  A lease taken under a session has no safe time of its own: it reads
+its session's, and ends when the session does.
+"""
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Type
+from typing import Any, Callable, Dict, Optional, Tuple
 
+from . import _http
 from ._http import mono_ms
-from .errors import Error, Expired, Lost, ProtocolError
+from ._transport import Transport, error_of, lease_path
+from .errors import Error, Expired, Forbidden, Lost, ProtocolError
 
-if TYPE_CHECKING:
-    from .client import Client
-
-
-__all__ = ["Lease", "LeaseInfo", "CheckResult", "Hold", "END_LOST", "END_EXPIRED",
-           "END_RELEASED", "END_STOPPED"]
+__all__ = ["Lease", "LeaseInfo", "CheckResult", "Kept", "END_LOST",
+           "END_EXPIRED", "END_RELEASED", "END_STOPPED"]
 
 NAME_MAX = 256
 OWNER_MAX = 128
 TOKEN_MAX = 1 << 53
 
-# Why a kept lease left the keepalive (the argument of on_end).
+# Why a kept lease or session left the keepalive (the argument of on_end).
 END_LOST = "lost"
 END_EXPIRED = "expired"
 END_RELEASED = "released"
@@ -31,8 +35,9 @@ END_STOPPED = "stopped"
 
 _HELD, _LOST, _EXPIRED, _RELEASED = "held", "lost", "expired", "released"
 
-LogFn = Callable[[str], None]
-EndFn = Callable[["Lease", str, Optional[Error]], None]
+EndFn = Callable[[Any, str, Optional[Error]], None]
+Request = Tuple[str, str, Dict[str, Any]]  # method, path, body
+Renewed = Tuple[int, int, int]  # sent_ms, ttl_ms, expires_in_ms
 
 
 @dataclass(frozen=True)
@@ -72,50 +77,62 @@ def _name_ok(name: str) -> None:
         raise ValueError(f"a lease name must be 1 to {NAME_MAX} bytes")
 
 
-class Lease:
-    """One grant held by this process.
+def parse_renewed(r: _http.Response, ttl_sent: Optional[int],
+                  ttl_before: int) -> Renewed:
+    """(sent_ms, ttl_ms, expires_in_ms) of a renew's 200, or raises the
+    error of any other answer."""
+    if r.status != 200:
+        raise error_of(r)
+    o = r.json()
+    if not isinstance(o, dict):
+        raise ProtocolError("renew answer is not an object")
+    exp = _int(o, "expires_in_ms")
+    ttl = _int(o, "ttl_ms", required=False, lo=1) or ttl_sent or ttl_before
+    return r.sent_ms, int(ttl), int(exp or 0)
 
-    ``name``, ``owner``, ``token`` (the fencing token: stamp every write with
-    it), ``secret`` (the credential for renew and release; never log it) and
-    ``proof`` (the server's signature, or None) never change.
-    """
 
-    def __init__(self, client: "Client", name: str, owner: str, token: int,
-                 secret: str, proof: Optional[str], ttl_ms: int) -> None:
-        self._client = client
-        self.name = name
-        self.owner = owner
-        self.token = token
-        self.secret = secret
-        self.proof = proof
+class Kept:
+    """A lease or a session as its holder counts it (see the module)."""
+
+    _released_code = "released"  # the local error once given back
+
+    def __init__(self, t: Transport, ttl_ms: int) -> None:
+        self._t = t
         self._ttl_ms = ttl_ms
         self._state = _HELD
         self._sent_ms = 0
         self._deadline_ms: Optional[int] = None
         self._end_error: Optional[Error] = None
-        # keepalive bookkeeping, under the client's lock
+        # keepalive bookkeeping
         self._kept = False
         self._stop_requested = False
         self._release_done = False
         self._on_end: Optional[EndFn] = None
         self._next_renew_ms = 0
         self._backoff_ms = 0
+        self._busy = False  # a renew of the keepalive is in flight
         self._ended: Optional[str] = None  # reason, once reported
+        self._notify: Optional[Callable[["Kept"], None]] = None
+        self._queued = False  # in the keepalive's list of changed items
 
-    def __repr__(self) -> str:  # never shows the secret
-        return (f"Lease(name={self.name!r}, owner={self.owner!r}, "
-                f"token={self.token}, state={self._state!r})")
+    # -- under the transport's lock --
 
-    @property
-    def owner_id(self) -> str:
-        return self.owner
+    def _changed(self) -> None:
+        """Tell the keepalive that the state changed (it reports ends)."""
+        if self._notify is not None:
+            self._notify(self)
 
-    @property
-    def ttl_ms(self) -> int:
-        with self._client._mu:
-            return self._ttl_ms
+    def _what(self) -> str:
+        raise NotImplementedError
 
-    # -- safe time (client lock held) --
+    def _changed_lease(self, lease: "Lease") -> None:
+        """A session hears here that one of its leases changed."""
+
+    def _log_name(self) -> str:
+        return self._what()
+
+    def _renew_request(self, ttl_ms: Optional[int]) -> Request:
+        raise NotImplementedError
 
     def _safe_at(self, now_ms: int) -> int:
         if self._state != _HELD or self._deadline_ms is None:
@@ -123,6 +140,7 @@ class Lease:
         left = self._deadline_ms - now_ms
         if left <= 0:
             self._state = _EXPIRED
+            self._changed()
             return 0
         return left
 
@@ -134,7 +152,74 @@ class Lease:
         self._ttl_ms = ttl_ms
         self._sent_ms = sent_ms
         self._deadline_ms = (sent_ms + expires_in_ms
-                             - self._client._margin_ms(ttl_ms))
+                             - self._t.margin_ms(ttl_ms))
+
+    def _lose(self, err: Error) -> None:
+        if self._state == _HELD:
+            self._state = _LOST
+            self._end_error = err if isinstance(err, Lost) else Lost(
+                f"{self._what()}: {err}", status=err.status)
+            self._changed()
+
+    def _apply_renew(self, res: Optional[Renewed],
+                     err: Optional[Error]) -> Optional[Error]:
+        """Fold a renew's outcome in; the error to report, if any."""
+        if isinstance(err, (Lost, Forbidden)):
+            self._lose(err)
+            return err
+        if err is not None:
+            return err
+        assert res is not None
+        self._granted(*res)
+        if self._safe_at(mono_ms()) <= 0:
+            if self._state == _RELEASED:
+                return Error(f"{self._what()} was {self._released_code}",
+                             code=self._released_code)
+            return Expired(f"the renew of {self._what()} answered after its "
+                           "safe time ran out")
+        return None
+
+    def _renew_allowed(self) -> None:
+        if self._deadline_ms is not None:
+            self._safe_at(mono_ms())
+        if self._state == _HELD:
+            return
+        if self._state == _EXPIRED:
+            raise Expired(f"the safe time of {self._what()} ran out")
+        if self._state == _LOST:
+            raise Lost(f"{self._what()} was lost")
+        raise Error(f"{self._what()} was {self._released_code}",
+                    code=self._released_code)
+
+    def _renew_now(self, ttl_ms: Optional[int]) -> None:
+        """One renew from the caller's thread (not the keepalive's)."""
+        t = self._t
+        with t.mu:
+            self._renew_allowed()
+            method, path, body = self._renew_request(ttl_ms)
+            before = self._ttl_ms
+        res, err = None, None
+        try:
+            res = parse_renewed(t.do(method, path, body), ttl_ms, before)
+        except Error as e:
+            err = e
+        with t.mu:
+            out = self._apply_renew(res, err)
+        if out is not None:
+            raise out
+
+    def _ensure(self) -> None:
+        """Raise Lost/Expired unless held (lock held)."""
+        self._safe_at(mono_ms())
+        st, err = self._state, self._end_error
+        if st == _HELD:
+            return
+        if st == _EXPIRED:
+            raise Expired(f"the safe time of {self._what()} ran out")
+        if st == _LOST:
+            raise err if isinstance(err, Lost) else Lost(
+                f"{self._what()} was lost")
+        raise Lost(f"{self._what()} was released")
 
     # -- public --
 
@@ -143,7 +228,7 @@ class Lease:
         clock, counted from when the last successful acquire or renew was
         sent, minus the safety margin.  0 once lost, released or run out;
         once 0 it never grows back."""
-        with self._client._mu:
+        with self._t.mu:
             return self._safe_at(mono_ms())
 
     def is_held(self) -> bool:
@@ -152,30 +237,94 @@ class Lease:
 
     def ensure_held(self) -> None:
         """Raise :class:`Lost` (or :class:`Expired`) unless still held."""
-        with self._client._mu:
-            self._safe_at(mono_ms())
-            st, err = self._state, self._end_error
-        if st == _HELD:
-            return
-        if st == _EXPIRED:
-            raise Expired(f"the safe time of lease {self.name!r} ran out")
-        if st == _LOST:
-            raise err if isinstance(err, Lost) else Lost(
-                f"lease {self.name!r} was lost")
-        raise Lost(f"lease {self.name!r} was released")
+        with self._t.mu:
+            self._ensure()
 
     @property
     def state(self) -> str:
         """``"held"``, ``"lost"``, ``"expired"`` or ``"released"``."""
-        with self._client._mu:
+        with self._t.mu:
             self._safe_at(mono_ms())
             return self._state
 
     @property
     def ended(self) -> Optional[str]:
-        """Why the keepalive stopped keeping this lease, once it did."""
-        with self._client._mu:
+        """Why the keepalive stopped keeping this, once it did."""
+        with self._t.mu:
             return self._ended
+
+    @property
+    def ttl_ms(self) -> int:
+        with self._t.mu:
+            return self._ttl_ms
+
+
+class Lease(Kept):
+    """One grant held by this process.
+
+    ``name``, ``owner``, ``token`` (the fencing token: stamp every write with
+    it), ``secret`` (the credential for renew and release; never log it),
+    ``proof`` (the server's signature, or None) and ``session`` (the
+    :class:`Session` it was taken under, or None) never change.
+    """
+
+    def __init__(self, t: Transport, name: str, owner: str, token: int,
+                 secret: str, proof: Optional[str], ttl_ms: int,
+                 session: Optional[Kept] = None) -> None:
+        super().__init__(t, ttl_ms)
+        self.name = name
+        self.owner = owner
+        self.token = token
+        self.secret = secret
+        self.proof = proof
+        self.session = session
+
+    def __repr__(self) -> str:  # never shows the secret
+        return (f"Lease(name={self.name!r}, owner={self.owner!r}, "
+                f"token={self.token}, state={self._state!r})")
+
+    @property
+    def owner_id(self) -> str:
+        return self.owner
+
+    def _what(self) -> str:
+        return f"lease {self.name!r}"
+
+    def _log_name(self) -> str:
+        return f"lease {self.name!r} token={self.token}"
+
+    def _changed(self) -> None:
+        super()._changed()
+        s = self.session
+        if s is not None:
+            s._changed_lease(self)
+
+    def _safe_at(self, now_ms: int) -> int:
+        s = self.session
+        if s is None or self._state != _HELD:
+            return super()._safe_at(now_ms)
+        left = s._safe_at(now_ms)
+        if left <= 0:  # the session ended: so did this lease, at once
+            st = s._state
+            if st == _HELD:
+                return 0  # never acknowledged: not yet safe
+            self._state = _RELEASED if st == _RELEASED else st
+            self._release_done = st == _RELEASED
+            self._end_error = s._end_error
+            self._changed()
+        return left
+
+    def _renew_request(self, ttl_ms: Optional[int]) -> Request:
+        body: Dict[str, Any] = {"token": self.token,
+                                "lease_secret": self.secret}
+        if ttl_ms:
+            body["ttl_ms"] = ttl_ms
+        return "PATCH", lease_path(self.name), body
+
+    def _renew_allowed(self) -> None:
+        if self.session is not None:
+            self._safe_at(mono_ms())  # ended with its session?
+        super()._renew_allowed()
 
     def renew(self, ttl_ms: Optional[int] = None) -> None:
         """Renew now; safe time counts again from this request's sending.
@@ -183,67 +332,31 @@ class Lease:
         Raises :class:`Lost` when the server says the grant is gone (for
         good), :class:`Expired` without sending anything when the safe time
         already ran out, :class:`Forbidden` on a wrong secret; transport
-        errors leave the lease as it was."""
-        self._client._renew(self, ttl_ms)
+        errors leave the lease as it was.  A lease under a session lives
+        as long as its session: renew the session (the server refuses
+        this renew with :class:`BadRequest`, and nothing changes)."""
+        self._renew_now(ttl_ms)
 
     def release(self) -> None:
         """Give the lease back.  From this call on it is neither held nor
         renewed, whatever the outcome.  Raises :class:`Lost` when it was no
-        longer live."""
-        self._client._release(self)
-
-
-class Hold:
-    """The context manager of :meth:`Client.hold`."""
-
-    def __init__(self, client: "Client", kw: Dict[str, Any]) -> None:
-        self._client = client
-        self._kw = kw
-        self.lease: Optional[Lease] = None
-        self._end = threading.Event()
-
-    def __enter__(self) -> Lease:
-        lease = self._client.acquire(**self._kw)
-        self.lease = lease
+        longer live.  A lease under a session leaves the session; the
+        session goes on."""
+        t = self._t
+        with t.mu:
+            self._state = _RELEASED  # the keepalive never renews it again
+        err: Optional[Error] = None
         try:
-            self._client.keep(lease, lambda _l, _r, _e: self._end.set())
-        except BaseException:
-            try:
-                lease.release()
-            except Error:
-                pass
-            raise
-        return lease
-
-    def __exit__(self, et: Optional[Type[BaseException]],
-                 ev: Optional[BaseException],
-                 tb: Optional[TracebackType]) -> None:
-        lease = self.lease
-        assert lease is not None
-        c = self._client
-        with c._mu:
-            c._mu_now_check(lease)
-            state, err = lease._state, lease._end_error
-        if state in (_LOST, _EXPIRED):
-            c.stop_keeping(lease)
-            self._end.wait(1.0)  # the keepalive has let go of it
-            if et is not None:
-                return None  # the body's own exception goes on
-            if state == _EXPIRED:
-                raise Expired(f"the safe time of lease {lease.name!r} ran out"
-                              " while it was held")
-            raise err if isinstance(err, Lost) else Lost(
-                f"lease {lease.name!r} was lost while it was held")
-        if state == _RELEASED:  # the body gave it back itself
-            self._end.wait(1.0)
-            return None
-        try:
-            lease.release()
-        except Lost:
-            if et is None:
-                raise
+            r = t.do("DELETE", lease_path(self.name),
+                     {"token": self.token, "lease_secret": self.secret})
+            if r.status not in (200, 204):
+                raise error_of(r)
         except Error as e:
-            c._logf(f"release of lease {lease.name!r} failed: {e}")
-        finally:
-            self._end.wait(1.0)  # the keepalive has let go of it
-        return None
+            err = e
+        with t.mu:
+            self._end_error = err
+            self._release_done = True
+            self._changed()
+            t.cond.notify_all()
+        if err is not None:
+            raise err

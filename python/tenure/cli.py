@@ -313,10 +313,13 @@ def _hold(c: Client, lease: Lease, r: _RunArgs) -> int:
     os.set_blocking(wr, False)
     prev_wakeup = signal.set_wakeup_fd(wr)
     ch_box: List[_Child] = []
+    pending: List[int] = []  # signals that came before the child was known
 
     def forward(signo: int, _frame: Any) -> None:
         if ch_box:
             ch_box[0].signal_group(signo)
+        else:
+            pending.append(signo)
 
     old = {s: signal.signal(s, forward)
            for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
@@ -342,6 +345,10 @@ def _hold(c: Client, lease: Lease, r: _RunArgs) -> int:
             return 127
         ch = _Child(proc)
         ch_box.append(ch)
+        # A signal between the spawn and the line above was kept: the
+        # command may already run (and say so), so it is sent now.
+        for signo in pending:
+            ch.signal_group(signo)
 
         def on_end(_l: Lease, why: str, _e: Optional[Error]) -> None:
             ended["why"] = why

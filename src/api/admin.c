@@ -147,12 +147,13 @@ static void print_http_metrics(struct tn_http *http, struct tn_buf *b)
         "tenure_http_early_replies_total",
         "tenure_http_parked_disconnects_total",
         "tenure_http_streams_cut_total",
-        "tenure_http_slow_readers_closed_total"};
-    const uint64_t vals[] = {st.accepted,      st.evicted,
-                             st.refused,       st.request_timeouts,
-                             st.idle_timeouts, st.protocol_errors,
-                             st.early_replies, st.disconnects,
-                             st.streams_cut,   st.slow_readers};
+        "tenure_http_slow_readers_closed_total",
+        "tenure_http_cross_site_refused_total"};
+    const uint64_t vals[] = {
+        st.accepted,         st.evicted,       st.refused,
+        st.request_timeouts, st.idle_timeouts, st.protocol_errors,
+        st.early_replies,    st.disconnects,   st.streams_cut,
+        st.slow_readers,     st.cross_site};
     for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
         (void)tn_buf_printf(b, "# TYPE %s counter\n%s %llu\n", names[i],
                             names[i], (unsigned long long)vals[i]);

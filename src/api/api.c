@@ -75,6 +75,8 @@ void tn_api_call_free(struct tn_api_call *c)
     struct tn_api *api = c->api;
     tn_store_result_release(&c->result);
     tn_auth_free(c->auth);
+    if (c->batch != NULL)
+        c->batch_free(c->batch);
     if (api == NULL || api->n_spare >= SPARE_CALLS) {
         tn_free(c);
         return;
@@ -128,15 +130,22 @@ void tn_api_fail(struct tn_api_call *c, int rc, const char *message)
     tn_reply_kv_str(&b, "message", message, false);
     (void)tn_buf_append(&b, "}", 1);
     int64_t retry =
-        e->status == 503
+        e->status == 503 || e->status == 429
             ? (c->result.retry_after_ms > 0 ? c->result.retry_after_ms : 1000)
             : 0;
     tn_api_send(c, e->status, &b, retry);
     tn_buf_release(&b);
 }
 
-const char *const tn_api_limits[TN_API_N_LIMITS] = {
-    "leases", "names", "waiters", "waiters_per_name", "subscribers"};
+const char *const tn_api_limits[TN_API_N_LIMITS] = {"leases",
+                                                    "names",
+                                                    "waiters",
+                                                    "waiters_per_name",
+                                                    "subscribers",
+                                                    "reserved_connections",
+                                                    "waiters_per_address",
+                                                    "waiters_per_principal",
+                                                    "sessions"};
 
 void tn_api_fail_capacity(struct tn_api_call *c, const char *limit)
 {
@@ -223,10 +232,18 @@ int tn_api_admit(struct tn_api_call *c, const struct tn_route_match *m,
     if (c->admitted)
         return TN_OK;
     bool force = (row->flags & TN_ROUTE_FORCE_ADMIN) != 0 && m->force;
-    if (tn_api_authorize(c, force ? TN_AUTH_ADMIN : row->action, name, len) <
-        0) {
+    int rc = TN_OK;
+    if (force || row->target != TN_ROUTE_SOME)
+        rc =
+            tn_api_authorize(c, force ? TN_AUTH_ADMIN : row->action, name, len);
+    else if (c->principal != NULL)
+        rc = tn_auth_authorize_some(c->principal, row->action);
+    if (rc < 0) {
         tn_api_fail(c, TN_EFORBIDDEN,
-                    force ? "force release is for admins" : row->forbidden);
+                    !force                         ? row->forbidden
+                    : row->target == TN_ROUTE_SOME ? "force end is for admins"
+                                                   : "force release is for "
+                                                     "admins");
         return TN_EFORBIDDEN;
     }
     c->admitted = true;
@@ -270,7 +287,8 @@ bool tn_api_headers(void *arg, struct tn_http_req *req)
     /* A row that names its lease in the path knows at once whether the
      * principal may touch it (an acquire names it in the body). */
     if (tn_route_method(&m, tn_http_req_method(req)) == 0 &&
-        m.row->target == TN_ROUTE_PATH_NAME &&
+        (m.row->target == TN_ROUTE_PATH_NAME ||
+         m.row->target == TN_ROUTE_SOME) &&
         (m.row->flags & TN_ROUTE_BODY) != 0) {
         (void)tn_route_query(&m, req_query, req); /* a bad one: 400 later */
         if (tn_api_admit(c, &m, m.name, m.name_len) < 0)
@@ -278,6 +296,17 @@ bool tn_api_headers(void *arg, struct tn_http_req *req)
     }
     tn_http_req_set_app(req, c, call_drop);
     return true;
+}
+
+size_t tn_api_body_cap(void *arg, struct tn_http_req *req)
+{
+    const struct tn_api *api = arg;
+    struct tn_route_match m;
+    if (tn_route_path(tn_http_req_path(req), &m) < 0 ||
+        tn_route_method(&m, tn_http_req_method(req)) < 0 ||
+        (m.row->flags & TN_ROUTE_BATCH) == 0)
+        return 0; /* the usual cap */
+    return api->cfg.max_batch_body_bytes;
 }
 
 /* Bodies are JSON: application/json, none, or form-encoded (curl -d). */
@@ -301,7 +330,7 @@ static bool admit_path(struct tn_api_call *c, const struct tn_route *path)
         return false;
     if ((f & TN_ROUTE_RAW_QUERY) == 0 && !tn_http_req_query_valid(c->req)) {
         tn_api_fail(c, TN_EINVAL,
-                    "query arguments must be percent-encoded, without NUL");
+                    "query arguments must be validly percent-encoded");
         return false;
     }
     if ((f & TN_ROUTE_WORK) == 0)
@@ -338,13 +367,28 @@ static bool admit_method(struct tn_api_call *c, struct tn_route_match *m)
            tn_api_admit(c, m, m->name, m->name_len) == 0;
 }
 
+/* A session row's authorization (some prefix, or admin with ?force),
+ * which needs its query: decided before its availability, as a path
+ * name's is.  False when answered. */
+static bool admit_some(struct tn_api_call *c, struct tn_route_match *m)
+{
+    if (tn_route_query(m, req_query, c->req) < 0) {
+        tn_api_fail(c, TN_EINVAL, tn_route_query_message(m->bad_query));
+        return false;
+    }
+    return tn_api_admit(c, m, "", 0) == 0;
+}
+
 /* The route's availability, its query and a prefix's authorization, then
  * its handler. */
 static void run(struct tn_api_call *c, struct tn_route_match *m)
 {
     const struct tn_route *row = m->row;
+    if (row->target == TN_ROUTE_SOME && !admit_some(c, m))
+        return;
     if (row->is_on != NULL && !row->is_on(c->api)) {
-        tn_api_fail(c, TN_ENOTFOUND, row->off_message);
+        tn_api_fail(c, row->off_rc != 0 ? row->off_rc : TN_ENOTFOUND,
+                    row->off_message);
         return;
     }
     if (tn_route_query(m, req_query, c->req) < 0) {
@@ -381,9 +425,11 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
     c->name_len = m.name_len;
     if (rc < 0) {
         tn_api_fail(c, rc,
-                    rc == TN_EINVAL ? "lease name in path must be 1-256 bytes "
-                                      "of printable UTF-8, percent-encoded"
-                                    : "no such path");
+                    rc != TN_EINVAL ? "no such path"
+                    : m.bad_id      ? "session id in path must be 32 "
+                                      "lowercase hex digits"
+                                    : "lease name in path must be 1-256 bytes "
+                                      "of printable UTF-8, percent-encoded");
         return;
     }
     if (admit_path(c, m.path_row) && admit_method(c, &m))

@@ -7,13 +7,17 @@
 #include "api.h"
 #include "auth.h"
 #include "common/buf.h"
+#include "common/map.h"
 #include "route.h"
 #include "store/store.h"
 
 #define TN_API_LAT_BUCKETS 14 /* log2 buckets from 50 us */
 
-/* The capacity limits, in the order of tn_api.capacity_refused. */
-#define TN_API_N_LIMITS 5
+struct tn_api_batch;
+
+/* The capacity limits, in the order of tn_api.capacity_refused (5, 6 and
+ * 7 are waiters.c's). */
+#define TN_API_N_LIMITS 9
 extern const char *const tn_api_limits[TN_API_N_LIMITS];
 
 struct tn_api {
@@ -31,6 +35,9 @@ struct tn_api {
     uint64_t capacity_refused[TN_API_N_LIMITS]; /* 503 capacity, by limit */
     struct tn_api_call *spare; /* finished calls kept for reuse */
     size_t n_spare;            /* how many */
+    size_t parked;             /* blocking acquires admitted, unanswered */
+    struct tn_map waiter_keys; /* their addresses and principals
+                                  (waiters.c), empty until the first */
 };
 
 struct tn_api_call {
@@ -47,6 +54,13 @@ struct tn_api_call {
     bool authenticated;                        /* principal is decided */
     bool admitted;                             /* the row's action on its
                                                   name was allowed */
+    char session_id[TN_SESSION_ID_HEX + 1];    /* its session, or "" */
+    struct tn_api_batch *batch;                /* a batch request's names,
+                                                  until its reply */
+    void (*batch_free)(struct tn_api_batch *); /* frees batch (claims.c) */
+    bool parked;                               /* counted by waiters.c */
+    struct tn_api_waiter_key *wait_addr;       /* its address's count */
+    struct tn_api_waiter_key *wait_principal;  /* its principal's count */
     struct tn_api_call *next_spare;            /* in tn_api.spare */
 };
 
@@ -76,6 +90,19 @@ int tn_api_admit(struct tn_api_call *c, const struct tn_route_match *m,
                  const char *name, size_t len);
 /* Free the call (after its reply). */
 void tn_api_call_free(struct tn_api_call *c);
+
+/* waiters.c: the connections parked requests may hold, and the blocking
+ * acquires of one client.  Admit c, a blocking acquire about to go to the
+ * store while `streams` event streams are open: 0, or TN_ECAPACITY /
+ * TN_ETOOMANY after answering 503 / 429 (the call is then freed).  An
+ * admitted one is counted until tn_api_waiter_done (its completion). */
+int tn_api_waiter_admit(struct tn_api_call *c, size_t streams);
+void tn_api_waiter_done(struct tn_api_call *c);
+/* Blocking acquires and event streams may hold this many connections
+ * together: --max-connections minus the reserve. */
+size_t tn_api_parked_room(const struct tn_api_config *cfg);
+/* Answer 503 capacity for the reserve (counted); frees the call. */
+void tn_api_refuse_reserved(struct tn_api_call *c);
 /* Count a reply of status in c's route metrics (tn_api_send does). */
 void tn_api_account(struct tn_api_call *c, unsigned status);
 /* Reply with status and the JSON text json; frees the call. */
@@ -89,8 +116,15 @@ void tn_api_send_text(struct tn_api_call *c, unsigned status, const char *json);
 #include "api/routes.def"
 #undef TN_ROUTE
 /* The .is_on predicates of routes.def: is the route served here? */
-bool tn_api_history_is_on(const struct tn_api *api); /* history.c */
-bool tn_api_events_is_on(const struct tn_api *api);  /* events.c */
+bool tn_api_history_is_on(const struct tn_api *api);  /* history.c */
+bool tn_api_events_is_on(const struct tn_api *api);   /* events.c */
+bool tn_api_sessions_is_on(const struct tn_api *api); /* leases.c */
+
+/* Reply with the error of a store result about c's session (a session
+ * route, or an acquire under a session): the store's reason, else the
+ * session's own message for lost, forbidden and not found; frees the
+ * call (sessions.c). */
+void tn_api_fail_session(struct tn_api_call *c);
 
 /* Shared by the lease resources (leases.c, history.c): reply with the
  * error of a store result; frees the call. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Authentication and authorization of DESIGN §9: the auth file (principals
+/* Authentication and authorization of CONTRACT §9: the auth file (principals
  * with the SHA-256 of their bearer token, prefix rules, admins), bearer
  * token checks in constant time, and the action/prefix decision.  It knows
  * nothing of HTTP or of the store: callers pass the Authorization header
@@ -37,7 +37,7 @@ enum tn_auth_action {
     TN_AUTH_ADMIN,   /* force release and anything else admin-only */
 };
 
-/* Parse the auth file at path (JSON, DESIGN §9):
+/* Parse the auth file at path (JSON, CONTRACT §9):
  *   {"principals": [{"name": "indexer", "token_sha256": "<64 hex>",
  *     "allow": [{"prefix": "shard:", "actions": ["acquire", "read"]}]},
  *    {"name": "ops", "token_sha256": "<64 hex>", "admin": true}]}
@@ -99,6 +99,12 @@ tn_auth_find_principal(const struct tn_auth *a, const char *name, size_t len);
 int tn_auth_authorize(const struct tn_auth_principal *p,
                       enum tn_auth_action act, const char *name,
                       size_t name_len);
+
+/* May p perform act on some name: an admin, or a principal with a rule
+ * granting act on any prefix (the session routes, whose names come one
+ * by one later, or not at all).  0 or TN_EFORBIDDEN.  Thread-safe. */
+int tn_auth_authorize_some(const struct tn_auth_principal *p,
+                           enum tn_auth_action act);
 
 /* Renew and release are bound to the principal that acquired the lease:
  * 0 when holder[0..holder_len) (the name stored with the lease) is p's

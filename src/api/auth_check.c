@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The decisions made from a loaded auth table (DESIGN §9): who a bearer
+/* The decisions made from a loaded auth table (CONTRACT §9): who a bearer
  * token or a certificate's CN names, and what that principal may do.
  * Tokens are compared by their SHA-256, in constant time, with every hash
  * of every principal every time; nothing here keeps or logs a token. */
@@ -95,6 +95,20 @@ int tn_auth_authorize(const struct tn_auth_principal *p,
         const struct rule *r = &p->rules[i];
         if ((r->actions & ACT_BIT(act)) != 0 && r->prefix_len <= name_len &&
             (r->prefix_len == 0 || memcmp(r->prefix, name, r->prefix_len) == 0))
+            return TN_OK;
+    }
+    return TN_EFORBIDDEN;
+}
+
+int tn_auth_authorize_some(const struct tn_auth_principal *p,
+                           enum tn_auth_action act)
+{
+    if (p->admin)
+        return TN_OK;
+    if (act != TN_AUTH_ACQUIRE && act != TN_AUTH_READ)
+        return TN_EFORBIDDEN;
+    for (size_t i = 0; i < p->n_rules; i++) {
+        if ((p->rules[i].actions & ACT_BIT(act)) != 0)
             return TN_OK;
     }
     return TN_EFORBIDDEN;

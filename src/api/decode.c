@@ -2,13 +2,13 @@
 /* Request bodies: yajl's events into an array of the top-level fields,
  * then typed fields with the messages of their 400s.
  *
- * yajl does the grammar, the escapes, number overflow and trailing
- * bytes; what it lets through and RFC 8259 (or the API) does not is
- * checked here: before the parse, over the whole body, control bytes,
- * UTF-8 and surrogate escapes (prescan); during it, escaped NULs,
- * duplicate keys and the depth. */
+ * yajl does the grammar, the escapes and trailing bytes; what it lets through
+ * and RFC 8259 (or the API) does not is checked here: before the parse, over
+ * the whole body, control bytes, UTF-8 and surrogate escapes (prescan); during
+ * it, escaped NULs, duplicate keys and the depth. */
 #include "decode.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +41,11 @@ struct parse {
     bool escapes; /* the body has a backslash: a string may hold a NUL */
     int depth;    /* containers open */
     size_t key0[TN_DECODE_MAX_DEPTH]; /* each one's first entry in b->keys */
-    const char *why; /* our own reason, when a callback stopped the parse */
+    bool in_array;    /* depth 2 is the array of a top-level field */
+    bool elem_obj;    /* the element open at depth 3 is an object */
+    const char *mkey; /* its member whose value comes next */
+    size_t mkey_len;  /* bytes */
+    const char *why;  /* our own reason, when a callback stopped the parse */
     bool nomem;
     struct arena arena;
 };
@@ -140,6 +144,60 @@ static struct tn_body_field *new_field(struct parse *p)
     return &b->fields[b->n++];
 }
 
+/* Room for one more item (there is less than max_items): the array
+ * doubles from 16, up to max_items.  False when out of memory. */
+static bool item_room(struct parse *p)
+{
+    struct tn_body *b = p->b;
+    if (b->n_items < b->cap_items)
+        return true;
+    size_t cap = b->cap_items == 0 ? 16 : 2 * b->cap_items;
+    if (cap > b->max_items)
+        cap = b->max_items;
+    struct tn_body_item *v = realloc(b->items, cap * sizeof(*v));
+    if (v == NULL) {
+        p->nomem = true;
+        return false;
+    }
+    b->items = v;
+    b->cap_items = cap;
+    return true;
+}
+
+/* What a top-level array holds: an element (depth 2), or a member of an
+ * element that is an object (depth 3).  Counted always, kept as an item
+ * when the caller asked for items and there is room. */
+static int item(struct parse *p, enum tn_body_type type, const unsigned char *s,
+                size_t len, int64_t num)
+{
+    struct tn_body *b = p->b;
+    struct tn_body_field *f = &b->fields[b->n - 1];
+    if (!p->in_array || (p->depth == 3 && !p->elem_obj))
+        return 1;
+    if (p->depth == 2)
+        f->n_elems++;
+    if (f->items_cut || b->n_items == b->max_items) {
+        f->items_cut = true;
+        return 1;
+    }
+    if (!item_room(p))
+        return 0;
+    struct tn_body_item *it = &b->items[b->n_items];
+    it->key = p->depth == 3 ? p->mkey : NULL;
+    it->key_len = p->depth == 3 ? p->mkey_len : 0;
+    it->elem = f->n_elems - 1;
+    it->type = type;
+    it->num = num;
+    it->str = NULL;
+    it->str_len = len;
+    it->out_of_range = false;
+    if (type == TN_BODY_STRING && (it->str = copy(p, s, len)) == NULL)
+        return 0;
+    b->n_items++;
+    f->n_items++;
+    return 1;
+}
+
 /* A value: kept when it is a top-level field's. */
 static int value(struct parse *p, enum tn_body_type type,
                  const unsigned char *s, size_t len, int64_t num)
@@ -147,7 +205,7 @@ static int value(struct parse *p, enum tn_body_type type,
     if (p->depth == 0)
         return stop(p, not_object);
     if (p->depth > 1)
-        return 1;
+        return p->depth <= 3 ? item(p, type, s, len, num) : 1;
     struct tn_body_field *f = &p->b->fields[p->b->n - 1];
     f->type = type;
     f->num = num;
@@ -170,15 +228,36 @@ static int on_bool(void *ctx, int v)
     return value(ctx, TN_BODY_BOOL, NULL, 0, v != 0);
 }
 
-static int on_int(void *ctx, long long v)
+/* yajl hands over each number as its text (yajl's own integer callback
+ * fails the whole parse past 64 bits).  An integer out of int64's range is
+ * kept as such: refused where the API reads the field, ignored in an
+ * unknown one (docs/API.md).  A number with a fraction or an exponent is
+ * a real, whatever its size: no field takes one. */
+static int on_number(void *ctx, const char *s, size_t len)
 {
-    return value(ctx, TN_BODY_INT, NULL, 0, v);
-}
-
-static int on_real(void *ctx, double v)
-{
-    (void)v;
-    return value(ctx, TN_BODY_REAL, NULL, 0, 0);
+    struct parse *p = ctx;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '.' || s[i] == 'e' || s[i] == 'E')
+            return value(p, TN_BODY_REAL, NULL, 0, 0);
+    }
+    char text[24]; /* int64's longest, its sign and a NUL */
+    long long v = 0;
+    bool big = len >= sizeof(text);
+    if (!big) {
+        memcpy(text, s, len);
+        text[len] = '\0';
+        errno = 0;
+        v = strtoll(text, NULL, 10);
+        big = errno == ERANGE;
+    }
+    size_t items = p->b->n_items;
+    if (!value(p, TN_BODY_INT, NULL, 0, v))
+        return 0;
+    if (big && p->depth == 1)
+        p->b->fields[p->b->n - 1].out_of_range = true;
+    if (big && p->b->n_items > items) /* kept as an item of an array */
+        p->b->items[p->b->n_items - 1].out_of_range = true;
+    return 1;
 }
 
 static int on_string(void *ctx, const unsigned char *s, size_t len)
@@ -193,9 +272,15 @@ static int open_container(struct parse *p, bool map)
     if (p->depth == TN_DECODE_MAX_DEPTH)
         return stop(
             p, "nested deeper than " TN_STR(TN_DECODE_MAX_DEPTH) " levels");
-    if (p->depth == 1 &&
-        !value(p, map ? TN_BODY_OBJECT : TN_BODY_ARRAY, NULL, 0, 0))
+    enum tn_body_type type = map ? TN_BODY_OBJECT : TN_BODY_ARRAY;
+    if (p->depth >= 1 && !value(p, type, NULL, 0, 0))
         return 0;
+    if (p->depth == 1) {
+        p->in_array = !map;
+        p->b->fields[p->b->n - 1].item0 = p->b->n_items;
+    }
+    if (p->depth == 2)
+        p->elem_obj = map;
     p->key0[p->depth] = p->b->keys.len;
     p->depth++;
     return 1;
@@ -220,6 +305,8 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
     if (k == NULL)
         return 0;
     struct tn_body_field e = {.key = k, .key_len = len};
+    p->mkey = k;
+    p->mkey_len = len;
     if (p->depth == 1) {
         struct tn_body_field *f = new_field(p);
         if (f != NULL)
@@ -232,16 +319,6 @@ static int on_key(void *ctx, const unsigned char *s, size_t len)
     return 0;
 }
 
-/* By key: shorter first, then bytewise, so unequal lengths decide
- * without a memcmp. */
-static int cmp_field(const void *a, const void *b)
-{
-    const struct tn_body_field *x = a, *y = b;
-    if (x->key_len != y->key_len)
-        return x->key_len < y->key_len ? -1 : 1;
-    return memcmp(x->key, y->key, x->key_len);
-}
-
 /* Whether no two of the n keys at v are equal.  A body's object has a
  * handful of keys: compared pairwise; past 16 they are sorted first (the
  * top level's stay sorted, for tn_decode_field). */
@@ -250,13 +327,13 @@ static bool unique(struct tn_body_field *v, size_t n)
     if (n <= 16) {
         for (size_t i = 1; i < n; i++)
             for (size_t j = 0; j < i; j++)
-                if (cmp_field(&v[j], &v[i]) == 0)
+                if (tn_decode_cmp_field(&v[j], &v[i]) == 0)
                     return false;
         return true;
     }
-    qsort(v, n, sizeof(*v), cmp_field);
+    qsort(v, n, sizeof(*v), tn_decode_cmp_field);
     for (size_t i = 1; i < n; i++)
-        if (cmp_field(&v[i - 1], &v[i]) == 0)
+        if (tn_decode_cmp_field(&v[i - 1], &v[i]) == 0)
             return false;
     return true;
 }
@@ -283,14 +360,15 @@ static int on_end_array(void *ctx)
 {
     struct parse *p = ctx;
     p->depth--;
+    if (p->depth == 1)
+        p->in_array = false;
     return 1;
 }
 
 static const yajl_callbacks events = {
     .yajl_null = on_null,
     .yajl_boolean = on_bool,
-    .yajl_integer = on_int,
-    .yajl_double = on_real,
+    .yajl_number = on_number,
     .yajl_string = on_string,
     .yajl_start_map = on_start_map,
     .yajl_map_key = on_key,
@@ -432,20 +510,21 @@ static void init(struct tn_body *b)
     b->text = b->tsmall;
     b->text_used = 0;
     b->text_cap = sizeof(b->tsmall);
+    b->items = NULL;
+    b->n_items = b->cap_items = b->max_items = 0;
     tn_buf_init(&b->keys, SIZE_MAX / 2);
 }
 
-int tn_decode_json(const char *buf, size_t len, bool allow_empty,
-                   struct tn_body *out, char *msg, size_t msglen)
+/* buf[0..len) into out, keeping up to max_items items of its arrays. */
+static int decode(const char *buf, size_t len, size_t max_items,
+                  struct tn_body *out, char *msg, size_t msglen)
 {
-    init(out);
-    if (len == 0)
-        return allow_empty
-                   ? TN_OK
-                   : fail(msg, msglen, "a JSON object body is required");
     struct parse p;
     p.b = out;
     p.depth = 0;
+    p.in_array = p.elem_obj = false;
+    p.mkey = NULL;
+    p.mkey_len = 0;
     p.why = prescan(buf, len, &p.escapes);
     p.nomem = false;
     p.arena.used = 0;
@@ -453,6 +532,7 @@ int tn_decode_json(const char *buf, size_t len, bool allow_empty,
         (void)snprintf(msg, msglen, "malformed JSON body: %s", p.why);
         return TN_EINVAL;
     }
+    out->max_items = max_items;
     if (len + 1 > out->text_cap) {
         out->text = malloc(len + 1);
         out->text_cap = len + 1;
@@ -478,84 +558,33 @@ int tn_decode_json(const char *buf, size_t len, bool allow_empty,
     return rc;
 }
 
+int tn_decode_json(const char *buf, size_t len, bool allow_empty,
+                   struct tn_body *out, char *msg, size_t msglen)
+{
+    init(out);
+    if (len == 0)
+        return allow_empty
+                   ? TN_OK
+                   : fail(msg, msglen, "a JSON object body is required");
+    return decode(buf, len, 0, out, msg, msglen);
+}
+
+int tn_decode_json_items(const char *buf, size_t len, size_t max_items,
+                         struct tn_body *out, char *msg, size_t msglen)
+{
+    init(out);
+    if (len == 0)
+        return fail(msg, msglen, "a JSON object body is required");
+    return decode(buf, len, max_items, out, msg, msglen);
+}
+
 void tn_decode_done(struct tn_body *b)
 {
     if (b->text != b->tsmall)
         free(b->text);
     if (b->fields != b->fsmall)
         free(b->fields);
+    free(b->items);
     tn_buf_release(&b->keys);
     init(b);
-}
-
-const struct tn_body_field *tn_decode_field_sorted(const struct tn_body *b,
-                                                   const char *key, size_t len)
-{
-    struct tn_body_field k = {.key = key, .key_len = len};
-    return bsearch(&k, b->fields, b->n, sizeof(k), cmp_field);
-}
-
-/* The field, or NULL when it is absent or null. */
-static const struct tn_body_field *present(const struct tn_body *b,
-                                           const char *key)
-{
-    const struct tn_body_field *f = tn_decode_field(b, key);
-    return f == NULL || f->type == TN_BODY_NULL ? NULL : f;
-}
-
-int tn_decode_str(const struct tn_body *b, const char *key, const char **out,
-                  size_t *len, char *msg, size_t msglen)
-{
-    const struct tn_body_field *f = present(b, key);
-    if (f == NULL)
-        return TN_ENOTFOUND;
-    if (f->type != TN_BODY_STRING) {
-        (void)snprintf(msg, msglen, "field \"%s\" must be a string", key);
-        return TN_EINVAL;
-    }
-    *out = f->str;
-    *len = f->str_len;
-    return TN_OK;
-}
-
-int tn_decode_name(const struct tn_body *b, const char *key, size_t max,
-                   bool required, const char **out, char *msg, size_t msglen)
-{
-    size_t len = 0;
-    int rc = tn_decode_str(b, key, out, &len, msg, msglen);
-    if (rc == TN_ENOTFOUND && !required) {
-        *out = NULL;
-        return TN_OK;
-    }
-    if (rc == TN_ENOTFOUND)
-        (void)snprintf(msg, msglen, "field \"%s\" is required", key);
-    else if (rc == TN_OK && !tn_name_is_valid(*out, len, max))
-        (void)snprintf(msg, msglen,
-                       "field \"%s\" must be 1-%zu bytes of printable UTF-8",
-                       key, max);
-    else
-        return rc;
-    return TN_EINVAL;
-}
-
-int tn_decode_int(const struct tn_body *b, const char *key, int64_t min,
-                  int64_t max, bool required, int64_t *out, char *msg,
-                  size_t msglen)
-{
-    const struct tn_body_field *f = present(b, key);
-    if (f == NULL && !required)
-        return TN_OK;
-    if (f == NULL)
-        (void)snprintf(msg, msglen, "field \"%s\" is required", key);
-    else if (f->type != TN_BODY_INT)
-        (void)snprintf(msg, msglen, "field \"%s\" must be an integer", key);
-    else if (f->num < min || f->num > max)
-        (void)snprintf(msg, msglen,
-                       "field \"%s\" must be between %lld and %lld", key,
-                       (long long)min, (long long)max);
-    else {
-        *out = f->num;
-        return TN_OK;
-    }
-    return TN_EINVAL;
 }

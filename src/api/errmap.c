@@ -23,6 +23,7 @@ static const struct tn_errmap_entry table[] = {
     {TN_EHDRTOOBIG, 431, "request_header_fields_too_large", NULL},
     {TN_ENOTIMPL, 501, "not_implemented", NULL},
     {TN_EHTTPVERSION, 505, "http_version_not_supported", NULL},
+    {TN_EMISDIRECTED, 421, "misdirected_request", NULL},
     {TN_EUNAVAIL, 503, "unavailable", NULL},
     {TN_ECAPACITY, 503, "capacity", NULL},
     {TN_ENOSPC, 503, "unavailable", "store is out of disk space, retry later"},

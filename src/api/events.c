@@ -22,14 +22,16 @@
  * reused when the ring wraps, so a server nobody watches neither formats
  * nor allocates per event once the ring is full. */
 struct entry {
-    uint64_t id;             /* event id, increasing */
-    enum tn_event_type type; /* what happened */
-    uint64_t token;          /* the grant's token */
-    uint64_t floor;          /* the name's floor after it */
-    struct tn_buf strs;      /* name, NUL, owner_id, NUL */
-    size_t name_len;         /* bytes of the name in strs */
-    struct tn_buf text;      /* the SSE frame, once formatted */
-    bool formatted;          /* text is this use's frame */
+    uint64_t id;                            /* event id, increasing */
+    enum tn_event_type type;                /* what happened */
+    uint64_t token;                         /* the grant's token */
+    uint64_t floor;                         /* the name's floor after it */
+    struct tn_buf strs;                     /* name, NUL, owner_id, NUL */
+    size_t name_len;                        /* bytes of the name in strs */
+    struct tn_buf text;                     /* the SSE frame, once formatted */
+    bool formatted;                         /* text is this use's frame */
+    char session_id[TN_SESSION_ID_HEX + 1]; /* session events: its id */
+    enum tn_grant_end end;                  /* session ended: how */
 };
 
 struct sub {
@@ -54,8 +56,33 @@ struct tn_events {
     struct tn_loop_timer hb;     /* heartbeat */
 };
 
-static const char *const type_names[] = {"acquired", "released", "expired",
-                                         "revoked", "reset"};
+static const char *const type_names[] = {
+    [TN_EVENT_ACQUIRED] = "acquired",
+    [TN_EVENT_RELEASED] = "released",
+    [TN_EVENT_EXPIRED] = "expired",
+    [TN_EVENT_REVOKED] = "revoked",
+    [TN_EVENT_SESSION_OPENED] = "session_opened",
+    [TN_EVENT_SESSION_ENDED] = "session_ended",
+    [TN_EVENT_RESET] = "reset",
+};
+
+static bool is_session(enum tn_event_type t)
+{
+    return t == TN_EVENT_SESSION_OPENED || t == TN_EVENT_SESSION_ENDED;
+}
+
+/* How a session ended, as the event's "reason" says it. */
+static const char *end_reason(enum tn_grant_end end)
+{
+    switch (end) {
+    case TN_GRANT_RELEASED:
+        return "released";
+    case TN_GRANT_REVOKED:
+        return "revoked";
+    default:
+        return "expired";
+    }
+}
 
 static void cut(struct sub *s);
 
@@ -118,9 +145,13 @@ void tn_events_free(struct tn_events *hub)
     tn_free(hub);
 }
 
-static bool matches(const struct sub *s, const char *name)
+/* Whether s wants e: lease events by their name's prefix; session
+ * events go to every stream (a worker following its shards' prefix sees
+ * workers join and leave, docs/SESSIONS.md). */
+static bool matches(const struct sub *s, const struct entry *e)
 {
-    return strncmp(name, s->prefix, s->prefix_len) == 0;
+    return is_session(e->type) ||
+           strncmp(e->strs.data, s->prefix, s->prefix_len) == 0;
 }
 
 /* The slot's SSE frame; false if memory ran out (the event is then lost
@@ -134,10 +165,17 @@ static bool format(struct entry *e)
     tn_buf_reset(b);
     (void)tn_buf_printf(b, "id: %llu\ndata: {", (unsigned long long)e->id);
     tn_reply_kv_str(b, "type", type_names[e->type], true);
-    tn_reply_kv_str(b, "name", name, false);
-    tn_reply_kv_str(b, "owner_id", name + e->name_len + 1, false);
-    tn_reply_kv_uint(b, "token", e->token, false);
-    tn_reply_kv_uint(b, "floor", e->floor, false);
+    if (is_session(e->type)) {
+        tn_reply_kv_str(b, "session_id", e->session_id, false);
+        tn_reply_kv_str(b, "owner_id", name + e->name_len + 1, false);
+        if (e->type == TN_EVENT_SESSION_ENDED)
+            tn_reply_kv_str(b, "reason", end_reason(e->end), false);
+    } else {
+        tn_reply_kv_str(b, "name", name, false);
+        tn_reply_kv_str(b, "owner_id", name + e->name_len + 1, false);
+        tn_reply_kv_uint(b, "token", e->token, false);
+        tn_reply_kv_uint(b, "floor", e->floor, false);
+    }
     e->formatted = tn_buf_append(b, "}\n\n", 3) == 0;
     return e->formatted;
 }
@@ -162,8 +200,7 @@ static void cut(struct sub *s)
 
 static void send_to(struct sub *s, struct entry *e)
 {
-    if (s->s == NULL || e->strs.len == 0 || !matches(s, e->strs.data) ||
-        !format(e))
+    if (s->s == NULL || e->strs.len == 0 || !matches(s, e) || !format(e))
         return;
     if (tn_http_stream_write(s->s, e->text.data, e->text.len) < 0)
         cut(s);
@@ -214,6 +251,9 @@ void tn_events_publish(void *arg, const struct tn_event *ev)
     e->floor = ev->floor;
     e->formatted = false;
     e->name_len = strlen(ev->name);
+    e->end = ev->end;
+    memcpy(e->session_id, ev->session_id, sizeof(e->session_id));
+    e->session_id[TN_SESSION_ID_HEX] = '\0';
     if (e->strs.max_bytes == 0) { /* the slot's first use */
         tn_buf_init(&e->strs, TN_NAME_MAX_BYTES + TN_OWNER_MAX_BYTES + 2);
         tn_buf_init(&e->text, 4096);
@@ -304,6 +344,11 @@ int tn_events_subscribe(struct tn_events *hub, struct tn_http_req *req,
     return TN_OK;
 }
 
+size_t tn_events_subscribers(const struct tn_events *hub)
+{
+    return hub->n_subs;
+}
+
 void tn_events_end_all(struct tn_events *hub)
 {
     struct sub *s;
@@ -336,6 +381,11 @@ bool tn_api_events_is_on(const struct tn_api *api)
 void tn_api_events(struct tn_api_call *c, struct tn_route_match *m)
 {
     const char *last = tn_http_req_header(c->req, "Last-Event-ID");
+    struct tn_events *hub = c->api->cfg.events;
+    if (c->api->parked + hub->n_subs >= tn_api_parked_room(&c->api->cfg)) {
+        tn_api_refuse_reserved(c); /* the connections left are others' */
+        return;
+    }
     tn_api_account(c, 200);
     int rc = tn_events_subscribe(c->api->cfg.events, c->req, m->prefix,
                                  m->prefix_len, last);

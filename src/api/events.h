@@ -43,6 +43,9 @@ int tn_events_subscribe(struct tn_events *ev, struct tn_http_req *req,
                         const char *prefix, size_t prefix_len,
                         const char *last_id);
 
+/* Streams open now. */
+size_t tn_events_subscribers(const struct tn_events *ev);
+
 /* End every stream (shutdown). */
 void tn_events_end_all(struct tn_events *ev);
 

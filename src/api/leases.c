@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The lease routes of DESIGN §3: strict decoding (every rejected request
+/* The lease routes of CONTRACT §3: strict decoding (every rejected request
  * leaves state unchanged because nothing reaches the store before it is
  * fully validated), store calls, and the reply shapes. */
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "common/rand.h"
 #include "decode.h"
 #include "errmap.h"
+#include "events.h"
 #include "reply.h"
 
 #define REPLY_MAX_BYTES (4u << 20)
@@ -59,7 +60,7 @@ void tn_api_fail_result(struct tn_api_call *c)
     }
     const struct tn_errmap_entry *e = tn_errmap_find(r->rc);
     char msg[160];
-    const char *text = e->store_message;
+    const char *text = r->reason != NULL ? r->reason : e->store_message;
     if (text == NULL) {
         (void)snprintf(msg, sizeof(msg), "store: %s", tn_strerror(r->rc));
         text = msg;
@@ -86,6 +87,39 @@ void tn_api_fail_result(struct tn_api_call *c)
     tn_api_body_send(c, e->status, &b);
 }
 
+/* The session routes' .is_on (routes.def); an acquire under a session
+ * asks it too. */
+bool tn_api_sessions_is_on(const struct tn_api *api)
+{
+    const struct tn_store *s = api->cfg.store;
+    return s->backend->caps.sessions && s->ops->session_open != NULL;
+}
+
+void tn_api_fail_session(struct tn_api_call *c)
+{
+    const struct tn_store_result *r = &c->result;
+    const char *text = r->reason;
+    if (text == NULL && r->rc == TN_ELOST)
+        text = "the session has ended, or never existed";
+    else if (text == NULL && r->rc == TN_EFORBIDDEN)
+        text = "session_secret does not match, or the session was opened "
+               "by another principal";
+    else if (text == NULL && r->rc == TN_ENOTFOUND)
+        text = "no live session with that id";
+    if (text == NULL || r->rc == TN_ECAPACITY) {
+        tn_api_fail_result(c);
+        return;
+    }
+    tn_api_fail(c, r->rc, text);
+}
+
+/* "session_id" of a lease under a session; nothing for the others. */
+static void put_session_id(struct tn_buf *b, const struct tn_lease_view *v)
+{
+    if (v->session_id[0] != '\0')
+        tn_reply_kv_str(b, "session_id", v->session_id, false);
+}
+
 static void put_proof(struct tn_api_call *c, struct tn_buf *b)
 {
     const uint8_t *sk = c->api->cfg.signing_key;
@@ -101,11 +135,22 @@ static void acquired(void *arg)
 {
     struct tn_api_call *c = arg;
     const struct tn_store_result *r = &c->result;
+    tn_api_waiter_done(c); /* a blocking acquire's room is free again */
     if (r->rc == TN_ECANCELED) {
-        /* Its client left while it waited: nobody reads this, and it is
-         * no server error, so it is not counted as a reply either. */
-        tn_http_reply(c->req, 503, "application/json", "{}", 2, 0);
+        /* Its client left while it waited, and nobody reads this; or an
+         * HTTP/1.0 client half-closed, which cannot be told from leaving
+         * (docs/API.md).  No server error: not counted as a reply. */
+        static const char left[] =
+            "{\"error\":\"bad_request\",\"message\":\"wait cancelled: "
+            "the client closed its side of an HTTP/1.0 connection; wait "
+            "over HTTP/1.1\"}";
+        tn_http_reply(c->req, 400, "application/json", left, sizeof(left) - 1,
+                      0);
         tn_api_call_free(c);
+        return;
+    }
+    if (r->rc != TN_OK && c->session_id[0] != '\0') {
+        tn_api_fail_session(c); /* lost, forbidden: the session's */
         return;
     }
     if (r->rc != TN_OK) {
@@ -122,8 +167,45 @@ static void acquired(void *arg)
     tn_reply_kv_str(&b, "lease_secret", secret, false);
     tn_reply_kv_int(&b, "ttl_ms", r->lease.ttl_ms, false);
     tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
+    put_session_id(&b, &r->lease);
     put_proof(c, &b);
     tn_api_body_send(c, r->replayed ? 200 : 201, &b);
+}
+
+/* An acquire under a session (docs/SESSIONS.md): "session_id" (32
+ * lowercase hex digits, kept in c) and "session_secret", and no "ttl_ms",
+ * which is the session's.  0, or TN_EINVAL with msg, or TN_ENOTIMPL. */
+static int decode_session(struct tn_api_call *c, const struct tn_body *o,
+                          struct tn_acquire_req *r, uint8_t *secret, char *msg,
+                          size_t msglen)
+{
+    const char *id = NULL;
+    size_t len = 0;
+    bool hex = tn_decode_str(o, "session_id", &id, &len, msg, msglen) == 0 &&
+               len == TN_SESSION_ID_HEX;
+    for (size_t i = 0; hex && i < len; i++)
+        hex = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f');
+    if (!tn_api_sessions_is_on(c->api)) {
+        (void)snprintf(msg, msglen, "this store has no sessions yet");
+        return TN_ENOTIMPL;
+    }
+    if (!hex) {
+        (void)snprintf(msg, msglen,
+                       "field \"session_id\" must be 32 lowercase hex digits "
+                       "(with \"session_secret\")");
+        return TN_EINVAL;
+    }
+    if (tn_decode_field(o, "ttl_ms") != NULL) {
+        (void)snprintf(msg, msglen,
+                       "field \"ttl_ms\" must be absent under a session: its "
+                       "leases live as long as it does");
+        return TN_EINVAL;
+    }
+    int rc = tn_decode_secret(o, "session_secret", secret, msg, msglen);
+    memcpy(c->session_id, id, TN_SESSION_ID_HEX + 1);
+    r->session_id = c->session_id;
+    r->session_secret = secret;
+    return rc;
 }
 
 /* A blocked acquire is granted only to a client that is still there. */
@@ -147,6 +229,7 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     struct tn_body o;
     struct tn_acquire_req r = {0};
     uint8_t secret[TN_SECRET_BYTES];
+    uint8_t session_secret[TN_SECRET_BYTES];
     const struct tn_api_config *cfg = &c->api->cfg;
     int rc = tn_decode_body(c->req, false, &o, msg, sizeof(msg));
     if (rc == 0)
@@ -155,9 +238,12 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     if (rc == 0)
         rc = tn_decode_name(&o, "owner_id", TN_OWNER_MAX_BYTES, true,
                             &r.owner_id, msg, sizeof(msg));
-    if (rc == 0)
+    if (rc == 0 && tn_decode_field(&o, "session_id") == NULL &&
+        tn_decode_field(&o, "session_secret") == NULL)
         rc = tn_decode_int(&o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, true,
                            &r.ttl_ms, msg, sizeof(msg));
+    else if (rc == 0)
+        rc = decode_session(c, &o, &r, session_secret, msg, sizeof(msg));
     if (rc == 0)
         rc = tn_decode_int(&o, "lock_delay_ms", 0, cfg->max_ttl_ms, false,
                            &r.lock_delay_ms, msg, sizeof(msg));
@@ -195,6 +281,13 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     r.secret = secret;
     r.wanted = still_there;
     r.wanted_ctx = c->req;
+    if (r.wait_ms > 0 &&
+        tn_api_waiter_admit(c, cfg->events != NULL
+                                   ? tn_events_subscribers(cfg->events)
+                                   : 0) < 0) {
+        tn_decode_done(&o);
+        return; /* answered 503 or 429: no room to wait */
+    }
     struct tn_store *s = cfg->store;
     if (r.wait_ms > 0 && s->ops->cancel_wait != NULL)
         tn_http_req_on_disconnect(c->req, client_left, c);
@@ -304,6 +397,7 @@ static void got(void *arg)
     put_lease(&b, &r->lease, true);
     tn_reply_kv_int(&b, "expires_in_ms", r->lease.expires_in_ms, false);
     tn_reply_kv_int(&b, "lock_delay_ms", r->lease.lock_delay_ms, false);
+    put_session_id(&b, &r->lease);
     tn_api_body_send(c, 200, &b);
 }
 
@@ -321,6 +415,8 @@ static void checked(void *arg)
     else
         (void)tn_buf_printf(&b, ",\"token\":null");
     tn_reply_kv_uint(&b, "floor", r->floor, false);
+    if (r->has_live)
+        put_session_id(&b, &r->lease);
     tn_api_body_send(c, 200, &b);
 }
 
@@ -338,6 +434,7 @@ static void listed(void *arg)
         put_lease(&b, &r->items[i], true);
         tn_reply_kv_int(&b, "expires_in_ms", r->items[i].expires_in_ms, false);
         tn_reply_kv_int(&b, "lock_delay_ms", r->items[i].lock_delay_ms, false);
+        put_session_id(&b, &r->items[i]);
         (void)tn_buf_append(&b, "}", 1);
     }
     (void)tn_buf_append(&b, "]", 1);

@@ -37,8 +37,26 @@ static int decode_name(struct tn_route_match *m, const char *seg, size_t len)
     return TN_OK;
 }
 
+/* The {id} segment seg[0..len): a session id, 32 lowercase hex digits
+ * as the server draws them, taken as it is (no percent-decoding). */
+static int decode_id(struct tn_route_match *m, const char *seg, size_t len)
+{
+    bool ok = len == TN_SESSION_ID_HEX;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = (seg[i] >= '0' && seg[i] <= '9') ||
+             (seg[i] >= 'a' && seg[i] <= 'f');
+    if (!ok) {
+        m->bad_id = true;
+        return TN_EINVAL;
+    }
+    memcpy(m->id, seg, len);
+    m->id[len] = '\0';
+    return TN_OK;
+}
+
 /* The path against one pattern: 0, TN_ENOTFOUND when its shape differs,
- * TN_EINVAL when the shape is right but the {name} is not a name. */
+ * TN_EINVAL when the shape is right but the {name} is not a name (or the
+ * {id} not an id). */
 static int match_pattern(const struct tn_route *row, const char *path,
                          struct tn_route_match *m)
 {
@@ -46,11 +64,13 @@ static int match_pattern(const struct tn_route *row, const char *path,
     const char *s = path;
     const char *seg = NULL;
     size_t seg_len = 0;
+    bool id = false;
     while (*p != '\0') {
         if (*p == '{') {
             const char *close = strchr(p, '}');
             TN_ASSERT(close != NULL);
-            if (strncmp(p, "{name}", 6) == 0) {
+            if (strncmp(p, "{name}", 6) == 0 || strncmp(p, "{id}", 4) == 0) {
+                id = p[1] == 'i';
                 seg = s;
                 seg_len = strcspn(s, "/");
                 s += seg_len;
@@ -65,7 +85,9 @@ static int match_pattern(const struct tn_route *row, const char *path,
     }
     if (*s != '\0' && ((row->flags & TN_ROUTE_SLASH) == 0 || strcmp(s, "/")))
         return TN_ENOTFOUND;
-    return seg != NULL ? decode_name(m, seg, seg_len) : TN_OK;
+    if (seg == NULL)
+        return TN_OK;
+    return id ? decode_id(m, seg, seg_len) : decode_name(m, seg, seg_len);
 }
 
 /* The rows of one pattern share its string (one literal in routes.c);
@@ -124,6 +146,7 @@ int tn_route_path(const char *path, struct tn_route_match *out)
             rc = TN_EINVAL;
         out->name[0] = '\0';
         out->name_len = 0;
+        out->id[0] = '\0';
         out->file = NULL;
     }
     return rc;

@@ -37,13 +37,16 @@ struct tn_api;
 struct tn_api_call;
 struct tn_route_match;
 
-/* What the row's action is checked against (the 403 of DESIGN §9). */
+/* What the row's action is checked against (the 403 of CONTRACT §9). */
 enum tn_route_target {
     TN_ROUTE_NOBODY,    /* nothing: any authenticated principal may */
     TN_ROUTE_PATH_NAME, /* the {name} of the path */
     TN_ROUTE_PREFIX,    /* the "prefix" query parameter */
     TN_ROUTE_BODY_NAME, /* a name in the body: the handler calls
                            tn_api_admit once it has decoded it */
+    TN_ROUTE_SOME,      /* some prefix: the principal may do the action
+                           on at least one (the sessions); the handler
+                           checks each name it is given */
 };
 
 /* Flags of a row.  PUBLIC, RAW_QUERY, WORK and SLASH are properties of
@@ -59,6 +62,8 @@ enum tn_route_flags {
     TN_ROUTE_RAW_QUERY = 1u << 3,   /* the query is not validated */
     TN_ROUTE_SLASH = 1u << 4,       /* the path may end in one more '/' */
     TN_ROUTE_FORCE_ADMIN = 1u << 5, /* ?force=true makes the action admin */
+    TN_ROUTE_BATCH = 1u << 6,       /* its body may be up to
+                                       --max-batch-body-bytes */
 };
 
 /* Query parameters a row reads, checked in this order. */
@@ -81,8 +86,10 @@ typedef bool (*tn_route_available_fn)(const struct tn_api *api);
 struct tn_route {
     enum tn_http_method method;  /* HEAD is a row of its own */
     const char *pattern;         /* the OpenAPI path: literal text,
-                                    {name} (one segment, a lease name)
-                                    and {file} (the rest of the path) */
+                                    {name} (one segment, a lease name),
+                                    {id} (one segment, a session id: 32
+                                    lowercase hex digits) and {file} (the
+                                    rest of the path) */
     const char *name;            /* the metrics label; rows may share */
     enum tn_auth_action action;  /* checked against target */
     enum tn_route_target target; /* what action is checked on */
@@ -90,7 +97,8 @@ struct tn_route {
     unsigned query;              /* enum tn_route_query */
     const char *forbidden;       /* message of its 403 */
     tn_route_available_fn is_on; /* NULL: always available */
-    const char *off_message;     /* message of its 404 when not */
+    const char *off_message;     /* message of its answer when not */
+    int off_rc;                  /* that answer: TN_ENOTFOUND when 0 */
     tn_route_handler_fn handler; /* the answer */
 };
 
@@ -112,6 +120,8 @@ struct tn_route_match {
     char allow_header[48];            /* the same, as an Allow value */
     char name[TN_NAME_MAX_BYTES + 1]; /* decoded {name}, NUL-terminated */
     size_t name_len;                  /* 0 when the path has no {name} */
+    char id[TN_SESSION_ID_HEX + 1];   /* {id}, NUL-terminated, or "" */
+    bool bad_id;                      /* TN_EINVAL for the {id} */
     const char *file;                 /* {file}: the raw rest, or NULL */
     const char *prefix;               /* list, events: "" when absent */
     size_t prefix_len;                /* bytes */
@@ -125,8 +135,9 @@ struct tn_route_match {
 
 /* Match a raw path.  Returns 0, TN_ENOTFOUND (no such path) or TN_EINVAL
  * (the {name} segment is not a percent-encoded valid name, or is longer
- * than TN_ROUTE_SEGMENT_MAX).  out is filled in every case (path_row NULL
- * on error). */
+ * than TN_ROUTE_SEGMENT_MAX; or, with out->bad_id, the {id} segment is
+ * not 32 lowercase hex digits).  out is filled in every case (path_row
+ * NULL on error). */
 int tn_route_path(const char *path, struct tn_route_match *out);
 
 /* Resolve the row of a matched path by method.  Returns 0 or TN_EMETHOD

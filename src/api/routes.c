@@ -15,6 +15,10 @@
 #define ACQUIRE TN_AUTH_ACQUIRE
 #define LEASE_WORK (TN_ROUTE_WORK)
 #define LEASE_BODY (TN_ROUTE_WORK | TN_ROUTE_BODY)
+/* A store without sessions says so (501), rather than "no such path". */
+#define SESSIONS                                                               \
+    .is_on = tn_api_sessions_is_on,                                            \
+    .off_message = "this store has no sessions yet", .off_rc = TN_ENOTIMPL
 
 #define TN_ROUTE(handler_, ...) {.handler = handler_, __VA_ARGS__},
 const struct tn_route tn_routes[] = {

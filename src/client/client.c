@@ -33,6 +33,7 @@ void tn_client_options_init(struct tn_client_options *o)
     o->connect_timeout_ms = 1000;
     o->request_timeout_ms = 5000;
     o->safety_margin_ms = -1;
+    o->keepalive_connections = TN_CLIENT_KEEPALIVE_CONNECTIONS;
 }
 
 static int check_options(const struct tn_client_options *o,
@@ -56,6 +57,11 @@ static int check_options(const struct tn_client_options *o,
     if (ev != NULL && !tn_client_events_redis_url_ok(ev)) {
         tn_errmsg_set(em, "events_url must be redis[s]://HOST:PORT[/DB]/STREAM"
                           "[?tls_KEY=VALUE&...]");
+        return TN_EINVAL;
+    }
+    if (o->keepalive_connections > TN_CLIENT_KEEPALIVE_CONNECTIONS_MAX) {
+        tn_errmsg_set(em, "keepalive_connections must be at most %d",
+                      TN_CLIENT_KEEPALIVE_CONNECTIONS_MAX);
         return TN_EINVAL;
     }
     if (o->connect_timeout_ms <= 0 || o->request_timeout_ms <= 0) {
@@ -85,14 +91,11 @@ static char *default_owner(void)
     return b.data;
 }
 
-static int init_sync(struct tn_client *c)
+static void init_sync(struct tn_client *c)
 {
-    int rc = tn_clock_cond_init(&c->cond);
-    if (rc < 0)
-        return rc;
     (void)pthread_mutex_init(&c->mu, NULL);
     (void)pthread_mutex_init(&c->http_mu, NULL);
-    return TN_OK;
+    tn_sched_init(c);
 }
 
 static int init_fields(struct tn_client *c, const struct tn_client_options *o)
@@ -118,6 +121,9 @@ static int init_fields(struct tn_client *c, const struct tn_client_options *o)
         return TN_ENOMEM;
     c->request_timeout_ms = o->request_timeout_ms;
     c->safety_margin_ms = o->safety_margin_ms;
+    c->ka_conns = o->keepalive_connections != 0
+                      ? o->keepalive_connections
+                      : TN_CLIENT_KEEPALIVE_CONNECTIONS;
     c->log = o->log;
     c->log_ud = o->log_ud;
     c->now_ms = tn_clock_mono_ms;
@@ -153,11 +159,7 @@ int tn_client_new(const struct tn_client_options *o, struct tn_client **out,
     if (c == NULL)
         return TN_ENOMEM;
     atomic_init(&c->abort_io, false);
-    rc = init_sync(c);
-    if (rc < 0) {
-        tn_free(c);
-        return rc;
-    }
+    init_sync(c);
     rc = init_fields(c, o);
     if (rc < 0) {
         tn_client_free(c);
@@ -175,15 +177,16 @@ void tn_client_free(struct tn_client *c)
     bool started = c->thread_started;
     c->stopping = true;
     atomic_store(&c->abort_io, true);
-    (void)pthread_cond_signal(&c->cond);
+    tn_client_wake_locked(c);
     (void)pthread_mutex_unlock(&c->mu);
     if (started)
         (void)pthread_join(c->thread, NULL);
     tn_client_events_join(c);
-    TN_ASSERT(c->n_leases == 0);
+    TN_ASSERT(c->n_leases == 0 && c->n_sessions == 0);
+    tn_xfer_pool_release(&c->ka);
+    tn_sched_release(c);
     tn_client_http_release(&c->http);
     tn_client_http_release(&c->ka_http);
-    (void)pthread_cond_destroy(&c->cond);
     (void)pthread_mutex_destroy(&c->mu);
     (void)pthread_mutex_destroy(&c->http_mu);
     tn_free(c->owner_id);
@@ -196,16 +199,8 @@ void tn_client_free(struct tn_client *c)
 
 /* ---- requests ---- */
 
-struct call_args {
-    const char *method; /* HTTP method */
-    const char *path;   /* escaped path */
-    json_t *body;       /* consumed; may be NULL */
-    int64_t extra_ms;   /* added to the request timeout (wait_ms) */
-};
-
-/* Send on the callers' connection, under http_mu. */
-static int call(struct tn_client *c, const struct call_args *a,
-                struct tn_client_http_resp *resp, struct tn_errmsg *em)
+int tn_client_call(struct tn_client *c, const struct tn_client_call *a,
+                   struct tn_client_http_resp *resp, struct tn_errmsg *em)
 {
     char *text = NULL;
     if (a->body != NULL) {
@@ -223,8 +218,8 @@ static int call(struct tn_client *c, const struct call_args *a,
     return rc;
 }
 
-static int parse_ok(const struct tn_client_http_resp *r, json_t **out,
-                    struct tn_errmsg *em)
+int tn_client_parse_ok(const struct tn_client_http_resp *r, json_t **out,
+                       struct tn_errmsg *em)
 {
     int rc = tn_json_parse_object(r->body, r->body_len, false, out, em);
     return rc < 0 ? TN_EPROTO : TN_OK;
@@ -233,87 +228,47 @@ static int parse_ok(const struct tn_client_http_resp *r, json_t **out,
 /* Random bytes of the request_id drawn for an acquire without one. */
 #define REQUEST_ID_BYTES 16
 
-static json_t *acquire_body(const struct tn_client *c,
-                            const struct tn_acquire_args *a,
-                            const char *request_id)
+int tn_client_draw_request_id(char out[2 * REQUEST_ID_BYTES + 1])
+{
+    uint8_t b[REQUEST_ID_BYTES] = {0};
+    if (tn_rand_small(b, sizeof(b)) < 0)
+        return TN_EIO;
+    tn_hex_encode(b, sizeof(b), out);
+    return TN_OK;
+}
+
+json_t *tn_client_acquire_body(const struct tn_client *c,
+                               const struct tn_acquire_args *a,
+                               const char *request_id,
+                               const struct tn_session *s)
 {
     json_t *o = json_object();
     if (o == NULL)
         return NULL;
-    const char *owner = a->owner_id != NULL ? a->owner_id : c->owner_id;
+    /* Under a session the session's owner, unless it was adopted (its
+     * owner unknown here). */
+    const char *owner = a->owner_id != NULL                   ? a->owner_id
+                        : s != NULL && s->owner_id[0] != '\0' ? s->owner_id
+                                                              : c->owner_id;
     int bad = json_object_set_new(o, "name", json_string(a->name));
     bad |= json_object_set_new(o, "owner_id", json_string(owner));
-    bad |= json_object_set_new(o, "ttl_ms", json_integer(a->ttl_ms));
+    if (a->ttl_ms > 0)
+        bad |= json_object_set_new(o, "ttl_ms", json_integer(a->ttl_ms));
     if (a->wait_ms > 0)
         bad |= json_object_set_new(o, "wait_ms", json_integer(a->wait_ms));
     bad |= json_object_set_new(o, "request_id", json_string(request_id));
     if (a->lock_delay_ms > 0)
         bad |= json_object_set_new(o, "lock_delay_ms",
                                    json_integer(a->lock_delay_ms));
+    if (s != NULL) {
+        bad |= json_object_set_new(o, "session_id", json_string(s->id));
+        bad |= json_object_set_new(o, "session_secret", json_string(s->secret));
+    }
     if (bad != 0) {
         json_decref(o);
         return NULL;
     }
     return o;
-}
-
-struct grant {
-    const char *owner;     /* borrowed from the JSON */
-    const char *secret;    /* borrowed */
-    const char *proof;     /* borrowed or NULL */
-    int64_t token;         /* fencing token */
-    int64_t ttl_ms;        /* granted TTL */
-    int64_t expires_in_ms; /* time left at the server */
-};
-
-static int decode_grant(json_t *o, int64_t ttl_asked, struct grant *g,
-                        struct tn_errmsg *em)
-{
-    size_t n = 0;
-    memset(g, 0, sizeof(*g));
-    g->ttl_ms = ttl_asked;
-    if (tn_json_get_int(o, "token", 0, INT64_MAX, &g->token, em) < 0 ||
-        tn_json_get_str(o, "lease_secret", &g->secret, &n, em) < 0 ||
-        tn_json_get_int(o, "expires_in_ms", 0, INT64_MAX, &g->expires_in_ms,
-                        em) < 0) {
-        tn_errmsg_set(em, "grant without token, lease_secret or expiry");
-        return TN_EPROTO;
-    }
-    (void)tn_json_get_int(o, "ttl_ms", 1, INT64_MAX, &g->ttl_ms, NULL);
-    if (tn_json_get_str(o, "owner_id", &g->owner, &n, NULL) < 0)
-        g->owner = "";
-    if (tn_json_get_str(o, "proof", &g->proof, &n, NULL) < 0)
-        g->proof = NULL;
-    return TN_OK;
-}
-
-static int make_lease(struct tn_client *c, const struct tn_acquire_args *a,
-                      const struct tn_client_http_resp *r,
-                      struct tn_lease **out, struct tn_errmsg *em)
-{
-    json_t *o = NULL;
-    int rc = parse_ok(r, &o, em);
-    if (rc < 0)
-        return rc;
-    struct grant g;
-    rc = decode_grant(o, a->ttl_ms, &g, em);
-    if (rc < 0)
-        goto out_json;
-    struct tn_lease *l = tn_client_lease_new(c, a->name, g.owner, g.secret);
-    if (l == NULL ||
-        (g.proof != NULL && (l->proof = tn_strdup(g.proof)) == NULL)) {
-        tn_lease_free(l);
-        rc = TN_ENOMEM;
-        goto out_json;
-    }
-    l->token = (uint64_t)g.token;
-    (void)pthread_mutex_lock(&c->mu);
-    tn_lease_granted_locked(l, r->sent_ms, g.ttl_ms, g.expires_in_ms);
-    (void)pthread_mutex_unlock(&c->mu);
-    *out = l;
-out_json:
-    json_decref(o);
-    return rc;
 }
 
 /* A waiting acquire's safe time counts from its send, as every request's
@@ -358,183 +313,29 @@ int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
      * the next server answers the grant the first one made, not 409. */
     char drawn[2 * REQUEST_ID_BYTES + 1];
     const char *rid = a->request_id != NULL ? a->request_id : drawn;
-    uint8_t b[REQUEST_ID_BYTES] = {0};
-    if (a->request_id == NULL && tn_rand_small(b, sizeof(b)) < 0)
+    if (a->request_id == NULL && tn_client_draw_request_id(drawn) < 0)
         return TN_EIO;
-    tn_hex_encode(b, sizeof(b), drawn);
-    json_t *body = acquire_body(c, a, rid);
+    json_t *body = tn_client_acquire_body(c, a, rid, NULL);
     if (body == NULL)
         return TN_ENOMEM;
     struct tn_client_http_resp r;
-    struct call_args ca = {"POST", "/v1/leases", body, a->wait_ms};
-    rc = call(c, &ca, &r, em);
+    struct tn_client_call ca = {"POST", "/v1/leases", body, a->wait_ms};
+    rc = tn_client_call(c, &ca, &r, em);
     if (rc < 0)
         return rc;
+    json_t *o = NULL;
     if (r.status == 200 || r.status == 201)
-        rc = make_lease(c, a, &r, out, em);
+        rc = tn_client_parse_ok(&r, &o, em);
     else
         rc = tn_client_map_error(r.status, r.body, r.body_len, holder_out, em);
+    if (o != NULL) {
+        struct tn_grant_in in = {a->name, "", a->ttl_ms, r.sent_ms, NULL};
+        rc = tn_client_grant_lease(c, o, &in, out, em);
+        json_decref(o);
+    }
     tn_client_http_resp_release(&r);
     if (rc == TN_OK && a->wait_ms > 0)
         refresh_waited(c, *out);
-    return rc;
-}
-
-static json_t *cred_body(const struct tn_lease *l, int64_t ttl_ms)
-{
-    json_t *o = json_object();
-    if (o == NULL)
-        return NULL;
-    int bad =
-        json_object_set_new(o, "token", json_integer((json_int_t)l->token));
-    bad |= json_object_set_new(o, "lease_secret", json_string(l->secret));
-    if (ttl_ms > 0)
-        bad |= json_object_set_new(o, "ttl_ms", json_integer(ttl_ms));
-    if (bad != 0) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
-struct cred_req {
-    const char *method;  /* PATCH or DELETE */
-    int64_t ttl_ms;      /* ttl_ms to send, 0 = none */
-    int64_t deadline_ms; /* monotonic end of the request */
-};
-
-/* Send l's credentials (renew or release) over h. */
-static int send_cred(struct tn_client_http *h, const struct tn_lease *l,
-                     const struct cred_req *cr, struct tn_client_http_resp *r,
-                     struct tn_errmsg *em)
-{
-    char *path = tn_client_lease_path(l->name, "");
-    json_t *body = cred_body(l, cr->ttl_ms);
-    char *text = body != NULL ? tn_json_dump(body, NULL) : NULL;
-    json_decref(body);
-    int rc = TN_ENOMEM;
-    struct tn_client_http_req req = {cr->method, path, text, cr->deadline_ms};
-    if (path != NULL && text != NULL)
-        rc = tn_client_http_do(h, &req, r, em);
-    tn_free(path);
-    tn_free(text);
-    return rc;
-}
-
-int tn_client_renew_raw(struct tn_client_http *h, const struct tn_lease *l,
-                        struct tn_renew_io *io, struct tn_errmsg *em)
-{
-    struct tn_client_http_resp r;
-    struct cred_req cr = {"PATCH", io->ttl_send_ms, io->deadline_ms};
-    int rc = send_cred(h, l, &cr, &r, em);
-    if (rc < 0)
-        return rc;
-    if (r.status != 200) {
-        rc = tn_client_map_error(r.status, r.body, r.body_len, NULL, em);
-        goto out_resp;
-    }
-    json_t *o = NULL;
-    rc = parse_ok(&r, &o, em);
-    if (rc < 0)
-        goto out_resp;
-    io->sent_ms = r.sent_ms;
-    if (io->ttl_send_ms > 0)
-        io->ttl_ms = io->ttl_send_ms;
-    (void)tn_json_get_int(o, "ttl_ms", 1, INT64_MAX, &io->ttl_ms, NULL);
-    if (tn_json_get_int(o, "expires_in_ms", 0, INT64_MAX, &io->expires_in_ms,
-                        em) < 0) {
-        tn_errmsg_set(em, "renew answer without expires_in_ms");
-        rc = TN_EPROTO;
-    }
-    json_decref(o);
-out_resp:
-    tn_client_http_resp_release(&r);
-    return rc;
-}
-
-int tn_lease_apply_renew_locked(struct tn_lease *l, int rc,
-                                const struct tn_renew_io *ro)
-{
-    if (rc == TN_ELOST || rc == TN_EFORBIDDEN) {
-        if (l->state == TN_LEASE_HELD) {
-            l->state = TN_LEASE_LOST;
-            l->end_rc = rc;
-        }
-        return rc;
-    }
-    if (rc < 0)
-        return rc;
-    tn_lease_granted_locked(l, ro->sent_ms, ro->ttl_ms, ro->expires_in_ms);
-    /* The answer may come after the safe time ran out: still lost. */
-    if (tn_lease_safe_at_locked(l, l->client->now_ms()) <= 0)
-        return l->state == TN_LEASE_RELEASED ? TN_EINVAL : TN_EEXPIRED;
-    return TN_OK;
-}
-
-static int renew_allowed_locked(struct tn_client *c, struct tn_lease *l,
-                                struct tn_errmsg *em)
-{
-    if (l->deadline_known)
-        (void)tn_lease_safe_at_locked(l, c->now_ms());
-    switch (l->state) {
-    case TN_LEASE_HELD:
-        return TN_OK;
-    case TN_LEASE_EXPIRED:
-        tn_errmsg_set(em, "the safe time of lease \"%s\" ran out", l->name);
-        return TN_EEXPIRED;
-    case TN_LEASE_LOST:
-        tn_errmsg_set(em, "lease \"%s\" was lost", l->name);
-        return TN_ELOST;
-    default:
-        tn_errmsg_set(em, "lease \"%s\" was released", l->name);
-        return TN_EINVAL;
-    }
-}
-
-int tn_client_renew(struct tn_client *c, struct tn_lease *l, int64_t ttl_ms,
-                    struct tn_errmsg *em)
-{
-    struct tn_renew_io ro = {.ttl_send_ms = ttl_ms};
-    (void)pthread_mutex_lock(&c->mu);
-    int rc = renew_allowed_locked(c, l, em);
-    ro.ttl_ms = l->ttl_ms; /* unless the answer says otherwise */
-    (void)pthread_mutex_unlock(&c->mu);
-    if (rc < 0)
-        return rc;
-    (void)pthread_mutex_lock(&c->http_mu);
-    ro.deadline_ms = c->now_ms() + c->request_timeout_ms;
-    rc = tn_client_renew_raw(&c->http, l, &ro, em);
-    (void)pthread_mutex_unlock(&c->http_mu);
-    (void)pthread_mutex_lock(&c->mu);
-    rc = tn_lease_apply_renew_locked(l, rc, &ro);
-    if (rc == TN_ELOST || rc == TN_EFORBIDDEN)
-        (void)pthread_cond_signal(&c->cond);
-    (void)pthread_mutex_unlock(&c->mu);
-    return rc;
-}
-
-int tn_client_release(struct tn_client *c, struct tn_lease *l,
-                      struct tn_errmsg *em)
-{
-    (void)pthread_mutex_lock(&c->mu);
-    /* From here on the keepalive thread never sends a renew for l. */
-    l->state = TN_LEASE_RELEASED;
-    (void)pthread_mutex_unlock(&c->mu);
-    struct tn_client_http_resp r;
-    (void)pthread_mutex_lock(&c->http_mu);
-    struct cred_req cr = {"DELETE", 0, c->now_ms() + c->request_timeout_ms};
-    int rc = send_cred(&c->http, l, &cr, &r, em);
-    (void)pthread_mutex_unlock(&c->http_mu);
-    if (rc == 0) {
-        if (r.status != 204 && r.status != 200)
-            rc = tn_client_map_error(r.status, r.body, r.body_len, NULL, em);
-        tn_client_http_resp_release(&r);
-    }
-    (void)pthread_mutex_lock(&c->mu);
-    l->end_rc = rc;
-    l->release_done = true;
-    (void)pthread_cond_signal(&c->cond);
-    (void)pthread_mutex_unlock(&c->mu);
     return rc;
 }
 
@@ -548,8 +349,8 @@ int tn_client_force_release(struct tn_client *c, const char *name,
     if (path == NULL)
         return TN_ENOMEM;
     struct tn_client_http_resp r;
-    struct call_args ca = {"DELETE", path, NULL, 0};
-    rc = call(c, &ca, &r, em);
+    struct tn_client_call ca = {"DELETE", path, NULL, 0};
+    rc = tn_client_call(c, &ca, &r, em);
     tn_free(path);
     if (rc < 0)
         return rc;

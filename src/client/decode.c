@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <tenure/err.h>
+#include <tenure/session.h>
 
 #include "client/client_internal.h"
 #include "common/json.h"
@@ -30,6 +31,7 @@ static const struct err_row err_table[] = {
     {"capacity", TN_ECAPACITY}, /* 503 with Retry-After: a server limit */
     {"internal", TN_EINTERNAL},
     {"unauthorized", TN_EUNAUTH},
+    {"not_implemented", TN_ENOTIMPL},
 };
 
 /* When the body has no known code, the status decides. */
@@ -56,6 +58,8 @@ static int from_status(long status)
         return TN_ETOOMANY;
     case 431:
         return TN_EHDRTOOBIG;
+    case 501:
+        return TN_ENOTIMPL;
     case 503:
         return TN_EUNAVAIL;
     default:
@@ -151,5 +155,51 @@ int tn_client_map_error(long status, const char *body, size_t len,
     if (holder != NULL)
         fill_holder(obj, holder);
     json_decref(obj);
+    return rc;
+}
+
+int tn_client_decode_session(json_t *obj, struct tn_session_info *out,
+                             struct tn_errmsg *em)
+{
+    memset(out, 0, sizeof(*out));
+    out->ttl_ms = -1;
+    if (!json_is_object(obj)) {
+        tn_errmsg_set(em, "session is not a JSON object");
+        return TN_EPROTO;
+    }
+    copy_str(obj, "session_id", out->session_id, sizeof(out->session_id));
+    copy_str(obj, "owner_id", out->owner_id, sizeof(out->owner_id));
+    int64_t v = 0;
+    if (out->session_id[0] == '\0' ||
+        tn_json_get_int(obj, "expires_in_ms", INT64_MIN, INT64_MAX,
+                        &out->expires_in_ms, em) < 0) {
+        tn_errmsg_set(em, "session without session_id or expires_in_ms");
+        return TN_EPROTO;
+    }
+    if (tn_json_get_int(obj, "ttl_ms", 0, INT64_MAX, &v, NULL) == TN_OK)
+        out->ttl_ms = v;
+    if (tn_json_get_int(obj, "leases", 0, INT64_MAX, &v, NULL) == TN_OK)
+        out->leases = (uint64_t)v;
+    return TN_OK;
+}
+
+int tn_client_decode_renew(long status, const char *body, size_t len,
+                           struct tn_renew_io *io, struct tn_errmsg *em)
+{
+    if (status != 200)
+        return tn_client_map_error(status, body, len, NULL, em);
+    json_t *o = NULL;
+    if (tn_json_parse_object(body, len, false, &o, em) < 0)
+        return TN_EPROTO;
+    int rc = TN_OK;
+    if (io->ttl_send_ms > 0)
+        io->ttl_ms = io->ttl_send_ms;
+    (void)tn_json_get_int(o, "ttl_ms", 1, INT64_MAX, &io->ttl_ms, NULL);
+    if (tn_json_get_int(o, "expires_in_ms", 0, INT64_MAX, &io->expires_in_ms,
+                        em) < 0) {
+        tn_errmsg_set(em, "renew answer without expires_in_ms");
+        rc = TN_EPROTO;
+    }
+    json_decref(o);
     return rc;
 }

@@ -2,10 +2,11 @@
 /* The event follower: with opts.watch_events, one thread per client reads
  * GET /v1/events and marks a kept lease lost when the server announces
  * that its grant ended (expired, revoked, released elsewhere) or that a
- * newer token took the name.  The renewer then reports the loss through
- * the usual callback, once.  This only shortens how long a holder keeps
- * going after a loss: the safe-time rule still bounds it if the stream is
- * slow, cut or lying, and nothing here can make a lease look held. */
+ * newer token took the name, or that a kept session ended.  The renewer
+ * then reports the loss through the usual callback, once.  This only shortens
+ * how long a holder keeps going after a loss: the safe-time rule still bounds
+ * it if the stream is slow, cut or lying, and nothing here can make a lease
+ * look held. */
 #include <curl/curl.h>
 #include <jansson.h>
 #include <string.h>
@@ -19,8 +20,8 @@
 #define EV_LINE_MAX (64 * 1024)
 
 struct follower {
-    struct tn_client *c; /* owner */
-    struct tn_sse sse;   /* the stream's lines, last id for reconnect */
+    const struct tn_client_sse *f; /* what to follow, and how to stop */
+    struct tn_sse sse;             /* the stream's lines, last id */
 };
 
 static void apply(void *arg, const char *data)
@@ -31,6 +32,12 @@ static void apply(void *arg, const char *data)
     const char *type = json_string_value(json_object_get(v, "type"));
     if (type != NULL && strcmp(type, "reset") == 0) {
         tn_client_events_renew_all(c);
+        json_decref(v);
+        return;
+    }
+    const char *sid = json_string_value(json_object_get(v, "session_id"));
+    if (type != NULL && sid != NULL && strncmp(type, "session_", 8) == 0) {
+        tn_client_events_apply_session(c, type, sid);
         json_decref(v);
         return;
     }
@@ -46,18 +53,18 @@ static void apply(void *arg, const char *data)
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
-    struct follower *f = arg;
+    struct follower *fo = arg;
     size_t len = size * n;
-    tn_sse_feed(&f->sse, p, len, apply, f->c);
-    return atomic_load(&f->c->abort_io) ? 0 : len;
+    tn_sse_feed(&fo->sse, p, len, fo->f->on_data, fo->f->ud);
+    return atomic_load(fo->f->stop) ? 0 : len;
 }
 
 static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t x,
                        curl_off_t y)
 {
-    struct follower *f = arg;
+    struct follower *fo = arg;
     (void)a, (void)b, (void)x, (void)y;
-    return atomic_load(&f->c->abort_io) ? 1 : 0;
+    return atomic_load(fo->f->stop) ? 1 : 0;
 }
 
 static void set_tls(CURL *h, const struct tn_client_options *o)
@@ -70,16 +77,16 @@ static void set_tls(CURL *h, const struct tn_client_options *o)
         (void)curl_easy_setopt(h, CURLOPT_SSLKEY, o->key_file);
 }
 
-/* One stream from one URL, until it ends or the client stops. */
-static void stream_once(struct follower *f, CURL *h, const char *base)
+/* One stream from one URL, until it ends or the follower stops. */
+static void stream_once(struct follower *fo, CURL *h, const char *base)
 {
-    struct tn_client *c = f->c;
-    char url[2048];
+    struct tn_client *c = fo->f->c;
+    char url[4096];
     char hdr[128];
-    (void)snprintf(url, sizeof(url), "%s/v1/events", base);
+    (void)snprintf(url, sizeof(url), "%s/v1/events%s", base, fo->f->query);
     struct curl_slist *hdrs = NULL;
-    if (f->sse.last_id[0] != '\0') {
-        (void)snprintf(hdr, sizeof(hdr), "Last-Event-ID: %s", f->sse.last_id);
+    if (fo->sse.last_id[0] != '\0') {
+        (void)snprintf(hdr, sizeof(hdr), "Last-Event-ID: %s", fo->sse.last_id);
         hdrs = curl_slist_append(hdrs, hdr);
     }
     if (c->auth_header != NULL)
@@ -89,10 +96,10 @@ static void stream_once(struct follower *f, CURL *h, const char *base)
     (void)curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
     (void)curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     (void)curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
+    (void)curl_easy_setopt(h, CURLOPT_WRITEDATA, fo);
     (void)curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     (void)curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-    (void)curl_easy_setopt(h, CURLOPT_XFERINFODATA, f);
+    (void)curl_easy_setopt(h, CURLOPT_XFERINFODATA, fo);
     (void)curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
                            (long)c->opts.connect_timeout_ms);
     (void)curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -102,20 +109,27 @@ static void stream_once(struct follower *f, CURL *h, const char *base)
     curl_slist_free_all(hdrs);
 }
 
-static void *follower_main(void *arg)
+void tn_client_sse_run(const struct tn_client_sse *f)
 {
-    struct tn_client *c = arg;
-    struct follower f = {.c = c};
-    tn_sse_init(&f.sse, EV_LINE_MAX);
+    struct tn_client *c = f->c;
+    struct follower fo = {.f = f};
+    tn_sse_init(&fo.sse, EV_LINE_MAX);
     CURL *h = curl_easy_init();
-    for (size_t i = 0; h != NULL && !atomic_load(&c->abort_io); i++) {
-        stream_once(&f, h, c->opts.urls[i % c->opts.n_urls]);
+    for (size_t i = 0; h != NULL && !atomic_load(f->stop); i++) {
+        stream_once(&fo, h, c->opts.urls[i % c->opts.n_urls]);
         struct timespec ts = {.tv_sec = 0, .tv_nsec = 100 * 1000000L};
         (void)nanosleep(&ts, NULL); /* a pause between reconnects */
     }
     if (h != NULL)
         curl_easy_cleanup(h);
-    tn_sse_release(&f.sse);
+    tn_sse_release(&fo.sse);
+}
+
+static void *follower_main(void *arg)
+{
+    struct tn_client *c = arg;
+    struct tn_client_sse f = {c, "", apply, c, &c->abort_io};
+    tn_client_sse_run(&f);
     return NULL;
 }
 

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include <tenure/events_kafka.h>
+#include <tenure/session.h>
 
 #include "common/kafka_conf.h"
 
@@ -160,7 +161,10 @@ static void record(struct tn_kafka_follower *f, const rd_kafka_message_t *m)
     bool reset = strcmp(type, "reset") == 0;
     if (gap || reset)
         tn_client_event_reset(f->c);
-    if (!reset && name != NULL)
+    const char *sid = json_string_value(json_object_get(v, "session_id"));
+    if (!reset && sid != NULL)
+        tn_client_session_event_feed(f->c, type, sid);
+    else if (!reset && name != NULL)
         tn_client_event_feed(f->c, type, name,
                              num(json_object_get(v, "token")));
     json_decref(v);

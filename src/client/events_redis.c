@@ -337,7 +337,10 @@ static void entry(struct rf *f, const struct rnode *e)
         if (strcmp(type, "reset") == 0)
             return;
     }
-    if (name != NULL && tok != NULL)
+    const char *sid = field(kv, "session_id");
+    if (sid != NULL)
+        tn_client_events_apply_session(f->c, type, sid);
+    else if (name != NULL && tok != NULL)
         tn_client_events_apply(f->c, type, name, strtoull(tok, NULL, 10));
 }
 

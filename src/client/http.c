@@ -108,19 +108,8 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
     return abort_flag != NULL && atomic_load(abort_flag) ? 1 : 0;
 }
 
-struct attempt {
-    const char *method;      /* "GET", "POST", ... */
-    const char *path;        /* escaped path */
-    const char *url;         /* full URL */
-    const char *body;        /* JSON or NULL */
-    int64_t timeout_ms;      /* whole attempt */
-    int64_t connect_ms;      /* connect phase */
-    struct curl_slist *hdrs; /* request headers */
-    struct tn_buf *out;      /* response body */
-};
-
-static void setup(CURL *e, const struct tn_client_http *h,
-                  const struct attempt *a)
+void tn_client_http_setup(CURL *e, const struct tn_client_http *h,
+                          const struct tn_client_http_attempt *a)
 {
     curl_easy_reset(e); /* keeps the connection cache */
     (void)curl_easy_setopt(e, CURLOPT_URL, a->url);
@@ -149,7 +138,8 @@ static void setup(CURL *e, const struct tn_client_http *h,
     }
 }
 
-static struct curl_slist *headers(const struct tn_client_http *h, bool has_body)
+struct curl_slist *tn_client_http_headers(const struct tn_client_http *h,
+                                          bool has_body)
 {
     struct curl_slist *l = curl_slist_append(NULL, "Expect:");
     if (l != NULL && has_body) {
@@ -184,7 +174,7 @@ static bool not_sent(CURL *e, CURLcode cc)
     return cc == CURLE_OPERATION_TIMEDOUT && pre == 0;
 }
 
-static int map_curl(CURL *e, CURLcode cc)
+int tn_client_http_map_curl(CURL *e, CURLcode cc)
 {
     if (cc == CURLE_ABORTED_BY_CALLBACK)
         return TN_ECANCELED;
@@ -198,7 +188,8 @@ static int map_curl(CURL *e, CURLcode cc)
 }
 
 /* One attempt against URL i.  0 with out filled, or a negative code. */
-static int attempt_one(struct tn_client_http *h, size_t i, struct attempt *a,
+static int attempt_one(struct tn_client_http *h, size_t i,
+                       struct tn_client_http_attempt *a,
                        struct tn_client_http_resp *out, struct tn_errmsg *em)
 {
     struct tn_buf url;
@@ -207,11 +198,11 @@ static int attempt_one(struct tn_client_http *h, size_t i, struct attempt *a,
     if (rc < 0)
         goto out_url;
     a->url = url.data;
-    setup(h->easy, h, a);
+    tn_client_http_setup(h->easy, h, a);
     out->sent_ms = h->now_ms();
     CURLcode cc = curl_easy_perform(h->easy);
     if (cc != CURLE_OK) {
-        rc = map_curl(h->easy, cc);
+        rc = tn_client_http_map_curl(h->easy, cc);
         tn_errmsg_set(em, "%s %s: %s", a->method, h->urls[i],
                       curl_easy_strerror(cc));
         goto out_url;
@@ -230,7 +221,7 @@ static int take_body(struct tn_buf *b, struct tn_client_http_resp *out)
 }
 
 /* Try the URLs in turn, starting with the preferred one. */
-static int try_urls(struct tn_client_http *h, struct attempt *a,
+static int try_urls(struct tn_client_http *h, struct tn_client_http_attempt *a,
                     int64_t deadline_ms, struct tn_client_http_resp *out,
                     struct tn_errmsg *em)
 {
@@ -264,10 +255,10 @@ int tn_client_http_do(struct tn_client_http *h,
     memset(out, 0, sizeof(*out));
     struct tn_buf resp;
     tn_buf_init(&resp, TN_CLIENT_BODY_MAX);
-    struct attempt a = {
+    struct tn_client_http_attempt a = {
         .method = req->method, .path = req->path, .body = req->body};
     a.out = &resp;
-    a.hdrs = headers(h, req->body != NULL);
+    a.hdrs = tn_client_http_headers(h, req->body != NULL);
     if (a.hdrs == NULL)
         return TN_ENOMEM;
     int rc = try_urls(h, &a, req->deadline_ms, out, em);

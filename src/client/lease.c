@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The client's clock and a kept lease of libtenure's client: its safe time
- * (counted from the monotonic instant taken just before a request was sent,
- * never growing back once it ran out), its references and its accessors. */
+/* The client's clock, and the safe time and references of leases and
+ * sessions.  Safe time is counted from the monotonic instant taken just
+ * before a request was sent and never grows back once it ran out; a lease
+ * under a session has the session's, and takes the session's end as its
+ * own.  A session's list holds a reference to each lease in it, and each
+ * lease one (lease_refs) to its session; the list is let go when the
+ * session's own references are gone, so the two never keep each other
+ * alive.  Everything here runs under the client's mu. */
 #include <pthread.h>
 #include <string.h>
 
@@ -22,9 +27,39 @@ int64_t tn_client_margin_ms(const struct tn_client *c, int64_t ttl_ms)
     return c->safety_margin_ms >= 0 ? c->safety_margin_ms : ttl_ms / 10;
 }
 
+int64_t tn_client_session_safe_at_locked(struct tn_session *s, int64_t now_ms)
+{
+    if (s->state != TN_LEASE_HELD || !s->deadline_known)
+        return 0;
+    int64_t left = s->deadline_ms - now_ms;
+    if (left <= 0) {
+        s->state = TN_LEASE_EXPIRED;
+        return 0;
+    }
+    return left;
+}
+
+/* A lease of s takes the end of s as its own (sticky, as any end). */
+static void follow_session(struct tn_lease *l, const struct tn_session *s)
+{
+    if (s->state == TN_LEASE_HELD)
+        return;
+    l->state = s->state;
+    l->end_rc = s->state == TN_LEASE_EXPIRED ? TN_EEXPIRED : s->end_rc;
+    if (s->state == TN_LEASE_RELEASED)
+        l->release_done = s->end_done;
+}
+
 int64_t tn_lease_safe_at_locked(struct tn_lease *l, int64_t now_ms)
 {
-    if (l->state != TN_LEASE_HELD || !l->deadline_known)
+    if (l->state != TN_LEASE_HELD)
+        return 0;
+    if (l->session != NULL) {
+        int64_t left = tn_client_session_safe_at_locked(l->session, now_ms);
+        follow_session(l, l->session);
+        return left;
+    }
+    if (!l->deadline_known)
         return 0;
     int64_t left = l->deadline_ms - now_ms;
     if (left <= 0) {
@@ -48,6 +83,20 @@ void tn_lease_granted_locked(struct tn_lease *l, int64_t sent_ms,
     l->deadline_known = true;
 }
 
+void tn_client_session_granted_locked(struct tn_session *s, int64_t sent_ms,
+                                      int64_t ttl_ms, int64_t expires_in_ms)
+{
+    if (s->state != TN_LEASE_HELD)
+        return;
+    if (s->deadline_known && sent_ms < s->sent_ms)
+        return;
+    s->ttl_ms = ttl_ms;
+    s->sent_ms = sent_ms;
+    s->deadline_ms =
+        sent_ms + expires_in_ms - tn_client_margin_ms(s->client, ttl_ms);
+    s->deadline_known = true;
+}
+
 struct tn_lease *tn_client_lease_new(struct tn_client *c, const char *name,
                                      const char *owner, const char *secret)
 {
@@ -56,6 +105,8 @@ struct tn_lease *tn_client_lease_new(struct tn_client *c, const char *name,
         return NULL;
     l->client = c;
     l->refs = 1;
+    l->due_idx = TN_NOT_QUEUED;
+    l->dl_idx = TN_NOT_QUEUED;
     l->name = tn_strdup(name);
     l->owner_id = tn_strdup(owner);
     l->secret = tn_strdup(secret);
@@ -72,19 +123,115 @@ struct tn_lease *tn_client_lease_new(struct tn_client *c, const char *name,
     return l;
 }
 
+struct tn_session *tn_client_session_new(struct tn_client *c, const char *id,
+                                         const char *owner, const char *secret)
+{
+    struct tn_session *s = tn_calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    s->client = c;
+    s->refs = 1;
+    s->id = tn_strdup(id);
+    s->owner_id = tn_strdup(owner);
+    s->secret = tn_strdup(secret);
+    if (s->id == NULL || s->owner_id == NULL || s->secret == NULL) {
+        tn_free(s->id);
+        tn_free(s->owner_id);
+        tn_free(s->secret);
+        tn_free(s);
+        return NULL;
+    }
+    (void)pthread_mutex_lock(&c->mu);
+    c->n_sessions++;
+    (void)pthread_mutex_unlock(&c->mu);
+    return s;
+}
+
+static void wipe_free(char *secret)
+{
+    if (secret != NULL)
+        memset(secret, 0, strlen(secret));
+    tn_free(secret);
+}
+
+static void session_free_locked(struct tn_session *s)
+{
+    s->client->n_sessions--;
+    tn_free(s->id);
+    tn_free(s->owner_id);
+    wipe_free(s->secret);
+    tn_free(s);
+}
+
+/* One lease of s is gone. */
+static void drop_lease_ref(struct tn_session *s)
+{
+    TN_ASSERT(s->lease_refs > 0);
+    if (--s->lease_refs == 0 && s->refs == 0)
+        session_free_locked(s);
+}
+
 void tn_lease_unref_locked(struct tn_lease *l)
 {
     TN_ASSERT(l->refs > 0);
     if (--l->refs > 0)
         return;
+    TN_ASSERT(!l->listed && !l->kept);
     l->client->n_leases--;
+    struct tn_session *s = l->session;
     tn_free(l->name);
     tn_free(l->owner_id);
-    if (l->secret != NULL)
-        memset(l->secret, 0, strlen(l->secret));
-    tn_free(l->secret);
+    wipe_free(l->secret);
     tn_free(l->proof);
     tn_free(l);
+    if (s != NULL)
+        drop_lease_ref(s);
+}
+
+void tn_client_session_list_locked(struct tn_session *s, struct tn_lease *l)
+{
+    TN_ASSERT(l->session == NULL && !l->listed);
+    l->session = s;
+    s->lease_refs++;
+    l->refs++;
+    l->listed = true;
+    l->sprev = NULL;
+    l->snext = s->leases;
+    if (s->leases != NULL)
+        s->leases->sprev = l;
+    s->leases = l;
+    s->n_listed++;
+}
+
+void tn_client_session_unlist_locked(struct tn_lease *l)
+{
+    struct tn_session *s = l->session;
+    if (!l->listed)
+        return;
+    if (l->sprev != NULL)
+        l->sprev->snext = l->snext;
+    else
+        s->leases = l->snext;
+    if (l->snext != NULL)
+        l->snext->sprev = l->sprev;
+    l->snext = l->sprev = NULL;
+    l->listed = false;
+    s->n_listed--;
+    tn_lease_unref_locked(l);
+}
+
+void tn_client_session_unref_locked(struct tn_session *s)
+{
+    TN_ASSERT(s->refs > 0);
+    if (--s->refs > 0)
+        return;
+    TN_ASSERT(!s->kept);
+    /* Nobody can renew s any more: its list keeps nothing alive.  The
+     * extra lease_ref keeps s while its leases let go of it. */
+    s->lease_refs++;
+    while (s->leases != NULL)
+        tn_client_session_unlist_locked(s->leases);
+    drop_lease_ref(s);
 }
 
 void tn_lease_free(struct tn_lease *l)
@@ -95,70 +242,6 @@ void tn_lease_free(struct tn_lease *l)
     (void)pthread_mutex_lock(&c->mu);
     tn_lease_unref_locked(l);
     (void)pthread_mutex_unlock(&c->mu);
-}
-
-const char *tn_lease_name(const struct tn_lease *l)
-{
-    return l->name;
-}
-
-const char *tn_lease_owner_id(const struct tn_lease *l)
-{
-    return l->owner_id;
-}
-
-uint64_t tn_lease_token(const struct tn_lease *l)
-{
-    return l->token;
-}
-
-const char *tn_lease_secret(const struct tn_lease *l)
-{
-    return l->secret;
-}
-
-const char *tn_lease_proof(const struct tn_lease *l)
-{
-    return l->proof;
-}
-
-int64_t tn_lease_ttl_ms(const struct tn_lease *l)
-{
-    struct tn_client *c = l->client;
-    (void)pthread_mutex_lock(&c->mu);
-    int64_t v = l->ttl_ms;
-    (void)pthread_mutex_unlock(&c->mu);
-    return v;
-}
-
-int64_t tn_lease_safe_for_ms(struct tn_lease *l)
-{
-    struct tn_client *c = l->client;
-    (void)pthread_mutex_lock(&c->mu);
-    int64_t v = tn_lease_safe_at_locked(l, c->now_ms());
-    (void)pthread_mutex_unlock(&c->mu);
-    return v;
-}
-
-bool tn_lease_is_held(struct tn_lease *l)
-{
-    return tn_lease_safe_for_ms(l) > 0;
-}
-
-const char *tn_lease_end_name(enum tn_lease_end reason)
-{
-    switch (reason) {
-    case TN_LEASE_END_LOST:
-        return "lost";
-    case TN_LEASE_END_EXPIRED:
-        return "expired";
-    case TN_LEASE_END_RELEASED:
-        return "released";
-    case TN_LEASE_END_STOPPED:
-        return "stopped";
-    default:
-        return "unknown";
-    }
 }
 
 int tn_client_valid_name(const char *name, struct tn_errmsg *em)

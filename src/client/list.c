@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* tn_client_get, tn_client_list and tn_client_check: the read-only
- * queries, one lease, a page of them or a verdict on a token. */
+ * queries, one lease, a page of them or a verdict on a token; and the
+ * same for sessions (tn_client_session_get, tn_client_session_list). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <tenure/client.h>
+#include <tenure/session.h>
 
 #include "client/client_internal.h"
 #include "common/alloc.h"
@@ -26,10 +28,11 @@ static int query_arg(struct tn_buf *b, const char *key, const char *value,
     return rc;
 }
 
-static int list_path(const struct tn_list_args *a, struct tn_buf *b)
+static int list_path(const char *base, const struct tn_list_args *a,
+                     struct tn_buf *b)
 {
     char sep = '?';
-    int rc = tn_buf_printf(b, "/v1/leases");
+    int rc = tn_buf_printf(b, "%s", base);
     if (rc == 0)
         rc = query_arg(b, "prefix", a->prefix, &sep);
     if (rc == 0)
@@ -126,7 +129,7 @@ int tn_client_list(struct tn_client *c, const struct tn_list_args *a,
     struct tn_buf path;
     tn_buf_init(&path, 4096);
     json_t *o = NULL;
-    int rc = list_path(a, &path);
+    int rc = list_path("/v1/leases", a, &path);
     if (rc == 0)
         rc = fetch(c, path.data, &o, em);
     tn_buf_release(&path);
@@ -184,4 +187,90 @@ int tn_client_check(struct tn_client *c, const char *name, uint64_t token,
     rc = decode_check(o, out, em);
     json_decref(o);
     return rc;
+}
+
+int tn_client_session_get(struct tn_client *c, const char *session_id,
+                          struct tn_session_info *out, struct tn_errmsg *em)
+{
+    memset(out, 0, sizeof(*out));
+    size_t n = session_id != NULL ? strlen(session_id) : 0;
+    if (n == 0 || n > TN_SESSION_ID_MAX) {
+        tn_errmsg_set(em, "a session_id is 1 to %d bytes", TN_SESSION_ID_MAX);
+        return TN_EINVAL;
+    }
+    char *path = tn_client_session_path(session_id, "");
+    if (path == NULL)
+        return TN_ENOMEM;
+    json_t *o = NULL;
+    int rc = fetch(c, path, &o, em);
+    tn_free(path);
+    if (rc < 0)
+        return rc;
+    rc = tn_client_decode_session(o, out, em);
+    json_decref(o);
+    return rc;
+}
+
+static int decode_sessions(json_t *o, struct tn_session_list *list,
+                           struct tn_errmsg *em)
+{
+    json_t *arr = json_object_get(o, "sessions");
+    if (!json_is_array(arr)) {
+        tn_errmsg_set(em, "list answer without \"sessions\"");
+        return TN_EPROTO;
+    }
+    size_t n = json_array_size(arr);
+    list->items = tn_reallocarray(NULL, n > 0 ? n : 1, sizeof(*list->items));
+    if (list->items == NULL)
+        return TN_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        int rc = tn_client_decode_session(json_array_get(arr, i),
+                                          &list->items[i], em);
+        if (rc < 0)
+            return rc;
+        list->count = i + 1;
+    }
+    const char *next = NULL;
+    size_t len = 0;
+    if (tn_json_get_str(o, "next", &next, &len, NULL) == TN_OK &&
+        len <= TN_SESSION_ID_MAX) {
+        list->has_next = true;
+        memcpy(list->next, next, len);
+        list->next[len] = '\0';
+    }
+    return TN_OK;
+}
+
+int tn_client_session_list(struct tn_client *c,
+                           const struct tn_session_list_args *a,
+                           struct tn_session_list **out, struct tn_errmsg *em)
+{
+    *out = NULL;
+    struct tn_buf path;
+    tn_buf_init(&path, 4096);
+    json_t *o = NULL;
+    struct tn_list_args q = {a->prefix, a->after, a->limit};
+    int rc = list_path("/v1/sessions", &q, &path);
+    if (rc == 0)
+        rc = fetch(c, path.data, &o, em);
+    tn_buf_release(&path);
+    if (rc < 0)
+        return rc;
+    struct tn_session_list *list = tn_calloc(1, sizeof(*list));
+    rc = list != NULL ? decode_sessions(o, list, em) : TN_ENOMEM;
+    json_decref(o);
+    if (rc < 0) {
+        tn_client_session_list_free(list);
+        return rc;
+    }
+    *out = list;
+    return TN_OK;
+}
+
+void tn_client_session_list_free(struct tn_session_list *list)
+{
+    if (list == NULL)
+        return;
+    tn_free(list->items);
+    tn_free(list);
 }

@@ -1,38 +1,31 @@
 /* SPDX-License-Identifier: MIT */
-/* The keepalive thread: one per client, started on the first
- * tn_client_keepalive_start.  It renews each kept lease when a third of its
- * TTL has passed since the last renew was sent, retries with backoff while
- * safe time is left, bounds every request by the earliest safe deadline of
- * all kept leases (so a hung request never delays a loss report), and
- * reports each lease's end exactly once.  It never renews a lease that was
- * released, lost or ran out.  Shares only struct tn_client (under mu) with
- * callers. */
+/* The keepalive thread: one per client, started on the first keepalive of
+ * a lease or a session.  It renews each kept lease when a third of its TTL
+ * has passed since the last renew was sent, retries with backoff while
+ * safe time is left, bounds every request by its lease's safe deadline,
+ * and reports each lease's end exactly once, at the latest when its safe
+ * time ends whatever the network does.  Up to ka_conns renews run at once
+ * (xfer.c), so one slow answer delays no other lease; sessions
+ * (ka_session.c) go first and always find a slot.  It never renews a
+ * lease that was released, lost or ran out.  Shares only struct tn_client
+ * (under mu) with callers. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <tenure/client.h>
+#include <tenure/session.h>
 
 #include "client/client_internal.h"
+#include "common/alloc.h"
 #include "common/assert.h"
 
 #define TN_RENEW_MSG_MAX 1024
 
-static int64_t min64(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
-
-static int64_t max64(int64_t a, int64_t b)
-{
-    return a > b ? a : b;
-}
-
-/* Decide whether l's keepalive has ended; 0 = keep going. */
+/* Why the keepalive of kept lease l ended (it has: sched.c decided). */
 static enum tn_lease_end end_of(struct tn_client *c, struct tn_lease *l,
-                                int64_t now_ms, int *rc_out)
+                                int *rc_out)
 {
-    (void)tn_lease_safe_at_locked(l, now_ms);
+    (void)tn_lease_safe_at_locked(l, c->now_ms());
     switch (l->state) {
     case TN_LEASE_LOST:
         *rc_out = l->end_rc;
@@ -41,87 +34,58 @@ static enum tn_lease_end end_of(struct tn_client *c, struct tn_lease *l,
         *rc_out = TN_EEXPIRED;
         return TN_LEASE_END_EXPIRED;
     case TN_LEASE_RELEASED:
-        if (l->release_done) {
-            *rc_out = l->end_rc;
-            return TN_LEASE_END_RELEASED;
-        }
-        break;
+        *rc_out = l->end_rc;
+        return TN_LEASE_END_RELEASED;
     default:
-        break;
-    }
-    if (c->stopping || l->stop_requested) {
         *rc_out = TN_ECANCELED;
         return TN_LEASE_END_STOPPED;
     }
-    return (enum tn_lease_end)0;
 }
 
-static void unlink_lease(struct tn_client *c, struct tn_lease *l)
+/* Report one ended kept lease, if any: true when one was reported (the
+ * lock was dropped meanwhile). */
+static bool report_one_locked(struct tn_client *c)
 {
-    struct tn_lease **pp = &c->kept;
-    while (*pp != l)
-        pp = &(*pp)->next;
-    *pp = l->next;
-    l->next = NULL;
-    l->kept = false;
+    struct tn_lease *l = c->ended;
+    if (l == NULL)
+        return false;
+    c->ended = l->end_next;
+    l->end_next = NULL;
+    l->ending = false;
+    int rc = 0;
+    enum tn_lease_end why = end_of(c, l, &rc);
+    tn_sched_remove_locked(c, l);
+    char msg[TN_RENEW_MSG_MAX];
+    (void)snprintf(msg, sizeof(msg),
+                   "keepalive of lease \"%s\" token=%llu ended: %s", l->name,
+                   (unsigned long long)l->token, tn_lease_end_name(why));
+    tn_client_log_locked(c, msg);
+    tn_lease_end_fn cb = l->cb;
+    void *ud = l->cb_ud;
+    (void)pthread_mutex_unlock(&c->mu);
+    cb(l, why, rc, ud);
+    (void)pthread_mutex_lock(&c->mu);
+    tn_lease_unref_locked(l);
+    return true;
 }
 
-/* Report one ended lease, if any: true when one was reported (the lock was
- * dropped meanwhile, so the caller rescans). */
-static bool finish_one_locked(struct tn_client *c)
+/* Every kept lease whose safe time ended is marked expired and queued. */
+static void expire_locked(struct tn_client *c, int64_t now_ms)
 {
-    int64_t now = c->now_ms();
-    for (struct tn_lease *l = c->kept; l != NULL; l = l->next) {
-        int rc = 0;
-        enum tn_lease_end why = end_of(c, l, now, &rc);
-        if (why == 0)
-            continue;
-        unlink_lease(c, l);
-        tn_lease_end_fn cb = l->cb;
-        void *ud = l->cb_ud;
-        (void)pthread_mutex_unlock(&c->mu);
-        if (c->log != NULL) {
-            char msg[TN_RENEW_MSG_MAX];
-            (void)snprintf(msg, sizeof(msg),
-                           "keepalive of lease \"%s\" token=%llu ended: %s",
-                           l->name, (unsigned long long)l->token,
-                           tn_lease_end_name(why));
-            c->log(c->log_ud, msg);
-        }
-        cb(l, why, rc, ud);
-        (void)pthread_mutex_lock(&c->mu);
-        tn_lease_unref_locked(l);
-        return true;
+    struct tn_lease **top = NULL;
+    while ((top = tn_heap_top(&c->dl)) != NULL &&
+           (*top)->deadline_ms <= now_ms) {
+        struct tn_lease *l = *top;
+        (void)tn_lease_safe_at_locked(l, now_ms);
+        tn_sched_note_locked(c, l);
+        /* It left the heap (expired, so ending); never loop on it. */
+        if (TN_NEVER(l->dl_idx == 0))
+            tn_sched_remove_locked(c, l);
     }
-    return false;
-}
-
-static bool renewable(const struct tn_lease *l)
-{
-    return l->state == TN_LEASE_HELD && !l->stop_requested;
-}
-
-/* Earliest safe deadline among kept leases: no request may outlive it. */
-static int64_t earliest_deadline(const struct tn_client *c)
-{
-    int64_t d = INT64_MAX;
-    for (const struct tn_lease *l = c->kept; l != NULL; l = l->next) {
-        if (renewable(l))
-            d = min64(d, l->deadline_ms);
-    }
-    return d;
-}
-
-static void after_failure(struct tn_lease *l, int64_t now_ms)
-{
-    int64_t first = max64(10, l->ttl_ms / 30);
-    int64_t cap = max64(first, l->ttl_ms / 6);
-    l->backoff_ms = l->backoff_ms == 0 ? first : min64(cap, 2 * l->backoff_ms);
-    l->next_renew_ms = now_ms + l->backoff_ms;
 }
 
 static void describe(char *msg, const struct tn_lease *l, int rc,
-                     int64_t safe_ms, const struct tn_errmsg *em)
+                     int64_t safe_ms, const char *detail)
 {
     unsigned long long tok = (unsigned long long)l->token;
     if (l->state != TN_LEASE_HELD)
@@ -136,23 +100,48 @@ static void describe(char *msg, const struct tn_lease *l, int rc,
     else
         (void)snprintf(msg, TN_RENEW_MSG_MAX,
                        "renew of lease \"%s\" token=%llu failed: %s (%s)",
-                       l->name, tok, tn_strerror(rc), em->text);
+                       l->name, tok, tn_strerror(rc), detail);
 }
 
-/* Renew l once.  Called and returns with c->mu held; drops it while the
- * request is in flight. */
-static void renew_one_locked(struct tn_client *c, struct tn_lease *l)
+/* Start the renew of l (due, with a free slot).  On a local failure the
+ * lease is retried later, as after a failed renew. */
+static void start_renew_locked(struct tn_client *c, struct tn_lease *l,
+                               int64_t now_ms)
 {
-    int64_t ttl = l->ttl_ms;
-    int64_t deadline =
-        min64(c->now_ms() + c->request_timeout_ms, earliest_deadline(c));
-    l->refs++; /* stays valid even if unlinked meanwhile */
-    (void)pthread_mutex_unlock(&c->mu);
-    struct tn_renew_io ro = {
-        .ttl_send_ms = ttl, .deadline_ms = deadline, .ttl_ms = ttl};
+    struct tn_xfer *x = tn_xfer_get(&c->ka);
+    TN_ASSERT(x != NULL);
+    int64_t deadline = now_ms + c->request_timeout_ms;
+    if (l->deadline_ms < deadline)
+        deadline = l->deadline_ms;
+    char *path = tn_client_lease_path(l->name, "");
+    char *body = tn_client_renew_body(l, l->ttl_ms);
+    x->kind = TN_XFER_LEASE;
+    x->owner = l;
+    int rc = tn_xfer_start(&c->ka, x, "PATCH", path, body, deadline);
+    if (rc < 0) {
+        l->next_renew_ms = tn_sched_backoff(l->ttl_ms, &l->backoff_ms, now_ms);
+    } else {
+        l->in_flight = true;
+        l->refs++; /* stays valid even if it ends meanwhile */
+    }
+    tn_sched_update_locked(c, l);
+}
+
+/* Apply a finished renew of a kept lease. */
+static void lease_done_locked(struct tn_client *c, struct tn_xfer *x)
+{
+    struct tn_lease *l = x->owner;
+    struct tn_renew_io ro = {.ttl_send_ms = l->ttl_ms, .ttl_ms = l->ttl_ms};
     struct tn_errmsg em = {{0}};
-    int rc = tn_client_renew_raw(&c->ka_http, l, &ro, &em);
-    (void)pthread_mutex_lock(&c->mu);
+    int rc = x->rc;
+    if (rc == 0)
+        rc = tn_client_decode_renew(x->status, x->resp.data, x->resp.len, &ro,
+                                    &em);
+    else
+        tn_errmsg_set(&em, "%s", x->err);
+    ro.sent_ms = x->sent_ms;
+    tn_xfer_put(&c->ka, x);
+    l->in_flight = false;
     if (l->state == TN_LEASE_HELD)
         rc = tn_lease_apply_renew_locked(l, rc, &ro);
     int64_t now = c->now_ms();
@@ -161,67 +150,104 @@ static void renew_one_locked(struct tn_client *c, struct tn_lease *l)
         l->backoff_ms = 0;
         l->next_renew_ms = l->sent_ms + l->ttl_ms / 3;
     } else {
-        after_failure(l, now);
+        l->next_renew_ms = tn_sched_backoff(l->ttl_ms, &l->backoff_ms, now);
     }
     char msg[TN_RENEW_MSG_MAX];
-    describe(msg, l, rc, safe, &em);
+    describe(msg, l, rc, safe, em.text);
+    tn_sched_note_locked(c, l);
     /* A renew that answers after the caller released the lease says
      * nothing the caller needs: the release decided, so it is not logged
      * (after a lease was lost or ran out, the late answer still is). */
-    bool quiet = l->state == TN_LEASE_RELEASED;
+    if (l->state != TN_LEASE_RELEASED)
+        tn_client_log_locked(c, msg);
     tn_lease_unref_locked(l);
-    if (c->log != NULL && !quiet) {
-        (void)pthread_mutex_unlock(&c->mu);
-        c->log(c->log_ud, msg);
-        (void)pthread_mutex_lock(&c->mu);
+}
+
+/* Start every due renew there is a slot for; sessions first, and one
+ * slot is always left to them while any session is kept. */
+static void dispatch_locked(struct tn_client *c, int64_t now_ms)
+{
+    size_t free = c->ka.n - c->ka.busy;
+    tn_ka_sessions_dispatch_locked(c, now_ms, &free);
+    size_t reserve = c->sessions != NULL && c->ka.n > 1 ? 1 : 0;
+    struct tn_lease **top = NULL;
+    while (free > reserve && (top = tn_heap_top(&c->due)) != NULL &&
+           (*top)->next_renew_ms <= now_ms) {
+        start_renew_locked(c, *top, now_ms);
+        free--;
     }
 }
 
-static void wait_until_locked(struct tn_client *c, int64_t wake_ms)
+/* When the thread must next look, if nothing wakes it before. */
+static int64_t next_wake_locked(struct tn_client *c)
 {
-    if (wake_ms == INT64_MAX) {
-        (void)pthread_cond_wait(&c->cond, &c->mu);
-        return;
-    }
-    struct timespec ts = {.tv_sec = (time_t)(wake_ms / 1000),
-                          .tv_nsec = (long)(wake_ms % 1000) * 1000000L};
-    (void)pthread_cond_timedwait(&c->cond, &c->mu, &ts);
+    size_t reserve = c->sessions != NULL && c->ka.n > 1 ? 1 : 0;
+    bool slot = c->ka.busy + reserve < c->ka.n;
+    int64_t wake = tn_ka_sessions_wake_locked(c, c->ka.busy < c->ka.n);
+    struct tn_lease **l = tn_heap_top(&c->dl);
+    if (l != NULL && (*l)->deadline_ms < wake)
+        wake = (*l)->deadline_ms;
+    l = tn_heap_top(&c->due);
+    if (slot && l != NULL && (*l)->next_renew_ms < wake)
+        wake = (*l)->next_renew_ms;
+    return wake;
 }
 
-/* The lease whose renew is due now, or NULL and *wake_ms set to when
- * something next needs attention. */
-static struct tn_lease *pick_due(struct tn_client *c, int64_t now_ms,
-                                 int64_t *wake_ms)
+/* tn_client_free: abort every transfer, end every keepalive. */
+static void stop_all_locked(struct tn_client *c)
 {
-    struct tn_lease *due = NULL;
-    *wake_ms = INT64_MAX;
-    for (struct tn_lease *l = c->kept; l != NULL; l = l->next) {
-        if (!renewable(l))
+    for (size_t i = 0; i < c->ka.n; i++) {
+        struct tn_xfer *x = &c->ka.x[i];
+        if (!x->busy)
             continue;
-        *wake_ms = min64(*wake_ms, l->deadline_ms);
-        if (l->next_renew_ms > now_ms)
-            *wake_ms = min64(*wake_ms, l->next_renew_ms);
-        else if (due == NULL || l->next_renew_ms < due->next_renew_ms)
-            due = l;
+        x->rc = TN_ECANCELED;
+        (void)snprintf(x->err, sizeof(x->err), "stopped");
+        if (x->kind == TN_XFER_LEASE)
+            lease_done_locked(c, x);
+        else
+            tn_ka_session_done_locked(c, x);
     }
-    return due;
+    for (struct tn_lease *l = c->kept; l != NULL; l = l->knext)
+        tn_sched_note_locked(c, l);
+}
+
+static void apply_done_locked(struct tn_client *c, struct tn_xfer **done,
+                              size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (done[i]->kind == TN_XFER_LEASE)
+            lease_done_locked(c, done[i]);
+        else
+            tn_ka_session_done_locked(c, done[i]);
+    }
 }
 
 void *tn_client_renewer_main(void *arg)
 {
     struct tn_client *c = arg;
+    struct tn_xfer *done[TN_CLIENT_KEEPALIVE_CONNECTIONS_MAX];
+    bool stopped = false;
     (void)pthread_mutex_lock(&c->mu);
     for (;;) {
-        if (finish_one_locked(c))
+        if (c->stopping && !stopped) {
+            stop_all_locked(c);
+            stopped = true;
+        }
+        int64_t now = c->now_ms();
+        expire_locked(c, now);
+        if (report_one_locked(c) || tn_ka_sessions_report_locked(c, now))
             continue;
-        if (c->stopping && c->kept == NULL)
+        if (c->stopping && c->kept == NULL && c->sessions == NULL &&
+            c->ka.busy == 0)
             break;
-        int64_t wake = INT64_MAX;
-        struct tn_lease *due = pick_due(c, c->now_ms(), &wake);
-        if (due != NULL && !c->stopping)
-            renew_one_locked(c, due);
-        else
-            wait_until_locked(c, wake);
+        if (!c->stopping)
+            dispatch_locked(c, now);
+        int64_t wake = next_wake_locked(c);
+        int64_t wait = wake == INT64_MAX ? 60000 : wake - now;
+        (void)pthread_mutex_unlock(&c->mu);
+        size_t n = tn_xfer_pool_run(&c->ka, wait, done, c->ka.n);
+        (void)pthread_mutex_lock(&c->mu);
+        apply_done_locked(c, done, n);
     }
     (void)pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -233,11 +259,15 @@ static int start_thread_locked(struct tn_client *c)
         return TN_OK;
     int rc = tn_client_http_init(&c->ka_http, &c->opts, c->auth_header,
                                  &c->abort_io, c->now_ms);
-    if (rc < 0)
-        return rc;
-    if (pthread_create(&c->thread, NULL, tn_client_renewer_main, c) != 0) {
+    if (rc == 0)
+        rc = tn_xfer_pool_init(&c->ka, &c->ka_http, c->ka_conns);
+    if (rc == 0 &&
+        pthread_create(&c->thread, NULL, tn_client_renewer_main, c) != 0)
+        rc = TN_EIO;
+    if (rc < 0) {
+        tn_xfer_pool_release(&c->ka);
         tn_client_http_release(&c->ka_http);
-        return TN_EIO;
+        return rc;
     }
     c->thread_started = true;
     return TN_OK;
@@ -245,12 +275,21 @@ static int start_thread_locked(struct tn_client *c)
 
 static int can_keep_locked(struct tn_client *c, struct tn_lease *l)
 {
-    if (l->client != c || l->kept || c->stopping)
+    if (l->client != c || l->kept || l->session != NULL || c->stopping)
         return TN_EINVAL;
     int64_t safe = tn_lease_safe_at_locked(l, c->now_ms());
     if (l->state == TN_LEASE_EXPIRED)
         return TN_EEXPIRED;
     return safe > 0 ? TN_OK : TN_EINVAL;
+}
+
+/* Start the thread (and the event follower when asked) for a keepalive. */
+static int prepare_locked(struct tn_client *c)
+{
+    int rc = start_thread_locked(c);
+    if (rc == 0 && c->opts.watch_events)
+        (void)tn_client_events_start_locked(c); /* optional: no error */
+    return rc;
 }
 
 int tn_client_keepalive_start(struct tn_client *c, struct tn_lease *l,
@@ -261,20 +300,18 @@ int tn_client_keepalive_start(struct tn_client *c, struct tn_lease *l,
     (void)pthread_mutex_lock(&c->mu);
     int rc = can_keep_locked(c, l);
     if (rc == 0)
-        rc = start_thread_locked(c);
-    if (rc == 0 && c->opts.watch_events)
-        (void)tn_client_events_start_locked(c); /* optional: no error */
+        rc = tn_sched_reserve_locked(c);
+    if (rc == 0)
+        rc = prepare_locked(c);
     if (rc == 0) {
-        l->kept = true;
         l->stop_requested = false;
         l->cb = cb;
         l->cb_ud = ud;
         l->refs++;
         l->backoff_ms = 0;
         l->next_renew_ms = l->sent_ms + l->ttl_ms / 3;
-        l->next = c->kept;
-        c->kept = l;
-        (void)pthread_cond_signal(&c->cond);
+        tn_sched_add_locked(c, l);
+        tn_client_wake_locked(c);
     }
     (void)pthread_mutex_unlock(&c->mu);
     return rc;
@@ -285,7 +322,51 @@ void tn_client_keepalive_stop(struct tn_client *c, struct tn_lease *l)
     (void)pthread_mutex_lock(&c->mu);
     if (l->kept) {
         l->stop_requested = true;
-        (void)pthread_cond_signal(&c->cond);
+        tn_sched_note_locked(c, l);
+    }
+    (void)pthread_mutex_unlock(&c->mu);
+}
+
+int tn_client_session_keepalive_start(struct tn_session *s,
+                                      tn_session_end_fn cb,
+                                      tn_lease_end_fn lease_cb, void *ud)
+{
+    struct tn_client *c = s->client;
+    if (cb == NULL)
+        return TN_EINVAL;
+    (void)pthread_mutex_lock(&c->mu);
+    int64_t safe = tn_client_session_safe_at_locked(s, c->now_ms());
+    int rc = s->kept || c->stopping         ? TN_EINVAL
+             : s->state == TN_LEASE_EXPIRED ? TN_EEXPIRED
+             : safe > 0                     ? TN_OK
+                                            : TN_EINVAL;
+    if (rc == 0)
+        rc = prepare_locked(c);
+    if (rc == 0) {
+        s->kept = true;
+        s->stop_requested = false;
+        s->dirty = false;
+        s->cb = cb;
+        s->lease_cb = lease_cb;
+        s->cb_ud = ud;
+        s->refs++;
+        s->backoff_ms = 0;
+        s->next_renew_ms = s->sent_ms + s->ttl_ms / 3;
+        s->knext = c->sessions;
+        c->sessions = s;
+        tn_client_wake_locked(c);
+    }
+    (void)pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+void tn_client_session_keepalive_stop(struct tn_session *s)
+{
+    struct tn_client *c = s->client;
+    (void)pthread_mutex_lock(&c->mu);
+    if (s->kept) {
+        s->stop_requested = true;
+        tn_client_wake_locked(c);
     }
     (void)pthread_mutex_unlock(&c->mu);
 }

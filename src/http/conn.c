@@ -10,6 +10,7 @@
  * its end, one write per connection.  A connection is freed only at the
  * end of a turn, so an event fetched for it earlier in the turn is dropped,
  * never run on freed memory. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -164,12 +165,22 @@ static void parse_fresh(struct conn *c, const char *p, size_t len)
         tn_http_conn_kill(c);
 }
 
+/* The end of c's input was read.  A half-close is not an abort (RFC 9112
+ * section 9.6): the requests it sent are answered, and the connection
+ * closes once they are written (flush_one).  Only a request cut short is
+ * refused, and a stream, which reads nothing, ends.  A client that really
+ * left is found when writing to it fails. */
 static void on_eof(struct conn *c)
 {
     c->peer_closed = true;
-    if (c->n_queued == 0 || c->cur != NULL ||
-        (c->q_head != NULL && c->q_head->stream != NULL))
-        tn_http_conn_kill(c); /* nothing to answer, or half a request */
+    c->rdhup = true;
+    if (c->cur != NULL)
+        tn_http_conn_cut_short(c);
+    if (c->dead)
+        return;
+    bool stream = c->q_head != NULL && c->q_head->stream != NULL;
+    if (stream || (c->n_queued == 0 && c->out.len == 0))
+        tn_http_conn_kill(c); /* nothing left to answer */
     else
         tn_http_out_peer_gone(c); /* parked ones learn it now */
 }
@@ -216,8 +227,10 @@ static void read_some(struct conn *c)
     char *buf = c->h->rbuf;
     while (c->rd_ready && may_parse(c)) {
         long n = conn_read(c, buf, TN_HTTP_READ_BYTES);
-        if (n == TN_EBUSY ||
-            (n > 0 && c->ssl == NULL && (size_t)n < TN_HTTP_READ_BYTES))
+        /* A short read drained the socket, unless the client's FIN is
+         * behind the bytes: its read of 0 comes next, with no new edge. */
+        if (n == TN_EBUSY || (n > 0 && c->ssl == NULL && !c->rdhup &&
+                              (size_t)n < TN_HTTP_READ_BYTES))
             c->rd_ready = false;
         if (n == 0) {
             on_eof(c);
@@ -232,6 +245,17 @@ static void read_some(struct conn *c)
     }
 }
 
+/* The client's FIN is there, but c is not reading (its pipeline is full,
+ * or its last request is being answered): the end is read later, after
+ * the requests before it.  Parked waiters must learn it now. */
+static void rdhup(struct conn *c)
+{
+    if (c->q_head != NULL && c->q_head->stream != NULL)
+        tn_http_conn_kill(c); /* a subscriber that hangs up has left */
+    else
+        tn_http_out_peer_gone(c);
+}
+
 static void on_conn_event(void *arg, uint32_t events)
 {
     struct conn *c = arg;
@@ -241,6 +265,8 @@ static void on_conn_event(void *arg, uint32_t events)
     }
     if (events & (EPOLLIN | EPOLLRDHUP))
         c->rd_ready = true;
+    if (events & EPOLLRDHUP)
+        c->rdhup = true; /* the end is to be read too: see read_some */
     if (c->wr_blocked && ((events & EPOLLOUT) || c->ssl != NULL)) {
         c->wr_blocked = false;
         tn_http_conn_want_flush(c);
@@ -249,7 +275,7 @@ static void on_conn_event(void *arg, uint32_t events)
         c->rd_ready = true; /* a handshake may wait for room to write */
     pump(c);
     if (!c->dead && (events & EPOLLRDHUP) && !c->peer_closed && !may_read(c))
-        on_eof(c); /* not reading: the close is news only to parked ones */
+        rdhup(c);
 }
 
 /* Write c->out; false when the connection died. */
@@ -412,6 +438,31 @@ static bool make_room(struct tn_http *h)
     return false;
 }
 
+/* The client's address, for limits per client: an IPv4 client of an
+ * IPv6 socket is written as IPv4, so that it counts as one client. */
+static void peer_of(int fd, char *out, size_t len)
+{
+    struct sockaddr_storage ss = {0};
+    socklen_t sl = sizeof(ss);
+    out[0] = '\0';
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
+        return;
+    const void *a = NULL;
+    int family = ss.ss_family;
+    if (family == AF_INET) {
+        a = &((struct sockaddr_in *)&ss)->sin_addr;
+    } else if (family == AF_INET6) {
+        const struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+        a = IN6_IS_ADDR_V4MAPPED(a6) ? (const void *)&a6->s6_addr[12] : a6;
+        family = IN6_IS_ADDR_V4MAPPED(a6) ? AF_INET : AF_INET6;
+    } else {
+        (void)snprintf(out, len, "local");
+        return;
+    }
+    if (inet_ntop(family, a, out, (socklen_t)len) == NULL)
+        out[0] = '\0';
+}
+
 void tn_http_conn_accept(struct tn_http *h, int fd)
 {
     if (h->st.open >= h->cfg.max_connections && !make_room(h)) {
@@ -428,6 +479,7 @@ void tn_http_conn_accept(struct tn_http *h, int fd)
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     c->h = h;
     c->fd = fd;
+    peer_of(fd, c->peer, sizeof(c->peer));
     c->idle_since_ms = tn_clock_now_ms();
     c->reply_avg = TN_HTTP_SHARE_BYTES; /* one in flight until known */
     http_parser_init(&c->p, HTTP_REQUEST);
@@ -454,9 +506,17 @@ void tn_http_conn_accept(struct tn_http *h, int fd)
     lru_push(h, c);
 }
 
+const char *tn_http_req_peer(const struct tn_http_req *r)
+{
+    return r->c != NULL ? r->c->peer : "";
+}
+
+/* A half-closed HTTP/1.1 client is there until writing to it fails (it
+ * was sent an interim answer to find out, out.c); an HTTP/1.0 one cannot
+ * be asked, and its half-close counts as leaving. */
 bool tn_http_req_is_connected(const struct tn_http_req *r)
 {
-    return r->c != NULL && !r->c->dead && !r->c->peer_closed;
+    return r->c != NULL && !r->c->dead && !(r->http10 && r->c->rdhup);
 }
 
 void tn_http_req_on_disconnect(struct tn_http_req *r, tn_http_disconnect_fn fn,

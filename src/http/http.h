@@ -41,6 +41,11 @@ typedef void (*tn_http_handler_fn)(void *app, struct tn_http_req *req);
  * the connection closes after the reply.  Return true to read the body
  * and call the handler as usual. */
 typedef bool (*tn_http_headers_fn)(void *app, struct tn_http_req *req);
+/* The body cap of a request whose body would pass max_body_bytes, from
+ * its head (method, target, fields): asked at most once per request, and
+ * only then, before any of the body is read.  A larger answer raises the
+ * cap of this request alone; max_body_bytes or less keeps it. */
+typedef size_t (*tn_http_body_cap_fn)(void *app, struct tn_http_req *req);
 /* A dispatched, unanswered request's client went away (see
  * tn_http_req_on_disconnect). */
 typedef void (*tn_http_disconnect_fn)(void *ctx);
@@ -60,6 +65,7 @@ struct tn_http_stats {
     uint64_t stream_bytes;     /* unsent stream bytes now (gauge) */
     uint64_t reply_bytes;      /* unsent bytes of every connection (gauge) */
     uint64_t slow_readers;     /* closed: not reading, over the reply total */
+    uint64_t cross_site;       /* refused for their Host or Origin */
 };
 
 struct tn_http_config {
@@ -84,8 +90,18 @@ struct tn_http_config {
     const char *tls_key_pem;       /* its private key */
     const char *tls_client_ca_pem; /* verify client certificates against
                                       this CA, or NULL */
+    bool check_host;               /* refuse a Host that names no name of
+                                      this server (origin.c) */
+    const char *allow_hosts;       /* more names a Host may give: lines of
+                                      comma-separated names ("*": any), or
+                                      NULL; borrowed, outlives the front
+                                      end */
+    const char *allow_origins;     /* origins besides this server's own
+                                      whose pages may change state, the
+                                      same way ("*": any), or NULL */
     tn_http_handler_fn handler;    /* the application */
     tn_http_headers_fn on_headers; /* or NULL */
+    tn_http_body_cap_fn body_cap;  /* or NULL: max_body_bytes for all */
     void *app;                     /* its argument */
 };
 
@@ -123,7 +139,9 @@ const char *tn_http_req_body(const struct tn_http_req *r, size_t *len_out);
  * in the target), TN_ENOTIMPL (a transfer coding other than chunked),
  * TN_EHTTPVERSION (a request line of another version than HTTP/1.x),
  * TN_EURITOOLONG (target or a query value over its cap), TN_EHDRTOOBIG,
- * TN_ETOOBIG (body over the cap). */
+ * TN_ETOOBIG (body over the cap), TN_EMISDIRECTED (a Host that names no
+ * name of this server), TN_EFORBIDDEN (a state-changing request from a
+ * web page of another origin). */
 int tn_http_req_error(const struct tn_http_req *r);
 /* A short plain-text reason for tn_http_req_error (a string literal). */
 const char *tn_http_req_error_message(const struct tn_http_req *r);
@@ -131,6 +149,9 @@ const char *tn_http_req_error_message(const struct tn_http_req *r);
  * verifies against the configured client CA.  0 (CN in out, NUL-ended),
  * or TN_EUNAUTH (no TLS, no certificate, not valid, or no CN). */
 int tn_http_req_peer_cn(const struct tn_http_req *r, char *out, size_t len);
+/* The client's address as text ("127.0.0.1", "::1"; "local" for a Unix
+ * socket, "" when unknown).  Borrowed until the reply. */
+const char *tn_http_req_peer(const struct tn_http_req *r);
 /* False once the client has closed its end. */
 bool tn_http_req_is_connected(const struct tn_http_req *r);
 /* Call fn(ctx) at once when the client of this dispatched request goes

@@ -50,6 +50,7 @@ struct tn_http_req {
     struct tn_buf args;                 /* decoded query: key NUL val NUL */
     bool args_ok;                       /* every argument decoded */
     struct tn_buf body;                 /* capped body */
+    bool body_cap_asked;                /* the body_cap hook answered */
     int error;                          /* TN_E* of a refused request, or 0 */
     const char *error_msg;              /* its reason, a string literal */
     bool keep_alive;                    /* the client keeps the connection */
@@ -84,6 +85,7 @@ struct conn {
     struct tn_http *h;          /* owner */
     struct tn_loop_watch w;     /* fd, edge-triggered */
     int fd;                     /* the socket */
+    char peer[48];              /* the client's address, as text */
     void *ssl;                  /* OpenSSL's SSL, or NULL: plain */
     http_parser p;              /* libhttp-parser state */
     struct tn_http_req *cur;    /* request being parsed, or NULL */
@@ -104,7 +106,12 @@ struct conn {
     bool rd_ready;              /* the socket may have bytes to read */
     bool wr_blocked;            /* write found no room: wait for OUT */
     bool stop_reading;          /* refused or last request: read no more */
-    bool peer_closed;           /* the client closed its end */
+    bool peer_closed;           /* read the end of its input: the client
+                                   sends no more (it may still read) */
+    bool rdhup;                 /* the kernel saw the client's FIN, perhaps
+                                   behind requests not read yet */
+    bool probed;                /* 100 Continue sent to learn whether a
+                                   half-closed client is still there */
     bool dead;                  /* closed; freed at the end of the turn */
     bool lingering;             /* answered and shut down: dropping input */
     size_t lingered;            /* bytes dropped meanwhile */
@@ -144,6 +151,18 @@ void tn_http_req_destroy(struct tn_http_req *r);
  * each whole request (dispatched), and at an error (dispatched as
  * refused). */
 long tn_http_conn_feed(struct conn *c, const char *p, size_t len);
+/* c's input ended in the middle of a request: answer it 400. */
+void tn_http_conn_cut_short(struct conn *c);
+
+/* origin.c */
+/* 0 when a request with this method and these Host and Origin headers
+ * (each NULL when absent) may be served as far as browsers go, else
+ * TN_EMISDIRECTED (its Host names no name of this server) or
+ * TN_EFORBIDDEN (it changes state and comes from a page of another
+ * origin), with *msg_out set to the reason (a string literal). */
+int tn_http_check_site(const struct tn_http *h, enum tn_http_method method,
+                       const char *host, const char *origin,
+                       const char **msg_out);
 
 /* conn.c */
 /* Serve fd, a new connected socket (closed when refused). */
@@ -177,7 +196,9 @@ void tn_http_out_collect(struct conn *c);
 void tn_http_out_wrote(struct conn *c, size_t n);
 /* c is going away: close its streams, detach and tell parked requests. */
 void tn_http_out_orphan(struct conn *c);
-/* c's client closed its end: tell parked requests (replies still go). */
+/* c's client closed its sending side: a half-close, or the first half of
+ * a close.  Parked waiting requests learn which it is (see out.c); every
+ * reply still goes. */
 void tn_http_out_peer_gone(struct conn *c);
 
 /* tls.c */

@@ -33,6 +33,7 @@ static const char *reason(unsigned status)
                {413, "Content Too Large"},
                {414, "URI Too Long"},
                {415, "Unsupported Media Type"},
+               {421, "Misdirected Request"},
                {429, "Too Many Requests"},
                {431, "Request Header Fields Too Large"},
                {500, "Internal Server Error"},
@@ -244,8 +245,39 @@ void tn_http_out_orphan(struct conn *c)
     }
 }
 
+/* Whether c has a parked request that wants to know when its client
+ * leaves (a blocking acquire), and whether any request of c is HTTP/1.0. */
+static bool parked_waiter(const struct conn *c, bool *http10_out)
+{
+    bool waiter = false;
+    *http10_out = false;
+    for (const struct tn_http_req *r = c->q_head; r != NULL; r = r->next) {
+        waiter =
+            waiter || (!r->replied && r->on_disc != NULL && !r->disc_fired);
+        *http10_out = *http10_out || r->http10;
+    }
+    return waiter;
+}
+
+/* A FIN alone cannot tell a client that half-closed and waits for its
+ * answer from one that closed its socket and left: the difference shows
+ * only when something is written to it (a closed socket answers with a
+ * reset, and the connection is then killed: tn_http_out_orphan tells the
+ * parked requests).  So a waiter's half-closed client is sent an interim
+ * 100 Continue, which HTTP/1.1 clients must skip (RFC 9110 section 15.2);
+ * it lands between whole replies, as c->out holds only whole ones.  An
+ * HTTP/1.0 client must not be sent one: its half-close counts as leaving,
+ * and its waiting requests are told at once. */
 void tn_http_out_peer_gone(struct conn *c)
 {
+    bool http10;
+    if (c->probed || !parked_waiter(c, &http10))
+        return;
+    if (!http10) {
+        c->probed = true;
+        tn_http_conn_continue(c);
+        return;
+    }
     bool again = true;
     while (again && !c->dead) {
         again = false;

@@ -100,6 +100,12 @@ void tn_http_req_free(struct tn_http_req *r)
         tn_http_req_destroy(r);
         return;
     }
+    if (r->body.max_bytes != h->cfg.max_body_bytes) {
+        /* Its cap was raised (body_cap): the next request starts from the
+         * usual one, with no storage past it. */
+        tn_buf_release(&r->body);
+        r->body.max_bytes = h->cfg.max_body_bytes;
+    }
     tn_buf_reset(&r->head);
     tn_buf_reset(&r->args);
     tn_buf_reset(&r->body);
@@ -230,6 +236,16 @@ static int check_codings(struct tn_http_req *r)
     return 0;
 }
 
+static bool has_control(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch == 0x7f)
+            return true;
+    }
+    return false;
+}
+
 /* Decode one "key=value" of the query into r->args. */
 static int add_arg(struct tn_http_req *r, const char *s, size_t len)
 {
@@ -246,10 +262,13 @@ static int add_arg(struct tn_http_req *r, const char *s, size_t len)
     long vn = tn_http_pct_decode(v, vlen, true, val);
     if (vn > TN_HTTP_QUERY_VALUE_MAX)
         return refuse(r, TN_EURITOOLONG, "query value too long");
-    /* A NUL would cut a key or value short: refused, never truncated. */
-    if (kn < 0 || vn < 0 || memchr(key, '\0', (size_t)kn) != NULL ||
-        memchr(val, '\0', (size_t)vn) != NULL)
-        return -1;
+    if (kn < 0 || vn < 0)
+        return -1; /* a bad escape: the application says 400 */
+    /* A NUL would cut a key or value short, and no argument takes a
+     * control byte: refused as one in the target is, never truncated. */
+    if (has_control(key, (size_t)kn) || has_control(val, (size_t)vn))
+        return refuse(r, TN_EINVAL,
+                      "control byte or NUL in a decoded query argument");
     size_t mark = r->args.len;
     if (tn_buf_append(&r->args, key, (size_t)kn + 1) < 0 ||
         tn_buf_append(&r->args, val, (size_t)vn + 1) < 0) {
@@ -282,6 +301,20 @@ static int split_query(struct tn_http_req *r)
     return 0;
 }
 
+/* The application's cap of r's body, once (cfg.body_cap); the cap of
+ * r->body becomes the larger of it and max_body_bytes. */
+static size_t raise_body_cap(struct tn_http_req *r)
+{
+    const struct tn_http_config *cfg = &r->h->cfg;
+    if (!r->body_cap_asked && cfg->body_cap != NULL) {
+        size_t cap = cfg->body_cap(cfg->app, r);
+        if (cap > r->body.max_bytes)
+            r->body.max_bytes = cap;
+    }
+    r->body_cap_asked = true;
+    return r->body.max_bytes;
+}
+
 static int on_headers_complete(http_parser *p)
 {
     struct conn *c = p->data;
@@ -292,15 +325,26 @@ static int on_headers_complete(http_parser *p)
         return refuse(r, TN_EHDRTOOBIG, "request header fields too large");
     r->part = PART_NONE;
     r->method = method_of(p->method);
-    if (p->http_major != 1) /* HTTP/0.9 (no version), 2.0, 3.0, ... */
+    /* HTTP/0.9 (no version), 1.2 to 1.9 (issue #36: read as 1.1 before),
+     * 2.0, 3.0, ... */
+    if (p->http_major != 1 || p->http_minor > 1)
         return refuse(r, TN_EHTTPVERSION,
                       "only HTTP/1.1 and HTTP/1.0 are supported");
     r->http10 = p->http_minor == 0;
     if (check_codings(r) < 0 || split_query(r) < 0)
         return -1;
+    const char *why = NULL;
+    int site =
+        tn_http_check_site(c->h, r->method, tn_http_req_header(r, "Host"),
+                           tn_http_req_header(r, "Origin"), &why);
+    if (site < 0) {
+        c->h->st.cross_site++;
+        return refuse(r, site, why); /* before auth, and the body unread */
+    }
     bool chunked = (p->flags & F_CHUNKED) != 0;
     if (!chunked && p->content_length != ULLONG_MAX &&
-        p->content_length > c->h->cfg.max_body_bytes)
+        p->content_length > c->h->cfg.max_body_bytes &&
+        p->content_length > raise_body_cap(r))
         return refuse(r, TN_ETOOBIG, "request body too large");
     bool body =
         chunked || (p->content_length != ULLONG_MAX && p->content_length > 0);
@@ -316,7 +360,12 @@ static int on_headers_complete(http_parser *p)
 static int on_body(http_parser *p, const char *at, size_t len)
 {
     struct tn_http_req *r = req_of(p);
-    if (tn_buf_append(&r->body, at, len) < 0)
+    int rc = tn_buf_append(&r->body, at, len);
+    if (rc == TN_ETOOBIG && !r->body_cap_asked) {
+        (void)raise_body_cap(r); /* a chunked body past the usual cap */
+        rc = tn_buf_append(&r->body, at, len);
+    }
+    if (rc < 0)
         return refuse(r, TN_ETOOBIG, "request body too large");
     return 0;
 }
@@ -386,6 +435,17 @@ static int fail(struct conn *c)
     r->keep_alive = false;
     tn_http_conn_dispatch(c, r);
     return TN_OK;
+}
+
+void tn_http_conn_cut_short(struct conn *c)
+{
+    struct tn_http_req *r = c->cur;
+    c->cur = NULL;
+    c->stop_reading = true;
+    (void)refuse(r, TN_EINVAL, "request cut short by the end of the input");
+    c->h->st.protocol_errors++;
+    r->keep_alive = false;
+    tn_http_conn_dispatch(c, r);
 }
 
 long tn_http_conn_feed(struct conn *c, const char *p, size_t len)

@@ -28,6 +28,86 @@ static bool same_request(const struct tn_lease_entry *l,
            same_str(l->principal, r->principal);
 }
 
+/* The session's secret proves that the caller is the holder (the session
+ * itself is checked by the caller: tn_session_auth). */
+static bool same_session(const struct tn_lease_entry *l,
+                         const struct tn_acquire_req *r)
+{
+    return r->session_id != NULL && l->session != NULL &&
+           strcmp(l->session->id, r->session_id) == 0 &&
+           strcmp(l->owner_id, r->owner_id) == 0;
+}
+
+bool tn_lease_is_replay(const struct tn_lease_entry *l,
+                        const struct tn_acquire_req *r, int64_t now_ms)
+{
+    return tn_lease_is_live(l, now_ms) &&
+           (same_request(l, r) || same_session(l, r));
+}
+
+bool tn_lease_is_free(const struct tn_lease_entry *l, int64_t now_ms)
+{
+    if (l == NULL)
+        return true;
+    if (tn_lease_is_live(l, now_ms))
+        return false;
+    const struct tn_session *s = l->session;
+    bool expired =
+        s == NULL ? l->held
+                  : s->end == TN_SESSION_LIVE || s->end == TN_SESSION_EXPIRED;
+    return !(expired && l->lock_delay_ms > 0 &&
+             now_ms < tn_lease_expires_at(l) + l->lock_delay_ms);
+}
+
+/* Take l off its session's list (O(1)). */
+static void detach(struct tn_lease_entry *l)
+{
+    struct tn_session *s = l->session;
+    if (s == NULL)
+        return;
+    if (l->sess_prev != NULL)
+        l->sess_prev->sess_next = l->sess_next;
+    else
+        s->leases = l->sess_next;
+    if (l->sess_next != NULL)
+        l->sess_next->sess_prev = l->sess_prev;
+    TN_ASSERT(s->n_leases > 0);
+    s->n_leases--;
+    l->session = NULL;
+    l->sess_next = l->sess_prev = NULL;
+}
+
+void tn_lease_attach(struct tn_lease_entry *l, struct tn_session *s)
+{
+    TN_ASSERT(l->session == NULL && s != NULL);
+    l->session = s;
+    l->sess_prev = NULL;
+    l->sess_next = s->leases;
+    if (s->leases != NULL)
+        s->leases->sess_prev = l;
+    s->leases = l;
+    s->n_leases++;
+}
+
+enum tn_session_end tn_lease_settle(struct tn_lease_table *t,
+                                    struct tn_lease_entry *l, int64_t now_ms)
+{
+    struct tn_session *s = l->session;
+    TN_ASSERT(s != NULL && !tn_session_is_live(s, now_ms));
+    enum tn_session_end end =
+        s->end != TN_SESSION_LIVE ? s->end : TN_SESSION_EXPIRED;
+    int64_t at = tn_session_end_at(s);
+    detach(l);
+    l->ttl_ms = s->ttl_ms;
+    l->expires_at_ms = at;
+    if (end != TN_SESSION_EXPIRED) {
+        l->held = false;
+        l->request_id = NULL; /* its bytes stay in the grant's block */
+    }
+    l->seq = ++t->seq;
+    return end;
+}
+
 /* now_ms is the server clock truncated to the millisecond, so the request
  * may have arrived up to 1 ms later than now_ms says; its sender counts the
  * TTL from before it sent.  Expiring at now_ms + ttl could then end the
@@ -38,21 +118,27 @@ static int64_t expiry(int64_t now_ms, int64_t ttl_ms)
     return now_ms + ttl_ms + 1;
 }
 
-/* The grant itself: new token, new secret, new expiry. */
+/* The grant itself: new token, new secret, new expiry (under a session
+ * s: none of its own, it goes on s's list). */
 static int grant(struct tn_lease_table *t, struct tn_lease_entry *l,
-                 const struct tn_acquire_req *r, int64_t now_ms)
+                 const struct tn_acquire_req *r, struct tn_session *s,
+                 int64_t now_ms)
 {
+    TN_ASSERT(l->session == NULL); /* settled before: not live */
     if (tn_lease_set_strings(l, r->owner_id, r->request_id, r->principal) < 0)
         return TN_ENOMEM;
     TN_ASSERT(t->last_token >= l->token);
     l->token = ++t->last_token;
     memcpy(l->secret, r->secret, TN_SECRET_BYTES);
-    l->ttl_ms = r->ttl_ms;
-    l->expires_at_ms = expiry(now_ms, r->ttl_ms);
+    l->ttl_ms = s != NULL ? s->ttl_ms : r->ttl_ms;
+    l->expires_at_ms =
+        s != NULL ? TN_LEASE_NO_EXPIRY : expiry(now_ms, r->ttl_ms);
     l->lock_delay_ms = r->lock_delay_ms;
     l->held = true;
     l->expiry_noted = false;
     l->seq = ++t->seq;
+    if (s != NULL)
+        tn_lease_attach(l, s);
     return TN_OK;
 }
 
@@ -72,8 +158,18 @@ int tn_lease_acquire_h(struct tn_lease_table *t, uint32_t h,
     *replayed_out = false;
     struct tn_lease_entry *l = tn_lease_find_h(t, h, r->name, r->name_len);
     *out = l;
+    struct tn_session *s = NULL;
+    if (r->session_id != NULL) {
+        s = tn_session_find(t, r->session_id);
+        int rc = tn_session_auth(s, r->session_secret, r->principal, now_ms);
+        if (rc < 0)
+            return rc;
+    }
+    if (l != NULL && l->session != NULL &&
+        !tn_session_is_live(l->session, now_ms))
+        (void)tn_lease_settle(t, l, now_ms);
     if (tn_lease_is_live(l, now_ms)) {
-        if (!same_request(l, r))
+        if (!tn_lease_is_replay(l, r, now_ms))
             return TN_ECONFLICT;
         *replayed_out = true;
         return TN_OK;
@@ -89,7 +185,7 @@ int tn_lease_acquire_h(struct tn_lease_table *t, uint32_t h,
                                                    r->principal))) == NULL)
         return TN_ENOMEM;
     *out = l;
-    return grant(t, l, r, now_ms);
+    return grant(t, l, r, s, now_ms);
 }
 
 /* The live lease a token request names, or why there is none. */
@@ -122,6 +218,8 @@ int tn_lease_renew(struct tn_lease_table *t, const struct tn_token_req *r,
     if (rc < 0)
         return rc;
     struct tn_lease_entry *l = *out;
+    if (l->session != NULL)
+        return TN_EINVAL; /* only its session's renew keeps it */
     if (r->ttl_ms > 0)
         l->ttl_ms = r->ttl_ms;
     l->expires_at_ms = expiry(now_ms, l->ttl_ms);
@@ -136,6 +234,10 @@ int tn_lease_release(struct tn_lease_table *t, const struct tn_token_req *r,
     if (rc < 0)
         return rc;
     struct tn_lease_entry *l = *out;
+    if (l->session != NULL) {
+        l->ttl_ms = l->session->ttl_ms;
+        detach(l);
+    }
     l->held = false;
     l->expires_at_ms = now_ms;
     l->request_id = NULL; /* its bytes stay in the grant's block */
@@ -171,6 +273,7 @@ int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease_entry *img,
     if (l == NULL && (l = tn_lease_insert(t, h, img->name, img->name_len,
                                           image_room(img))) == NULL)
         return TN_ENOMEM;
+    detach(l); /* the image says what it is under, if anything */
     if (take_image(t, l, img) < 0)
         return TN_ENOMEM;
     *out = l;

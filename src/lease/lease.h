@@ -17,8 +17,15 @@
 #include <string.h> /* memcpy, for TN_LEASE_COPY_GRANT */
 
 #include "common/map.h"
+#include "lease/session.h"
 
 #define TN_SECRET_BYTES 16
+
+/* The expires_at_ms of a lease under a session: it has no expiry of its
+ * own (its session's is the one that counts: tn_lease_expires_at), and a
+ * store that reads the field sees a lease that does not run out.  Far
+ * enough below INT64_MAX that adding a lock delay cannot overflow. */
+#define TN_LEASE_NO_EXPIRY (INT64_MAX / 4)
 
 /* One piece of memory per entry, cut from the table's slabs (a removed
  * entry goes to a free list of its size, so entries need no malloc header
@@ -31,9 +38,12 @@
  * stays a valid entry until the table is released (a removed one is
  * zeroed, held false, until an insert reuses it), so other structures may
  * keep pointers to them and recheck what they point to.
- * Fields are ordered to leave no padding (str[] at 125 bytes on LP64), and
+ * Fields are ordered to leave no padding (str[] at 149 bytes on LP64), and
  * a lookup that misses reads only the first cache line of each entry in
- * the chain: next, hash and name_len (the table is a tn_map over them). */
+ * the chain: next, hash and name_len (the table is a tn_map over them).
+ * A lease granted under a session is on that session's list (session,
+ * sess_next, sess_prev) until it is released alone or settled after the
+ * session ended (session.h). */
 struct tn_lease_entry {
     void *next;        /* map chain; free list once removed */
     char *name;        /* NUL-terminated, 1..256 bytes, in str[] */
@@ -46,9 +56,14 @@ struct tn_lease_entry {
     uint32_t hash;     /* of the name: chains and rehash read only this line */
     uint32_t name_len; /* bytes of name */
     void *waiters;     /* the store's queue of waiters; opaque here */
-    int64_t expires_at_ms;           /* server clock; meaningful while held */
-    int64_t ttl_ms;                  /* of the current grant (last renew) */
-    int64_t lock_delay_ms;           /* after expiry, no grant for this long */
+    struct tn_session *session;       /* its session, or NULL */
+    struct tn_lease_entry *sess_next; /* on its session's list, or NULL */
+    struct tn_lease_entry *sess_prev; /* on its session's list, or NULL */
+    int64_t expires_at_ms; /* server clock; meaningful while held; under a
+                              session TN_LEASE_NO_EXPIRY */
+    int64_t ttl_ms;        /* of the current grant (last renew); under a
+                              session, its session's at the grant */
+    int64_t lock_delay_ms; /* after expiry, no grant for this long */
     uint8_t secret[TN_SECRET_BYTES]; /* credential of the current grant */
     uint32_t hist_slot; /* store: ledger slot of the current grant */
     uint32_t row_id;    /* store: its row in the store's file, 0 = none */
@@ -88,24 +103,26 @@ struct tn_lease_table {
     uint64_t retired_floor; /* >= the token of every removed entry */
     size_t removed;         /* entries removed so far */
     struct tn_lease_entry **free_lists; /* removed entries by size / 8 */
-    void *slabs;      /* list of the entries' slabs, newest first */
-    char *slab_free;  /* unused bytes of the newest slab */
-    size_t slab_left; /* how many */
-    size_t reserved;  /* entries a load puts in (table_reserve) */
+    void *slabs;               /* list of the entries' slabs, newest first */
+    char *slab_free;           /* unused bytes of the newest slab */
+    size_t slab_left;          /* how many */
+    size_t reserved;           /* entries a load puts in (table_reserve) */
+    struct tn_map sessions;    /* struct tn_session by id (session.c) */
+    uint32_t last_session_row; /* store: highest session row id in use */
 };
 
 struct tn_acquire_req {
-    const char *name;          /* borrowed, validated by the caller */
-    size_t name_len;           /* bytes */
-    const char *owner_id;      /* borrowed, NUL-terminated */
-    const char *request_id;    /* borrowed, NUL-terminated, or NULL */
-    const char *principal;     /* authenticated acquirer, or NULL (auth off) */
-    int64_t ttl_ms;            /* validated by the caller; 0 under a
-                                  session (the session's TTL rules) */
-    int64_t lock_delay_ms;     /* 0 = none */
-    const uint8_t *secret;     /* TN_SECRET_BYTES fresh random bytes */
-    const char *session_id;    /* borrowed, NUL-terminated: take the lease
-                                  under this session; NULL = none */
+    const char *name;       /* borrowed, validated by the caller */
+    size_t name_len;        /* bytes */
+    const char *owner_id;   /* borrowed, NUL-terminated */
+    const char *request_id; /* borrowed, NUL-terminated, or NULL */
+    const char *principal;  /* authenticated acquirer, or NULL (auth off) */
+    int64_t ttl_ms;         /* validated by the caller; 0 under a
+                               session (the session's TTL rules) */
+    int64_t lock_delay_ms;  /* 0 = none */
+    const uint8_t *secret;  /* TN_SECRET_BYTES fresh random bytes */
+    const char *session_id; /* borrowed, NUL-terminated: take the lease
+                               under this session; NULL = none */
     const uint8_t *session_secret; /* TN_SECRET_BYTES presented with it */
     int64_t wait_ms;           /* store level: block up to this long, 0 = no */
     bool (*wanted)(void *ctx); /* store level: is the requester still
@@ -144,20 +161,48 @@ void tn_lease_give_back_row(struct tn_lease_table *t, uint32_t id);
 struct tn_lease_entry *tn_lease_find(const struct tn_lease_table *t,
                                      const char *name, size_t name_len);
 
-/* True if l is held and not expired at now_ms. */
+/* True if l is held and not expired at now_ms: under a session, if its
+ * session is live (one renew keeps them all; one end ends them all). */
 static inline bool tn_lease_is_live(const struct tn_lease_entry *l,
                                     int64_t now_ms)
 {
-    return l != NULL && l->held && now_ms < l->expires_at_ms;
+    return l != NULL && l->held && now_ms < l->expires_at_ms &&
+           (l->session == NULL || tn_session_is_live(l->session, now_ms));
 }
 
-/* Grant, or say why not.  Returns:
+/* When l's grant runs out (or ran out): its session's end under a
+ * session, else its own expiry. */
+static inline int64_t tn_lease_expires_at(const struct tn_lease_entry *l)
+{
+    return l->session != NULL ? tn_session_end_at(l->session)
+                              : l->expires_at_ms;
+}
+
+/* True if an acquire of l's name (l NULL: a new name) would grant now:
+ * no live lease, no lock delay running.  A lease of a session that is no
+ * longer live counts as ended with it (tn_lease_settle). */
+bool tn_lease_is_free(const struct tn_lease_entry *l, int64_t now_ms);
+
+/* True if r asks again for l's live grant (the same owner's request_id
+ * replay, or an acquire under the session that holds it with the same
+ * owner_id): it gets that grant back instead of a refusal or a place in a
+ * queue.  docs/SESSIONS.md "Idempotent claims". */
+bool tn_lease_is_replay(const struct tn_lease_entry *l,
+                        const struct tn_acquire_req *r, int64_t now_ms);
+
+/* Grant, or say why not.  Under a session (r->session_id), the session
+ * must be live and its secret (and principal, when given) match; the
+ * lease then lives as long as the session.  Returns:
  *   TN_OK        granted; *out is the lease (new token); *replayed_out is
- *                true when the grant is the live one of the same owner and
- *                request_id (no change made)
+ *                true when the grant is the live one r asks again for
+ *                (tn_lease_is_replay; no change made)
  *   TN_ECONFLICT *out is the live holder
  *   TN_ELOCKDELAY the name expired and is in lock delay; *retry_ms_out
- *   TN_ENOMEM */
+ *   TN_ELOST     the session is not live (*out is the name's entry)
+ *   TN_EFORBIDDEN wrong session secret or principal
+ *   TN_ENOMEM
+ * A lease of a session that is no longer live is settled first
+ * (tn_lease_settle). */
 int tn_lease_acquire(struct tn_lease_table *t, const struct tn_acquire_req *r,
                      int64_t now_ms, struct tn_lease_entry **out,
                      bool *replayed_out, int64_t *retry_ms_out);
@@ -169,17 +214,31 @@ int tn_lease_acquire_h(struct tn_lease_table *t, uint32_t h,
                        int64_t *retry_ms_out);
 
 /* TN_OK (*out renewed), TN_ELOST (token not live), TN_EFORBIDDEN (bad
- * secret). */
+ * secret), TN_EINVAL (a lease under a session: renew the session). */
 int tn_lease_renew(struct tn_lease_table *t, const struct tn_token_req *r,
                    int64_t now_ms, struct tn_lease_entry **out);
 
 /* TN_OK (*out released), TN_ELOST, TN_EFORBIDDEN.  With force, releases
- * whatever grant is live and never answers TN_EFORBIDDEN. */
+ * whatever grant is live and never answers TN_EFORBIDDEN.  A lease under a
+ * session leaves it (the session goes on). */
 int tn_lease_release(struct tn_lease_table *t, const struct tn_token_req *r,
                      int64_t now_ms, struct tn_lease_entry **out);
 
+/* l's session is no longer live (ended, or run out at now_ms): make l an
+ * ordinary ended lease, as if it had ended alone at the session's end
+ * instant: expired (held, expires_at_ms the end, so its lock delay counts
+ * from there), or released (released, revoked).  Takes l off the
+ * session's list; a new change number.  Returns how it ended. */
+enum tn_session_end tn_lease_settle(struct tn_lease_table *t,
+                                    struct tn_lease_entry *l, int64_t now_ms);
+
+/* Put l (held, on no session's list) on the list of s (a load). */
+void tn_lease_attach(struct tn_lease_entry *l, struct tn_session *s);
+
 /* Put a lease loaded from the store into the table (restart).  Takes the
- * strings by copy.  0 or TN_ENOMEM. */
+ * strings by copy; an entry of that name already there takes the image
+ * and leaves its session's list (tn_lease_attach puts it on one again).
+ * 0 or TN_ENOMEM. */
 int tn_lease_restore(struct tn_lease_table *t, const struct tn_lease_entry *img,
                      struct tn_lease_entry **out);
 

@@ -30,7 +30,7 @@
 /* Issue #8: the fixed part stays compact (no padding); the name starts
  * right after it. */
 static_assert(sizeof(void *) != 8 ||
-                  offsetof(struct tn_lease_entry, str) == 125,
+                  offsetof(struct tn_lease_entry, str) == 149,
               "struct tn_lease_entry grew");
 
 static bool name_eq(const void *entry, const void *key, size_t len)
@@ -61,6 +61,12 @@ int tn_lease_table_init(struct tn_lease_table *t, size_t expected)
     if (t->free_lists == NULL)
         return TN_ENOMEM;
     if (tn_map_init(&t->map, &lease_map, expected) < 0) {
+        tn_free(t->free_lists);
+        t->free_lists = NULL;
+        return TN_ENOMEM;
+    }
+    if (tn_session_table_init(t) < 0) {
+        tn_map_release(&t->map);
         tn_free(t->free_lists);
         t->free_lists = NULL;
         return TN_ENOMEM;
@@ -177,6 +183,7 @@ void tn_lease_table_release(struct tn_lease_table *t)
         return;
     tn_map_each(&t->map, free_one, NULL);
     tn_map_release(&t->map);
+    tn_session_table_release(t);
     tn_free(t->free_lists);
     tn_free(t->free_rows);
     struct slab *s = t->slabs;
@@ -330,6 +337,7 @@ static size_t entry_size(const struct tn_lease_entry *l)
 
 void tn_lease_remove(struct tn_lease_table *t, struct tn_lease_entry *l)
 {
+    TN_ASSERT(l->session == NULL); /* a session's lease is never retired */
     bool found = tn_map_remove(&t->map, l);
     TN_ASSERT(found);
     t->removed++;

@@ -38,4 +38,9 @@ void tn_lease_link(struct tn_lease_table *t, struct tn_lease_entry *l);
 int tn_lease_set_strings(struct tn_lease_entry *l, const char *owner,
                          const char *rid, const char *who);
 
+/* The session map of t (session.c): set up empty, and freed with every
+ * session in it. */
+int tn_session_table_init(struct tn_lease_table *t);
+void tn_session_table_release(struct tn_lease_table *t);
+
 #endif

@@ -21,6 +21,7 @@
 #include <tenure/err.h>
 
 #include "common/clock.h"
+#include "common/opt.h"
 #include "common/rand.h"
 #include "lease/lease.h"
 #include "store/embedded/disk.h"
@@ -87,10 +88,16 @@ static bool copy_one(PGconn *db, const struct tn_lease_entry *l, int64_t now_ms)
     char ttl[24];
     char delay[24];
     char secret[3 + 2 * TN_SECRET_BYTES] = "\\x";
-    int64_t left = l->held ? l->expires_at_ms - now_ms : 0;
+    /* A lease under a session moves as a lease of its own that runs to
+     * its session's expiry (the PostgreSQL store gets no session from
+     * here): held at least as long as before, never longer than a renew
+     * of the session could have kept it. */
+    int64_t left = l->held ? tn_lease_expires_at(l) - now_ms : 0;
     (void)snprintf(rest, sizeof(rest), "%lld", (long long)left);
     (void)snprintf(tok, sizeof(tok), "%llu", (unsigned long long)l->token);
-    (void)snprintf(ttl, sizeof(ttl), "%lld", (long long)l->ttl_ms);
+    (void)snprintf(
+        ttl, sizeof(ttl), "%lld",
+        (long long)(l->session != NULL ? l->session->ttl_ms : l->ttl_ms));
     (void)snprintf(delay, sizeof(delay), "%lld", (long long)l->lock_delay_ms);
     tn_hex_encode(l->secret, TN_SECRET_BYTES, secret + 2);
     const char *owner = l->owner_id != NULL ? l->owner_id : "";
@@ -159,7 +166,7 @@ static bool copy_table(PGconn *db, const struct tn_lease_table *t,
     if (!exec_ok(db, sql, NULL))
         return false;
     /* Names the embedded store retired keep answering its retired floor
-     * (docs/SAFETY.md section 9.3). */
+     * (docs/safety/retired-names.md). */
     (void)snprintf(sql, sizeof(sql),
                    "UPDATE tenure_retired SET floor = greatest(floor, %llu)",
                    (unsigned long long)t->retired_floor);
@@ -240,29 +247,60 @@ static int run(const char *dir, const char *url)
     return rc == 0 ? 0 : 1;
 }
 
+struct migrate_args {
+    const char *data_dir; /* --data-dir */
+    const char *to;       /* --to */
+};
+
+#define AT(f) TN_OPT_AT(struct migrate_args, f)
+static const struct tn_opt options[] = {
+    {.name = "data-dir",
+     .type = TN_OPT_STR,
+     AT(data_dir),
+     .flags = TN_OPT_REQUIRED | TN_OPT_NONEMPTY,
+     .arg = "DIR",
+     .help = "the embedded store to move (tenured's --data-dir); tenured "
+             "must be stopped"},
+    {.name = "to",
+     .type = TN_OPT_STR,
+     AT(to),
+     .flags = TN_OPT_REQUIRED | TN_OPT_NONEMPTY,
+     .arg = "URL",
+     .help = "the target PostgreSQL database (a libpq connection string); "
+             "one that already holds leases is refused"},
+    {.name = "help",
+     .short_name = 'h',
+     .type = TN_OPT_ACTION,
+     .help = "this text"},
+};
+
+static void usage(FILE *out)
+{
+    static const struct tn_opt_help h = {
+        "usage: tenure-migrate --data-dir DIR --to postgresql://...\n",
+        "Move a stopped embedded store into PostgreSQL, live leases "
+        "included;\ntokens continue above every token issued before "
+        "(docs/OPERATIONS.md).\n",
+        "Exit: 0 migrated, 1 error, 2 usage.\n"};
+    const struct tn_opt_table t = TN_OPT_TABLE(options, NULL);
+    tn_opt_help(out, &h, &t);
+}
+
 int main(int argc, char **argv)
 {
-    const char *dir = NULL;
-    const char *url = NULL;
-    if (argc == 2 &&
-        (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: tenure-migrate --data-dir DIR --to postgresql://...\n"
-               "Move a stopped embedded store into PostgreSQL, live leases "
-               "included;\ntokens continue above every token issued before "
-               "(docs/OPERATIONS.md).\nExit: 0 migrated, 1 error, 2 "
-               "usage.\n");
-        return 0;
-    }
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--data-dir") == 0)
-            dir = argv[i + 1];
-        else if (strcmp(argv[i], "--to") == 0)
-            url = argv[i + 1];
-    }
-    if (dir == NULL || url == NULL || argc != 5) {
-        fprintf(stderr,
-                "usage: tenure-migrate --data-dir DIR --to postgresql://...\n");
+    struct migrate_args a = {NULL, NULL};
+    const struct tn_opt_table t = TN_OPT_TABLE(options, &a);
+    struct tn_opt_parser p;
+    struct tn_errmsg em = {{0}};
+    tn_opt_parser_init(&p, TN_OPT_NO_OPERANDS);
+    tn_opt_parser_add(&p, &t);
+    if (tn_opt_parse(&p, argc, argv, &em) < 0) {
+        fprintf(stderr, "tenure-migrate: %s\n", em.text);
         return 2;
     }
-    return run(dir, url);
+    if (p.action != NULL) {
+        usage(stdout);
+        return 0;
+    }
+    return run(a.data_dir, a.to);
 }

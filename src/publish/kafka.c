@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The Kafka target: kafka://BROKER[,BROKER...]/TOPIC.  Each record is
- * produced keyed by the lease name (a reset has no key), its value the
- * record as JSON, by an idempotent producer (enable.idempotence=true:
- * acks=all, no duplicates or reordering from librdkafka's own retries).
+ * produced keyed by the lease name (a session's by its id, a reset has no
+ * key), its value the record as JSON, by an idempotent producer
+ * (enable.idempotence=true: acks=all, no duplicates or reordering from
+ * librdkafka's own retries).
  * A record counts as taken when its delivery report says so.  Every
  * --publish-opt kafka.KEY=VALUE is handed to librdkafka as KEY=VALUE
  * (security.protocol, ssl.*, sasl.* ...).  Order holds per partition,
@@ -163,8 +164,10 @@ static int kafka_send(void *arg, const struct tn_pub_record *recs, size_t n,
         k->status[i] = PENDING;
         tn_buf_reset(&k->value);
         tn_pub_json_record(&k->value, r);
-        size_t klen = r->type == TN_EVENT_RESET ? 0 : strlen(r->name);
-        const void *key = r->name;
+        /* A session's records are keyed by its id, so that its opening
+         * and its end keep their order. */
+        const char *key = tn_pub_is_session(r->type) ? r->session_id : r->name;
+        size_t klen = r->type == TN_EVENT_RESET ? 0 : strlen(key);
         if (klen == 0)
             key = NULL;
         rd_kafka_resp_err_t err;

@@ -15,23 +15,81 @@
 
 #define READ_BUF (256u * 1024u)
 
-static const char type_chars[] = "arevx"; /* by enum tn_event_type */
+/* The letter of each record type in the log (log.h): fixed, whatever
+ * the order of enum tn_event_type, since logs outlive a build. */
+static const char type_chars[] = {
+    [TN_EVENT_ACQUIRED] = 'a',       [TN_EVENT_RELEASED] = 'r',
+    [TN_EVENT_EXPIRED] = 'e',        [TN_EVENT_REVOKED] = 'v',
+    [TN_EVENT_SESSION_OPENED] = 'o', [TN_EVENT_SESSION_ENDED] = 'c',
+    [TN_EVENT_RESET] = 'x',
+};
+#define N_TYPES (sizeof(type_chars) / sizeof(type_chars[0]))
+
+/* How a session ended, in the token field of a 'c' record. */
+static const enum tn_grant_end end_codes[] = {
+    [1] = TN_GRANT_RELEASED, [2] = TN_GRANT_EXPIRED, [3] = TN_GRANT_REVOKED};
+
+static unsigned long long end_code(enum tn_grant_end end)
+{
+    for (unsigned i = 1; i < 4; i++) {
+        if (end_codes[i] == end)
+            return i;
+    }
+    return 2; /* expired: what an end of unknown cause is taken for */
+}
 
 size_t tn_pub_log_format(const struct tn_pub_record *r, char *out)
 {
+    bool session = tn_pub_is_session(r->type);
+    const char *name = session ? r->session_id : r->name;
+    unsigned long long token = r->token;
+    if (session)
+        token = r->type == TN_EVENT_SESSION_ENDED ? end_code(r->end) : 0;
     size_t olen = strnlen(r->owner_id, TN_OWNER_MAX_BYTES);
-    size_t nlen = strnlen(r->name, TN_NAME_MAX_BYTES);
+    size_t nlen = session ? strnlen(r->session_id, TN_SESSION_ID_HEX)
+                          : strnlen(r->name, TN_NAME_MAX_BYTES);
     int n = snprintf(out, TN_PUB_RECORD_MAX, "%llu %c %llu %llu %lld %zu %zu ",
-                     (unsigned long long)r->id, type_chars[r->type],
-                     (unsigned long long)r->token, (unsigned long long)r->floor,
+                     (unsigned long long)r->id, type_chars[r->type], token,
+                     session ? 0ULL : (unsigned long long)r->floor,
                      (long long)r->at_ms, olen, nlen);
     size_t at = (size_t)n;
     memcpy(out + at, r->owner_id, olen);
     at += olen;
-    memcpy(out + at, r->name, nlen);
+    memcpy(out + at, name, nlen);
     at += nlen;
     out[at++] = '\n';
     return at;
+}
+
+/* The type of letter c, or -1. */
+static int type_of(char c)
+{
+    for (size_t i = 0; i < N_TYPES; i++) {
+        if (type_chars[i] == c && c != '\0')
+            return (int)i;
+    }
+    return -1;
+}
+
+/* A session record's fields from where a lease record has its name and
+ * token: false when they are not a session's id and end. */
+static bool session_fields(struct tn_pub_record *r)
+{
+    size_t len = strlen(r->name);
+    bool ok = len == TN_SESSION_ID_HEX;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = (r->name[i] >= '0' && r->name[i] <= '9') ||
+             (r->name[i] >= 'a' && r->name[i] <= 'f');
+    if (r->type == TN_EVENT_SESSION_ENDED)
+        ok = ok && r->token >= 1 && r->token <= 3;
+    if (!ok)
+        return false;
+    memcpy(r->session_id, r->name, TN_SESSION_ID_HEX + 1);
+    r->end =
+        r->type == TN_EVENT_SESSION_ENDED ? end_codes[r->token] : TN_GRANT_LIVE;
+    r->name[0] = '\0';
+    r->token = 0;
+    return true;
 }
 
 /* A decimal number and one space; advances *s. */
@@ -65,8 +123,8 @@ long tn_pub_log_parse(const char *s, const char *end, struct tn_pub_record *r)
         return rc;
     if (end - p < 2)
         return 0;
-    const char *t = strchr(type_chars, p[0]);
-    if (p[0] == '\0' || t == NULL || p[1] != ' ')
+    int t = type_of(p[0]);
+    if (t < 0 || p[1] != ' ')
         return -1;
     p += 2;
     if ((rc = number(&p, end, &token)) <= 0 ||
@@ -82,7 +140,7 @@ long tn_pub_log_parse(const char *s, const char *end, struct tn_pub_record *r)
     if (p[olen + nlen] != '\n')
         return -1;
     r->id = id;
-    r->type = (enum tn_event_type)(t - type_chars);
+    r->type = (enum tn_event_type)t;
     r->token = token;
     r->floor = floor;
     r->at_ms = (int64_t)at;
@@ -90,6 +148,10 @@ long tn_pub_log_parse(const char *s, const char *end, struct tn_pub_record *r)
     r->owner_id[olen] = '\0';
     memcpy(r->name, p + olen, nlen);
     r->name[nlen] = '\0';
+    r->session_id[0] = '\0';
+    r->end = TN_GRANT_LIVE;
+    if (tn_pub_is_session(r->type) && !session_fields(r))
+        return -1;
     return (long)(p + olen + nlen + 1 - s);
 }
 

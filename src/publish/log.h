@@ -3,7 +3,13 @@
  * "<id> <t> <token> <floor> <at_ms> <owner bytes> <name bytes>
  * <owner><name>\n", appended by the loop thread with one write(2) each
  * and read by the target threads up to the published head.  Ids grow by
- * one per record across files and restarts. */
+ * one per record across files and restarts.  <t> is a for acquired, r
+ * released, e expired, v revoked, x reset, and for the records of a
+ * session, o opened and c ended: those carry the session's id where a
+ * lease record has its name, and a 'c' record how the session ended where
+ * a lease record has its token (1 released, 2 expired, 3 revoked); their
+ * floor is 0.  Logs written before sessions hold none of them, so they
+ * read as they always did. */
 #ifndef TN_PUBLISH_LOG_H
 #define TN_PUBLISH_LOG_H
 

@@ -32,9 +32,28 @@ static const struct tn_pub_target_ops *const target_kinds[] = {
 
 const char *tn_pub_type_name(enum tn_event_type t)
 {
-    static const char *const names[] = {"acquired", "released", "expired",
-                                        "revoked", "reset"};
-    return (unsigned)t < 5 ? names[t] : "reset";
+    static const char *const names[] = {
+        [TN_EVENT_ACQUIRED] = "acquired",
+        [TN_EVENT_RELEASED] = "released",
+        [TN_EVENT_EXPIRED] = "expired",
+        [TN_EVENT_REVOKED] = "revoked",
+        [TN_EVENT_SESSION_OPENED] = "session_opened",
+        [TN_EVENT_SESSION_ENDED] = "session_ended",
+        [TN_EVENT_RESET] = "reset",
+    };
+    return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "reset";
+}
+
+const char *tn_pub_end_name(enum tn_grant_end end)
+{
+    switch (end) {
+    case TN_GRANT_RELEASED:
+        return "released";
+    case TN_GRANT_REVOKED:
+        return "revoked";
+    default:
+        return "expired";
+    }
 }
 
 void tn_pub_json_str(struct tn_buf *b, const char *s)
@@ -53,8 +72,27 @@ void tn_pub_json_str(struct tn_buf *b, const char *s)
     (void)tn_buf_append(b, "\"", 1);
 }
 
+/* A session's record: {"id","type","session_id","owner_id"[,"reason"],
+ * "at_ms"}, the shape of the server's own session events. */
+static void json_session(struct tn_buf *b, const struct tn_pub_record *r)
+{
+    (void)tn_buf_printf(b,
+                        "{\"id\":%llu,\"type\":\"%s\",\"session_id\":\"%s\","
+                        "\"owner_id\":",
+                        (unsigned long long)r->id, tn_pub_type_name(r->type),
+                        r->session_id);
+    tn_pub_json_str(b, r->owner_id);
+    if (r->type == TN_EVENT_SESSION_ENDED)
+        (void)tn_buf_printf(b, ",\"reason\":\"%s\"", tn_pub_end_name(r->end));
+    (void)tn_buf_printf(b, ",\"at_ms\":%lld}", (long long)r->at_ms);
+}
+
 void tn_pub_json_record(struct tn_buf *b, const struct tn_pub_record *r)
 {
+    if (tn_pub_is_session(r->type)) {
+        json_session(b, r);
+        return;
+    }
     (void)tn_buf_printf(b, "{\"id\":%llu,\"type\":\"%s\",\"name\":",
                         (unsigned long long)r->id, tn_pub_type_name(r->type));
     tn_pub_json_str(b, r->name);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The Redis Streams target: redis://[USER:PASS@]HOST:PORT[/DB]/STREAM.
  * Each record becomes one XADD STREAM [MAXLEN ~ N] * id .. type .. name ..
- * owner_id .. token .. floor .. at_ms .., pipelined per batch; an entry
- * counts as taken when its reply is an entry id (Redis then has it in
+ * owner_id .. token .. floor .. at_ms .. (a session's: id .. type ..
+ * session_id .. owner_id .. [reason ..] at_ms ..), pipelined per batch;
+ * an entry counts as taken when its reply is an entry id (Redis then has it in
  * memory and in its AOF as configured: durability is the server's
  * setting).  Options: redis.password, redis.user, redis.timeout_ms, and
  * for rediss:// redis.tls_ca, redis.tls_cert, redis.tls_key,
@@ -278,6 +279,47 @@ static int connect_to(struct redis_target *r, struct tn_errmsg *em)
     return rc;
 }
 
+/* The numbers of one entry, as text. */
+struct xadd {
+    char id[24], token[24], floor[24], at[24];
+};
+
+/* Append the field/value pairs of record x to argv[argc..] (at most 14):
+ * id, type, name, owner_id, token, floor, at_ms; a session's record has
+ * session_id, owner_id and, once ended, reason instead of the lease's
+ * name, token and floor.  Returns the new argc. */
+static int record_fields(const struct tn_pub_record *x, struct xadd *t,
+                         const char **argv, int argc)
+{
+    bool session = tn_pub_is_session(x->type);
+    (void)snprintf(t->id, sizeof(t->id), "%llu", (unsigned long long)x->id);
+    (void)snprintf(t->token, sizeof(t->token), "%llu",
+                   (unsigned long long)x->token);
+    (void)snprintf(t->floor, sizeof(t->floor), "%llu",
+                   (unsigned long long)x->floor);
+    (void)snprintf(t->at, sizeof(t->at), "%lld", (long long)x->at_ms);
+    argv[argc++] = "id";
+    argv[argc++] = t->id;
+    argv[argc++] = "type";
+    argv[argc++] = tn_pub_type_name(x->type);
+    argv[argc++] = session ? "session_id" : "name";
+    argv[argc++] = session ? x->session_id : x->name;
+    argv[argc++] = "owner_id";
+    argv[argc++] = x->owner_id;
+    if (x->type == TN_EVENT_SESSION_ENDED) {
+        argv[argc++] = "reason";
+        argv[argc++] = tn_pub_end_name(x->end);
+    } else if (!session) {
+        argv[argc++] = "token";
+        argv[argc++] = t->token;
+        argv[argc++] = "floor";
+        argv[argc++] = t->floor;
+    }
+    argv[argc++] = "at_ms";
+    argv[argc++] = t->at;
+    return argc;
+}
+
 static int redis_send(void *arg, const struct tn_pub_record *recs, size_t n,
                       size_t *acked, struct tn_errmsg *em)
 {
@@ -292,15 +334,8 @@ static int redis_send(void *arg, const struct tn_pub_record *recs, size_t n,
     (void)snprintf(maxlen, sizeof(maxlen), "%llu",
                    (unsigned long long)r->maxlen);
     for (size_t i = 0; i < n; i++) {
-        const struct tn_pub_record *x = &recs[i];
-        char id[24], token[24], floor[24], at[24];
-        (void)snprintf(id, sizeof(id), "%llu", (unsigned long long)x->id);
-        (void)snprintf(token, sizeof(token), "%llu",
-                       (unsigned long long)x->token);
-        (void)snprintf(floor, sizeof(floor), "%llu",
-                       (unsigned long long)x->floor);
-        (void)snprintf(at, sizeof(at), "%lld", (long long)x->at_ms);
-        const char *argv[20];
+        struct xadd x;
+        const char *argv[24];
         int argc = 0;
         argv[argc++] = "XADD";
         argv[argc++] = r->stream;
@@ -310,20 +345,7 @@ static int redis_send(void *arg, const struct tn_pub_record *recs, size_t n,
             argv[argc++] = maxlen;
         }
         argv[argc++] = "*";
-        argv[argc++] = "id";
-        argv[argc++] = id;
-        argv[argc++] = "type";
-        argv[argc++] = tn_pub_type_name(x->type);
-        argv[argc++] = "name";
-        argv[argc++] = x->name;
-        argv[argc++] = "owner_id";
-        argv[argc++] = x->owner_id;
-        argv[argc++] = "token";
-        argv[argc++] = token;
-        argv[argc++] = "floor";
-        argv[argc++] = floor;
-        argv[argc++] = "at_ms";
-        argv[argc++] = at;
+        argc = record_fields(&recs[i], &x, argv, argc);
         if (append(r, argc, argv) < 0) {
             tn_buf_reset(&r->out);
             tn_errmsg_set(em, "XADD: out of memory");

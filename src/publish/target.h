@@ -5,6 +5,7 @@
 #ifndef TN_PUBLISH_TARGET_H
 #define TN_PUBLISH_TARGET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,13 +16,18 @@
 
 /* One record of the log: an event, or a reset. */
 struct tn_pub_record {
-    uint64_t id;                           /* log id, increasing */
-    enum tn_event_type type;               /* TN_EVENT_RESET for a reset */
-    uint64_t token;                        /* the grant's token */
-    uint64_t floor;                        /* the name's floor after it */
-    int64_t at_ms;                         /* wall clock when logged */
-    char name[TN_NAME_MAX_BYTES + 1];      /* NUL-terminated, "" on reset */
-    char owner_id[TN_OWNER_MAX_BYTES + 1]; /* NUL-terminated, "" on reset */
+    uint64_t id;                            /* log id, increasing */
+    enum tn_event_type type;                /* TN_EVENT_RESET for a reset */
+    uint64_t token;                         /* the grant's token */
+    uint64_t floor;                         /* the name's floor after it */
+    int64_t at_ms;                          /* wall clock when logged */
+    char name[TN_NAME_MAX_BYTES + 1];       /* NUL-terminated, "" on reset
+                                               and session records */
+    char owner_id[TN_OWNER_MAX_BYTES + 1];  /* NUL-terminated, "" on reset */
+    char session_id[TN_SESSION_ID_HEX + 1]; /* session records: the
+                                               session, else "" */
+    enum tn_grant_end end; /* session ended: TN_GRANT_RELEASED, _EXPIRED
+                              or _REVOKED */
 };
 
 struct tn_pub_target_opts {
@@ -49,8 +55,16 @@ extern const struct tn_pub_target_ops tn_pub_redis_ops;
 extern const struct tn_pub_target_ops tn_pub_rediss_ops;
 extern const struct tn_pub_target_ops tn_pub_kafka_ops;
 
-/* The record's type as text: acquired, released, expired, revoked, reset. */
+/* The record's type as text: acquired, released, expired, revoked,
+ * session_opened, session_ended, reset. */
 const char *tn_pub_type_name(enum tn_event_type t);
+/* How a session ended, as text (released, expired, revoked). */
+const char *tn_pub_end_name(enum tn_grant_end end);
+/* Whether t is a session's event (no name, token or floor). */
+static inline bool tn_pub_is_session(enum tn_event_type t)
+{
+    return t == TN_EVENT_SESSION_OPENED || t == TN_EVENT_SESSION_ENDED;
+}
 /* Append s as a JSON string (quoted, escaped). */
 void tn_pub_json_str(struct tn_buf *b, const char *s);
 /* Append the record as one JSON object (the Kafka value). */

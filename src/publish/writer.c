@@ -104,8 +104,11 @@ void tn_publish_event(void *arg, const struct tn_event *ev)
     if (ev->type != TN_EVENT_RESET) {
         memcpy(r.name, ev->name, sizeof(r.name));
         memcpy(r.owner_id, ev->owner_id, sizeof(r.owner_id));
+        memcpy(r.session_id, ev->session_id, sizeof(r.session_id));
         r.name[TN_NAME_MAX_BYTES] = '\0';
         r.owner_id[TN_OWNER_MAX_BYTES] = '\0';
+        r.session_id[TN_SESSION_ID_HEX] = '\0';
+        r.end = ev->end;
     }
     if (!append(p, &r))
         p->lost = true;

@@ -38,6 +38,9 @@ struct tn_config {
     int64_t max_leases;           /* live leases, 0 = no cap */
     int64_t max_names;            /* names remembered, 0 = none */
     int64_t retain_ms;            /* retire names ended this long ago */
+    int64_t max_sessions;         /* live sessions, 0 = no cap */
+    int64_t max_batch_names;      /* names of one batch request */
+    int64_t max_batch_body_bytes; /* body of a batch request */
     int64_t event_backlog;        /* events kept for Last-Event-ID */
     int64_t event_buffer_bytes;   /* unsent bytes per subscriber */
     int64_t event_buffer_total_bytes; /* unsent bytes of all subscribers */
@@ -52,6 +55,13 @@ struct tn_config {
     char publish_opt[8192];  /* --publish-opt key=value, one per line */
     int64_t publish_backlog; /* events a target may lag, then reset */
     int64_t publish_maxlen;  /* Redis MAXLEN ~ (0: none) */
+
+    /* The edge of the HTTP front end (docs/SECURITY.md, docs/CONFIG.md). */
+    char allow_host[4096];             /* --allow-host names, one per line */
+    char allow_origin[4096];           /* --allow-origin origins, likewise */
+    int64_t reserved_connections;      /* kept from waiters and streams */
+    int64_t max_waiters_per_address;   /* blocked acquires per client IP */
+    int64_t max_waiters_per_principal; /* blocked acquires per principal */
 };
 
 /* What parsing decided. */

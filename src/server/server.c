@@ -278,6 +278,7 @@ static int open_store(struct server *s)
         .max_waiters_per_name = (size_t)s->cfg->max_waiters_per_name,
         .max_leases = (size_t)s->cfg->max_leases,
         .max_names = (size_t)s->cfg->max_names,
+        .max_sessions = (size_t)s->cfg->max_sessions,
         .require_sync_standby = s->cfg->require_sync_standby,
         .retain_ms = s->cfg->retain_ms,
         .max_wait_ms = s->cfg->max_wait_ms,
@@ -300,14 +301,21 @@ static int open_store(struct server *s)
 
 static int start_api(struct server *s)
 {
-    struct tn_api_config ac = {.store = s->store,
-                               .min_ttl_ms = s->cfg->min_ttl_ms,
-                               .max_ttl_ms = s->cfg->max_ttl_ms,
-                               .max_wait_ms = s->cfg->max_wait_ms,
-                               .events = s->events,
-                               .client_certs = s->cfg->tls_client_ca[0] != '\0',
-                               .more_metrics = publish_metrics,
-                               .more_metrics_ctx = s};
+    struct tn_api_config ac = {
+        .store = s->store,
+        .min_ttl_ms = s->cfg->min_ttl_ms,
+        .max_ttl_ms = s->cfg->max_ttl_ms,
+        .max_wait_ms = s->cfg->max_wait_ms,
+        .events = s->events,
+        .client_certs = s->cfg->tls_client_ca[0] != '\0',
+        .max_batch_names = (size_t)s->cfg->max_batch_names,
+        .max_batch_body_bytes = (size_t)s->cfg->max_batch_body_bytes,
+        .max_connections = (size_t)s->cfg->max_connections,
+        .reserved_connections = (size_t)s->cfg->reserved_connections,
+        .max_waiters_per_address = (size_t)s->cfg->max_waiters_per_address,
+        .max_waiters_per_principal = (size_t)s->cfg->max_waiters_per_principal,
+        .more_metrics = publish_metrics,
+        .more_metrics_ctx = s};
     if (s->cfg->signing_key[0] != '\0') {
         struct tn_errmsg em = {{0}};
         int rc =
@@ -412,8 +420,15 @@ static int start_http(struct server *s)
         .max_pipeline = (size_t)s->cfg->max_pipeline,
         .max_stream_bytes_total = (size_t)s->cfg->event_buffer_total_bytes,
         .max_reply_bytes_total = (size_t)s->cfg->reply_buffer_total_bytes,
+        /* With authentication a page has no credential to use, and TLS
+         * fails on a rebound name's certificate: names are then free. */
+        .check_host =
+            s->cfg->auth_file[0] == '\0' && s->cfg->tls_client_ca[0] == '\0',
+        .allow_hosts = s->cfg->allow_host,
+        .allow_origins = s->cfg->allow_origin,
         .handler = tn_api_handle,
         .on_headers = tn_api_headers,
+        .body_cap = tn_api_body_cap,
         .app = s->api,
     };
     struct tn_errmsg em = {{0}};

@@ -85,12 +85,12 @@ enum tn_claim_outcome {
 };
 
 struct tn_claim_item {
-    size_t index;                   /* of the name in the request */
-    enum tn_claim_outcome outcome;  /* what became of it */
-    uint64_t token;                 /* granted: its token; held: the
-                                       holder's; released/lost: the one
-                                       asked for */
-    uint8_t secret[TN_SECRET_BYTES]; /* granted: the lease secret */
+    size_t index;                        /* of the name in the request */
+    enum tn_claim_outcome outcome;       /* what became of it */
+    uint64_t token;                      /* granted: its token; held: the
+                                            holder's; released/lost: the one
+                                            asked for */
+    uint8_t secret[TN_SECRET_BYTES];     /* granted: the lease secret */
     char holder[TN_OWNER_MAX_BYTES + 1]; /* held: the holder's owner_id */
     int64_t expires_in_ms;               /* held: the holder's time left */
     int64_t retry_after_ms;              /* lock delay: time left */
@@ -114,14 +114,14 @@ struct tn_store_result {
     const char *reason;   /* a static message for rc when the generic one
                              would mislead (a session lease renewed alone,
                              a session that ended), or NULL */
-    struct tn_session_view session;    /* session open/renew/get; claim:
-                                          the session's expires_in_ms */
-    struct tn_session_view *sessions;  /* session list: owned (tn_free) */
-    size_t n_sessions;                 /* session list */
-    struct tn_claim_item *claims;      /* claim, batch release: owned
-                                          (tn_free), one per name, in the
-                                          request's order */
-    size_t n_claims;                   /* claim, batch release */
+    struct tn_session_view session;   /* session open/renew/get; claim:
+                                         the session's expires_in_ms */
+    struct tn_session_view *sessions; /* session list: owned (tn_free) */
+    size_t n_sessions;                /* session list */
+    struct tn_claim_item *claims;     /* claim, batch release: owned
+                                         (tn_free), one per name, in the
+                                         request's order */
+    size_t n_claims;                  /* claim, batch release */
 };
 
 struct tn_list_req {
@@ -136,11 +136,11 @@ typedef void (*tn_store_done_fn)(void *arg);
 
 /* POST /v1/sessions: everything validated by the caller. */
 struct tn_session_open_req {
-    const char *id;          /* TN_SESSION_ID_HEX fresh random hex digits */
-    const char *owner_id;    /* borrowed, NUL-terminated */
-    const char *principal;   /* authenticated opener, or NULL (auth off) */
-    int64_t ttl_ms;          /* validated by the caller */
-    const uint8_t *secret;   /* TN_SECRET_BYTES fresh random bytes */
+    const char *id;        /* TN_SESSION_ID_HEX fresh random hex digits */
+    const char *owner_id;  /* borrowed, NUL-terminated */
+    const char *principal; /* authenticated opener, or NULL (auth off) */
+    int64_t ttl_ms;        /* validated by the caller */
+    const uint8_t *secret; /* TN_SECRET_BYTES fresh random bytes */
 };
 
 /* A request naming a session by its id and credential: renew, end, and
@@ -150,7 +150,7 @@ struct tn_session_req {
                                         string (an unknown id is lost) */
     uint8_t secret[TN_SECRET_BYTES]; /* presented secret */
     int64_t ttl_ms;                  /* renew only: new TTL, 0 = keep */
-    bool force;            /* end only: admin, ignore the secret */
+    bool force;                      /* end only: admin, ignore the secret */
     const char *principal; /* must match the opener's; NULL: auth off or
                               admin */
 };
@@ -163,9 +163,9 @@ struct tn_name_ref {
 
 /* POST /v1/sessions/{id}/leases: names distinct and validated. */
 struct tn_claim_req {
-    struct tn_session_req session; /* the session and its credential */
-    const char *owner_id;          /* of the grants; NULL: the session's */
-    int64_t lock_delay_ms;         /* of each grant, 0 = none */
+    struct tn_session_req session;   /* the session and its credential */
+    const char *owner_id;            /* of the grants; NULL: the session's */
+    int64_t lock_delay_ms;           /* of each grant, 0 = none */
     const struct tn_name_ref *names; /* n_names distinct names */
     size_t n_names;                  /* 1..--max-batch-names */
     const uint8_t *secrets; /* n_names * TN_SECRET_BYTES fresh random bytes:
@@ -181,7 +181,7 @@ struct tn_name_token {
 
 /* DELETE /v1/sessions/{id}/leases. */
 struct tn_unclaim_req {
-    struct tn_session_req session;    /* the session and its credential */
+    struct tn_session_req session;      /* the session and its credential */
     const struct tn_name_token *leases; /* n_leases of them */
     size_t n_leases;                    /* 1..--max-batch-names */
 };
@@ -191,21 +191,24 @@ enum tn_event_type {
     TN_EVENT_RELEASED,
     TN_EVENT_EXPIRED,
     TN_EVENT_REVOKED,
-    TN_EVENT_SESSION_OPENED, /* session_id, owner_id; no name */
-    TN_EVENT_SESSION_ENDED,  /* session_id, owner_id, end; no name */
     /* Not a change: events may have been lost just before this one (the
      * store's feed of them was cut and is back), so a consumer must
      * re-read state.  name and owner_id are empty, token and floor 0. */
     TN_EVENT_RESET,
+    /* Sessions (docs/SESSIONS.md).  After RESET: tables indexed by type
+     * (the publisher's log letters, the stream's type names) keep the
+     * order above. */
+    TN_EVENT_SESSION_OPENED, /* session_id, owner_id; no name */
+    TN_EVENT_SESSION_ENDED,  /* session_id, owner_id, end; no name */
 };
 
 /* A change of hands, announced once it is durable, in commit order. */
 struct tn_event {
-    enum tn_event_type type;               /* what happened */
-    char name[TN_NAME_MAX_BYTES + 1];      /* NUL-terminated */
-    char owner_id[TN_OWNER_MAX_BYTES + 1]; /* the grant's owner */
-    uint64_t token;                        /* the grant's token */
-    uint64_t floor;                        /* the name's floor after it */
+    enum tn_event_type type;                /* what happened */
+    char name[TN_NAME_MAX_BYTES + 1];       /* NUL-terminated */
+    char owner_id[TN_OWNER_MAX_BYTES + 1];  /* the grant's owner */
+    uint64_t token;                         /* the grant's token */
+    uint64_t floor;                         /* the name's floor after it */
     char session_id[TN_SESSION_ID_HEX + 1]; /* session events: the session;
                                                else "" */
     enum tn_grant_end end; /* session ended: TN_GRANT_EXPIRED, _RELEASED or

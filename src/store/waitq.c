@@ -107,6 +107,7 @@ void tn_waitq_blocked_free(struct tn_blocked *w)
     tn_free(w->owner_id);
     tn_free(w->request_id);
     tn_free(w->principal);
+    tn_free(w->session_id);
     tn_free(w);
 }
 
@@ -120,8 +121,13 @@ static struct tn_blocked *blocked_new(const struct tn_acquire_req *r)
         w->request_id = tn_strdup(r->request_id);
     if (r->principal != NULL)
         w->principal = tn_strdup(r->principal);
+    if (r->session_id != NULL) {
+        w->session_id = tn_strdup(r->session_id);
+        memcpy(w->session_secret, r->session_secret, TN_SECRET_BYTES);
+    }
     if (w->owner_id == NULL || (r->request_id != NULL && !w->request_id) ||
-        (r->principal != NULL && w->principal == NULL)) {
+        (r->principal != NULL && w->principal == NULL) ||
+        (r->session_id != NULL && w->session_id == NULL)) {
         tn_waitq_blocked_free(w);
         return NULL;
     }
@@ -207,7 +213,9 @@ struct tn_acquire_req tn_waitq_request(const struct tn_blocked *w)
                                    .principal = w->principal,
                                    .ttl_ms = w->ttl_ms,
                                    .lock_delay_ms = w->lock_delay_ms,
-                                   .secret = w->secret};
+                                   .secret = w->secret,
+                                   .session_id = w->session_id,
+                                   .session_secret = w->session_secret};
 }
 
 void tn_waitq_answer(struct tn_blocked *w, int rc, int64_t retry_ms)

@@ -24,21 +24,23 @@ struct tn_waitq;
 
 /* One blocked acquire: a copy of its request, and whom to answer. */
 struct tn_blocked {
-    struct tn_waitq *q;              /* its queue */
-    TAILQ_ENTRY(tn_blocked) link;    /* q->waiters, FIFO */
-    char *owner_id;                  /* owned */
-    char *request_id;                /* owned, or NULL */
-    char *principal;                 /* owned, or NULL */
-    int64_t ttl_ms;                  /* of the grant it asks for */
-    int64_t lock_delay_ms;           /* of the grant it asks for */
-    uint8_t secret[TN_SECRET_BYTES]; /* drawn by the API */
-    bool (*wanted)(void *ctx);       /* is the client still there */
-    void *wanted_ctx;                /* its argument */
-    bool timed_out;                  /* backend's: deadline passed while busy */
-    struct tn_store_result *out;     /* the caller's result */
-    tn_store_done_fn done;           /* the caller's completion */
-    void *arg;                       /* its argument */
-    struct tn_loop_timer deadline;   /* wait_ms */
+    struct tn_waitq *q;           /* its queue */
+    TAILQ_ENTRY(tn_blocked) link; /* q->waiters, FIFO */
+    char *owner_id;               /* owned */
+    char *request_id;             /* owned, or NULL */
+    char *principal;              /* owned, or NULL */
+    char *session_id;             /* owned, or NULL: under no session */
+    uint8_t session_secret[TN_SECRET_BYTES]; /* presented with it */
+    int64_t ttl_ms;                          /* of the grant it asks for */
+    int64_t lock_delay_ms;                   /* of the grant it asks for */
+    uint8_t secret[TN_SECRET_BYTES];         /* drawn by the API */
+    bool (*wanted)(void *ctx);               /* is the client still there */
+    void *wanted_ctx;                        /* its argument */
+    bool timed_out;                /* backend's: deadline passed while busy */
+    struct tn_store_result *out;   /* the caller's result */
+    tn_store_done_fn done;         /* the caller's completion */
+    void *arg;                     /* its argument */
+    struct tn_loop_timer deadline; /* wait_ms */
 };
 
 struct tn_waitq_set;

@@ -303,6 +303,12 @@
 
     // ---- the event stream and the feed --------------------------------
 
+    // session_opened and session_ended: workers joining and leaving; each
+    // lease of an ended session gets its own event after it.
+    function isSession(ev) {
+        return ev.type === 'session_opened' || ev.type === 'session_ended';
+    }
+
     function feedEntry(id, ev) {
         const li = document.createElement('li');
         li.dataset.eventId = String(id);
@@ -313,9 +319,15 @@
         const type = document.createElement('b');
         type.textContent = ev.type;
         const what = document.createElement('span');
-        what.textContent = ev.type === 'reset' ?
-            (ev.message || 're-reading state') :
-            `${ev.name} owner=${ev.owner_id} token=${ev.token} floor=${ev.floor}`;
+        if (ev.type === 'reset')
+            what.textContent = ev.message || 're-reading state';
+        else if (isSession(ev))
+            what.textContent = `session ${ev.session_id} ` +
+                `owner=${ev.owner_id}` +
+                (ev.reason ? ` reason=${ev.reason}` : '');
+        else
+            what.textContent = `${ev.name} owner=${ev.owner_id} ` +
+                `token=${ev.token} floor=${ev.floor}`;
         li.append(when, ' ', type, ' ', what);
         return li;
     }
@@ -340,6 +352,8 @@
             reload();
             return;
         }
+        if (isSession(ev) || typeof ev.name !== 'string')
+            return; // in the feed only: the table lists leases
         if (ev.type === 'acquired') {
             state.leases.set(ev.name, {name: ev.name, owner: ev.owner_id,
                                        token: ev.token, floor: ev.floor,

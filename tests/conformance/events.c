@@ -2,7 +2,7 @@
 /* tn-conformance's event steps: libtenure has no public event-stream API
  * (its follower is internal to the keepalive), so events_open and
  * events_expect read GET /v1/events with libcurl on a thread of their
- * own. */
+ * own.  Session events of other runs are dropped (README.md). */
 #include <curl/curl.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -16,6 +16,22 @@
 #include <tenure/client.h>
 
 #include "runner.h"
+
+/* Session events are not filtered by the stream's prefix: keep this
+ * scenario's own (owner_id in its namespace, then made relative to it),
+ * drop those of every other run.  Other events pass as they are. */
+static bool own_session_event(const struct events *e, json_t *v)
+{
+    const char *type = json_string_value(json_object_get(v, "type"));
+    if (type == NULL || strncmp(type, "session_", 8) != 0)
+        return true;
+    const char *owner = json_string_value(json_object_get(v, "owner_id"));
+    size_t n = strlen(e->ns);
+    if (owner == NULL || strncmp(owner, e->ns, n) != 0)
+        return false;
+    (void)json_object_set_new(v, "owner_id", json_string(owner + n));
+    return true;
+}
 
 static void ev_line(struct events *e)
 {
@@ -31,7 +47,7 @@ static void ev_line(struct events *e)
         return;
     json_error_t jerr;
     json_t *v = json_loads(e->line + 6, 0, &jerr);
-    if (!json_is_object(v)) {
+    if (!json_is_object(v) || !own_session_event(e, v)) {
         json_decref(v);
         return;
     }
@@ -134,6 +150,7 @@ json_t *conf_events_open(struct runner *r)
     e->got = json_array();
     char pfx[NAME_BUF];
     (void)snprintf(pfx, sizeof(pfx), "%s%s/", r->prefix, r->scenario);
+    (void)snprintf(e->ns, sizeof(e->ns), "%s", pfx);
     char *esc = curl_easy_escape(NULL, pfx, 0);
     (void)snprintf(e->url, sizeof(e->url), "%s/v1/events?prefix=%s", r->url,
                    esc != NULL ? esc : "");

@@ -39,8 +39,8 @@ void conf_sleep_ms(int64_t ms)
 }
 
 /* The real name of the scenario's symbolic name. */
-static void real_name(const struct runner *r, const char *sym, char *out,
-                      size_t cap)
+void conf_real_name(const struct runner *r, const char *sym, char *out,
+                    size_t cap)
 {
     (void)snprintf(out, cap, "%s%s/%s", r->prefix, r->scenario, sym);
 }
@@ -117,7 +117,7 @@ bool conf_match(struct runner *r, const json_t *exp, json_t *act,
             }
             if (strcmp(k, "name") == 0 && json_is_string(v)) {
                 char nm[NAME_BUF];
-                real_name(r, json_string_value(v), nm, sizeof(nm));
+                conf_real_name(r, json_string_value(v), nm, sizeof(nm));
                 if (!json_is_string(a) || strcmp(json_string_value(a), nm)) {
                     (void)snprintf(r->why, sizeof(r->why),
                                    "%s: expected %s, got %s", sub, nm,
@@ -169,17 +169,21 @@ static const char *err_name(int rc, bool released)
         return "too_many_requests";
     case TN_EUNAVAIL:
         return "unavailable";
+    case TN_ENOTIMPL:
+        return "not_implemented";
+    case TN_ECAPACITY:
+        return "capacity";
     default:
         return tn_errname(rc);
     }
 }
 
-static json_t *err_result(int rc, bool released)
+json_t *conf_err_result(int rc, bool released)
 {
     return json_pack("{s:s}", "error", err_name(rc, released));
 }
 
-static struct slot *slot_of(struct runner *r, const char *label)
+struct slot *conf_slot_of(struct runner *r, const char *label)
 {
     for (size_t i = 0; i < r->n_slots; i++) {
         if (strcmp(r->slots[i].label, label) == 0)
@@ -188,9 +192,9 @@ static struct slot *slot_of(struct runner *r, const char *label)
     return NULL;
 }
 
-static int put_slot(struct runner *r, const char *label, struct tn_lease *l)
+int conf_put_slot(struct runner *r, const char *label, struct tn_lease *l)
 {
-    struct slot *s = slot_of(r, label);
+    struct slot *s = conf_slot_of(r, label);
     if (s == NULL) {
         if (r->n_slots == MAX_LEASES)
             return -1;
@@ -214,7 +218,7 @@ int64_t conf_int_arg(struct runner *r, const json_t *step, const char *key,
     return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
 }
 
-static const char *str_arg(const json_t *step, const char *key)
+const char *conf_str_arg(const json_t *step, const char *key)
 {
     return json_string_value(json_object_get(step, key));
 }
@@ -222,15 +226,17 @@ static const char *str_arg(const json_t *step, const char *key)
 static json_t *do_acquire(struct runner *r, const json_t *step)
 {
     char nm[NAME_BUF];
-    real_name(r, str_arg(step, "name"), nm, sizeof(nm));
+    conf_real_name(r, conf_str_arg(step, "name"), nm, sizeof(nm));
     struct tn_acquire_args a = {
         .name = nm,
         .ttl_ms = conf_int_arg(r, step, "ttl_ms", 0),
         .wait_ms = conf_int_arg(r, step, "wait_ms", 0),
-        .owner_id = str_arg(step, "owner"),
-        .request_id = str_arg(step, "request_id"),
+        .owner_id = conf_str_arg(step, "owner"),
+        .request_id = conf_str_arg(step, "request_id"),
         .lock_delay_ms = conf_int_arg(r, step, "lock_delay_ms", 0),
     };
+    if (json_object_get(step, "session") != NULL)
+        return conf_session_acquire(r, step, &a);
     struct tn_lease *l = NULL;
     struct tn_lease_info holder;
     struct tn_errmsg em = {{0}};
@@ -244,14 +250,14 @@ static json_t *do_acquire(struct runner *r, const json_t *step)
         return json_pack("{s:s,s:I}", "error", "lock_delay", "retry_after_ms",
                          (json_int_t)holder.retry_after_ms);
     if (rc < 0)
-        return err_result(rc, false);
+        return conf_err_result(rc, false);
     json_t *res = json_pack("{s:b,s:I,s:s,s:I,s:I}", "ok", 1, "token",
                             (json_int_t)tn_lease_token(l), "owner_id",
                             tn_lease_owner_id(l), "ttl_ms",
                             (json_int_t)tn_lease_ttl_ms(l), "safe_for_ms",
                             (json_int_t)tn_lease_safe_for_ms(l));
-    const char *label = str_arg(step, "as");
-    if (label == NULL || put_slot(r, label, l) < 0)
+    const char *label = conf_str_arg(step, "as");
+    if (label == NULL || conf_put_slot(r, label, l) < 0)
         tn_lease_free(l);
     return res;
 }
@@ -259,23 +265,23 @@ static json_t *do_acquire(struct runner *r, const json_t *step)
 static json_t *do_adopt(struct runner *r, const json_t *step)
 {
     char nm[NAME_BUF];
-    real_name(r, str_arg(step, "name"), nm, sizeof(nm));
+    conf_real_name(r, conf_str_arg(step, "name"), nm, sizeof(nm));
     struct tn_lease *l = NULL;
     int rc = tn_client_lease_adopt(r->c, nm,
                                    (uint64_t)conf_int_arg(r, step, "token", 0),
-                                   str_arg(step, "secret"), &l);
+                                   conf_str_arg(step, "secret"), &l);
     if (rc < 0)
-        return err_result(rc, false);
-    if (put_slot(r, str_arg(step, "as"), l) < 0) {
+        return conf_err_result(rc, false);
+    if (conf_put_slot(r, conf_str_arg(step, "as"), l) < 0) {
         tn_lease_free(l);
-        return err_result(TN_ENOMEM, false);
+        return conf_err_result(TN_ENOMEM, false);
     }
     return json_pack("{s:b}", "ok", 1);
 }
 
 static json_t *do_lease_op(struct runner *r, const json_t *step, const char *op)
 {
-    struct slot *s = slot_of(r, str_arg(step, "lease"));
+    struct slot *s = conf_slot_of(r, conf_str_arg(step, "lease"));
     if (s == NULL)
         return json_pack("{s:s}", "error", "no such lease label");
     struct tn_errmsg em = {{0}};
@@ -287,27 +293,27 @@ static json_t *do_lease_op(struct runner *r, const json_t *step, const char *op)
         rc = tn_client_renew(r->c, s->lease, conf_int_arg(r, step, "ttl_ms", 0),
                              &em);
         if (rc < 0)
-            return err_result(rc, s->released);
+            return conf_err_result(rc, s->released);
         return json_pack("{s:b,s:I}", "ok", 1, "safe_for_ms",
                          (json_int_t)tn_lease_safe_for_ms(s->lease));
     }
     rc = tn_client_release(r->c, s->lease, &em);
     s->released = true;
     if (rc < 0)
-        return err_result(rc, false);
+        return conf_err_result(rc, false);
     return json_pack("{s:b}", "ok", 1);
 }
 
 static json_t *do_check(struct runner *r, const json_t *step)
 {
     char nm[NAME_BUF];
-    real_name(r, str_arg(step, "name"), nm, sizeof(nm));
+    conf_real_name(r, conf_str_arg(step, "name"), nm, sizeof(nm));
     struct tn_check_result cr;
     struct tn_errmsg em = {{0}};
     int rc = tn_client_check(
         r->c, nm, (uint64_t)conf_int_arg(r, step, "token", 0), &cr, &em);
     if (rc < 0)
-        return err_result(rc, false);
+        return conf_err_result(rc, false);
     return json_pack("{s:b,s:o,s:I}", "current", cr.current, "token",
                      cr.has_token ? json_integer((json_int_t)cr.token)
                                   : json_null(),
@@ -317,14 +323,14 @@ static json_t *do_check(struct runner *r, const json_t *step)
 static json_t *do_get(struct runner *r, const json_t *step)
 {
     char nm[NAME_BUF];
-    real_name(r, str_arg(step, "name"), nm, sizeof(nm));
+    conf_real_name(r, conf_str_arg(step, "name"), nm, sizeof(nm));
     struct tn_lease_info info;
     struct tn_errmsg em = {{0}};
     int rc = tn_client_get(r->c, nm, &info, &em);
     if (rc == TN_ENOTFOUND)
         return json_pack("{s:b}", "found", 0);
     if (rc < 0)
-        return err_result(rc, false);
+        return conf_err_result(rc, false);
     return json_pack("{s:b,s:s,s:I}", "found", 1, "owner_id", info.owner_id,
                      "token", (json_int_t)info.token);
 }
@@ -333,10 +339,10 @@ static json_t *do_get(struct runner *r, const json_t *step)
 static json_t *do_force(struct runner *r, const json_t *step)
 {
     char nm[NAME_BUF];
-    real_name(r, str_arg(step, "name"), nm, sizeof(nm));
+    conf_real_name(r, conf_str_arg(step, "name"), nm, sizeof(nm));
     CURL *h = curl_easy_init();
     if (h == NULL)
-        return err_result(TN_ENOMEM, false);
+        return conf_err_result(TN_ENOMEM, false);
     char *esc = curl_easy_escape(h, nm, 0);
     char url[2048];
     (void)snprintf(url, sizeof(url), "%s/v1/leases/%s?force=true", r->url,
@@ -355,7 +361,7 @@ static json_t *do_force(struct runner *r, const json_t *step)
     if (sink != NULL)
         (void)fclose(sink);
     if (cc != CURLE_OK)
-        return err_result(TN_ECONNECT, false);
+        return conf_err_result(TN_ECONNECT, false);
     if (status == 204 || status == 200)
         return json_pack("{s:b}", "ok", 1);
     return json_pack("{s:s}", "error", status == 409 ? "lost" : "http");
@@ -366,7 +372,7 @@ static json_t *do_force(struct runner *r, const json_t *step)
 
 static bool run_step(struct runner *r, const json_t *step, size_t i)
 {
-    const char *op = str_arg(step, "do");
+    const char *op = conf_str_arg(step, "do");
     json_t *res = NULL;
     if (op == NULL) {
         (void)snprintf(r->why, sizeof(r->why), "step %zu: no \"do\"", i);
@@ -393,9 +399,18 @@ static bool run_step(struct runner *r, const json_t *step, size_t i)
         res = do_force(r, step);
     else if (strcmp(op, "events_open") == 0)
         res = conf_events_open(r);
+    else if ((res = conf_session_step(r, op, step)) != NULL)
+        ;
     else {
         (void)snprintf(r->why, sizeof(r->why), "step %zu: unknown op %s", i,
                        op);
+        return false;
+    }
+    const char *err = json_string_value(json_object_get(res, "error"));
+    if (r->needs_sessions && err != NULL &&
+        strcmp(err, "not_implemented") == 0) {
+        r->skipped = true; /* the server has no sessions */
+        json_decref(res);
         return false;
     }
     json_t *exp = json_object_get(step, "expect");
@@ -415,6 +430,7 @@ static bool run_step(struct runner *r, const json_t *step, size_t i)
 
 static void reset_scenario(struct runner *r)
 {
+    conf_sessions_reset(r);
     for (size_t i = 0; i < r->n_slots; i++)
         tn_lease_free(r->slots[i].lease);
     r->n_slots = 0;
@@ -431,19 +447,35 @@ static bool run_file(struct runner *r, const char *path)
         fprintf(stderr, "FAIL %s: %s (line %d)\n", path, jerr.text, jerr.line);
         return false;
     }
-    const char *name = str_arg(doc, "scenario");
+    const char *name = conf_str_arg(doc, "scenario");
     (void)snprintf(r->scenario, sizeof(r->scenario), "%s",
                    name != NULL ? name : "unnamed");
     json_t *steps = json_object_get(doc, "steps");
     bool ok = json_array_size(steps) > 0;
+    r->needs_sessions = false;
+    r->skipped = false;
+    size_t k = 0;
+    json_t *need = NULL;
+    json_array_foreach(json_object_get(doc, "needs"), k, need)
+    {
+        if (json_is_string(need) &&
+            strcmp(json_string_value(need), "sessions") == 0)
+            r->needs_sessions = true;
+    }
     if (!ok)
         (void)snprintf(r->why, sizeof(r->why), "no steps");
     for (size_t i = 0; ok && i < json_array_size(steps); i++)
         ok = run_step(r, json_array_get(steps, i), i);
-    if (ok)
+    if (r->skipped) {
+        printf("skip - %s (C client): the server has no sessions (501)\n",
+               r->scenario);
+        r->n_skipped++;
+        ok = true;
+    } else if (ok) {
         printf("ok - %s (C client)\n", r->scenario);
-    else
+    } else {
         fprintf(stderr, "FAIL %s (C client): %s\n", r->scenario, r->why);
+    }
     reset_scenario(r);
     json_decref(doc);
     return ok;
@@ -485,7 +517,7 @@ int main(int argc, char **argv)
     tn_client_free(r.c);
     json_decref(r.vars);
     curl_global_cleanup();
-    printf("%d of %d scenarios passed (C client)\n", argc - 2 - failed,
-           argc - 2);
+    printf("%d of %d scenarios passed (C client), %d skipped\n",
+           argc - 2 - failed - r.n_skipped, argc - 2, r.n_skipped);
     return failed == 0 ? 0 : 1;
 }

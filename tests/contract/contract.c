@@ -27,6 +27,7 @@
 #include "common/clock.h"
 #include "common/loop.h"
 #include "common/rand.h"
+#include "contract_pg_sess.h"
 #include "store/store.h"
 
 struct env E;
@@ -222,13 +223,24 @@ static struct {
     char filter[200];               /* name prefix; "" records nothing */
 } EV;
 
+/* A session event has no name: it is recorded when its owner_id starts
+ * with the filter (the session cases' owners carry the run's prefix). */
 static void collect(void *ctx, const struct tn_event *ev)
 {
     (void)ctx;
+    bool session = ev->type == TN_EVENT_SESSION_OPENED ||
+                   ev->type == TN_EVENT_SESSION_ENDED;
+    const char *key = session ? ev->owner_id : ev->name;
     if (EV.filter[0] != '\0' &&
-        strncmp(ev->name, EV.filter, strlen(EV.filter)) == 0 &&
-        EV.n < MAX_EVENTS)
+        strncmp(key, EV.filter, strlen(EV.filter)) == 0 && EV.n < MAX_EVENTS)
         EV.ev[EV.n++] = *ev;
+}
+
+size_t events_all(struct tn_event *out, size_t cap)
+{
+    size_t n = EV.n < cap ? EV.n : cap;
+    memcpy(out, EV.ev, n * sizeof(*out));
+    return n;
 }
 
 /* Record from now on the events of the names that start with filter. */
@@ -326,6 +338,25 @@ static const struct tcase cases[] = {
     {"wait_principal", case_wait_principal, NULL},
     {"retire", case_retire, NULL},
     {"revealed_end_stays", case_revealed_end_stays, NULL},
+    {"replay_with_waiters", case_replay_with_waiters, NULL},
+    {"session_open_renew_get", case_session_open_renew_get, NULL},
+    {"session_acquire", case_session_acquire, NULL},
+    {"session_idempotent_claims", case_session_idempotent_claims, NULL},
+    {"session_claim_batch", case_session_claim_batch, NULL},
+    {"session_claim_queued", case_session_claim_queued, NULL},
+    {"session_unclaim", case_session_unclaim, NULL},
+    {"session_end_releases_all", case_session_end_releases_all, NULL},
+    {"session_expiry_lock_delay", case_session_expiry_lock_delay, NULL},
+    {"session_force_end", case_session_force_end, NULL},
+    {"session_list", case_session_list, NULL},
+    {"session_events", case_session_events, NULL},
+    {"session_principal", case_session_principal, NULL},
+    {"session_wait", case_session_wait, NULL},
+    {"session_renew_one_write", case_session_renew_one_write, NULL},
+    {"session_capacity", case_session_capacity, NULL},
+    {"session_restart", case_session_restart, NULL},
+    {"session_end_then_crash", case_session_end_then_crash, NULL},
+    {"session_revealed_end_stays", case_session_revealed_end_stays, NULL},
     {"pg_renew_blocked_past_expiry", case_pg_renew_blocked_past_expiry, "pg"},
     {"pg_read_waits_for_writer", case_pg_read_waits_for_writer, "pg"},
     {"pg_change_behind_writer", case_pg_change_behind_writer, "pg"},
@@ -337,6 +368,20 @@ static const struct tcase cases[] = {
     {"pg_broken_in_flight", case_pg_broken_in_flight, "pg"},
     {"pg_retire_race", case_pg_retire_race, "pg"},
     {"pg_retire_many", case_pg_retire_many, "pg"},
+    {"pg_replay_with_waiters", case_pg_replay_with_waiters, "pg"},
+    {"pg_sess_basics", case_pg_sess_basics, "pg"},
+    {"pg_sess_claims", case_pg_sess_claims, "pg"},
+    {"pg_sess_events", case_pg_sess_events, "pg"},
+    {"pg_sess_capacity", case_pg_sess_capacity, "pg"},
+    {"pg_sess_two_instances", case_pg_sess_two_instances, "pg"},
+    {"pg_sess_expiry", case_pg_sess_expiry, "pg"},
+    {"pg_sess_claim_race", case_pg_sess_claim_race, "pg"},
+    {"pg_sess_end_one_txn", case_pg_sess_end_one_txn, "pg"},
+    {"pg_sess_end_large", case_pg_sess_end_large, "pg"},
+    {"pg_sess_claim_1000", case_pg_sess_claim_1000, "pg"},
+    {"pg_sess_renew_in_flight", case_pg_sess_renew_in_flight, "pg"},
+    {"pg_sess_slow_claimer", case_pg_sess_slow_claimer, "pg"},
+    {"pg_sess_restart", case_pg_sess_restart, "pg"},
 };
 
 int open_url(const char *url, const struct tn_store_config *cfg,
@@ -379,14 +424,66 @@ int reopen_store(void)
 
 static void remove_dir(void)
 {
-    static const char *const files[] = {"tenure.db", "tenure.db-wal",
-                                        "tenure.db-shm", "tenure.db-journal"};
+    static const char *const files[] = {"tenure.db",     "tenure.db-wal",
+                                        "tenure.db-shm", "tenure.db-journal",
+                                        "journal-0",     "journal-1"};
     char path[128];
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         (void)snprintf(path, sizeof(path), "%s/%s", E.dir, files[i]);
         (void)unlink(path);
     }
     (void)rmdir(E.dir);
+}
+
+/* The suite's own store, kept while a case runs on a private one. */
+static struct {
+    char dir[sizeof(E.dir)]; /* E.dir outside */
+    bool active;             /* a private store is open */
+} PRIV;
+
+int private_store_begin(const char *tag, const struct tn_store_config *cfg)
+{
+    if (BACKEND_IS("pg") && pg_private_schema_begin(tag) < 0)
+        return -1;
+    E.s->ops->close(E.s);
+    E.s = NULL;
+    if (!BACKEND_IS("pg")) {
+        memcpy(PRIV.dir, E.dir, sizeof(E.dir));
+        (void)snprintf(E.dir, sizeof(E.dir), "/tmp/tn-contract.XXXXXX");
+        if (mkdtemp(E.dir) == NULL) {
+            memcpy(E.dir, PRIV.dir, sizeof(E.dir));
+            PRIV.active = true;
+            private_store_end();
+            return -1;
+        }
+    }
+    PRIV.active = true;
+    if (open_url(E.url, cfg, &E.s) < 0 || !wait_ready(E.s, 15000)) {
+        private_store_end();
+        return -1;
+    }
+    return 0;
+}
+
+void private_store_end(void)
+{
+    if (!PRIV.active)
+        return;
+    PRIV.active = false;
+    if (BACKEND_IS("pg")) {
+        pg_private_schema_end(); /* closes E.s, opens the suite's again */
+        return;
+    }
+    if (E.s != NULL)
+        E.s->ops->close(E.s);
+    E.s = NULL;
+    if (strcmp(E.dir, PRIV.dir) != 0)
+        remove_dir();
+    memcpy(E.dir, PRIV.dir, sizeof(E.dir));
+    if (open_store() != 0) {
+        fprintf(stderr, "cannot open the store again: giving up\n");
+        exit(1); /* every later case needs it */
+    }
 }
 
 static int usage(void)

@@ -125,8 +125,19 @@ size_t await_events(const char *name, size_t n, int64_t ms,
 void start_wait(struct call *c, const char *name, const char *owner,
                 int64_t wait_ms, bool gone);
 
-/* Record from now on the events of the names that start with filter. */
+/* Record from now on the events of the names that start with filter (and
+ * the session events of owners that do). */
 void events_watch(const char *filter);
+
+/* Every event recorded since events_watch, in order, copied to out (at
+ * most cap). */
+size_t events_all(struct tn_event *out, size_t cap);
+
+/* Run what follows on a store of the case's own, empty (a fresh data dir,
+ * or on PostgreSQL a private schema tag_<pid>), opened with cfg; E.s is
+ * it.  private_store_end goes back to the suite's store.  0 or -1. */
+int private_store_begin(const char *tag, const struct tn_store_config *cfg);
+void private_store_end(void);
 
 /* Close E.s and open it again on the same data (embedded: the same data
  * dir, whose journal a clean close leaves complete; PostgreSQL: the same
@@ -168,6 +179,26 @@ void case_principal(void);
 void case_wait_principal(void);
 void case_retire(void);
 void case_revealed_end_stays(void);
+void case_replay_with_waiters(void);
+/* Sessions (contract_sessions.c, contract_sessions_durable.c). */
+void case_session_open_renew_get(void);
+void case_session_acquire(void);
+void case_session_idempotent_claims(void);
+void case_session_claim_batch(void);
+void case_session_claim_queued(void);
+void case_session_unclaim(void);
+void case_session_end_releases_all(void);
+void case_session_expiry_lock_delay(void);
+void case_session_force_end(void);
+void case_session_list(void);
+void case_session_events(void);
+void case_session_principal(void);
+void case_session_wait(void);
+void case_session_renew_one_write(void);
+void case_session_capacity(void);
+void case_session_restart(void);
+void case_session_end_then_crash(void);
+void case_session_revealed_end_stays(void);
 void case_pg_renew_blocked_past_expiry(void);
 void case_pg_read_waits_for_writer(void);
 void case_pg_change_behind_writer(void);

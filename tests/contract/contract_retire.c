@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Retiring names on PostgreSQL (docs/SAFETY.md section 9.3): the private
+/* Retiring names on PostgreSQL (docs/safety/retired-names.md): the private
  * schema the retirement cases run in (a retirement forgets every old name
  * of its schema, other runs' too), and the race that the retirement's
  * table lock closes: an acquire of a new name draws its token before any
@@ -135,8 +135,8 @@ static uint64_t acquire_in_open_txn(PGconn *h, const char *name)
         !run_sql(h, "BEGIN"))
         return 0;
     const struct tn_pg_stmt_def *d = &tn_pg_stmts[TN_PG_ACQUIRE];
-    const char *v[8] = {name, "held-open", "60000", "0",
-                        NULL, "\\x00",     NULL,    "0"};
+    const char *v[TN_PG_MAX_PARAMS] = {name, "held-open", "60000", "0",
+                                       NULL, "\\x00",     NULL,    "0"};
     PGresult *r =
         PQexecParams(h, d->sql, d->n_params, d->types, v, NULL, NULL, 0);
     uint64_t t = 0;
@@ -399,7 +399,7 @@ static void race_many(struct race *R, int64_t ms)
     }
 }
 
-/* docs/SAFETY.md section 9.3 under load: two instances retire (every
+/* docs/safety/retired-names.md under load: two instances retire (every
  * 50 ms, R = 1 ms) while both grant new names and a third churns names
  * that become old enough at once.  No check of a new name answers a floor
  * at or above the token it is then granted, none answers a lease other

@@ -12,8 +12,10 @@ need_tools
 N=${TN_WAITERS:-1000}
 WAIT_MS=120000
 BOUND_MS=${TN_WAITER_BOUND_MS:-10000} # far below WAIT_MS: "at once", loaded machine
-# Room for the waiters and this test's own requests (the cap has t105).
-tn_start_server --max-connections $((N + 100)) --max-waiters-per-name "$N"
+# Room for the waiters and this test's own requests (the cap has t105;
+# the reserve and the per-client limits have t122).
+tn_start_server --max-connections $((N + 100)) --max-waiters-per-name "$N" \
+    --max-waiters-per-address 0
 
 acquire "w:busy" holder 600000
 expect_code 201 "the holder's lease"

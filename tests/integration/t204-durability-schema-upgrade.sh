@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The embedded store's file format across versions: a file written by the
-# version-2 schema (rows keyed by name) is upgraded in place to version 5
-# (rows keyed by an id, a journal next to the file, retired names and an
-# incrementally vacuumed file) with every lease, floor and secret intact; tokens
+# version-2 schema (rows keyed by name) is upgraded in place to version 6
+# (rows keyed by an id, a journal next to the file, retired names, an
+# incrementally vacuumed file, and sessions: a table of their own and the
+# session of each lease row) with every lease, floor and secret intact; tokens
 # continue above the file's highest; a file from a newer server is refused;
 # two rows of one name (which only an older server writing a newer file
 # could leave) resolve to the higher token.
@@ -52,12 +53,18 @@ acquire "up:c" new 60000
 expect_code 201 "a new name"
 expect_field token 43 "tokens continue"
 stop_server
-[ "$(sqlite3 "$DB" "SELECT value FROM meta WHERE key='schema_version'")" = 5 ] ||
-    fail "schema not upgraded to 5"
+[ "$(sqlite3 "$DB" "SELECT value FROM meta WHERE key='schema_version'")" = 6 ] ||
+    fail "schema not upgraded to 6"
 [ "$(sqlite3 "$DB" "PRAGMA auto_vacuum")" = 2 ] ||
     fail "the upgraded file cannot shrink (auto_vacuum is not incremental)"
 sqlite3 "$DB" "PRAGMA table_info(leases)" | grep -q '|id|INTEGER|' ||
     fail "leases has no id column after the upgrade"
+sqlite3 "$DB" "PRAGMA table_info(leases)" | grep -q '|session|INTEGER|' ||
+    fail "leases has no session column after the upgrade"
+[ "$(sqlite3 "$DB" "SELECT count(*) FROM sessions")" = 0 ] ||
+    fail "the upgraded file has no (empty) sessions table"
+[ "$(sqlite3 "$DB" "SELECT count(*) FROM leases WHERE session IS NOT NULL")" = 0 ] ||
+    fail "an upgraded lease names a session"
 rows=$(sqlite3 "$DB" "SELECT count(*), count(DISTINCT name), count(DISTINCT id) FROM leases")
 [ "$rows" = "3|3|3" ] || fail "rows after the upgrade (count|names|ids): $rows"
 pass "a version-2 file is upgraded in place: leases, secrets and floors kept"

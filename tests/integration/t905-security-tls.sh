@@ -88,3 +88,24 @@ out=$("$TN_BIN/tenure" --server "$URL" --cacert "$P/ca.pem" --cert "$P/indexer.p
     --key "$P/indexer.key" acquire shard:4 --ttl 5s --json) ||
     fail "tenure acquire with a client certificate failed: $out"
 pass "mutual TLS: the certificate CN is the principal; others get 401"
+
+# A browser presents its client certificate to any page's request by
+# itself: a state change from a page of another origin is refused even
+# with a valid certificate (issue #36, 2026-12-07, docs/SECURITY.md "Browsers"); the
+# server's own origin (https) is served, and with authentication on any
+# Host name is (a rebound name fails the TLS certificate check anyway).
+code=$(mt --cert "$P/indexer.pem" --key "$P/indexer.key" -H "Origin: http://evil.example" \
+    -d '{"name":"shard:web","owner_id":"o","ttl_ms":5000}' "$URL/v1/leases")
+[ "$code" = 403 ] || fail "mutual TLS acquire from a foreign origin: $code $(cat "$T/body")"
+code=$(mt --cert "$P/indexer.pem" --key "$P/indexer.key" -H "Origin: http://127.0.0.1:$PORT" \
+    -d '{"name":"shard:web","owner_id":"o","ttl_ms":5000}' "$URL/v1/leases")
+[ "$code" = 403 ] || fail "mutual TLS acquire from the http:// origin of an https server: $code"
+code=$(mt --cert "$P/indexer.pem" --key "$P/indexer.key" -H "Origin: https://127.0.0.1:$PORT" \
+    -H "Host: tenure.example:$PORT" \
+    -d '{"name":"shard:web","owner_id":"o","ttl_ms":5000}' "$URL/v1/leases")
+[ "$code" = 403 ] || fail "an Origin that is not the request's Host: $code $(cat "$T/body")"
+code=$(mt --cert "$P/indexer.pem" --key "$P/indexer.key" -H "Origin: https://tenure.example:$PORT" \
+    -H "Host: tenure.example:$PORT" \
+    -d '{"name":"shard:web","owner_id":"o","ttl_ms":5000}' "$URL/v1/leases")
+[ "$code" = 201 ] || fail "mutual TLS acquire from the server's own origin: $code $(cat "$T/body")"
+pass "mutual TLS: state changes from foreign origins refused, the server's own served"

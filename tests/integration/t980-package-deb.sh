@@ -23,10 +23,12 @@ fresh=1
 for p in $pkgs; do
     [ -f "$(deb $p)" ] || fresh=0
 done
+jdeb=build/deb/libtenure-java_${version}_all.deb
+[ -f "$jdeb" ] || fresh=0
 if [ "$fresh" = 1 ]; then
     while IFS= read -r f; do
         if [ "$f" -nt "$(deb tenured)" ]; then fresh=0; echo "stale: $f is newer"; break; fi
-    done < <(git ls-files -co --exclude-standard -- src include debian contrib man CMakeLists.txt)
+    done < <(git ls-files -co --exclude-standard -- src include debian contrib man java CMakeLists.txt)
 fi
 if [ "$fresh" = 0 ]; then
     echo "building the packages (scripts/deb.sh)"
@@ -65,6 +67,24 @@ tn_wait_ready "http://127.0.0.1:$PORT" || fail "the packaged tenured did not bec
     >"$T/acq" || fail "acquire through the packaged CLI: $(cat "$T/acq")"
 BODY=$(cat "$T/acq"); expect_field token 1 "packaged acquire"; expect_field owner_id pkg "owner"
 pass "the extracted binaries run; the packaged tenured serves an acquire"
+
+# libtenure-java: the jar alone (the JDK's java.net.http) takes a lease
+# from the packaged tenured.
+dpkg-deb -x "$jdeb" "$R" || fail "dpkg-deb -x libtenure-java"
+[ -L "$R/usr/share/java/tenure.jar" ] && [ -f "$R/usr/share/java/tenure-$version.jar" ] ||
+    fail "libtenure-java holds no /usr/share/java/tenure.jar -> tenure-$version.jar"
+cat >"$T/Deb.java" <<'JAVA'
+public class Deb {
+    public static void main(String[] a) throws Exception {
+        tenure.Lease l = tenure.Client.builder().url(a[0]).build().acquire("deb:java", 30000);
+        System.out.println(l.token() > 0 && l.held());
+        l.release();
+    }
+}
+JAVA
+out=$(java -cp "$R/usr/share/java/tenure.jar" "$T/Deb.java" "127.0.0.1:$PORT" 2>&1) && [ "$out" = true ] ||
+    fail "the packaged jar: $out"
+pass "libtenure-java's jar takes and releases a lease from the packaged tenured"
 
 # libtenure-dev + libtenure0: build with tenure.pc, run on the .so.
 cat >"$T/prog.c" <<'C'

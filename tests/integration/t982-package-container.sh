@@ -13,9 +13,15 @@
 #    PostgreSQL store of scripts/with-pg.sh when there is one, as compose
 #    runs it) it becomes ready, serves an acquire to a bearer token and
 #    /ui, and refuses a request without the token.
-# Where `docker info` succeeds (a container engine): builds the image,
-# starts the compose file, acquires a lease through it and fetches /ui.
-# Otherwise that part is skipped with a message (the rest has run).
+# Then with podman (lib-container.sh; skipped with a message only where no
+# engine can start): the local base images (contrib/container/
+# local-images.sh, cached in build/container and podman's storage), the
+# image built from the packages of `make deb` with the recipe as it is,
+# HEALTHCHECK and USER kept in it; the container becomes healthy and
+# ready, runs as the non-root "tenure", answers 401 without the bearer
+# token and 201 with it, serves /ui; and compose.yaml's PostgreSQL variant,
+# its two services in one pod with the file's images, environment,
+# entrypoint, secrets and healthcheck, grants a lease on PostgreSQL.
 . "$(dirname "$0")/lib.sh"
 C=$TN_SRC/contrib/container
 PY=${TN_PYTHON3:-/usr/bin/python3}
@@ -102,26 +108,88 @@ req GET /ui
 expect_code 200 "the console"
 pass "with the secret, the image's environment serves acquires ($store store) and /ui"
 
-# --- a container engine, where there is one ---
-if ! docker info >/dev/null 2>&1; then
-    echo "skip: no container engine (docker info failed): the image was not built and compose was not started"
+# --- the image and compose.yaml with podman ---
+. "$(dirname "$0")/lib-container.sh"
+if ! why=$(ctr_engine); then
+    echo "skip: no container engine can start here ($why): the image was not built and compose was not started"
     exit 0
 fi
-ls "$TN_SRC"/build/deb/tenured_*.deb >/dev/null 2>&1 || "$TN_SRC/scripts/deb.sh" >/dev/null ||
+trap ctr_cleanup EXIT
+ls "$TN_SRC"/build/deb/tenured_*.deb >/dev/null 2>&1 || nice -n 5 "$TN_SRC/scripts/deb.sh" >/dev/null ||
     fail "make deb failed"
-# The secrets from $T (an override file), so that a contrib/container/
-# secrets/ of the user's own is never touched.
-head -c 18 /dev/urandom | base64 >"$T/pg-password"
-chmod 0644 "$T/tenure-auth.json" "$T/pg-password"
-printf 'secrets:\n  pg-password:\n    file: %s\n  tenure-auth.json:\n    file: %s\n' \
-    "$T/pg-password" "$T/tenure-auth.json" >"$T/override.yaml"
-dc() { docker compose -p "tenure-t982-$$" -f "$C/compose.yaml" -f "$T/override.yaml" "$@"; }
-trap 'dc down -v >/dev/null 2>&1 || true; tn_cleanup' EXIT
-dc up -d --build >"$T/compose.log" 2>&1 || fail "compose up: $(tail -20 "$T/compose.log")"
-URL=http://127.0.0.1:7300
-tn_wait_ready "$URL" || fail "the container never became ready: $(dc logs 2>&1 | tail -20)"
+"$C/local-images.sh" "$TN_SRC/build/container" 2>"$T/images.log" ||
+    fail "the local base images: $(tail -20 "$T/images.log")"
+img=localhost/tenure:t982
+ctr_build "$img" "$C/Dockerfile" "$C/Dockerfile.dockerignore" || fail "podman build: $(tail -30 "$T/build.log")"
+meta=$(podman image inspect --format '{{.Config.User}} {{json .Config.Healthcheck.Test}}' "$img")
+[[ $meta == "tenure "*readyz* ]] || fail "the image lost USER or HEALTHCHECK: $meta"
+pass "podman built the image from the packages (user, HEALTHCHECK on /readyz kept: $meta)"
+
+auth=$(ctr_secret auth "$T/tenure-auth.json") || fail "podman secret create"
+PORT=$(tn_free_port)
+# podman logs that it has no systemd for the periodic healthcheck timer;
+# "podman healthcheck run" below runs the image's HEALTHCHECK itself.
+podman run -d --name "$CTR_NAME" -p "127.0.0.1:$PORT:7300" --secret "$auth,target=tenure-auth.json" \
+    "$img" >/dev/null 2>"$T/run.log" || fail "podman run: $(cat "$T/run.log")"
+URL=http://127.0.0.1:$PORT
+tn_wait_ready "$URL" 60 || fail "the container never became ready: $(podman logs "$CTR_NAME" 2>&1 | tail -20)"
+podman healthcheck run "$CTR_NAME" >"$T/health" 2>&1 || fail "HEALTHCHECK: $(cat "$T/health")"
+uid=$(podman exec "$CTR_NAME" id -u)
+user=$(podman exec "$CTR_NAME" id -un)
+[ "$uid" != 0 ] && [ "$user" = tenure ] || fail "the container runs as $user ($uid)"
+pid1=$(podman exec "$CTR_NAME" sh -c 'stat -c %U /proc/1')
+[ "$pid1" = tenure ] || fail "tenured runs as $pid1"
+req POST /v1/leases '{"name":"ctr:2","owner_id":"c","ttl_ms":30000}'
+expect_code 401 "acquire through the container without a bearer token"
 req POST /v1/leases '{"name":"ctr:2","owner_id":"c","ttl_ms":30000}' -H "Authorization: Bearer $token"
 expect_code 201 "acquire through the container"
 req GET /ui
 expect_code 200 "the console in the container"
-pass "the image builds, compose starts it on PostgreSQL, it grants a lease and serves /ui"
+pass "the container is healthy and ready, runs as $user (uid $uid), 401 without the token, 201 with it, /ui"
+podman rm -f "$CTR_NAME" >/dev/null 2>&1
+
+# compose.yaml's PostgreSQL variant: the file's two services in one pod
+# (they reach each other on localhost; "db" names it, as compose's network
+# would), with the file's images, environment, entrypoint and secrets.
+"$PY" - "$C/compose.yaml" >"$T/compose.env" <<'PY' || fail "compose.yaml"
+import shlex, sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+db, t = c["services"]["db"], c["services"]["tenured"]
+q = lambda xs: " ".join(shlex.quote(x) for x in xs)
+print("db_image=" + shlex.quote(db["image"]))
+print("db_env=(" + q(f"{k}={v}" for k, v in db["environment"].items()) + ")")
+print("db_secrets=(" + q(db["secrets"]) + ")")
+print("db_health=(" + q(db["healthcheck"]["test"][1:]) + ")")
+print("t_env=(" + q(f"{k}={v}" for k, v in t["environment"].items()) + ")")
+print("t_secrets=(" + q(t["secrets"]) + ")")
+# compose writes a literal $ as $$
+print("t_entry=" + shlex.quote(__import__("json").dumps([a.replace("$$", "$") for a in t["entrypoint"]])))
+print("t_port=" + t["ports"][0].rsplit(":", 1)[1])
+PY
+. "$T/compose.env"
+head -c 18 /dev/urandom | base64 >"$T/pg-password"
+pgpw=$(ctr_secret pg-password "$T/pg-password") || fail "podman secret create"
+declare -A secret=([pg-password]=$pgpw [tenure-auth.json]=$auth)
+sargs() { local s; for s in "$@"; do printf -- '--secret\0%s,target=%s\0' "${secret[$s]}" "$s"; done; }
+eargs() { local e; for e in "$@"; do printf -- '-e\0%s\0' "$e"; done; }
+PORT=$(tn_free_port)
+podman pod create --name "$CTR_NAME-pod" -p "127.0.0.1:$PORT:$t_port" --add-host db:127.0.0.1 >/dev/null ||
+    fail "podman pod create"
+mapfile -d '' -t a < <(sargs "${db_secrets[@]}"; eargs "${db_env[@]}")
+podman run -d --pod "$CTR_NAME-pod" --name "$CTR_NAME-db" "${a[@]}" "$db_image" >/dev/null ||
+    fail "podman run $db_image"
+ctr_wait_cmd 60 podman exec "$CTR_NAME-db" "${db_health[@]}" ||
+    fail "the db service never became healthy: $(podman logs "$CTR_NAME-db" 2>&1 | tail -20)"
+mapfile -d '' -t a < <(sargs "${t_secrets[@]}"; eargs "${t_env[@]}")
+podman run -d --pod "$CTR_NAME-pod" --name "$CTR_NAME-tenured" "${a[@]}" --entrypoint "$t_entry" "$img" \
+    >/dev/null 2>"$T/run.log" || fail "podman run the tenured service: $(cat "$T/run.log")"
+URL=http://127.0.0.1:$PORT
+tn_wait_ready "$URL" 60 || fail "the tenured service never became ready: $(podman logs "$CTR_NAME-tenured" 2>&1 | tail -20)"
+logs=$(podman logs "$CTR_NAME-tenured" 2>&1)
+grep -q 'postgresql store ready' <<<"$logs" || fail "tenured did not say it runs on PostgreSQL: $(tail <<<"$logs")"
+req POST /v1/leases '{"name":"ctr:3","owner_id":"c","ttl_ms":30000}' -H "Authorization: Bearer $token"
+expect_code 201 "acquire through the compose variant"
+tok=$(jget token)
+rows=$(podman exec "$CTR_NAME-db" psql -U tenure -d tenure -tAc "SELECT fencing_token FROM leases WHERE name='ctr:3'")
+[ "$rows" = "$tok" ] || fail "the grant (token $tok) is not in PostgreSQL's leases table: '$rows'"
+pass "compose.yaml's PostgreSQL variant in a pod: $db_image healthy, the grant of token $tok is PostgreSQL's row"

@@ -35,6 +35,7 @@ struct app {
     bool deny_bodies;                       /* answer 401 at the headers */
     int disconnects;                        /* disconnect callbacks run */
     int big;                                /* /big requests answered */
+    int cap_asked;                          /* body_cap calls */
 };
 
 #define BIG_BYTES (70 * 1024) /* one answer over a pump's share */
@@ -59,6 +60,10 @@ static inline unsigned status_of(int err)
         return 501;
     case TN_EHTTPVERSION:
         return 505;
+    case TN_EFORBIDDEN:
+        return 403;
+    case TN_EMISDIRECTED:
+        return 421;
     default:
         return 400;
     }
@@ -112,6 +117,17 @@ static inline bool on_headers(void *arg, struct tn_http_req *r)
     return false;
 }
 
+/* Bodies to /wide may be up to WIDE_BYTES; the others keep the usual
+ * cap (64 in the rig). */
+#define WIDE_BYTES 128
+
+static inline size_t body_cap(void *arg, struct tn_http_req *r)
+{
+    struct app *a = arg;
+    a->cap_asked++;
+    return strcmp(tn_http_req_path(r), "/wide") == 0 ? WIDE_BYTES : 0;
+}
+
 struct rig {
     struct tn_loop *loop;
     struct tn_http *h;
@@ -131,6 +147,7 @@ static inline int rig_setup(void **state)
                                  .max_pipeline = 4,
                                  .handler = handler,
                                  .on_headers = on_headers,
+                                 .body_cap = body_cap,
                                  .app = &the_app};
     struct tn_errmsg em = {{0}};
     assert_int_equal(tn_http_start(rig.loop, &cfg, &rig.h, &em), 0);

@@ -181,6 +181,35 @@ static void test_auth__authorize_table(void **state)
     tn_auth_free(a);
 }
 
+/* The session routes ask for an action on some prefix: whoever has a
+ * rule granting it (or is an admin), whatever the rule's prefix. */
+static void test_auth__authorize_some(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *who;
+        enum tn_auth_action act;
+        int rc;
+    } some[] = {
+        {"indexer", ACQ, 0},  {"indexer", RD, 0},  {"reader", RD, 0},
+        {"reader", ACQ, NO},  {"ops", ACQ, 0},     {"ops", RD, 0},
+        {"ops", ADM, 0},      {"nobody", ACQ, NO}, {"nobody", RD, NO},
+        {"indexer", ADM, NO},
+    };
+    struct tn_auth *a = load_good();
+    for (size_t i = 0; i < sizeof(some) / sizeof(some[0]); i++) {
+        const struct tn_auth_principal *p =
+            tn_auth_find_principal(a, some[i].who, strlen(some[i].who));
+        assert_non_null(p);
+        int rc = tn_auth_authorize_some(p, some[i].act);
+        if (rc != some[i].rc)
+            fail_msg("%s %s: expected %s, got %s", some[i].who,
+                     tn_auth_action_name(some[i].act), tn_errname(some[i].rc),
+                     tn_errname(rc));
+    }
+    tn_auth_free(a);
+}
+
 static void test_auth__action_names(void **state)
 {
     (void)state;
@@ -249,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_auth__authenticate_table),
         cmocka_unit_test(test_auth__token_length_limit),
         cmocka_unit_test(test_auth__authorize_table),
+        cmocka_unit_test(test_auth__authorize_some),
         cmocka_unit_test(test_auth__action_names),
         cmocka_unit_test(test_auth__holder_binding_table),
         cmocka_unit_test(test_auth__reference_keeps_principals),

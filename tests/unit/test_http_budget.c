@@ -163,31 +163,6 @@ static void test_http__disconnect_while_parked(void **state)
     the_app.park = false;
 }
 
-/* A client that only shuts down its sending side (as a TCP FIN does) is
- * gone too for a parked request: the application hears it at once, and
- * the answer still goes out before the connection closes. */
-static void test_http__half_close_while_parked(void **state)
-{
-    struct rig *rig = *state;
-    int fd = park_one(rig);
-    assert_int_equal(shutdown(fd, SHUT_WR), 0);
-    turns(rig, 3);
-    assert_int_equal(the_app.disconnects, 1);
-    assert_false(tn_http_req_is_connected(the_app.parked[0]));
-    tn_http_reply(the_app.parked[0], 200, "text/plain", "P", 1, 0);
-    the_app.n_parked = 0;
-    struct tn_buf out;
-    tn_buf_init(&out, 1 << 16);
-    bool closed = false;
-    drain(rig, fd, &out, &closed);
-    assert_string_equal(out.data, ok("P", NULL));
-    assert_true(closed);
-    tn_buf_release(&out);
-    (void)close(fd);
-    turns(rig, 2);
-    the_app.park = false;
-}
-
 static void on_stream_close(void *ctx)
 {
     int *closed = ctx;
@@ -256,7 +231,6 @@ int main(void)
         cmocka_unit_test(test_http__share_in_bytes),
         cmocka_unit_test(test_http__depth_follows_answers),
         cmocka_unit_test(test_http__disconnect_while_parked),
-        cmocka_unit_test(test_http__half_close_while_parked),
         cmocka_unit_test(test_http__stream_budget),
     };
     return TN_RUN_TESTS(tests, rig_setup, rig_teardown);

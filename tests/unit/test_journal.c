@@ -7,6 +7,7 @@
  * under kill -9 and compaction is in test_disk_crash.c. */
 #include <fcntl.h>
 #include <setjmp.h>
+#include <sodium.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,6 +56,8 @@ static int check_rec(void *ctx, const struct tn_journal_rec *r)
         same_str(b, x->owner_off, &m.b, y->owner_off);
         same_str(b, x->rid_off, &m.b, y->rid_off);
         same_str(b, x->principal_off, &m.b, y->principal_off);
+        assert_false(x->session); /* make() writes lease rows only */
+        assert_int_equal(x->session_row, 0);
     }
     if (s->n < 64)
         s->gens[s->n] = r->gen;
@@ -311,6 +314,135 @@ static void test_generations(void **state)
 }
 
 /* A value of tn_disk_metrics (~0 when missing). */
+/* Rows of sessions and leases under them (journal version 2) come back as
+ * written. */
+static int check_sessions(void *ctx, const struct tn_journal_rec *r)
+{
+    const struct tn_batch *want = ctx, *b = r->batch;
+    assert_int_equal(b->n_rows, want->n_rows);
+    for (size_t i = 0; i < b->n_rows; i++) {
+        const struct tn_row *x = &b->rows[i], *y = &want->rows[i];
+        assert_int_equal(x->row_id, y->row_id);
+        assert_int_equal(x->session, y->session);
+        assert_int_equal(x->session_row, y->session_row);
+        assert_int_equal(x->end, y->end);
+        assert_int_equal(x->ended_at_ms, y->ended_at_ms);
+        assert_int_equal(x->retired, y->retired);
+        assert_int_equal(x->held, y->held);
+        assert_int_equal(x->ttl_ms, y->ttl_ms);
+        assert_int_equal(x->expires_at_ms, y->expires_at_ms);
+        assert_memory_equal(x->secret, y->secret, TN_SECRET_BYTES);
+        same_str(b, x->name_off, want, y->name_off);
+        same_str(b, x->owner_off, want, y->owner_off);
+        same_str(b, x->principal_off, want, y->principal_off);
+    }
+    return 0;
+}
+
+static void test_session_rows(void **state)
+{
+    (void)state;
+    struct tn_row rows[3];
+    struct tn_batch b = {.rows = rows, .n_rows = 3, .last_token = 9};
+    memset(rows, 0, sizeof(rows));
+    tn_buf_init(&b.strings, 1 << 16);
+    /* A lease under session row 4; that session, ended (released); and
+     * session row 5, gone. */
+    rows[0] = (struct tn_row){.row_id = 1,
+                              .token = 9,
+                              .ttl_ms = 3000,
+                              .expires_at_ms = INT64_MAX / 4,
+                              .held = true,
+                              .session_row = 4};
+    rows[0].name_off = add_str(&b, "shard:1");
+    rows[0].owner_off = add_str(&b, "w");
+    rows[0].rid_off = rows[0].principal_off = SIZE_MAX;
+    rows[1] = (struct tn_row){.row_id = 4,
+                              .session = true,
+                              .ttl_ms = 3000,
+                              .expires_at_ms = 77,
+                              .end = 2,
+                              .ended_at_ms = 1234};
+    rows[1].name_off = add_str(&b, "0123456789abcdef0123456789abcdef");
+    rows[1].owner_off = add_str(&b, "fleet/7");
+    rows[1].principal_off = add_str(&b, "indexer");
+    rows[1].rid_off = SIZE_MAX;
+    memset(rows[1].secret, 0xa5, TN_SECRET_BYTES);
+    rows[2] = rows[1];
+    rows[2].row_id = 5;
+    rows[2].retired = true;
+    struct tn_journal *j = jopen();
+    tn_journal_begin(j, 1, 0);
+    int64_t us;
+    assert_int_equal(tn_journal_append(j, &b, 1000, &us), 0);
+    tn_journal_close(j);
+    j = jopen();
+    struct tn_errmsg em = {{0}};
+    uint64_t last = 0;
+    assert_int_equal(tn_journal_replay(j, 0, check_sessions, &b, &last, &em),
+                     0);
+    assert_int_equal(last, 1);
+    tn_journal_close(j);
+    tn_buf_release(&b.strings);
+}
+
+/* Rewrite generation 1 of journal-1 in version 1 of the format ("TNJ1",
+ * 72-byte rows without a session): what a server before sessions left. */
+static void downgrade_to_v1(void)
+{
+    unsigned char *data, *out;
+    size_t size, off = 0, at = 0;
+    read_whole(1, &data, &size);
+    out = calloc(1, size);
+    assert_non_null(out);
+    while (off + TN_JOURNAL_HEADER <= size && data[off + 8] == 'T') {
+        const unsigned char *p = data + off + TN_JOURNAL_HEADER;
+        uint32_t len =
+            (uint32_t)data[off + 12] | (uint32_t)data[off + 13] << 8 |
+            (uint32_t)data[off + 14] << 16 | (uint32_t)data[off + 15] << 24;
+        uint32_t n = (uint32_t)p[16] | (uint32_t)p[17] << 8;
+        uint32_t slen = len - 24 - n * 88, nlen = 24 + n * 72 + slen;
+        unsigned char *h = out + at, *q = h + TN_JOURNAL_HEADER;
+        memcpy(h, data + off, TN_JOURNAL_HEADER);
+        h[11] = '1'; /* "TNJ1" */
+        for (int k = 0; k < 4; k++)
+            h[12 + k] = (unsigned char)(nlen >> (8 * k));
+        memcpy(q, p, 24);
+        for (uint32_t i = 0; i < n; i++)
+            memcpy(q + 24 + i * 72, p + 24 + i * 88, 72);
+        memcpy(q + 24 + n * 72, p + 24 + n * 88, slen);
+        unsigned char sum[crypto_shorthash_BYTES];
+        static const unsigned char key[crypto_shorthash_KEYBYTES] =
+            "tenure-journal-1";
+        crypto_shorthash(sum, h + 8, TN_JOURNAL_HEADER - 8 + nlen, key);
+        memcpy(h, sum, 8);
+        off += (TN_JOURNAL_HEADER + len + TN_JOURNAL_ALIGN - 1) /
+               TN_JOURNAL_ALIGN * TN_JOURNAL_ALIGN;
+        at += (TN_JOURNAL_HEADER + nlen + TN_JOURNAL_ALIGN - 1) /
+              TN_JOURNAL_ALIGN * TN_JOURNAL_ALIGN;
+    }
+    write_whole(1, out, size);
+    free(out);
+    free(data);
+}
+
+/* A journal written before sessions (version 1) is still read: a server
+ * killed before an upgrade leaves one for the next, newer one. */
+static void test_reads_version_1(void **state)
+{
+    (void)state;
+    struct tn_journal *j = jopen();
+    tn_journal_begin(j, 1, 0);
+    append(j, 1, 12);
+    tn_journal_close(j);
+    downgrade_to_v1();
+    struct seen s;
+    uint64_t last = 0;
+    assert_int_equal(replay(0, 1, &s, &last), 0);
+    assert_int_equal(s.n, 12);
+    assert_int_equal(last, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +450,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damage_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_generations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_session_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reads_version_1, setup, teardown),
     };
     return TN_RUN_TESTS(tests, NULL, NULL);
 }

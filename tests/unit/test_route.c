@@ -63,6 +63,8 @@ static const char *query_get(void *arg, const char *key, size_t *len_out)
     return NULL;
 }
 
+#define SID "0123456789abcdef0123456789abcdef"
+
 struct rcase {
     enum tn_http_method method;
     const char *path;
@@ -181,6 +183,50 @@ static const struct rcase cases[] = {
     {TN_HTTP_GET, "/v1/leases/%ED%A0%80", "", TN_EINVAL, NULL, NULL, NULL,
      NULL},
     {TN_HTTP_PUT, "/v1/leases/%zz", "", TN_EINVAL, NULL, NULL, NULL, NULL},
+    /* Sessions: {id} is 32 lowercase hex digits, taken as they are. */
+    {TN_HTTP_POST, "/v1/sessions", "", 0, "session_open", NULL, "GET, POST",
+     NULL},
+    {TN_HTTP_POST, "/v1/sessions/", "", 0, "session_open", NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/sessions", "prefix=w/&limit=7&after=ab", 0,
+     "session_list", NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/sessions", "limit=0", TN_EINVAL, "session_list", NULL,
+     NULL, "limit"},
+    {TN_HTTP_DELETE, "/v1/sessions", "", TN_EMETHOD, NULL, NULL, "GET, POST",
+     NULL},
+    {TN_HTTP_GET, "/v1/sessions/" SID, "", 0, "session_get", NULL,
+     "GET, PATCH, DELETE", NULL},
+    {TN_HTTP_PATCH, "/v1/sessions/" SID, "", 0, "session_renew", NULL, NULL,
+     NULL},
+    {TN_HTTP_DELETE, "/v1/sessions/" SID, "force=true", 0, "session_end", NULL,
+     NULL, NULL},
+    {TN_HTTP_DELETE, "/v1/sessions/" SID, "force=1", TN_EINVAL, "session_end",
+     NULL, NULL, "force"},
+    {TN_HTTP_POST, "/v1/sessions/" SID, "", TN_EMETHOD, NULL, NULL,
+     "GET, PATCH, DELETE", NULL},
+    {TN_HTTP_POST, "/v1/sessions/" SID "/leases", "", 0, "session_claim", NULL,
+     "POST, DELETE", NULL},
+    {TN_HTTP_DELETE, "/v1/sessions/" SID "/leases", "", 0, "session_release",
+     NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/sessions/" SID "/leases", "", TN_EMETHOD, NULL, NULL,
+     "POST, DELETE", NULL},
+    {TN_HTTP_GET, "/v1/sessions/" SID "/", "", TN_ENOTFOUND, NULL, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/sessions/" SID "/other", "", TN_ENOTFOUND, NULL, NULL,
+     NULL, NULL},
+    {TN_HTTP_GET, "/v1/sessions/0123456789ABCDEF0123456789abcdef", "",
+     TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/sessions/0123456789abcdef0123456789abcde", "", TN_EINVAL,
+     NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/sessions/0123456789abcdef0123456789abcdef0", "",
+     TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/sessions/0123456789abcdef0123456789abcdeg", "",
+     TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_GET, "/v1/sessions/%30123456789abcdef0123456789abcde", "",
+     TN_EINVAL, NULL, NULL, NULL, NULL},
+    {TN_HTTP_POST, "/v1/sessions/x/leases", "", TN_EINVAL, NULL, NULL, NULL,
+     NULL},
+    {TN_HTTP_GET, "/v1/sessions//leases", "", TN_EINVAL, NULL, NULL, NULL,
+     NULL},
 };
 
 static void check_case(const struct rcase *k)
@@ -327,6 +373,36 @@ static void test_name_bounds(void **state)
     assert_int_equal(tn_route_path(path, &m), TN_EINVAL);
 }
 
+/* A session path: the {id} as it was sent, bad_id on a bad one (the
+ * 400 then says so), and only the batch rows may take large bodies. */
+static void test_session_ids(void **state)
+{
+    (void)state;
+    struct tn_route_match m;
+    assert_int_equal(tn_route_path("/v1/sessions/" SID "/leases", &m), 0);
+    assert_string_equal(m.id, SID);
+    assert_false(m.bad_id);
+    assert_int_equal(m.name_len, 0);
+    assert_int_equal(tn_route_path("/v1/sessions/" SID, &m), 0);
+    assert_string_equal(m.id, SID);
+    assert_int_equal(tn_route_path("/v1/sessions/abc", &m), TN_EINVAL);
+    assert_true(m.bad_id);
+    assert_string_equal(m.id, "");
+    assert_int_equal(tn_route_path("/v1/leases/%zz", &m), TN_EINVAL);
+    assert_false(m.bad_id);
+    assert_int_equal(tn_route_path("/v1/leases/a", &m), 0);
+    assert_string_equal(m.id, "");
+    for (size_t i = 0; i < tn_routes_count; i++) {
+        const struct tn_route *r = &tn_routes[i];
+        bool batch = strcmp(r->pattern, "/v1/sessions/{id}/leases") == 0;
+        assert_int_equal((r->flags & TN_ROUTE_BATCH) != 0, batch);
+        if (strncmp(r->pattern, "/v1/sessions", 12) == 0) {
+            assert_int_equal(r->target, TN_ROUTE_SOME);
+            assert_int_equal(r->off_rc, TN_ENOTIMPL);
+        }
+    }
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -451,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_query_values),
         cmocka_unit_test(test_name_bounds),
+        cmocka_unit_test(test_session_ids),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_table__matches_openapi),
         cmocka_unit_test(test_table__rows_consistent),

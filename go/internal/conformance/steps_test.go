@@ -17,10 +17,19 @@ import (
 func (r *runner) step(st map[string]any) (map[string]any, error) {
 	ctx := context.Background()
 	op, _ := st["do"].(string)
-	var res map[string]any
-	var err error
+	res, err, ok := r.sessionStep(ctx, op, st)
+	if ok {
+		if err != nil {
+			return errResult(err)
+		}
+		return res, nil
+	}
 	switch op {
 	case "acquire":
+		if _, under := st["session"]; under {
+			res, err = r.sessionAcquire(ctx, st)
+			break
+		}
 		res, err = r.acquire(ctx, st)
 	case "adopt":
 		var l *tenure.Lease
@@ -112,9 +121,18 @@ func (r *runner) openEvents() error {
 	go func() {
 		for s.Next() {
 			ev := s.Event()
+			got := map[string]any{"type": ev.Type, "name": ev.Name,
+				"owner_id": ev.OwnerID, "token": int64(ev.Token), "floor": int64(ev.Floor)}
+			if ev.SessionID != "" { // every session's: this run's only
+				owner, mine := r.ownerRel(ev.OwnerID)
+				if !mine {
+					continue
+				}
+				got = map[string]any{"type": ev.Type, "session_id": ev.SessionID,
+					"owner_id": owner, "reason": ev.Reason}
+			}
 			r.mu.Lock()
-			r.got = append(r.got, map[string]any{"type": ev.Type, "name": ev.Name,
-				"owner_id": ev.OwnerID, "token": int64(ev.Token), "floor": int64(ev.Floor)})
+			r.got = append(r.got, got)
 			r.mu.Unlock()
 			select {
 			case r.more <- struct{}{}:

@@ -8,6 +8,16 @@
 
 #include "store/embedded/embedded.h"
 
+/* The start of every operation: the store s is, with the time the
+ * operation sees in *now, or NULL when a failed disk refuses it (then
+ * answered already: TN_EUNAVAIL or TN_ENOSPC). */
+struct embedded *tn_embedded_op_begin(struct tn_store *s,
+                                      struct tn_store_result *out,
+                                      tn_store_done_fn done, void *arg,
+                                      int64_t *now);
+/* Persist l (its row into the open batch); whoever answers about it
+ * waits for l->seq (tn_embedded_finish). */
+void tn_embedded_commit_row(struct embedded *e, struct tn_lease_entry *l);
 /* Persist l and answer done(arg) after its commit. */
 void tn_embedded_commit_change(struct embedded *e, struct tn_lease_entry *l,
                                struct tn_store_result *out,

@@ -43,6 +43,7 @@ struct tn_commit {
     struct tn_loop_post kick_post;      /* wakes the committer */
     bool kick_queued;                   /* kick_post is deferred (loop) */
     bool parked;                        /* the committer waits for work */
+    bool held;                          /* the loop asked: do not cut */
     int64_t last_io_ns;                 /* end of the last write or beat */
 };
 
@@ -145,10 +146,11 @@ static struct tn_batch *take_ready(struct tn_commit *c)
     return b;
 }
 
-/* Committer thread: is there a batch for it (never in_loop)? */
+/* Committer thread: is there a batch for it (never in_loop, nor while
+ * the loop holds the open one)? */
 static bool thread_has_batch(struct tn_commit *c)
 {
-    return !c->cfg.in_loop && !batch_is_empty(c->open);
+    return !c->cfg.in_loop && !c->held && !batch_is_empty(c->open);
 }
 
 /* Committer thread: take the open batch, or NULL when stopping with
@@ -158,7 +160,7 @@ static struct tn_batch *take_open(struct tn_commit *c)
     pthread_mutex_lock(&c->mu);
     while (!c->stopping && c->state != ST_RECOVERING && !thread_has_batch(c))
         wait_or_heartbeat(c);
-    struct tn_batch *b = c->cfg.in_loop ? NULL : take_ready(c);
+    struct tn_batch *b = thread_has_batch(c) ? take_ready(c) : NULL;
     pthread_mutex_unlock(&c->mu);
     return b;
 }
@@ -402,22 +404,71 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
     return q;
 }
 
-void tn_commit_add_row(struct tn_commit *c, const struct tn_lease_entry *l,
-                       uint64_t last_token)
+/* mu held: a fresh row at the end of the open batch. */
+static struct tn_row *next_row(struct tn_batch *b)
 {
-    pthread_mutex_lock(&c->mu);
-    struct tn_batch *b = c->open;
     b->rows = grow(b->rows, &b->cap_rows, b->n_rows + 1, sizeof(*b->rows));
     struct tn_row *r = &b->rows[b->n_rows++];
+    memset(r, 0, sizeof(*r));
+    return r;
+}
+
+/* mu held: l's row image into b. */
+static void put_lease(struct tn_batch *b, const struct tn_lease_entry *l,
+                      uint64_t last_token)
+{
+    struct tn_row *r = next_row(b);
     r->row_id = l->row_id;
     r->name_off = add_string(b, l->name);
     r->owner_off = add_string(b, l->owner_id != NULL ? l->owner_id : "");
     r->rid_off = add_string(b, l->request_id);
     r->principal_off = add_string(b, l->principal);
     TN_LEASE_COPY_GRANT(r, l);
-    r->retired = false;
     r->ended = l->held && l->expiry_noted;
-    b->last_seq = l->seq;
+    r->session_row = l->session != NULL ? l->session->row_id : 0;
+    if (l->seq > b->last_seq)
+        b->last_seq = l->seq;
+    b->last_token = last_token;
+}
+
+void tn_commit_add_row(struct tn_commit *c, const struct tn_lease_entry *l,
+                       uint64_t last_token)
+{
+    pthread_mutex_lock(&c->mu);
+    put_lease(c->open, l, last_token);
+    pthread_mutex_unlock(&c->mu);
+    kick_later(c);
+}
+
+void tn_commit_hold(struct tn_commit *c, bool hold)
+{
+    pthread_mutex_lock(&c->mu);
+    c->held = hold;
+    pthread_mutex_unlock(&c->mu);
+    if (!hold)
+        kick_later(c);
+}
+
+void tn_commit_add_session(struct tn_commit *c, const struct tn_session *s,
+                           bool gone, uint64_t last_token)
+{
+    pthread_mutex_lock(&c->mu);
+    struct tn_batch *b = c->open;
+    struct tn_row *r = next_row(b);
+    r->session = true;
+    r->row_id = s->row_id;
+    r->name_off = add_string(b, s->id);
+    r->owner_off = add_string(b, s->owner_id);
+    r->rid_off = SIZE_MAX;
+    r->principal_off = add_string(b, s->principal);
+    memcpy(r->secret, s->secret, TN_SECRET_BYTES);
+    r->ttl_ms = s->ttl_ms;
+    r->expires_at_ms = s->expires_at_ms;
+    r->end = (uint8_t)s->end;
+    r->ended_at_ms = s->ended_at_ms;
+    r->retired = gone;
+    if (s->seq > b->last_seq)
+        b->last_seq = s->seq;
     b->last_token = last_token;
     pthread_mutex_unlock(&c->mu);
     kick_later(c);
@@ -428,9 +479,7 @@ void tn_commit_add_retire(struct tn_commit *c, const struct tn_lease_entry *l,
 {
     pthread_mutex_lock(&c->mu);
     struct tn_batch *b = c->open;
-    b->rows = grow(b->rows, &b->cap_rows, b->n_rows + 1, sizeof(*b->rows));
-    struct tn_row *r = &b->rows[b->n_rows++];
-    memset(r, 0, sizeof(*r));
+    struct tn_row *r = next_row(b);
     r->row_id = l->row_id;
     r->name_off = add_string(b, l->name);
     r->owner_off = add_string(b, "");
@@ -438,7 +487,8 @@ void tn_commit_add_retire(struct tn_commit *c, const struct tn_lease_entry *l,
     r->principal_off = SIZE_MAX;
     r->token = floor;
     r->retired = true;
-    b->last_seq = l->seq;
+    if (l->seq > b->last_seq)
+        b->last_seq = l->seq;
     b->last_token = floor;
     pthread_mutex_unlock(&c->mu);
     kick_later(c);

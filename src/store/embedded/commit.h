@@ -24,7 +24,10 @@
 
 struct tn_commit;
 
-/* One lease row as it must become durable; strings live in batch->strings. */
+/* One row as it must become durable; strings live in batch->strings.  A
+ * lease row (of the file's `leases`), or with session set a session's row
+ * (of `sessions`, ids of their own): name_off is then the session's id,
+ * owner_off and principal_off its owner and principal, token 0. */
 struct tn_row {
     uint32_t row_id;      /* the lease's row in the file */
     size_t name_off;      /* offset into strings */
@@ -37,9 +40,14 @@ struct tn_row {
     int64_t expires_at_ms;           /* server clock */
     int64_t lock_delay_ms;           /* after expiry */
     bool held;                       /* granted and not released */
-    bool ended;   /* held, and its expiry was recorded (docs/SAFETY.md 8) */
+    bool ended;   /* held, its expiry recorded (docs/safety/revealed-end.md) */
     bool retired; /* the name was retired: delete the row; token is the
-                     retirement floor (the token counter at the time) */
+                     retirement floor (the token counter at the time); a
+                     session row: the session is gone, delete its row */
+    uint32_t session_row; /* a lease row: its session's row, 0 = none */
+    bool session;         /* a session's row, not a lease's */
+    uint8_t end;          /* a session row: enum tn_session_end */
+    int64_t ended_at_ms;  /* a session row: when it ended (server clock) */
 };
 
 struct tn_waiter {
@@ -103,6 +111,16 @@ bool tn_commit_parked(struct tn_commit *c);
  * memory (the table would otherwise diverge from what is durable). */
 void tn_commit_add_row(struct tn_commit *c, const struct tn_lease_entry *l,
                        uint64_t last_token);
+/* Loop thread: with hold, the committer does not cut the open batch until
+ * hold is taken back (in the same loop turn): the rows added meanwhile
+ * become durable in one commit (a claim's grants).  Rows are still added
+ * in change-number order, so durable_seq never covers one not written. */
+void tn_commit_hold(struct tn_commit *c, bool hold);
+/* Loop thread: append the row of session s (s->row_id, s->seq) to the
+ * open batch, or with gone, the deletion of its row.  Aborts on out of
+ * memory. */
+void tn_commit_add_session(struct tn_commit *c, const struct tn_session *s,
+                           bool gone, uint64_t last_token);
 /* Loop thread: append the retirement of l's row (l->row_id, l->seq) to
  * the open batch; floor is the token counter now. */
 void tn_commit_add_retire(struct tn_commit *c, const struct tn_lease_entry *l,

@@ -48,11 +48,13 @@ struct tn_disk {
     double seconds;          /* mu: time spent compacting */
 };
 
-/* Where the last image of each row of a generation is: row id -> record
- * number << 32 | index in the record.  Open addressing; row ids are never
- * 0, which marks a free slot. */
+/* Where the last image of each row of a generation is: row key (the row
+ * id, with bit 32 set for a session's row: sessions number their rows on
+ * their own) -> record number << 32 | index in the record.  Open
+ * addressing; row ids are never 0, so neither are keys: 0 marks a free
+ * slot. */
 struct last_img {
-    uint32_t *ids;
+    uint64_t *ids;
     uint64_t *at;
     size_t cap; /* a power of two, or 0 */
     size_t n;   /* ids stored */
@@ -68,9 +70,15 @@ struct apply {
     uint64_t rows;          /* rows put */
 };
 
-static size_t last_find(const struct last_img *m, uint32_t id)
+static uint64_t row_key(const struct tn_row *r)
 {
-    size_t i = (size_t)(id * 2654435761u) & (m->cap - 1);
+    return (r->session ? (uint64_t)1 << 32 : 0) | r->row_id;
+}
+
+static size_t last_find(const struct last_img *m, uint64_t id)
+{
+    size_t i =
+        (size_t)((id ^ id >> 29) * 0x9e3779b97f4a7c15u >> 20) & (m->cap - 1);
     while (m->ids[i] != 0 && m->ids[i] != id)
         i = (i + 1) & (m->cap - 1);
     return i;
@@ -105,7 +113,7 @@ static int note_last(struct last_img *m, const struct tn_journal_rec *r)
     for (size_t i = 0; i < r->batch->n_rows; i++) {
         if ((m->n + 1) * 2 > m->cap && last_grow(m) < 0)
             return TN_ENOMEM;
-        uint32_t id = r->batch->rows[i].row_id;
+        uint64_t id = row_key(&r->batch->rows[i]);
         size_t j = last_find(m, id);
         if (m->ids[j] == 0) {
             m->ids[j] = id;
@@ -133,12 +141,12 @@ static int apply_rec(void *ctx, const struct tn_journal_rec *r)
         /* Every retirement raises the floor, also one whose row a later
          * image replaces (the id was reused). */
         const struct tn_row *row = &r->batch->rows[i];
-        if (row->retired && row->token > a->retired_floor)
+        if (row->retired && !row->session && row->token > a->retired_floor)
             a->retired_floor = row->token;
     }
     for (size_t i = 0; rc == 0 && i < r->batch->n_rows; i++) {
         if (a->last != NULL &&
-            a->last->at[last_find(a->last, r->batch->rows[i].row_id)] !=
+            a->last->at[last_find(a->last, row_key(&r->batch->rows[i]))] !=
                 (r->seq << 32 | i))
             continue;
         rc = tn_sqlite_db_put_row(a->db, r->batch, i);

@@ -4,8 +4,12 @@
  * the parts below it.  From the bottom: history.c (the grant ledger),
  * events.c (expiries and durable events), retire.c (retiring names),
  * change.c (a change into the open batch, answered after its commit),
- * wait.c (blocking acquire), store.c (the vtable, decisions, open and
- * close).  Loop thread only, except where a field says otherwise. */
+ * wait.c (blocking acquire), session.c (the session operations), claim.c
+ * (claims and batch releases under a session), read.c (get, check, list,
+ * history), store.c (the vtable, acquire, renew, release, open and
+ * close).  events.c also keeps the sessions' expiries and settles the
+ * leases of ended sessions.  Loop thread only, except where a field says
+ * otherwise. */
 #ifndef TN_STORE_EMBEDDED_H
 #define TN_STORE_EMBEDDED_H
 
@@ -19,6 +23,9 @@
 struct tn_disk;
 
 #define RETRY_AFTER_MS 1000
+
+/* result.reason of a TN_ELOST about a session (docs/SESSIONS.md). */
+#define TN_EMBEDDED_SESSION_LOST "the session has ended or does not exist"
 #define N_BATCH_BUCKETS 12
 #define N_LAT_BUCKETS 12
 
@@ -60,6 +67,22 @@ struct embedded {
     size_t n_live;                         /* leases counted live */
     size_t max_leases;                     /* cap on n_live; 0 none */
     size_t max_names;                      /* cap on table.count; 0 none */
+    /* Sessions (docs/SESSIONS.md; events.c, session.c). */
+    size_t n_sessions_live;             /* sessions counted live */
+    size_t max_sessions;                /* cap on n_sessions_live; 0 none */
+    struct tn_heap session_expiries;    /* min-heap of struct tn_sexpiry */
+    struct tn_loop_timer session_timer; /* at its minimum */
+    struct tn_session *settle_head;     /* ended sessions whose leases are
+                                           still to settle, oldest first */
+    struct tn_session *settle_tail;     /* the newest of them */
+    struct tn_loop_timer settle_timer;  /* settles the next slice */
+    uint64_t sessions_gone_seq; /* change of the last session row deleted */
+    uint64_t sessions_opened;   /* sessions opened */
+    uint64_t sessions_ended[4]; /* sessions ended, by enum tn_session_end */
+    uint64_t leases_settled;    /* leases ended with their session */
+    /* wait.c's: l ended outside a request about its name (its session
+     * ended); serve its waiters on the next loop turn.  May be NULL. */
+    void (*lease_freed)(struct embedded *e, struct tn_lease_entry *l);
 };
 
 #endif

@@ -1,27 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The journal's file format, appends and reads (journal.h).
- *
- * A record, little-endian, starting on a TN_JOURNAL_ALIGN boundary:
- *   0  u64 sum         SipHash-2-4 of bytes 8 .. 40 + len
- *   8  u32 magic       "TNJ1"
- *  12  u32 len         payload bytes
- *  16  u64 gen         generation
- *  24  u64 seq         1, 2, ... inside the generation
- *  32  u64 prev_count  records of generation gen - 1
- *  40  payload:
- *        u64 last_token, i64 alive_at_ms, u32 n_rows, u32 strings_len,
- *        n_rows rows of ROW_BYTES, then strings_len bytes of NUL-ended
- *        strings the rows point into
- *      then zeros up to the next boundary.
- * A row: u32 row_id, u32 flags (1 = held, 2 = its expiry was recorded:
- * docs/SAFETY.md section 8; 4 = retired: the row is deleted and token is
- * the retirement floor), u64 token, i64 ttl_ms,
- * i64 expires_at_ms, i64 lock_delay_ms, 16 bytes of secret, and u32
- * offsets of name, owner, request id and principal (NONE when absent).
- *
- * The checksum is not a secret: it catches torn and damaged writes.  Lease
- * names and owners are printable text without NUL bytes, so a name cannot
- * spell a header (gen, seq and prev_count have zero high bytes). */
+/* The journal's files, appends and reads (journal.h); the layout of one
+ * record is journal_rec.c's. */
 #include "store/embedded/journal.h"
 
 #include <errno.h>
@@ -36,15 +15,7 @@
 #include "common/alloc.h"
 #include "common/assert.h"
 #include "common/clock.h"
-
-#define MAGIC 0x314a4e54u /* "TNJ1" */
-#define PAYLOAD_FIXED 24
-#define ROW_BYTES 72
-#define NONE UINT32_MAX
-#define MAX_PAYLOAD ((uint32_t)1 << 30)
-
-static const unsigned char sum_key[crypto_shorthash_KEYBYTES] =
-    "tenure-journal-1";
+#include "store/embedded/journal_rec.h"
 
 struct tn_journal {
     int fd[2];           /* journal-0, journal-1 */
@@ -58,48 +29,6 @@ struct tn_journal {
     size_t wcap;         /* its size */
     bool broken;         /* an fdatasync failed: no more appends */
 };
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-static uint64_t align_up(uint64_t n, uint64_t a)
-{
-    return (n + a - 1) / a * a;
-}
-
-static uint64_t checksum(const unsigned char *rec, uint32_t len)
-{
-    unsigned char out[crypto_shorthash_BYTES];
-    crypto_shorthash(out, rec + 8,
-                     (unsigned long long)(TN_JOURNAL_HEADER - 8) + len,
-                     sum_key);
-    return get64(out);
-}
 
 int tn_journal_open(const char *dir, struct tn_journal **out,
                     struct tn_errmsg *em)
@@ -188,87 +117,10 @@ fail:
     return TN_EIO;
 }
 
-struct hdr {
-    uint32_t len;
-    uint64_t gen, seq, prev_count;
-};
-
-/* The record at off if its header and checksum hold. */
-static bool record_at(const struct file *f, uint64_t off, struct hdr *h)
+/* The record at off of f if its header and checksum hold. */
+static bool record_at(const struct file *f, uint64_t off, struct tn_jrec_hdr *h)
 {
-    if (off + TN_JOURNAL_HEADER > f->size)
-        return false;
-    const unsigned char *p = f->data + off;
-    if (get32(p + 8) != MAGIC)
-        return false;
-    h->len = get32(p + 12);
-    h->gen = get64(p + 16);
-    h->seq = get64(p + 24);
-    h->prev_count = get64(p + 32);
-    if (h->len > MAX_PAYLOAD || h->len > f->size - off - TN_JOURNAL_HEADER ||
-        h->gen == 0 || h->seq == 0)
-        return false;
-    return checksum(p, h->len) == get64(p);
-}
-
-/* Rows decoded from one payload; grown as needed, freed by the reader. */
-struct rows {
-    struct tn_row *v;
-    size_t cap;
-};
-
-/* Decode a checked payload into b (rows into r, strings in place). */
-static int decode(const unsigned char *p, uint32_t len, struct rows *r,
-                  struct tn_batch *b, int64_t *alive_at_ms)
-{
-    if (len < PAYLOAD_FIXED)
-        return TN_EIO;
-    uint64_t n = get32(p + 16), slen = get32(p + 20);
-    if ((uint64_t)PAYLOAD_FIXED + n * ROW_BYTES + slen != len)
-        return TN_EIO;
-    const unsigned char *s = p + PAYLOAD_FIXED + n * ROW_BYTES;
-    if (slen > 0 && s[slen - 1] != '\0')
-        return TN_EIO;
-    if (n > r->cap) {
-        struct tn_row *v = tn_reallocarray(r->v, n, sizeof(*v));
-        if (v == NULL)
-            return TN_ENOMEM;
-        r->v = v;
-        r->cap = n;
-    }
-    memset(b, 0, sizeof(*b));
-    b->last_token = get64(p);
-    *alive_at_ms = (int64_t)get64(p + 8);
-    b->rows = r->v;
-    b->n_rows = n;
-    b->strings.data = (char *)(uintptr_t)s;
-    b->strings.len = slen;
-    for (uint64_t i = 0; i < n; i++) {
-        const unsigned char *q = p + PAYLOAD_FIXED + i * ROW_BYTES;
-        struct tn_row *row = &r->v[i];
-        uint32_t off[4];
-        for (int k = 0; k < 4; k++) {
-            off[k] = get32(q + 56 + 4 * k);
-            if (off[k] != NONE && off[k] >= slen)
-                return TN_EIO;
-        }
-        row->row_id = get32(q);
-        if (row->row_id == 0 || off[0] == NONE || off[1] == NONE)
-            return TN_EIO;
-        row->held = (get32(q + 4) & 1) != 0;
-        row->ended = row->held && (get32(q + 4) & 2) != 0;
-        row->retired = (get32(q + 4) & 4) != 0;
-        row->token = get64(q + 8);
-        row->ttl_ms = (int64_t)get64(q + 16);
-        row->expires_at_ms = (int64_t)get64(q + 24);
-        row->lock_delay_ms = (int64_t)get64(q + 32);
-        memcpy(row->secret, q + 40, TN_SECRET_BYTES);
-        row->name_off = off[0];
-        row->owner_off = off[1];
-        row->rid_off = off[2] == NONE ? SIZE_MAX : off[2];
-        row->principal_off = off[3] == NONE ? SIZE_MAX : off[3];
-    }
-    return TN_OK;
+    return tn_jrec_at(f->data, f->size, off, h);
 }
 
 /* What one file holds: its generation (0 when its first record is not
@@ -285,7 +137,7 @@ struct scan {
 static int scan_file(const struct file *f, const char *path, uint64_t after,
                      struct scan *out, struct tn_errmsg *em)
 {
-    struct hdr h;
+    struct tn_jrec_hdr h;
     uint64_t off = 0;
     memset(out, 0, sizeof(*out));
     while (record_at(f, off, &h)) {
@@ -298,7 +150,7 @@ static int scan_file(const struct file *f, const char *path, uint64_t after,
         if (out->count == 0 && h.seq != 1)
             break;
         out->count++;
-        off += align_up(TN_JOURNAL_HEADER + (uint64_t)h.len, TN_JOURNAL_ALIGN);
+        off += tn_jrec_align(TN_JOURNAL_HEADER + (uint64_t)h.len);
     }
     if (out->count == 0)
         out->gen = 0;
@@ -326,16 +178,18 @@ static int deliver(const struct file *f, const char *path,
                    const struct scan *sc, unsigned pass, tn_journal_fn fn,
                    void *ctx, struct tn_errmsg *em)
 {
-    struct rows rows = {0};
+    struct tn_jrec_rows rows = {0};
     uint64_t off = 0;
     int rc = TN_OK;
     for (uint64_t seq = 1; rc == 0 && seq <= sc->count; seq++) {
-        uint32_t len = get32(f->data + off + 12);
+        struct tn_jrec_hdr h;
+        tn_jrec_header(f->data + off, &h);
+        uint32_t len = h.len;
         struct tn_batch b;
         struct tn_journal_rec rec = {
             .gen = sc->gen, .seq = seq, .pass = pass, .batch = &b};
-        rc = decode(f->data + off + TN_JOURNAL_HEADER, len, &rows, &b,
-                    &rec.alive_at_ms);
+        rc = tn_jrec_decode(f->data + off + TN_JOURNAL_HEADER, len, h.version,
+                            &rows, &b, &rec.alive_at_ms);
         if (rc < 0)
             tn_errmsg_set(em,
                           "journal \"%s\": record %llu of generation %llu "
@@ -344,7 +198,7 @@ static int deliver(const struct file *f, const char *path,
                           (unsigned long long)sc->gen);
         else
             rc = fn(ctx, &rec);
-        off += align_up(TN_JOURNAL_HEADER + (uint64_t)len, TN_JOURNAL_ALIGN);
+        off += tn_jrec_align(TN_JOURNAL_HEADER + (uint64_t)len);
     }
     tn_free(rows.v);
     return rc;
@@ -456,62 +310,6 @@ uint64_t tn_journal_bytes(const struct tn_journal *j)
     return j->off;
 }
 
-static uint32_t off32(size_t off)
-{
-    return off == SIZE_MAX ? NONE : (uint32_t)off;
-}
-
-/* Encode b into j->wbuf; the record's length, or 0 when it cannot be. */
-static uint64_t encode(struct tn_journal *j, const struct tn_batch *b,
-                       int64_t alive_at_ms)
-{
-    uint64_t len =
-        PAYLOAD_FIXED + (uint64_t)b->n_rows * ROW_BYTES + b->strings.len;
-    if (len > MAX_PAYLOAD || b->strings.len >= NONE)
-        return 0;
-    uint64_t total = align_up(TN_JOURNAL_HEADER + len, TN_JOURNAL_ALIGN);
-    if (total > j->wcap) {
-        unsigned char *w = tn_malloc(total);
-        if (w == NULL)
-            return 0;
-        tn_free(j->wbuf);
-        j->wbuf = w;
-        j->wcap = total;
-    }
-    unsigned char *p = j->wbuf, *q = p + TN_JOURNAL_HEADER;
-    put32(p + 8, MAGIC);
-    put32(p + 12, (uint32_t)len);
-    put64(p + 16, j->gen);
-    put64(p + 24, j->seq + 1);
-    put64(p + 32, j->prev_count);
-    put64(q, b->last_token);
-    put64(q + 8, (uint64_t)alive_at_ms);
-    put32(q + 16, (uint32_t)b->n_rows);
-    put32(q + 20, (uint32_t)b->strings.len);
-    for (size_t i = 0; i < b->n_rows; i++) {
-        const struct tn_row *r = &b->rows[i];
-        unsigned char *w = q + PAYLOAD_FIXED + i * ROW_BYTES;
-        put32(w, r->row_id);
-        put32(w + 4, (r->held ? 1u : 0u) | (r->held && r->ended ? 2u : 0u) |
-                         (r->retired ? 4u : 0u));
-        put64(w + 8, r->token);
-        put64(w + 16, (uint64_t)r->ttl_ms);
-        put64(w + 24, (uint64_t)r->expires_at_ms);
-        put64(w + 32, (uint64_t)r->lock_delay_ms);
-        memcpy(w + 40, r->secret, TN_SECRET_BYTES);
-        put32(w + 56, off32(r->name_off));
-        put32(w + 60, off32(r->owner_off));
-        put32(w + 64, off32(r->rid_off));
-        put32(w + 68, off32(r->principal_off));
-    }
-    unsigned char *s = q + PAYLOAD_FIXED + b->n_rows * ROW_BYTES;
-    if (b->strings.len > 0)
-        memcpy(s, b->strings.data, b->strings.len);
-    memset(s + b->strings.len, 0, total - TN_JOURNAL_HEADER - len);
-    put64(p, checksum(p, (uint32_t)len));
-    return total;
-}
-
 static int write_all(int fd, const unsigned char *p, uint64_t n, uint64_t off)
 {
     while (n > 0) {
@@ -532,7 +330,8 @@ static int write_all(int fd, const unsigned char *p, uint64_t n, uint64_t off)
 static int grow(struct tn_journal *j, int i, uint64_t need)
 {
     static const unsigned char zeros[64 * 1024];
-    uint64_t to = align_up(need, TN_JOURNAL_CHUNK);
+    uint64_t to =
+        (need + TN_JOURNAL_CHUNK - 1) / TN_JOURNAL_CHUNK * TN_JOURNAL_CHUNK;
     while (j->size[i] < to) {
         uint64_t n = to - j->size[i];
         if (n > sizeof(zeros))
@@ -552,7 +351,9 @@ int tn_journal_append(struct tn_journal *j, const struct tn_batch *b,
     *sync_us = 0;
     if (j->broken)
         return TN_EIO;
-    uint64_t total = encode(j, b, alive_at_ms);
+    struct tn_jrec_hdr h = {
+        .gen = j->gen, .seq = j->seq + 1, .prev_count = j->prev_count};
+    uint64_t total = tn_jrec_encode(&j->wbuf, &j->wcap, &h, b, alive_at_ms);
     if (total == 0)
         return TN_ENOMEM;
     int i = (int)(j->gen % 2);

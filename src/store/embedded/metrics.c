@@ -16,6 +16,34 @@ static void print_hist(struct tn_buf *out, const char *name, const uint64_t *h,
     tn_metrics_hist_write(out, &m);
 }
 
+/* Sessions: live now, opened and ended by reason, and the leases that
+ * ended with their session (settled) or still wait for it. */
+static void sessions_metrics(const struct embedded *e, struct tn_buf *out)
+{
+    size_t settling = 0;
+    for (const struct tn_session *s = e->settle_head; s != NULL;
+         s = s->settle_next)
+        settling += s->n_leases;
+    (void)tn_buf_printf(
+        out,
+        "# TYPE tenure_sessions_live gauge\ntenure_sessions_live %zu\n"
+        "# TYPE tenure_sessions_opened_total counter\n"
+        "tenure_sessions_opened_total %llu\n"
+        "# TYPE tenure_sessions_ended_total counter\n"
+        "tenure_sessions_ended_total{reason=\"expired\"} %llu\n"
+        "tenure_sessions_ended_total{reason=\"released\"} %llu\n"
+        "tenure_sessions_ended_total{reason=\"revoked\"} %llu\n"
+        "# TYPE tenure_session_leases_settled_total counter\n"
+        "tenure_session_leases_settled_total %llu\n"
+        "# TYPE tenure_session_leases_settling gauge\n"
+        "tenure_session_leases_settling %zu\n",
+        e->n_sessions_live, (unsigned long long)e->sessions_opened,
+        (unsigned long long)e->sessions_ended[TN_SESSION_EXPIRED],
+        (unsigned long long)e->sessions_ended[TN_SESSION_RELEASED],
+        (unsigned long long)e->sessions_ended[TN_SESSION_REVOKED],
+        (unsigned long long)e->leases_settled, settling);
+}
+
 void tn_embedded_metrics(struct tn_store *s, struct tn_buf *out)
 {
     struct embedded *e = (struct embedded *)s;
@@ -40,6 +68,7 @@ void tn_embedded_metrics(struct tn_store *s, struct tn_buf *out)
         "# TYPE tenure_expiries_total counter\ntenure_expiries_total %llu\n",
         (unsigned long long)e->expiries_total);
     tn_waitq_metrics(&e->waits, out);
+    sessions_metrics(e, out);
     (void)tn_buf_printf(
         out,
         "# TYPE tenure_names_retired_total counter\n"

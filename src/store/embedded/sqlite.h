@@ -14,7 +14,7 @@
 #include "lease/lease.h"
 #include "store/embedded/commit.h"
 
-#define TN_SQLITE_SCHEMA_VERSION 5
+#define TN_SQLITE_SCHEMA_VERSION 6
 
 struct tn_sqlite_db;
 
@@ -24,14 +24,19 @@ int tn_sqlite_db_open(const char *path, struct tn_sqlite_db **out,
                       struct tn_errmsg *em);
 void tn_sqlite_db_close(struct tn_sqlite_db *db);
 
-/* Load every row into t (which must be empty).  Restart rule (CONTRACT §4.5):
+/* Load every row into t (which must be empty), sessions first
+ * (sqlite_load.c).  Restart rule (CONTRACT §4.5):
  * a held row that may have been live at the crash stays held for its full
  * TTL counted from now_ms.  Every write records alive_at_ms (server clock);
  * if the file was written in this same boot, a row whose stored expiry is
  * not after alive_at_ms expired while the server was still running, so it
  * certainly was not live at the crash.  With exact, stored expiries are
- * kept as they are (reload inside one process).  Sets each entry's
- * row_id and t->last_row_id.  Records the boot id. */
+ * kept as they are (reload inside one process).  Sessions follow the
+ * same rule, and a lease row under a session is on that session's list
+ * (live or ended: the store settles the leases of an ended one); a
+ * recorded end, a session's or a lease's, stays.  Sets each entry's
+ * row_id, t->last_row_id and t->last_session_row.  Records the boot
+ * id. */
 struct tn_sqlite_load_hook;
 int tn_sqlite_db_load(struct tn_sqlite_db *db, struct tn_lease_table *t,
                       int64_t now_ms, bool exact,

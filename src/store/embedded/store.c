@@ -20,42 +20,20 @@
 #include "lease/table.h"
 #include "store/backend.h"
 #include "store/embedded/change.h"
+#include "store/embedded/claim.h"
 #include "store/embedded/commit.h"
 #include "store/embedded/disk.h"
 #include "store/embedded/events.h"
 #include "store/embedded/history.h"
 #include "store/embedded/metrics.h"
+#include "store/embedded/read.h"
 #include "store/embedded/retire.h"
+#include "store/embedded/session.h"
 #include "store/embedded/sqlite.h"
 #include "store/embedded/wait.h"
 
 /* Grants remembered for GET .../history, across all names. */
 #define LEDGER_RECORDS 65536
-
-/* The start of every operation: the store and the time the operation
- * sees, or NULL when a failed disk refuses it (answered here). */
-static struct embedded *op_begin(struct tn_store *s,
-                                 struct tn_store_result *out,
-                                 tn_store_done_fn done, void *arg, int64_t *now)
-{
-    struct embedded *e = (struct embedded *)s;
-    *now = tn_clock_now_ms();
-    if (e->degraded_rc == 0)
-        return e;
-    out->rc = e->degraded_rc == TN_ENOSPC ? TN_ENOSPC : TN_EUNAVAIL;
-    out->retry_after_ms = RETRY_AFTER_MS;
-    done(arg);
-    return NULL;
-}
-
-/* An operation's view of one name: the store, the time, the name's entry
- * (NULL: never granted, or retired), with an end the answer will reveal
- * made durable first. */
-struct name_op {
-    struct embedded *e;
-    int64_t now;
-    struct tn_lease_entry *l;
-};
 
 /* A name with waiters is refused to newcomers that do not wait: a
  * non-waiting acquire never jumps the queue. */
@@ -74,25 +52,13 @@ static void refuse_queued(struct embedded *e, struct tn_lease_entry *l,
     tn_embedded_finish(e, l->seq, out, done, arg);
 }
 
-/* Would an acquire of l (NULL: a new name) grant now?  Not if it is live
- * or in lock delay. */
-static bool would_grant(const struct tn_lease_entry *l, int64_t now)
-{
-    if (l == NULL)
-        return true;
-    if (tn_lease_is_live(l, now))
-        return false;
-    return !(l->held && l->lock_delay_ms > 0 &&
-             now < l->expires_at_ms + l->lock_delay_ms);
-}
-
 /* --max-leases and --max-names: a grant that would pass one is refused
  * with TN_ECAPACITY (answered now; nothing changed). */
 static bool refuse_if_full(struct embedded *e, const struct tn_lease_entry *l,
                            int64_t now, struct tn_store_result *out,
                            tn_store_done_fn done, void *arg)
 {
-    if (!would_grant(l, now))
+    if (!tn_lease_is_free(l, now))
         return false;
     if (e->max_leases > 0 && e->n_live >= e->max_leases)
         out->capacity = "leases";
@@ -107,17 +73,53 @@ static bool refuse_if_full(struct embedded *e, const struct tn_lease_entry *l,
     return true;
 }
 
+/* An acquire under a session that is not live (or not the caller's):
+ * answered lost (or forbidden) once the end it reveals is durable.  True
+ * if answered. */
+static bool refuse_session(struct embedded *e, const struct tn_acquire_req *r,
+                           int64_t now, struct tn_store_result *out,
+                           tn_store_done_fn done, void *arg)
+{
+    if (r->session_id == NULL)
+        return false;
+    struct tn_session_req sr = {.id = r->session_id, .principal = r->principal};
+    memcpy(sr.secret, r->session_secret, TN_SECRET_BYTES);
+    struct tn_session *s;
+    return tn_embedded_session_refuse(e, &sr, now, out, done, arg, &s);
+}
+
+/* The live grant r asks for again: answered with its token and secret
+ * once it is durable. */
+static void replay(struct embedded *e, struct tn_lease_entry *l, int64_t now,
+                   struct tn_store_result *out, tn_store_done_fn done,
+                   void *arg)
+{
+    out->rc = TN_OK;
+    out->replayed = true;
+    tn_store_view_from_lease(&out->lease, l, now);
+    tn_embedded_finish(e, l->seq, out, done, arg);
+}
+
 static void e_acquire(struct tn_store *s, const struct tn_acquire_req *r,
                       struct tn_store_result *out, tn_store_done_fn done,
                       void *arg)
 {
     uint32_t h = tn_lease_hash(r->name, r->name_len); /* find and grant */
     int64_t now;
-    struct embedded *e = op_begin(s, out, done, arg, &now);
+    struct embedded *e = tn_embedded_op_begin(s, out, done, arg, &now);
     if (e == NULL)
         return;
     struct tn_lease_entry *l =
         tn_lease_find_h(&e->table, h, r->name, r->name_len);
+    if (refuse_session(e, r, now, out, done, arg))
+        return;
+    if (tn_lease_is_replay(l, r, now)) {
+        /* Issue #36: a replay gets its grant back before anything else,
+         * however many others wait for the name (it would otherwise be
+         * refused as queued, or queued behind a grant it holds). */
+        replay(e, l, now, out, done, arg);
+        return;
+    }
     if (tn_embedded_has_waiters(l))
         tn_embedded_wake(e, l); /* serve the queue first if the name is free */
     if (tn_embedded_has_waiters(l) && r->wait_ms <= 0) {
@@ -172,7 +174,7 @@ static void token_op(struct tn_store *s, const struct token_op *op,
                      tn_store_done_fn done, void *arg)
 {
     int64_t now;
-    struct embedded *e = op_begin(s, out, done, arg, &now);
+    struct embedded *e = tn_embedded_op_begin(s, out, done, arg, &now);
     if (e == NULL)
         return;
     struct tn_lease_entry *l = NULL;
@@ -182,6 +184,9 @@ static void token_op(struct tn_store *s, const struct token_op *op,
     if (out->rc == TN_OK) {
         op->granted(e, l, r, now, out, done, arg);
     } else {
+        if (out->rc == TN_EINVAL)
+            out->reason = "renew the session: a lease under a session is "
+                          "renewed only by its session's renew";
         tn_embedded_note_expiry(e, l, now);
         tn_embedded_finish(e, l != NULL ? l->seq : 0, out, done, arg);
     }
@@ -227,117 +232,6 @@ static void e_release(struct tn_store *s, const struct tn_token_req *r,
     token_op(s, &op, r, out, done, arg);
 }
 
-/* The change an answer about l reveals: for a name not in the table (never
- * granted, or retired), the last retirement, whose floor it shows. */
-static uint64_t seq_of(const struct embedded *e, const struct tn_lease_entry *l)
-{
-    return l != NULL ? l->seq : e->retired_seq;
-}
-
-/* Get, check and history: a read of one name.  The answer is written by
- * `answer` from the name's entry (in: the read's own argument), and waits
- * until the end it reveals, noted first, is durable. */
-typedef void answer_fn(const struct name_op *op, const void *in,
-                       struct tn_store_result *out);
-
-static void read_name(struct tn_store *s, const char *name, size_t len,
-                      answer_fn *answer, const void *in,
-                      struct tn_store_result *out, tn_store_done_fn done,
-                      void *arg)
-{
-    struct name_op op;
-    op.e = op_begin(s, out, done, arg, &op.now);
-    if (op.e == NULL)
-        return;
-    op.l = tn_lease_find(&op.e->table, name, len);
-    tn_embedded_note_expiry(op.e, op.l, op.now);
-    answer(&op, in, out);
-    tn_embedded_finish(op.e, seq_of(op.e, op.l), out, done, arg);
-}
-
-static void answer_get(const struct name_op *op, const void *in,
-                       struct tn_store_result *out)
-{
-    (void)in;
-    out->rc = tn_lease_is_live(op->l, op->now) ? TN_OK : TN_ENOTFOUND;
-    if (out->rc == TN_OK)
-        tn_store_view_from_lease(&out->lease, op->l, op->now);
-}
-
-static void e_get(struct tn_store *s, const char *name, size_t name_len,
-                  struct tn_store_result *out, tn_store_done_fn done, void *arg)
-{
-    read_name(s, name, name_len, answer_get, NULL, out, done, arg);
-}
-
-static void answer_check(const struct name_op *op, const void *in,
-                         struct tn_store_result *out)
-{
-    const uint64_t *token = in;
-    out->rc = TN_OK;
-    out->floor =
-        op->l != NULL ? op->l->token : tn_lease_floor_of_absent(&op->e->table);
-    out->has_live = tn_lease_is_live(op->l, op->now);
-    out->current = out->has_live && op->l->token == *token;
-    if (out->has_live)
-        tn_store_view_from_lease(&out->lease, op->l, op->now);
-}
-
-static void e_check(struct tn_store *s, const char *name, size_t name_len,
-                    uint64_t token, struct tn_store_result *out,
-                    tn_store_done_fn done, void *arg)
-{
-    read_name(s, name, name_len, answer_check, &token, out, done, arg);
-}
-
-static void e_list(struct tn_store *s, const struct tn_list_req *r,
-                   struct tn_store_result *out, tn_store_done_fn done,
-                   void *arg)
-{
-    int64_t now;
-    struct embedded *e = op_begin(s, out, done, arg, &now);
-    if (e == NULL)
-        return;
-    tn_embedded_expire_due(e, now); /* a list reveals the ends it leaves out */
-    const struct tn_lease_entry **found = tn_calloc(r->limit, sizeof(*found));
-    size_t n =
-        found == NULL
-            ? 0
-            : tn_lease_list(&e->table, r->prefix, r->prefix_len, r->after,
-                            r->after_len, now, found, r->limit, &out->more);
-    /* Views of what was found, not of the limit: the answer may wait. */
-    out->items = found == NULL ? NULL : tn_calloc(n + 1, sizeof(*out->items));
-    if (out->items == NULL) {
-        tn_free(found);
-        tn_store_result_release(out);
-        out->rc = TN_ENOMEM;
-        done(arg);
-        return;
-    }
-    out->n_items = n;
-    for (size_t i = 0; i < n; i++)
-        tn_store_view_from_lease(&out->items[i], found[i], now);
-    tn_free(found);
-    out->rc = TN_OK;
-    tn_embedded_finish(e, e->table.seq, out, done, arg);
-}
-
-static void answer_history(const struct name_op *op, const void *in,
-                           struct tn_store_result *out)
-{
-    const size_t *limit = in;
-    out->rc = op->l != NULL
-                  ? tn_embedded_ledger_query(op->e, op->l, *limit, op->now, out)
-                  : TN_OK;
-}
-
-static void e_history(struct tn_store *s, const char *name, size_t name_len,
-                      size_t limit, struct tn_store_result *out,
-                      tn_store_done_fn done, void *arg)
-{
-    read_name(s, name, name_len, answer_history, &limit, out, done, arg);
-}
-
 static bool e_is_ready(struct tn_store *s)
 {
     return ((struct embedded *)s)->degraded_rc == 0;
@@ -351,6 +245,7 @@ static void on_batch(void *ctx, struct tn_batch *b)
     if (b->rc == TN_OK) {
         if (b->last_seq > e->durable_seq)
             e->durable_seq = b->last_seq;
+        tn_embedded_settle_kick(e);
         if (b->n_rows > 0) {
             e->commits++;
             e->rows += b->n_rows;
@@ -419,7 +314,7 @@ static int c_recover(void *ctx)
 
 /* After a load: count the held leases whose end is not recorded and track
  * their expiries (tracking counts them; a due one is recorded and
- * uncounted by the expiry timer, docs/SAFETY.md 8). */
+ * uncounted by the expiry timer, docs/safety/revealed-end.md). */
 static void track_loaded(struct embedded *e)
 {
     e->n_live = 0;
@@ -432,6 +327,7 @@ static void on_recovered(void *ctx)
     struct embedded *e = ctx;
     uint64_t seq = e->table.seq;
     tn_embedded_clear_expiries(e);
+    tn_embedded_sessions_clear(e);
     tn_embedded_ledger_clear(e); /* it points into the old table */
     tn_lease_table_release(&e->table);
     e->table = e->reloaded;
@@ -441,6 +337,7 @@ static void on_recovered(void *ctx)
     e->retired_seq = 0;
     e->degraded_rc = 0;
     track_loaded(e);
+    tn_embedded_sessions_loaded(e);
     tn_log(TN_LOG_INFO, "store", "\"store writable again, table reloaded\"");
 }
 
@@ -456,11 +353,15 @@ static void e_close(struct tn_store *s)
     tn_waitq_fini(&e->waits);
     tn_embedded_retire_stop(e);
     tn_commit_stop(e->commit);
+    /* The last commits' answers ran inside the stop and may have asked
+     * for the next settling slice: never after this. */
+    tn_embedded_sessions_clear(e);
     tn_disk_close(e->disk);
     tn_lease_table_release(&e->table);
     tn_lease_table_release(&e->reloaded);
     tn_embedded_clear_expiries(e);
     tn_heap_release(&e->expiries);
+    tn_heap_release(&e->session_expiries);
     tn_embedded_ledger_free(e);
     tn_embedded_free_events(e);
     tn_free(e);
@@ -482,15 +383,22 @@ const struct tn_store_ops tn_store_embedded_ops = {
     .acquire = e_acquire,
     .renew = e_renew,
     .release = e_release,
-    .get = e_get,
-    .check = e_check,
-    .list = e_list,
-    .history = e_history,
+    .get = tn_embedded_get,
+    .check = tn_embedded_check,
+    .list = tn_embedded_list,
+    .history = tn_embedded_history,
     .is_ready = e_is_ready,
     .metrics = tn_embedded_metrics,
     .drain = e_drain,
     .close = e_close,
     .cancel_wait = e_cancel_wait,
+    .session_open = tn_embedded_session_open,
+    .session_renew = tn_embedded_session_renew,
+    .session_end = tn_embedded_session_end,
+    .session_get = tn_embedded_session_get,
+    .session_list = tn_embedded_session_list,
+    .claim = tn_embedded_claim,
+    .unclaim = tn_embedded_unclaim,
 };
 
 /* Track each loaded lease's expiry while its entry is still in the cache
@@ -528,7 +436,9 @@ static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
     e->retain_ms = cfg->retain_ms;
     e->max_leases = cfg->max_leases;
     e->max_names = cfg->max_names;
+    e->max_sessions = cfg->max_sessions;
     e->on_event = cfg->on_event;
+    tn_embedded_sessions_init(e);
     e->event_ctx = cfg->event_ctx;
     int rc = tn_embedded_wait_init(e, cfg);
     if (rc == 0)
@@ -553,11 +463,12 @@ static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
         goto out_free;
     }
     tn_embedded_retire_start(e);
+    tn_embedded_sessions_loaded(e);
     tn_log(TN_LOG_INFO, "store",
-           "\"embedded store open\" dir=\"%s\" leases=%zu last_token=%llu "
-           "retired_floor=%llu commit=%s",
+           "\"embedded store open\" dir=\"%s\" leases=%zu sessions=%zu "
+           "last_token=%llu retired_floor=%llu commit=%s",
            cfg->data_dir, tn_lease_table_count(&e->table),
-           (unsigned long long)e->table.last_token,
+           tn_session_count(&e->table), (unsigned long long)e->table.last_token,
            (unsigned long long)e->table.retired_floor,
            cfg->commit_in_loop ? "inline" : "thread");
     *out = &e->base;
@@ -565,6 +476,7 @@ static int e_open(struct tn_loop *loop, const struct tn_store_config *cfg,
 out_free:
     tn_embedded_clear_expiries(e); /* the load tracked into them */
     tn_heap_release(&e->expiries);
+    tn_heap_release(&e->session_expiries);
     tn_disk_close(e->disk);
     tn_lease_table_release(&e->table);
     tn_embedded_ledger_free(e);

@@ -32,12 +32,15 @@ bool tn_embedded_has_waiters(const struct tn_lease_entry *l)
 }
 
 /* When the current grant stops blocking the name: at expiry plus lock
- * delay (a release frees it at once and calls wake directly). */
+ * delay (a release frees it at once and calls wake directly).  Under a
+ * session, its session's expiry (a renew moves it: wake then finds the
+ * lease live and looks again later; a DELETE of the session serves the
+ * queue at once, lease_freed). */
 static int64_t free_at(const struct tn_lease_entry *l, int64_t now)
 {
     if (!l->held)
         return now;
-    return l->expires_at_ms + l->lock_delay_ms;
+    return tn_lease_expires_at(l) + l->lock_delay_ms;
 }
 
 /* Answer w as a non-waiting acquire of a blocked name would be. */
@@ -75,8 +78,19 @@ static const struct tn_waitq_hooks hooks = {.queue_size = sizeof(struct equeue),
                                             .on_deadline = on_deadline,
                                             .on_free = on_free};
 
+/* e->lease_freed: l ended while its session was settled, outside any
+ * request about its name.  Its queue is served by its own timer, due
+ * now: wake cannot run inside the settling (which may itself run inside
+ * a wake of this very queue). */
+static void wake_soon(struct embedded *e, struct tn_lease_entry *l)
+{
+    struct equeue *q = l->waiters;
+    tn_loop_timer_arm(e->loop, &q->q.timer, tn_clock_now_ms(), wake_timer, q);
+}
+
 int tn_embedded_wait_init(struct embedded *e, const struct tn_store_config *cfg)
 {
+    e->lease_freed = wake_soon;
     return tn_waitq_init(&e->waits, e->loop, cfg, &hooks);
 }
 
@@ -104,20 +118,63 @@ int tn_embedded_wait(struct embedded *e, struct tn_lease_entry *l,
     return TN_OK;
 }
 
-/* Try to grant the name to w; TN_OK when granted (answered after the
- * commit), else the state machine's refusal. */
-static int grant_to(struct embedded *e, struct tn_blocked *w,
-                    struct tn_lease_entry *l, int64_t now)
+/* What became of the first waiter of a free name. */
+enum turn {
+    TURN_STOP, /* granted (answered after the commit), or the name is not
+                  free for it: it stays first */
+    TURN_NEXT, /* answered otherwise (its session ended, out of memory):
+                  try the next */
+};
+
+/* Answer the unlinked w with rc, once the change seq it reveals is
+ * durable. */
+static void answer_after(struct embedded *e, struct tn_blocked *w, int rc,
+                         uint64_t seq)
+{
+    w->out->rc = rc;
+    tn_embedded_finish(e, seq, w->out, w->done, w->arg);
+    tn_waitq_blocked_free(w);
+}
+
+/* A waiter under a session that is no longer live (or not its bearer's)
+ * never gets the lease: answered lost (or forbidden) once the session's
+ * recorded end is durable.  True if w was answered. */
+static bool session_refuses(struct embedded *e, struct tn_blocked *w,
+                            int64_t now)
+{
+    if (w->session_id == NULL)
+        return false;
+    struct tn_session *s = tn_session_find(&e->table, w->session_id);
+    tn_embedded_note_session(e, s, now);
+    int rc = tn_session_auth(s, w->session_secret, w->principal, now);
+    if (rc == TN_OK)
+        return false;
+    tn_waitq_unlink(w);
+    if (rc == TN_ELOST)
+        w->out->reason = TN_EMBEDDED_SESSION_LOST;
+    answer_after(e, w, rc, s != NULL ? s->seq : e->sessions_gone_seq);
+    return true;
+}
+
+/* Try to grant the name to w (TURN_STOP when granted or still blocked). */
+static enum turn grant_to(struct embedded *e, struct tn_blocked *w,
+                          struct tn_lease_entry *l, int64_t now)
 {
     struct tn_acquire_req r = tn_waitq_request(w);
     struct tn_lease_entry *got = NULL;
     bool replayed = false;
     int64_t retry = 0;
     tn_embedded_note_expiry(e, l, now);
+    if (session_refuses(e, w, now))
+        return TURN_NEXT;
     int rc = tn_lease_acquire(&e->table, &r, now, &got, &replayed, &retry);
-    if (rc != TN_OK)
-        return rc;
+    if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY)
+        return TURN_STOP;
     tn_waitq_unlink(w);
+    if (rc != TN_OK) {
+        tn_waitq_answer(w, rc, 0); /* out of memory */
+        return TURN_NEXT;
+    }
     e->waits.granted++;
     w->out->rc = TN_OK;
     w->out->replayed = replayed;
@@ -131,7 +188,7 @@ static int grant_to(struct embedded *e, struct tn_blocked *w,
         tn_embedded_track_expiry(e, got);
     }
     tn_waitq_blocked_free(w);
-    return TN_OK;
+    return TURN_STOP;
 }
 
 void tn_embedded_wake(struct embedded *e, struct tn_lease_entry *l)
@@ -149,11 +206,8 @@ void tn_embedded_wake(struct embedded *e, struct tn_lease_entry *l)
             tn_waitq_blocked_free(w);
             continue;
         }
-        int rc = grant_to(e, w, l, now);
-        if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY || rc == TN_OK)
+        if (grant_to(e, w, l, now) == TURN_STOP)
             break;
-        tn_waitq_unlink(w); /* out of memory: answer it, try the next */
-        tn_waitq_answer(w, rc, 0);
     }
     if (tn_waitq_release(q))
         return;

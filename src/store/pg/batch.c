@@ -115,7 +115,7 @@ void tn_pg_submit(struct tn_pg *p, struct tn_pg_op *op,
     }
     op->seq = ++p->op_seq;
     if (tn_pg_is_change(op))
-        op->hash = tn_pg_name_hash(op->name);
+        op->hash = tn_pg_op_hash(op->name);
     p->n_pending++;
     op->next = NULL;
     if (p->pending_tail != NULL)
@@ -275,7 +275,7 @@ static int op_cmp(const void *a, const void *b)
 static bool carries(const struct tn_pg_conn *c, const struct tn_pg_op *op)
 {
     int pin = tn_pg_pinned_to(c->store, op);
-    return pin < 0 || &c->store->conns[pin] == c;
+    return pin == -1 || (pin >= 0 && &c->store->conns[pin] == c);
 }
 
 /* Take up to n of the pending ops that c carries, oldest first, into a
@@ -296,13 +296,16 @@ static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n,
     size_t k = 0;
     struct tn_pg_op **link = &p->pending;
     struct tn_pg_op *kept = NULL; /* last op left pending */
-    while (*link != NULL && k < n) {
+    bool alone = false;           /* took a sweep: nothing more */
+    while (*link != NULL && k < n && !alone) {
         struct tn_pg_op *op = *link;
-        if (carries(c, op)) {
+        bool sweep = tn_pg_is_sweep(op->stmt);
+        if (carries(c, op) && (!sweep || k == 0)) {
             *link = op->next;
             op->tries++;
             tn_pg_change_in(c, op);
             ops[k++] = op;
+            alone = sweep;
         } else {
             kept = op;
             link = &op->next;
@@ -332,13 +335,6 @@ static struct tn_pg_batch *take_batch(struct tn_pg_conn *c, size_t n,
     return b;
 }
 
-/* Statements that may write events to the outbox. */
-static bool writes_events(enum tn_pg_stmt stmt)
-{
-    return stmt == TN_PG_ACQUIRE || stmt == TN_PG_RELEASE ||
-           stmt == TN_PG_SWEEP;
-}
-
 /* Send a batch of up to n pending ops on c: TN_OK (also when c carries
  * none of them), TN_ENOMEM, or TN_EIO (the connection is unusable). */
 static int send_batch(struct tn_pg_conn *c, size_t n)
@@ -352,10 +348,10 @@ static int send_batch(struct tn_pg_conn *c, size_t n)
     bool events = false;
     for (size_t i = 0; i < b->n; i++) {
         const struct tn_pg_stmt_def *d = &tn_pg_stmts[b->ops[i]->stmt];
-        if (b->ops[i]->stmt == TN_PG_ACQUIRE)
-            tn_pg_limits_stamp(c->store, b->ops[i]);
-        events |= writes_events(b->ops[i]->stmt);
-        b->notify_in |= b->ops[i]->stmt == TN_PG_SWEEP;
+        tn_pg_limits_stamp(c->store, b->ops[i]);
+        events |= tn_pg_writes_events(b->ops[i]->stmt);
+        b->notify_in |= tn_pg_notifies_inside(b->ops[i]->stmt);
+        b->sweeps |= tn_pg_is_sweep(b->ops[i]->stmt);
         if (PQsendQueryPrepared(c->conn, d->name, d->n_params,
                                 b->ops[i]->values, NULL, NULL, 0) != 1)
             return TN_EIO;
@@ -391,16 +387,34 @@ static int send_batch(struct tn_pg_conn *c, size_t n)
     return TN_OK;
 }
 
-/* Free batch slots: connections ready with fewer than `level` batches in
- * flight. */
+/* c's last batch in flight is a sweep, and another connection is ready:
+ * nothing is pipelined behind the sweep, it goes there. */
+static bool behind_sweep(const struct tn_pg *p, const struct tn_pg_conn *c)
+{
+    if (c->inflight_tail == NULL || !c->inflight_tail->sweeps)
+        return false;
+    for (int i = 0; i < TN_PG_CONNS; i++) {
+        if (&p->conns[i] != c && p->conns[i].state == TN_PG_READY)
+            return true;
+    }
+    return false;
+}
+
+/* May c take a batch at this level: ready, fewer than `level` batches in
+ * flight, not behind a sweep. */
+static bool takes(const struct tn_pg *p, const struct tn_pg_conn *c,
+                  unsigned level)
+{
+    return c->state == TN_PG_READY && c->n_inflight < level &&
+           !behind_sweep(p, c);
+}
+
+/* Free batch slots: connections that take a batch at this level. */
 static size_t free_slots(const struct tn_pg *p, unsigned level)
 {
     size_t n = 0;
-    for (int i = 0; i < TN_PG_CONNS; i++) {
-        const struct tn_pg_conn *c = &p->conns[i];
-        if (c->state == TN_PG_READY && c->n_inflight < level)
-            n++;
-    }
+    for (int i = 0; i < TN_PG_CONNS; i++)
+        n += takes(p, &p->conns[i], level);
     return n;
 }
 
@@ -415,8 +429,8 @@ static void count_pending(const struct tn_pg *p, size_t pinned[TN_PG_CONNS],
         int pin = tn_pg_pinned_to(p, op);
         if (pin >= 0)
             pinned[pin]++;
-        else
-            (*any)++;
+        else if (pin == -1)
+            (*any)++; /* -2: none may carry it yet */
     }
 }
 
@@ -435,7 +449,7 @@ static void flush(void *arg)
         size_t slots = free_slots(p, level);
         for (int i = 0; i < TN_PG_CONNS && p->n_pending > 0 && slots > 0; i++) {
             struct tn_pg_conn *c = &p->conns[i];
-            if (c->state != TN_PG_READY || c->n_inflight >= level)
+            if (!takes(p, c, level))
                 continue;
             size_t pinned[TN_PG_CONNS];
             size_t any = 0;

@@ -88,24 +88,65 @@ static bool number(const char **s, const char *end, uint64_t *out)
     return true;
 }
 
-/* One line "<t> <token> <floor> <owner bytes> <owner_id><name>". */
-static bool parse_line(const char *s, const char *end, struct tn_event *ev)
+/* The rest of a line, "<owner bytes> <owner_id><tail>": owner_id into
+ * ev, tail (at most tail_max bytes, at least one) into tail_out. */
+static bool owner_and(const char *s, const char *end, struct tn_event *ev,
+                      char *tail_out, size_t tail_max)
 {
     uint64_t owner_len = 0;
-    memset(ev, 0, sizeof(*ev));
-    if (end - s < 2 || !type_of(s[0], &ev->type) || s[1] != ' ')
-        return false;
-    s += 2;
-    if (!number(&s, end, &ev->token) || !number(&s, end, &ev->floor) ||
-        !number(&s, end, &owner_len))
+    if (!number(&s, end, &owner_len))
         return false;
     size_t left = (size_t)(end - s);
     if (owner_len > TN_OWNER_MAX_BYTES || owner_len >= left ||
-        left - owner_len > TN_NAME_MAX_BYTES)
+        left - owner_len > tail_max)
         return false;
     memcpy(ev->owner_id, s, (size_t)owner_len);
-    memcpy(ev->name, s + owner_len, left - (size_t)owner_len);
+    memcpy(tail_out, s + owner_len, left - (size_t)owner_len);
     return true;
+}
+
+/* A session's line (src/store/pg/sql.h): "o <owner bytes> <owner_id><id>"
+ * or "x <e|r|v> <owner bytes> <owner_id><id>"; s is past "o " or "x ". */
+static bool parse_session(char t, const char *s, const char *end,
+                          struct tn_event *ev)
+{
+    ev->type = t == 'o' ? TN_EVENT_SESSION_OPENED : TN_EVENT_SESSION_ENDED;
+    if (t == 'x') {
+        if (end - s < 2 || s[1] != ' ')
+            return false;
+        switch (s[0]) {
+        case 'e':
+            ev->end = TN_GRANT_EXPIRED;
+            break;
+        case 'r':
+            ev->end = TN_GRANT_RELEASED;
+            break;
+        case 'v':
+            ev->end = TN_GRANT_REVOKED;
+            break;
+        default:
+            return false;
+        }
+        s += 2;
+    }
+    return owner_and(s, end, ev, ev->session_id, TN_SESSION_ID_HEX);
+}
+
+/* One line "<t> <token> <floor> <owner bytes> <owner_id><name>", or a
+ * session's. */
+static bool parse_line(const char *s, const char *end, struct tn_event *ev)
+{
+    memset(ev, 0, sizeof(*ev));
+    if (end - s < 2 || s[1] != ' ')
+        return false;
+    if (s[0] == 'o' || s[0] == 'x')
+        return parse_session(s[0], s + 2, end, ev);
+    if (!type_of(s[0], &ev->type))
+        return false;
+    s += 2;
+    if (!number(&s, end, &ev->token) || !number(&s, end, &ev->floor))
+        return false;
+    return owner_and(s, end, ev, ev->name, TN_NAME_MAX_BYTES);
 }
 
 void tn_pg_events_deliver(struct tn_pg *p, const char *payload)
@@ -123,7 +164,7 @@ void tn_pg_events_deliver(struct tn_pg *p, const char *payload)
             (void)tn_pg_floor_cover(&p->floor, ev.token);
             if (p->on_event != NULL)
                 p->on_event(p->event_ctx, &ev);
-            if (ev.type != TN_EVENT_ACQUIRED)
+            if (ev.type != TN_EVENT_ACQUIRED && ev.name[0] != '\0')
                 tn_pg_wait_wake(p, ev.name);
         }
         s = nl != NULL ? nl + 1 : end;

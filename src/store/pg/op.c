@@ -16,6 +16,10 @@ void tn_pg_op_free(struct tn_pg_op *op)
     tn_free(op->s2);
     tn_free(op->s3);
     tn_free(op->s4);
+    tn_free(op->sess);
+    for (size_t i = 0; i < sizeof(op->arrays) / sizeof(op->arrays[0]); i++)
+        tn_free(op->arrays[i]);
+    tn_free(op->names);
     tn_free(op);
 }
 
@@ -36,11 +40,16 @@ struct tn_pg_op *tn_pg_op_new(enum tn_pg_stmt stmt, const char *name,
     return op;
 }
 
+void tn_pg_op_bytea(char out[3 + 2 * TN_SECRET_BYTES], const uint8_t *secret)
+{
+    out[0] = '\\';
+    out[1] = 'x';
+    tn_hex_encode(secret, TN_SECRET_BYTES, out + 2);
+}
+
 static void set_secret(struct tn_pg_op *op, const uint8_t *secret)
 {
-    op->secret_hex[0] = '\\';
-    op->secret_hex[1] = 'x';
-    tn_hex_encode(secret, TN_SECRET_BYTES, op->secret_hex + 2);
+    tn_pg_op_bytea(op->secret_hex, secret);
 }
 
 /* A copy of s, or NULL for NULL; *ok turns false when out of memory. */
@@ -57,13 +66,15 @@ static char *dup_opt(const char *s, bool *ok)
 struct tn_pg_op *tn_pg_op_acquire(const struct tn_acquire_req *r,
                                   struct tn_store_result *out)
 {
-    struct tn_pg_op *op =
-        tn_pg_op_new(TN_PG_ACQUIRE, r->name, r->name_len, out);
+    struct tn_pg_op *op = tn_pg_op_new(
+        r->session_id != NULL ? TN_PG_ACQUIRE_SESSION : TN_PG_ACQUIRE, r->name,
+        r->name_len, out);
     if (op != NULL) {
         bool ok = true;
         op->s2 = dup_opt(r->owner_id, &ok);
         op->s3 = dup_opt(r->request_id, &ok);
         op->s4 = dup_opt(r->principal, &ok);
+        op->sess = dup_opt(r->session_id, &ok);
         if (!ok || op->s2 == NULL) {
             tn_pg_op_free(op);
             op = NULL;
@@ -79,7 +90,22 @@ struct tn_pg_op *tn_pg_op_acquire(const struct tn_acquire_req *r,
                            op->s3,   op->secret_hex, op->s4};
         memcpy(op->values, v, sizeof(v));
     }
+    if (op != NULL && op->sess != NULL) {
+        /* $8 is the limits' (tn_pg_limits_stamp); $9, $10 the session */
+        tn_pg_op_bytea(op->sess_hex, r->session_secret);
+        op->values[8] = op->sess;
+        op->values[9] = op->sess_hex;
+        op->sess_hash = tn_pg_op_hash(op->sess);
+    }
     return op;
+}
+
+uint32_t tn_pg_op_hash(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s != '\0'; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
 }
 
 struct tn_pg_op *tn_pg_op_token(enum tn_pg_stmt stmt,

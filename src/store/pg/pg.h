@@ -7,9 +7,9 @@
  * (a statement and its parameters), result.c (rows and SQLSTATEs into
  * results), batch.c (ops batched into pipelined transactions spread over
  * the connections), wait.c (blocking acquire), events.c (the LISTEN
- * connection, the expiry sweep and the ledger prune), store.c (the vtable,
- * open and close).  Loop thread only; no other thread ever touches a
- * struct tn_pg. */
+ * connection, the expiry sweep and the ledger prune), session.c (the
+ * session ops and their sweep), store.c (the vtable, open and close).  Loop
+ * thread only; no other thread ever touches a struct tn_pg. */
 #ifndef TN_STORE_PG_STORE_H
 #define TN_STORE_PG_STORE_H
 
@@ -79,20 +79,27 @@ struct tn_pg_conn {
                                               until their trailer ends */
 };
 
-/* --max-leases and --max-names (src/store/pg/limits.c): a count of the
- * whole database, taken every so often, plus what this instance changed
- * since. */
+/* --max-leases, --max-names and --max-sessions (src/store/pg/limits.c):
+ * a count of the whole database, taken every so often, plus what this
+ * instance changed since. */
 struct tn_pg_limits {
     int64_t max_leases;            /* live leases; 0 = no cap */
     int64_t max_names;             /* rows of leases; 0 = no cap */
+    int64_t max_sessions;          /* live sessions; 0 = no cap */
     int64_t live;                  /* live leases at the last count */
     int64_t names;                 /* names (rows) at the last count */
+    int64_t sessions;              /* live sessions at the last count */
     int64_t d_live;                /* this instance's grants minus its
                                       releases since that count was sent */
     int64_t d_names;               /* names this instance added since */
+    int64_t d_sessions;            /* sessions it opened minus those it
+                                      ended since */
     int64_t d_live_sent;           /* d_live when the count was sent */
     int64_t d_names_sent;          /* d_names when the count was sent */
-    int64_t inflight;              /* acquires sent, not answered yet */
+    int64_t d_sessions_sent;       /* d_sessions when it was sent */
+    int64_t inflight;              /* grants asked for, not answered yet
+                                      (an acquire 1, a claim its names) */
+    int64_t sessions_inflight;     /* session opens sent, not answered */
     int64_t sent_ms;               /* when the running count was sent */
     bool counting;                 /* a count is in flight */
     bool parked;                   /* due while down: waits for the
@@ -101,6 +108,20 @@ struct tn_pg_limits {
     uint64_t n_attempts;           /* times a count came due */
     struct tn_loop_timer timer;    /* next count */
     struct tn_store_result result; /* the count's result */
+};
+
+/* The session sweep (src/store/pg/session.c). */
+struct tn_pg_sessions {
+    struct tn_loop_timer timer;       /* next sweep */
+    bool sweeping;                    /* a sweep is in flight */
+    struct tn_store_result sweep_res; /* its result */
+    uint64_t n_opened;                /* sessions this instance opened */
+    uint64_t n_expired;               /* session expiries its sweep
+                                         recorded */
+    uint64_t n_released;              /* sessions it ended (DELETE) */
+    uint64_t n_revoked;               /* sessions it ended by force */
+    uint64_t n_settled;               /* leases of ended sessions its
+                                         sweep settled */
 };
 
 /* The synchronous standby check (src/store/pg/sync.c). */
@@ -162,10 +183,11 @@ struct tn_pg {
     void (*conn_ready)(struct tn_pg_conn *c);
     void (*conn_io)(struct tn_pg_conn *c, uint32_t events);
     void (*conn_failed)(struct tn_pg_conn *c);
-    struct tn_pg_retire *retire; /* name retirement (retire.c), or NULL */
-    struct tn_pg_limits limits;  /* capacity limits (limits.c) */
-    struct tn_pg_sync sync;      /* synchronous standby (sync.c) */
-    struct tn_pg_floor floor;    /* token floor (floor.c) */
+    struct tn_pg_retire *retire;    /* name retirement (retire.c), or NULL */
+    struct tn_pg_limits limits;     /* capacity limits (limits.c) */
+    struct tn_pg_sync sync;         /* synchronous standby (sync.c) */
+    struct tn_pg_floor floor;       /* token floor (floor.c) */
+    struct tn_pg_sessions sessions; /* the session sweep (session.c) */
 };
 
 struct tn_pg_op {
@@ -174,30 +196,53 @@ struct tn_pg_op {
     struct tn_store_result *out;              /* caller's result */
     tn_store_done_fn done;                    /* called once */
     void *arg;                                /* for done */
-    char *name;                               /* owned: name or list prefix */
-    char *s2;                                 /* owned: owner_id (acquire) */
+    char *name;                               /* owned: name or list prefix
+                                                 (session ops: the
+                                                 session id) */
+    char *s2;                                 /* owned: owner_id (acquire,
+                                                 session open, claim) */
     char *s3;                                 /* owned: request_id/after,
                                                  or principal (renew,
-                                                 release) */
+                                                 release, session ops) */
     char *s4;                                 /* owned: principal
                                                  (acquire) */
+    char *sess;                               /* owned: the session (session
+                                                 ops, an acquire under
+                                                 one), or NULL */
+    char *arrays[3];                          /* owned: array parameters
+                                                 (claim, unclaim) */
+    char *names;                              /* owned: claim, unclaim: the
+                                                 names, NUL-separated */
+    size_t n_names;                           /* how many */
     char secret_hex[3 + 2 * TN_SECRET_BYTES]; /* "\x..." bytea text */
+    char sess_hex[3 + 2 * TN_SECRET_BYTES];   /* the session's secret */
     char n1[24];                              /* decimal parameter */
     char n2[24];                              /* decimal parameter */
+    char n3[24];                              /* decimal parameter */
+    char n4[24];                              /* decimal parameter */
     const char *values[TN_PG_MAX_PARAMS];     /* parameters, text */
-    uint8_t secret[TN_SECRET_BYTES];          /* acquire: the new secret */
+    uint8_t secret[TN_SECRET_BYTES];          /* acquire, session open: the
+                                                 new secret */
     uint64_t token;                           /* check: asked token */
+    int64_t ttl_ms;                           /* session open: its TTL */
     size_t limit;                             /* list: items wanted */
+    size_t granted;                           /* claim: new grants;
+                                                 unclaim, session end:
+                                                 leases released */
+    size_t inserted;                          /* acquire, claim: grants of
+                                                 names without a row */
     unsigned tries;                           /* times sent */
-    bool again;                               /* acquire saw no row */
-    bool reserved;                            /* acquire counted in
-                                                 limits.inflight */
-    bool inserted;                            /* acquire granted a name
-                                                 without a row */
+    bool again;                               /* saw no row: run again */
+    bool reserved;                            /* counted in limits while in
+                                                 flight (limits.c) */
+    bool no_grant;                            /* acquire: grant nothing (the
+                                                 name is promised to a
+                                                 waiter, wait.c) */
     bool counted;                             /* in conns[conn].changing */
     uint8_t conn;                             /* connection it is in
                                                  flight on, if counted */
     uint32_t hash;                            /* of name (changes) */
+    uint32_t sess_hash;                       /* of sess (changes) */
     uint64_t seq;                             /* arrival order */
 };
 
@@ -214,6 +259,9 @@ struct tn_pg_batch {
     bool trailer;             /* NOTIFY_SQL follows the Sync */
     bool notify_in;           /* the notify runs before the Sync, inside
                                  the transaction (batches that sweep) */
+    bool sweeps;              /* a sweep, alone in its batch: nothing is
+                                 pipelined behind it while another
+                                 connection can take it (batch.c) */
     bool settled;             /* answered; only the trailer is left */
     struct tn_pg_op **held;   /* committed changes, answered, kept until
                                  the trailer's Sync (they pin their

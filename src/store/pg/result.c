@@ -14,31 +14,30 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/rand.h"
+#include "store/pg/row.h"
 #include "store/pg/sql.h"
-
-static int64_t get_i64(const PGresult *r, int row, int col)
-{
-    if (PQgetisnull(r, row, col))
-        return 0;
-    return strtoll(PQgetvalue(r, row, col), NULL, 10);
-}
-
-static void get_str(const PGresult *r, int row, int col, char *out, size_t cap)
-{
-    (void)snprintf(out, cap, "%s", PQgetvalue(r, row, col));
-}
 
 /* A lease view from columns owner, token, ttl, expires_in at col0.. */
 static void fill_view(struct tn_lease_view *v, const char *name,
                       const PGresult *r, int row, const int cols[4])
 {
     (void)snprintf(v->name, sizeof(v->name), "%s", name);
-    get_str(r, row, cols[0], v->owner_id, sizeof(v->owner_id));
-    v->token = (uint64_t)get_i64(r, row, cols[1]);
-    v->ttl_ms = get_i64(r, row, cols[2]);
-    v->expires_in_ms = get_i64(r, row, cols[3]);
+    tn_pg_get_str(r, row, cols[0], v->owner_id, sizeof(v->owner_id));
+    v->token = (uint64_t)tn_pg_get_i64(r, row, cols[1]);
+    v->ttl_ms = tn_pg_get_i64(r, row, cols[2]);
+    v->expires_in_ms = tn_pg_get_i64(r, row, cols[3]);
 }
 
+/* The session of a grant or a read: column col, NULL for none. */
+static void get_session(const PGresult *r, int row, int col,
+                        struct tn_lease_view *v)
+{
+    if (!PQgetisnull(r, row, col))
+        tn_pg_get_str(r, row, col, v->session_id, sizeof(v->session_id));
+}
+
+/* Columns: kind, token, owner_id, secret, ttl_ms, expires_in_ms, when the
+ * name frees up, session id (ACQUIRE_ANSWER in sql_acquire.c). */
 static void parse_acquire(struct tn_pg_op *op, const PGresult *r)
 {
     struct tn_store_result *out = op->out;
@@ -49,11 +48,12 @@ static void parse_acquire(struct tn_pg_op *op, const PGresult *r)
     static const int cols[4] = {2, 1, 4, 5};
     char kind = PQgetvalue(r, 0, 0)[0];
     fill_view(&out->lease, op->name, r, 0, cols);
+    get_session(r, 0, 7, &out->lease);
     switch (kind) {
     case 'g':
     case 'i':
         out->rc = TN_OK;
-        op->inserted = kind == 'i';
+        op->inserted = kind == 'i' ? 1 : 0;
         memcpy(out->lease.secret, op->secret, TN_SECRET_BYTES);
         return;
     case 'c':
@@ -63,23 +63,29 @@ static void parse_acquire(struct tn_pg_op *op, const PGresult *r)
         out->capacity = kind == 'c' ? "leases" : "names";
         out->retry_after_ms = TN_PG_RETRY_AFTER_MS;
         return;
-    case 'r': {
+    case 'l':
+    case 'f':
+        memset(&out->lease, 0, sizeof(out->lease));
+        out->rc = kind == 'l' ? TN_ELOST : TN_EFORBIDDEN;
+        out->reason = kind == 'l' ? TN_PG_SESSION_ENDED : NULL;
+        return;
+    case 'r':
         out->rc = TN_OK;
         out->replayed = true;
-        const char *hex = PQgetvalue(r, 0, 3);
-        if (strncmp(hex, "\\x", 2) != 0 ||
-            tn_hex_decode(hex + 2, strlen(hex + 2), out->lease.secret,
-                          TN_SECRET_BYTES) < 0)
+        if (tn_pg_get_secret(r, 0, 3, out->lease.secret) < 0)
             out->rc = TN_EINTERNAL;
         return;
-    }
     case 'h':
         out->rc = TN_ECONFLICT;
-        out->retry_after_ms = get_i64(r, 0, 6); /* when it frees up */
+        out->retry_after_ms = tn_pg_get_i64(r, 0, 6); /* when it frees up */
+        return;
+    case 'q': /* free, but promised to a waiter of this instance */
+        out->rc = TN_ELOCKDELAY;
+        out->retry_after_ms = 1;
         return;
     default:
         out->rc = TN_ELOCKDELAY;
-        out->retry_after_ms = get_i64(r, 0, 6);
+        out->retry_after_ms = tn_pg_get_i64(r, 0, 6);
         return;
     }
 }
@@ -94,6 +100,9 @@ static void parse_token_op(struct tn_pg_op *op, const PGresult *r)
         out->rc = TN_OK;
     } else if (strcmp(kind, "forbidden") == 0) {
         out->rc = TN_EFORBIDDEN;
+    } else if (strcmp(kind, "session") == 0) {
+        out->rc = TN_EINVAL;
+        out->reason = TN_PG_RENEW_THE_SESSION;
     } else {
         out->rc = TN_ELOST;
     }
@@ -107,7 +116,8 @@ static void parse_get(struct tn_pg_op *op, const PGresult *r)
         return;
     }
     fill_view(&op->out->lease, op->name, r, 0, cols);
-    op->out->lease.lock_delay_ms = get_i64(r, 0, 4);
+    op->out->lease.lock_delay_ms = tn_pg_get_i64(r, 0, 4);
+    get_session(r, 0, 5, &op->out->lease);
     op->out->rc = TN_OK;
 }
 
@@ -118,11 +128,13 @@ static void parse_check(struct tn_pg_op *op, const PGresult *r)
     out->rc = TN_OK;
     if (PQntuples(r) < 1)
         return;
-    out->floor = (uint64_t)get_i64(r, 0, 0);
+    out->floor = (uint64_t)tn_pg_get_i64(r, 0, 0);
     out->has_live = PQgetvalue(r, 0, 1)[0] == 't';
     out->current = out->has_live && out->floor == op->token;
-    if (out->has_live)
+    if (out->has_live) {
         fill_view(&out->lease, op->name, r, 0, cols);
+        get_session(r, 0, 5, &out->lease);
+    }
 }
 
 static void parse_list(struct tn_pg_op *op, const PGresult *r)
@@ -142,7 +154,8 @@ static void parse_list(struct tn_pg_op *op, const PGresult *r)
     }
     for (size_t i = 0; i < n; i++) {
         fill_view(&out->items[i], PQgetvalue(r, (int)i, 0), r, (int)i, cols);
-        out->items[i].lock_delay_ms = get_i64(r, (int)i, 5);
+        out->items[i].lock_delay_ms = tn_pg_get_i64(r, (int)i, 5);
+        get_session(r, (int)i, 6, &out->items[i]);
     }
     out->n_items = n;
     out->rc = TN_OK;
@@ -175,14 +188,14 @@ static void parse_history(struct tn_pg_op *op, const PGresult *r)
     for (size_t i = 0; i < n; i++) {
         struct tn_grant_record *g = &out->history[i];
         int row = (int)i;
-        g->token = (uint64_t)get_i64(r, row, 0);
-        get_str(r, row, 1, g->owner_id, sizeof(g->owner_id));
-        g->granted_ms_ago = get_i64(r, row, 2);
+        g->token = (uint64_t)tn_pg_get_i64(r, row, 0);
+        tn_pg_get_str(r, row, 1, g->owner_id, sizeof(g->owner_id));
+        g->granted_ms_ago = tn_pg_get_i64(r, row, 2);
         g->end = TN_GRANT_LIVE;
         g->ended_ms_ago = -1;
         if (!PQgetisnull(r, row, 3)) {
             g->end = end_of(PQgetvalue(r, row, 3));
-            g->ended_ms_ago = get_i64(r, row, 4);
+            g->ended_ms_ago = tn_pg_get_i64(r, row, 4);
         }
     }
     out->n_history = n;
@@ -191,26 +204,33 @@ static void parse_history(struct tn_pg_op *op, const PGresult *r)
 
 /* The sweep: one row per expiry it announced.  The prune: one row, the
  * count of ledger rows it deleted.  Both report in n_items.  The count of
- * leases: live leases in n_items, names in floor.  The synchronous
- * standby check: its state in n_items, the standbys connected in floor. */
+ * leases: live leases in n_items, names in floor, live sessions in
+ * n_sessions.  The synchronous standby check: its state in n_items, the
+ * standbys connected in floor.  The session sweep: sessions whose end it
+ * recorded in n_items, leases it settled in floor, sessions it deleted
+ * in n_sessions. */
 static void parse_count(struct tn_pg_op *op, const PGresult *r)
 {
     struct tn_store_result *out = op->out;
     out->rc = TN_OK;
-    bool two = op->stmt == TN_PG_COUNT || op->stmt == TN_PG_SYNC;
+    bool two = op->stmt == TN_PG_COUNT || op->stmt == TN_PG_SYNC ||
+               op->stmt == TN_PG_SESSION_SWEEP;
     if (two && PQntuples(r) > 0) {
-        out->n_items = (size_t)get_i64(r, 0, 0);
-        out->floor = (uint64_t)get_i64(r, 0, 1);
+        out->n_items = (size_t)tn_pg_get_i64(r, 0, 0);
+        out->floor = (uint64_t)tn_pg_get_i64(r, 0, 1);
+        if (PQnfields(r) > 2)
+            out->n_sessions = (size_t)tn_pg_get_i64(r, 0, 2);
     } else if (op->stmt == TN_PG_SWEEP)
         out->n_items = (size_t)PQntuples(r);
     else
-        out->n_items = PQntuples(r) > 0 ? (size_t)get_i64(r, 0, 0) : 0;
+        out->n_items = PQntuples(r) > 0 ? (size_t)tn_pg_get_i64(r, 0, 0) : 0;
 }
 
 static void parse_rows(struct tn_pg_op *op, const PGresult *r)
 {
     switch (op->stmt) {
     case TN_PG_ACQUIRE:
+    case TN_PG_ACQUIRE_SESSION:
         parse_acquire(op, r);
         return;
     case TN_PG_RENEW:
@@ -230,10 +250,14 @@ static void parse_rows(struct tn_pg_op *op, const PGresult *r)
     case TN_PG_PRUNE:
     case TN_PG_COUNT:
     case TN_PG_SYNC:
+    case TN_PG_SESSION_SWEEP:
         parse_count(op, r);
         return;
-    default:
+    case TN_PG_LIST:
         parse_list(op, r);
+        return;
+    default:
+        tn_pg_parse_session(op, r);
         return;
     }
 }

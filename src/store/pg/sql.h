@@ -3,15 +3,20 @@
  * start-up steps and the prepared statements that make every decision.
  * Text only, no I/O.  Each decision is ONE statement evaluated on the
  * database clock (now()); the reasons are written next to each statement
- * in src/store/pg/sql.c and in docs/internals/postgresql.md. */
+ * (src/store/pg/sql_schema.c: schema; sql_acquire.c: the acquire; sql.c:
+ * the other lease statements and the table of them all; sql_session.c:
+ * sessions; sql_text.h: the pieces they share) and in
+ * docs/internals/postgresql.md. */
 #ifndef TN_STORE_PG_SQL_H
 #define TN_STORE_PG_SQL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Statements, prepared once per connection. */
 enum tn_pg_stmt {
     TN_PG_ACQUIRE = 0,
+    TN_PG_ACQUIRE_SESSION,
     TN_PG_RENEW,
     TN_PG_RELEASE,
     TN_PG_GET,
@@ -23,10 +28,50 @@ enum tn_pg_stmt {
     TN_PG_COUNT,
     TN_PG_SYNC,
     TN_PG_NOTIFY,
+    TN_PG_SESSION_OPEN,
+    TN_PG_SESSION_RENEW,
+    TN_PG_SESSION_END,
+    TN_PG_SESSION_GET,
+    TN_PG_SESSION_LIST,
+    TN_PG_CLAIM,
+    TN_PG_UNCLAIM,
+    TN_PG_SESSION_SWEEP,
     TN_PG_N_STMTS
 };
 
-#define TN_PG_MAX_PARAMS 8
+#define TN_PG_MAX_PARAMS 10
+
+/* The acquire statements: of a lease of its own, and under a session. */
+static inline bool tn_pg_is_acquire(enum tn_pg_stmt s)
+{
+    return s == TN_PG_ACQUIRE || s == TN_PG_ACQUIRE_SESSION;
+}
+
+/* The sweeps (src/store/pg/events.c, session.c): they settle hundreds of
+ * rows, so each runs alone in its batch, and nothing is pipelined behind
+ * one while another connection can take it (src/store/pg/batch.c): a
+ * request would wait for all of them. */
+static inline bool tn_pg_is_sweep(enum tn_pg_stmt s)
+{
+    return s == TN_PG_SWEEP || s == TN_PG_SESSION_SWEEP;
+}
+
+/* Statements whose events go out inside their own transaction (the
+ * names they change are many or not known before they run, so none is
+ * pinned, src/store/pg/pin.c): whatever changes one of those names next
+ * waits for its row lock, hence for that commit and its events. */
+static inline bool tn_pg_notifies_inside(enum tn_pg_stmt s)
+{
+    return tn_pg_is_sweep(s) || s == TN_PG_CLAIM || s == TN_PG_UNCLAIM ||
+           s == TN_PG_SESSION_END;
+}
+
+/* Statements that may write events to the outbox. */
+static inline bool tn_pg_writes_events(enum tn_pg_stmt s)
+{
+    return tn_pg_is_acquire(s) || s == TN_PG_RELEASE ||
+           s == TN_PG_SESSION_OPEN || tn_pg_notifies_inside(s);
+}
 
 /* What SYNC_SQL (src/store/pg/sql.c) answers about the primary's
  * synchronous standby (src/store/pg/sync.c), most reassuring first. */
@@ -42,6 +87,12 @@ enum tn_pg_sync_state {
     TN_PG_SYNC_N_STATES
 };
 
+/* A DELETE of a session of at most this many leases releases them in its
+ * own transaction; a larger one ends the session row (every lease of it
+ * is over at that instant) and the sweep writes the leases' ends
+ * (sql_session.c). */
+#define TN_PG_END_INLINE 1000
+
 /* Grants kept per name in the ledger after a prune pass (history). */
 #define TN_PG_LEDGER_KEEP 100
 
@@ -49,7 +100,10 @@ enum tn_pg_sync_state {
  * (one channel per schema, so schemas sharing a database never hear each
  * other).  A payload holds one or more lines, in order, each
  * "<type> <token> <floor> <owner bytes> <owner_id><name>" with type a
- * (acquired), r (released), e (expired) or v (revoked).  The statements
+ * (acquired), r (released), e (expired) or v (revoked); or a session's,
+ * "o <owner bytes> <owner_id><session id>" (opened) and
+ * "x <reason> <owner bytes> <owner_id><session id>" (ended; reason e
+ * expired, r released, v revoked).  The statements
  * that change hands write their lines to the session's outbox (a temporary
  * table) in their own transaction; the NOTIFY statement, pipelined right
  * after that transaction's Sync, sends them (docs/internals/postgresql.md: why
@@ -68,6 +122,19 @@ struct tn_pg_migration {
     int version;     /* 1, 2, ... in order */
     const char *sql; /* runs in one transaction with its version row */
 };
+
+/* The statements' texts that live outside sql.c (sql_acquire.c,
+ * sql_session.c). */
+extern const char tn_pg_sql_acquire[];
+extern const char tn_pg_sql_acquire_session[];
+extern const char tn_pg_sql_session_open[];
+extern const char tn_pg_sql_session_renew[];
+extern const char tn_pg_sql_session_end[];
+extern const char tn_pg_sql_session_get[];
+extern const char tn_pg_sql_session_list[];
+extern const char tn_pg_sql_claim[];
+extern const char tn_pg_sql_unclaim[];
+extern const char tn_pg_sql_session_sweep[];
 
 /* Indexed by enum tn_pg_stmt. */
 extern const struct tn_pg_stmt_def tn_pg_stmts[TN_PG_N_STMTS];

@@ -2,7 +2,8 @@
 /* The PostgreSQL store: its vtable, open and close.  Every decision is
  * one prepared statement (src/store/pg/sql.c) on the database clock, run
  * in batches (src/store/pg/batch.c); events and the expiry sweep are in
- * src/store/pg/events.c, blocking acquire in src/store/pg/wait.c. */
+ * src/store/pg/events.c, blocking acquire in src/store/pg/wait.c,
+ * sessions in src/store/pg/session.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 #include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/retire.h"
+#include "store/pg/session.h"
 #include "store/pg/sync.h"
 #include "store/pg/wait.h"
 
@@ -107,6 +109,58 @@ static void pg_history(struct tn_store *s, const char *name, size_t name_len,
     tn_pg_submit((struct tn_pg *)s, op, out, done, arg);
 }
 
+/* ---- sessions (src/store/pg/session.c) ---- */
+
+static void pg_session_open(struct tn_store *s,
+                            const struct tn_session_open_req *r,
+                            struct tn_store_result *out, tn_store_done_fn done,
+                            void *arg)
+{
+    tn_pg_session_open((struct tn_pg *)s, r, out, done, arg);
+}
+
+static void pg_session_renew(struct tn_store *s, const struct tn_session_req *r,
+                             struct tn_store_result *out, tn_store_done_fn done,
+                             void *arg)
+{
+    tn_pg_session_renew((struct tn_pg *)s, r, out, done, arg);
+}
+
+static void pg_session_end(struct tn_store *s, const struct tn_session_req *r,
+                           struct tn_store_result *out, tn_store_done_fn done,
+                           void *arg)
+{
+    tn_pg_session_end((struct tn_pg *)s, r, out, done, arg);
+}
+
+static void pg_session_get(struct tn_store *s, const char *id,
+                           struct tn_store_result *out, tn_store_done_fn done,
+                           void *arg)
+{
+    tn_pg_session_get((struct tn_pg *)s, id, out, done, arg);
+}
+
+static void pg_session_list(struct tn_store *s, const struct tn_list_req *r,
+                            struct tn_store_result *out, tn_store_done_fn done,
+                            void *arg)
+{
+    tn_pg_session_list((struct tn_pg *)s, r, out, done, arg);
+}
+
+static void pg_claim(struct tn_store *s, const struct tn_claim_req *r,
+                     struct tn_store_result *out, tn_store_done_fn done,
+                     void *arg)
+{
+    tn_pg_claim((struct tn_pg *)s, r, out, done, arg);
+}
+
+static void pg_unclaim(struct tn_store *s, const struct tn_unclaim_req *r,
+                       struct tn_store_result *out, tn_store_done_fn done,
+                       void *arg)
+{
+    tn_pg_unclaim((struct tn_pg *)s, r, out, done, arg);
+}
+
 /* ---- the rest of the vtable ---- */
 
 static bool pg_is_ready(struct tn_store *s)
@@ -157,6 +211,7 @@ static void pg_metrics(struct tn_store *s, struct tn_buf *out)
     tn_pg_sync_metrics(p, out);
     tn_pg_hosts_metrics(&p->hosts, out);
     tn_pg_floor_metrics(&p->floor, out);
+    tn_pg_sessions_metrics(p, out);
 }
 
 static void pg_drain(struct tn_store *s)
@@ -170,6 +225,7 @@ static void pg_close(struct tn_store *s)
     p->closing = true;
     tn_pg_wait_fail_all(p, TN_EUNAVAIL);
     tn_pg_events_stop(p);
+    tn_pg_sessions_stop(p);
     tn_pg_retire_stop(p);
     tn_pg_sync_stop(p);
     tn_loop_timer_disarm(p->loop, &p->flush_timer);
@@ -211,6 +267,13 @@ const struct tn_store_ops tn_store_pg_ops = {
     .drain = pg_drain,
     .close = pg_close,
     .cancel_wait = pg_cancel_wait,
+    .session_open = pg_session_open,
+    .session_renew = pg_session_renew,
+    .session_end = pg_session_end,
+    .session_get = pg_session_get,
+    .session_list = pg_session_list,
+    .claim = pg_claim,
+    .unclaim = pg_unclaim,
 };
 
 /* A statement connection is ready: send what waits, and restart what
@@ -274,6 +337,7 @@ static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
         tn_pg_conn_start(&p->conns[i]);
     }
     tn_pg_events_start(p);
+    tn_pg_sessions_start(p);
     tn_pg_sync_start(p, cfg->require_sync_standby);
     if (tn_pg_limits_init(p, cfg))
         tn_pg_events_count_start(p);

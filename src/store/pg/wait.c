@@ -35,14 +35,6 @@ struct pgq {
 
 #define PGQ(x) ((struct pgq *)(x))
 
-/* An acquire refused because the name has waiters: the CHECK that
- * describes the holder for the 409. */
-struct refusal {
-    struct tn_store_result *out; /* the caller's */
-    tn_store_done_fn done;       /* the caller's */
-    void *arg;                   /* its argument */
-};
-
 static void attempt(struct pgq *q);
 
 static void on_deadline(struct tn_blocked *w);
@@ -197,6 +189,19 @@ static void refused(struct pgq *q, struct tn_blocked *w)
     arm_at(q, q->rewake ? now : now + wait);
 }
 
+/* The attempt was refused for w alone (its session is not live, or not
+ * its own): w is answered so, the next in line is tried at once. */
+static void refused_alone(struct pgq *q, struct tn_blocked *w)
+{
+    if (w != NULL) {
+        tn_waitq_unlink(w);
+        *w->out = q->res;
+        memset(&q->res, 0, sizeof(q->res));
+        finish(w);
+    }
+    arm_at(q, tn_clock_now_ms());
+}
+
 static void attempt_done(void *arg)
 {
     struct pgq *q = arg;
@@ -208,6 +213,8 @@ static void attempt_done(void *arg)
         granted(q, w);
     else if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY)
         refused(q, w);
+    else if (rc == TN_ELOST || rc == TN_EFORBIDDEN)
+        refused_alone(q, w);
     else
         /* the store failed, or a capacity limit refused the grant */
         tn_waitq_fail(&q->q, rc, retry_of(rc), q->res.capacity);
@@ -248,38 +255,140 @@ static void attempt(struct pgq *q)
     tn_pg_submit(q->p, tn_pg_op_acquire(&r, &q->res), &q->res, attempt_done, q);
 }
 
-static void refusal_done(void *arg)
-{
-    struct refusal *f = arg;
-    struct tn_store_result *out = f->out;
-    tn_store_done_fn done = f->done;
-    void *done_arg = f->arg;
-    tn_free(f);
-    if (out->rc == TN_OK && out->has_live) {
-        out->rc = TN_ECONFLICT;
-    } else if (out->rc == TN_OK) {
-        out->rc = TN_ELOCKDELAY; /* free, but promised to a waiter */
-        out->retry_after_ms = 1;
-    }
-    done(done_arg);
-}
-
-/* Answer a non-waiting acquire of a name with local waiters: 409. */
+/* Answer a non-waiting acquire of a name with local waiters: it never
+ * jumps them, so the acquire statement runs granting nothing (no_grant):
+ * a replay of the live grant (request_id, or the same session) is
+ * answered as such, else 409 held with the holder, or lock delay when
+ * the name is free but promised to the first waiter. */
 static void refuse_queued(struct tn_pg *p, const struct tn_acquire_req *r,
                           struct tn_store_result *out, tn_store_done_fn done,
                           void *arg)
 {
-    struct refusal *f = tn_calloc(1, sizeof(*f));
-    struct tn_pg_op *op =
-        f != NULL ? tn_pg_op_new(TN_PG_CHECK, r->name, r->name_len, out) : NULL;
-    if (op == NULL) {
-        tn_free(f);
+    struct tn_pg_op *op = tn_pg_op_acquire(r, out);
+    if (op != NULL)
+        op->no_grant = true;
+    tn_pg_submit(p, op, out, done, arg);
+}
+
+/* A waiting acquire that may be a replay, while others wait for its name
+ * (issue #36): the replay must answer the original grant, not queue
+ * behind them.  A copy of the request while the check runs. */
+struct replay {
+    struct tn_pg *p;                         /* the store */
+    struct tn_acquire_req r;                 /* pointing into the copies */
+    char *strs[5];                           /* owned: name, owner_id,
+                                                request_id, principal,
+                                                session_id */
+    uint8_t secret[TN_SECRET_BYTES];         /* the new lease secret */
+    uint8_t session_secret[TN_SECRET_BYTES]; /* presented */
+    struct tn_store_result *out;             /* the caller's */
+    tn_store_done_fn done;                   /* the caller's */
+    void *arg;                               /* its argument */
+};
+
+static void replay_free(struct replay *x)
+{
+    for (size_t i = 0; i < sizeof(x->strs) / sizeof(x->strs[0]); i++)
+        tn_free(x->strs[i]);
+    tn_free(x);
+}
+
+static struct replay *replay_new(const struct tn_acquire_req *r)
+{
+    struct replay *x = tn_calloc(1, sizeof(*x));
+    if (x == NULL)
+        return NULL;
+    x->r = *r;
+    const char *src[5] = {NULL, r->owner_id, r->request_id, r->principal,
+                          r->session_id};
+    bool ok = (x->strs[0] = tn_strndup(r->name, r->name_len)) != NULL;
+    for (size_t i = 1; i < 5 && ok; i++)
+        ok = src[i] == NULL || (x->strs[i] = tn_strdup(src[i])) != NULL;
+    if (!ok) {
+        replay_free(x);
+        return NULL;
+    }
+    memcpy(x->secret, r->secret, TN_SECRET_BYTES);
+    if (r->session_secret != NULL)
+        memcpy(x->session_secret, r->session_secret, TN_SECRET_BYTES);
+    x->r.name = x->strs[0];
+    x->r.owner_id = x->strs[1];
+    x->r.request_id = x->strs[2];
+    x->r.principal = x->strs[3];
+    x->r.session_id = x->strs[4];
+    x->r.secret = x->secret;
+    x->r.session_secret = x->session_secret;
+    return x;
+}
+
+static void enqueue(struct tn_pg *p, const struct tn_acquire_req *r,
+                    struct tn_store_result *out, tn_store_done_fn done,
+                    void *arg);
+
+/* The check came back: a replay (or a refusal of r alone: its session, a
+ * failure) is the answer; else r waits as it asked. */
+static void replay_checked(void *arg)
+{
+    struct replay *x = arg;
+    struct tn_store_result *out = x->out;
+    tn_store_done_fn done = x->done;
+    void *done_arg = x->arg;
+    int rc = out->rc;
+    bool gone = x->r.wanted != NULL && !x->r.wanted(x->r.wanted_ctx);
+    if (rc == TN_ECONFLICT || rc == TN_ELOCKDELAY) {
+        tn_store_result_release(out);
+        memset(out, 0, sizeof(*out));
+        if (gone) {
+            out->rc = TN_ECANCELED;
+        } else {
+            enqueue(x->p, &x->r, out, done, done_arg);
+            replay_free(x);
+            return;
+        }
+    }
+    replay_free(x);
+    done(done_arg);
+}
+
+static void check_replay(struct tn_pg *p, const struct tn_acquire_req *r,
+                         struct tn_store_result *out, tn_store_done_fn done,
+                         void *arg)
+{
+    struct replay *x = replay_new(r);
+    if (x == NULL) {
         out->rc = TN_ENOMEM;
         done(arg);
         return;
     }
-    *f = (struct refusal){.out = out, .done = done, .arg = arg};
-    tn_pg_submit(p, op, out, refusal_done, f);
+    x->p = p;
+    x->out = out;
+    x->done = done;
+    x->arg = arg;
+    refuse_queued(p, &x->r, out, replay_checked, x);
+}
+
+/* Queue r behind the waiters of its name (the first in line tries at
+ * once), or refuse it when the queues are full. */
+static void enqueue(struct tn_pg *p, const struct tn_acquire_req *r,
+                    struct tn_store_result *out, tn_store_done_fn done,
+                    void *arg)
+{
+    struct tn_waitq *q = tn_waitq_find(&p->waits, r->name, r->name_len);
+    out->rc = tn_waitq_admit(&p->waits, q, out, TN_PG_RETRY_AFTER_MS);
+    if (out->rc < 0) {
+        done(arg);
+        return;
+    }
+    bool fresh = q == NULL;
+    if (tn_waitq_push(&p->waits, &q, r, out, done, arg) == NULL) {
+        out->rc = TN_ENOMEM;
+        done(arg);
+        return;
+    }
+    if (fresh) {
+        PGQ(q)->p = p;
+        attempt(PGQ(q)); /* first in line: try at once */
+    }
 }
 
 bool tn_pg_wait_acquire(struct tn_pg *p, const struct tn_acquire_req *r,
@@ -291,26 +400,19 @@ bool tn_pg_wait_acquire(struct tn_pg *p, const struct tn_acquire_req *r,
     struct tn_waitq *q = tn_waitq_find(&p->waits, r->name, r->name_len);
     if (q == NULL && r->wait_ms <= 0)
         return false; /* the common case: nobody waits, nor does r */
-    if (r->wait_ms <= 0) {
+    if (r->wait_ms <= 0)
         refuse_queued(p, r, out, done, arg);
-        return true;
-    }
-    out->rc = tn_waitq_admit(&p->waits, q, out, TN_PG_RETRY_AFTER_MS);
-    if (out->rc < 0) {
-        done(arg);
-        return true;
-    }
-    bool fresh = q == NULL;
-    if (tn_waitq_push(&p->waits, &q, r, out, done, arg) == NULL) {
-        out->rc = TN_ENOMEM;
-        done(arg);
-        return true;
-    }
-    if (fresh) {
-        PGQ(q)->p = p;
-        attempt(PGQ(q)); /* first in line: try at once */
-    }
+    else if (q != NULL && (r->request_id != NULL || r->session_id != NULL))
+        check_replay(p, r, out, done, arg);
+    else
+        enqueue(p, r, out, done, arg);
     return true;
+}
+
+bool tn_pg_wait_has_waiters(struct tn_pg *p, const char *name, size_t len)
+{
+    const struct tn_waitq *q = tn_waitq_find(&p->waits, name, len);
+    return q != NULL && !TAILQ_EMPTY(&q->waiters);
 }
 
 void tn_pg_wait_wake(struct tn_pg *p, const char *name)

@@ -11,11 +11,15 @@
 
 int tn_pg_wait_init(struct tn_pg *p, const struct tn_store_config *cfg);
 /* Take r if waiting is involved: r waits (wait_ms > 0), or the name has
- * local waiters and r must not jump them.  Returns true when taken (done
- * runs later, or already ran), false when r is a plain acquire. */
+ * local waiters and r must not jump them (then a replay of the live grant,
+ * by request_id or by the same session, is still answered at once, as
+ * without waiters).  Returns true when taken (done runs later, or already
+ * ran), false when r is a plain acquire. */
 bool tn_pg_wait_acquire(struct tn_pg *p, const struct tn_acquire_req *r,
                         struct tn_store_result *out, tn_store_done_fn done,
                         void *arg);
+/* Does name have waiters on this instance (a claim answers it held)? */
+bool tn_pg_wait_has_waiters(struct tn_pg *p, const char *name, size_t len);
 /* The name may have become free (an event said so): try its first
  * waiter. */
 void tn_pg_wait_wake(struct tn_pg *p, const char *name);

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import tenure
+from conformance_sessions import SessionSteps, Skip
 
 MISSING = object()
 
@@ -20,7 +21,7 @@ class Mismatch(AssertionError):
     pass
 
 
-class Runner:
+class Runner(SessionSteps):
     def __init__(self, url: str, prefix: str) -> None:
         self.url = url
         self.prefix = prefix
@@ -31,6 +32,7 @@ class Runner:
         self.stream: Optional[tenure.EventStream] = None
         self.got: List[Dict[str, Any]] = []
         self.cv = threading.Condition()
+        self.init_sessions()
 
     def close(self) -> None:
         if self.stream is not None:
@@ -101,6 +103,16 @@ class Runner:
     def step(self, st: Dict[str, Any]) -> Optional[Dict[str, Any]]:
         op = st["do"]
         try:
+            res = self.session_step(st)
+            if res is not None:
+                return res
+            if op == "acquire" and "session" in st:
+                lease = self.session_acquire(st)
+                if "as" in st:
+                    self.leases[st["as"]] = lease
+                return {"ok": True, "token": lease.token,
+                        "owner_id": lease.owner, "ttl_ms": lease.ttl_ms,
+                        "safe_for_ms": lease.safe_for_ms()}
             if op == "acquire":
                 lease = self.c.acquire(self.real(st["name"]), owner=st.get("owner"),
                                        ttl_ms=self.arg(st, "ttl_ms"),
@@ -162,6 +174,10 @@ class Runner:
 
         def reader() -> None:
             for ev in stream:
+                if ev.get("session_id") is not None:
+                    ev = self.session_event(ev)  # type: ignore[assignment]
+                    if ev is None:
+                        continue  # another run's session
                 with self.cv:
                     self.got.append(ev)
                     self.cv.notify_all()
@@ -186,9 +202,13 @@ class Runner:
         self.scenario = doc["scenario"]
         steps = doc["steps"]
         assert steps, "a scenario without steps"
+        needs = doc.get("needs", [])
         for i, st in enumerate(steps):
             res = self.step(st)
             where = f"{self.scenario} step {i} ({st['do']})"
+            if needs and isinstance(res, dict) \
+                    and res.get("error") == "not_implemented":
+                raise Skip(f"{where}: the server has no {', '.join(needs)}")
             if "expect" in st:
                 self.match(st["expect"], res, where)
             elif res is not None and "error" in res:

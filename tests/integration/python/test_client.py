@@ -400,8 +400,9 @@ def test_close_aborts_a_hung_renew(server: Server, uniq: str) -> None:
         lease = c.acquire(uniq + "a", ttl_ms=6000)
         c.keep(lease, lambda _l, why, _e: ends.append(why))
         px.blackhole = True
+        px.cut_all()  # the keepalive's kept-alive connection too
         time.sleep(2.3)  # the renew (due at 2 s) would hang until 5.4 s
-        assert c._ka_sock is not None
+        assert c._keepalive.in_flight() == 1
         t0 = time.monotonic()
         c.close()
         assert time.monotonic() - t0 < 1.0

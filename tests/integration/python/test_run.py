@@ -104,6 +104,29 @@ def test_signals_are_forwarded_and_the_lease_released(server: Server,
     assert tenure.Client(server.url).get(uniq + "a") is None
 
 
+def test_a_signal_before_the_child_is_known_is_forwarded(
+        server: Server, uniq: str, monkeypatch: "object") -> None:
+    """A SIGTERM that lands after the command started but before the
+    supervisor knew its process (the command may already have printed its
+    first line) reaches the command: it was dropped, and run waited for
+    the command to end by itself."""
+    import tenure.cli as cli
+    spawn = cli._spawn
+
+    def spawn_then_signal(cmd: List[str]) -> "subprocess.Popen[bytes]":
+        p = spawn(cmd)
+        os.kill(os.getpid(), signal.SIGTERM)  # handled before p is known
+        return p
+
+    monkeypatch.setattr(cli, "_spawn", spawn_then_signal)  # type: ignore
+    t0 = time.monotonic()
+    rc = cli.main(["--server", server.url, "run", "--name", uniq + "a",
+                   "--ttl", "3s", "--", "sleep", "5"])
+    assert rc == 128 + signal.SIGTERM
+    assert time.monotonic() - t0 < 4.5
+    assert tenure.Client(server.url).get(uniq + "a") is None
+
+
 def test_a_frozen_supervisor_kills_at_once_when_resumed(server: Server,
                                                         uniq: str) -> None:
     p = run(server.url, ["--name", uniq + "a", "--ttl", "2s", "--", "sh", "-c",

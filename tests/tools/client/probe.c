@@ -5,11 +5,20 @@
  * by the test script).
  *   tn-client-probe mono
  *   tn-client-probe keep URLS NAME TTL_MS HOLD_MS
+ *   tn-client-probe session URLS PREFIX TTL_MS HOLD_MS N
  * keep: acquire NAME, keep it alive, and poll tn_lease_is_held every
  * millisecond.  If HOLD_MS passes while held, check it is still held,
  * release it and expect the callback with "released".  Otherwise report
  * the loss.  Afterwards wait 2 TTLs more to prove the callback ran exactly
- * once and the lease never showed as held again.  A test helper only. */
+ * once and the lease never showed as held again.  session: the same for a
+ * session of TTL_MS with the N names PREFIX0.. claimed under it (ended at
+ * HOLD_MS), the end line also counting the leases' callbacks (probe_s.c).
+ * TN_PROBE_WATCH=1 in the environment sets watch_events;
+ * TN_PROBE_EVENTS=redis://HOST:PORT/STREAM or kafka://BROKERS/TOPIC follows
+ * that stream of tenured --publish instead.
+ * A test helper only. */
+#include "probe.h"
+
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -18,6 +27,7 @@
 #include <time.h>
 
 #include <tenure/client.h>
+#include <tenure/events_kafka.h>
 
 #include "common/clock.h"
 
@@ -40,14 +50,14 @@ static void on_end(struct tn_lease *l, enum tn_lease_end why, int rc, void *ud)
     atomic_store(&p->rc, rc);
 }
 
-static void on_log(void *ud, const char *msg)
+void probe_log(void *ud, const char *msg)
 {
     (void)ud;
     (void)printf("log at=%" PRId64 " %s\n", tn_clock_mono_ms(), msg);
     (void)fflush(stdout);
 }
 
-static void nap_ms(long ms)
+void probe_nap_ms(long ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000,
                           .tv_nsec = (ms % 1000) * 1000000L};
@@ -65,7 +75,14 @@ static int new_client(char *urls, struct tn_client **c)
         o.urls[o.n_urls++] = p;
         p = comma != NULL ? comma + 1 : NULL;
     }
-    o.log = on_log;
+    o.log = probe_log;
+    /* TN_PROBE_WATCH=1: also follow the event stream (watch_events);
+     * TN_PROBE_EVENTS=redis://...: that Redis stream instead. */
+    const char *ev = getenv("TN_PROBE_EVENTS");
+    o.watch_events = getenv("TN_PROBE_WATCH") != NULL ||
+                     (ev != NULL && strncmp(ev, "redis", 5) == 0);
+    if (ev != NULL && strncmp(ev, "redis", 5) == 0)
+        o.events_url = ev;
     o.request_timeout_ms = 2000;
     o.connect_timeout_ms = 200;
     struct tn_errmsg em = {{0}};
@@ -83,7 +100,7 @@ static int64_t watch(struct tn_lease *l, struct probe *p, int64_t until_ms)
     while (atomic_load(&p->calls) == 0 && tn_clock_mono_ms() < until_ms) {
         if (tn_lease_is_held(l))
             last_held = tn_clock_mono_ms();
-        nap_ms(1);
+        probe_nap_ms(1);
     }
     return last_held;
 }
@@ -95,7 +112,7 @@ static int64_t after_end(struct tn_lease *l, int64_t until_ms)
     while (tn_clock_mono_ms() < until_ms) {
         if (tn_lease_is_held(l))
             held_after = tn_clock_mono_ms();
-        nap_ms(2);
+        probe_nap_ms(2);
     }
     return held_after;
 }
@@ -147,16 +164,32 @@ int main(int argc, char **argv)
         (void)printf("%" PRId64 "\n", tn_clock_mono_ms());
         return 0;
     }
-    if (argc != 6 || strcmp(argv[1], "keep") != 0) {
+    bool session = argc == 7 && strcmp(argv[1], "session") == 0;
+    if (!session && (argc != 6 || strcmp(argv[1], "keep") != 0)) {
         (void)fprintf(stderr, "usage: tn-client-probe mono | keep URLS NAME "
-                              "TTL_MS HOLD_MS\n");
+                              "TTL_MS HOLD_MS | session URLS PREFIX TTL_MS "
+                              "HOLD_MS N\n");
         return 2;
     }
     struct tn_client *c = NULL;
     if (new_client(argv[2], &c) < 0)
         return 1;
-    int ex = keep(c, argv[3], strtoll(argv[4], NULL, 10),
-                  strtoll(argv[5], NULL, 10));
+    /* TN_PROBE_EVENTS=kafka://BROKERS/TOPIC: libtenure-kafka's follower. */
+    const char *ev = getenv("TN_PROBE_EVENTS");
+    struct tn_kafka_follower *kf = NULL;
+    struct tn_errmsg em = {{0}};
+    if (ev != NULL && strncmp(ev, "kafka://", 8) == 0 &&
+        tn_kafka_follower_start(c, ev, NULL, 0, &kf, &em) < 0) {
+        (void)printf("error=kafka %s\n", em.text);
+        tn_client_free(c);
+        return 1;
+    }
+    int64_t ttl = strtoll(argv[4], NULL, 10);
+    int64_t hold = strtoll(argv[5], NULL, 10);
+    int ex = session ? probe_session(c, argv[3], ttl, hold,
+                                     strtoul(argv[6], NULL, 10))
+                     : keep(c, argv[3], ttl, hold);
+    tn_kafka_follower_stop(kf);
     tn_client_free(c);
     return ex;
 }

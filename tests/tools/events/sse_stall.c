@@ -48,7 +48,8 @@ int main(int argc, char **argv)
         perror("connect");
         return 1;
     }
-    static const char req[] = "GET /v1/events HTTP/1.1\r\nHost: x\r\n\r\n";
+    static const char req[] =
+        "GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     if (write(fd, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1))
         return 1;
     long ms = strtol(argv[2], NULL, 10);

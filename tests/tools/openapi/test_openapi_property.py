@@ -25,6 +25,7 @@ import json
 import os
 import re
 import secrets
+import types
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Optional
@@ -34,6 +35,7 @@ from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
 from openapi_check import Spec
+from session_requests import SESSION_KINDS, session_request
 
 SPEC = Spec()
 EXAMPLES = int(os.environ.get("TN_OPENAPI_EXAMPLES", "150"))
@@ -273,11 +275,13 @@ def queries(draw, method, template, required=()):
 
 
 @st.composite
-def requests(draw, victim, privileged):
+def requests(draw, victim, vsess, privileged):
     kind = draw(st.sampled_from([
         "acquire", "acquire", "acquire", "list", "get", "check", "history",
         "events", "renew", "renew", "release", "release", "force", "ops",
-        "bad_method", "bad_path", "bad_media", "too_big"]))
+        "bad_method", "bad_path", "bad_media", "too_big"] + SESSION_KINDS))
+    if kind in SESSION_KINDS:
+        return draw(session_request(helpers(), vsess, privileged, kind))
     seg, name = draw(name_segment())
     if kind == "acquire":
         body, valid, why, nm = draw(acquire_body())
@@ -369,6 +373,14 @@ def requests(draw, victim, privileged):
                "body over 4 KiB", "/v1/leases", None, True, "acquire")
 
 
+def helpers():
+    """What session_requests.py draws with, from this module."""
+    return types.SimpleNamespace(
+        Req=Req, SPEC=SPEC, schema=schema, text_within=text_within,
+        text_invalid=text_invalid, int_within=int_within, int_invalid=int_invalid,
+        json_body=json_body, queries=queries, WRONG_TYPE_FOR_INT=WRONG_TYPE_FOR_INT)
+
+
 # -- the state a refused request must not change ----------------------------
 
 def metric(server, name):
@@ -428,13 +440,25 @@ def victim(server):
     return {"name": g["name"], "token": g["token"], "secret": g["lease_secret"]}
 
 
+@pytest.fixture(scope="module")
+def vsess(server):
+    """A session held for the whole module, opened by the writer (auth on)
+    or anyone (auth off): the session requests' target."""
+    a = server.request("POST", "/v1/sessions", json.dumps(
+        {"owner_id": "keeper", "ttl_ms": 3600000}).encode(),
+        {"Content-Type": "application/json"}, bearer=server.tokens.get("writer"))
+    assert a.status == 201, a.body
+    g = a.json()
+    return {"id": g["session_id"], "secret": g["session_secret"]}
+
+
 @SETTINGS
 @given(data=st.data())
-def test_answers_match_the_description(server, victim, data):
+def test_answers_match_the_description(server, victim, vsess, data):
     who = data.draw(st.sampled_from(["ops", "writer", "reader", "narrow", "none", "garbage"]),
                     label="caller") if server.tokens else "noauth"
     bearer, who = creds(who, server)
-    req = data.draw(requests(victim, who in ("noauth", "ops")), label="request")
+    req = data.draw(requests(victim, vsess, who in ("noauth", "ops")), label="request")
     before = snapshot(server, req.name) if req.mutation else None
     ans = server.request(req.method, req.target, req.body, req.headers, bearer)
     event(f"answer {ans.status}")
@@ -467,7 +491,8 @@ def test_answers_match_the_description(server, victim, data):
         assert ans.status in (401, 403), what
 
     # The holder's own renew and release of a fresh grant succeed.
-    if req.method == "POST" and ans.status == 201 and who in ("noauth", "ops", "writer"):
+    if (req.target == "/v1/leases" and ans.status == 201
+            and "session_id" not in ans.json() and who in ("noauth", "ops", "writer")):
         g = ans.json()
         seg = enc_segment(g["name"], "")
         own = data.draw(st.sampled_from(["renew", "release"]), label="then")

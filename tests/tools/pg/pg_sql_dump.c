@@ -12,8 +12,27 @@
 #include "store/pg/sql.h"
 
 static const char *const names[TN_PG_N_STMTS] = {
-    "acquire", "renew", "release", "get",   "check", "list",
-    "history", "sweep", "prune",   "count", "notify"};
+    [TN_PG_ACQUIRE] = "acquire",
+    [TN_PG_ACQUIRE_SESSION] = "acquire_session",
+    [TN_PG_RENEW] = "renew",
+    [TN_PG_RELEASE] = "release",
+    [TN_PG_GET] = "get",
+    [TN_PG_CHECK] = "check",
+    [TN_PG_LIST] = "list",
+    [TN_PG_HISTORY] = "history",
+    [TN_PG_SWEEP] = "sweep",
+    [TN_PG_PRUNE] = "prune",
+    [TN_PG_COUNT] = "count",
+    [TN_PG_SYNC] = "sync",
+    [TN_PG_NOTIFY] = "notify",
+    [TN_PG_SESSION_OPEN] = "session_open",
+    [TN_PG_SESSION_RENEW] = "session_renew",
+    [TN_PG_SESSION_END] = "session_end",
+    [TN_PG_SESSION_GET] = "session_get",
+    [TN_PG_SESSION_LIST] = "session_list",
+    [TN_PG_CLAIM] = "claim",
+    [TN_PG_UNCLAIM] = "unclaim",
+    [TN_PG_SESSION_SWEEP] = "session_sweep"};
 
 /* Parameters the benchmark scripts set (p1..p6); the later ones are sent
  * as NULL (acquire's principal: auth off), or as 0 when numeric (acquire's
@@ -23,7 +42,7 @@ static const char *const names[TN_PG_N_STMTS] = {
 static int find(const char *name)
 {
     for (int i = 0; i < TN_PG_N_STMTS; i++) {
-        if (strcmp(names[i], name) == 0)
+        if (names[i] != NULL && strcmp(names[i], name) == 0)
             return i;
     }
     return -1;
@@ -38,6 +57,14 @@ static const char *type_name(unsigned int oid)
         return "bytea";
     case 20:
         return "bigint";
+    case 1000:
+        return "boolean[]";
+    case 1001:
+        return "bytea[]";
+    case 1009:
+        return "text[]";
+    case 1016:
+        return "bigint[]";
     default:
         return "text";
     }
@@ -49,9 +76,14 @@ static void print_pgbench(const struct tn_pg_stmt_def *d)
 {
     for (const char *p = d->sql; *p != '\0'; p++) {
         if (*p == '$' && p[1] >= '1' && p[1] <= '9') {
-            int i = p[1] - '1';
+            int i = p[1] - '0';
+            while (p[2] >= '0' && p[2] <= '9') {
+                i = 10 * i + (p[2] - '0');
+                p++;
+            }
+            i--; /* $1 is types[0] */
             if (i < BENCH_PARAMS)
-                printf("CAST(:p%c AS %s)", p[1], type_name(d->types[i]));
+                printf("CAST(:p%d AS %s)", i + 1, type_name(d->types[i]));
             else if (d->types[i] == 20) /* int8 */
                 printf("CAST(0 AS %s)", type_name(d->types[i]));
             else
