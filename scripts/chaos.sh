@@ -50,7 +50,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
             bash "$script" >"$dir/log" 2>&1
         rc=$?
         grep -h '^ha-window ' "$dir/log" >>"$out/ha-windows.txt"
-        grep -h '^patroni-\(window\|holder\) ' "$dir/log" | sed "s/\$/ run=$runs/" \
+        grep -h '^patroni-\(window\|holder\|session\) ' "$dir/log" | sed "s/\$/ run=$runs/" \
             >>"$out/patroni-windows.txt"
         line=$(grep -E '^(ok - |FAIL: )' "$dir/log" | tail -1)
         kv() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$line" | head -1; }

@@ -159,6 +159,13 @@ pat_probes() {
     } 2> >("$HA_PY" "$PAT_PROBE" stamp --out "$T/holder.jsonl" >/dev/null 2>&1) &
     PAT_HOLDER_PID=$!
     TN_PIDS+=("$PAT_HOLDER_PID")
+    # a session with three leases, renewed every 20 s (TTL 60 s) by the
+    # Python client given all three instances
+    "$HA_PY" "$TN_SRC/tests/tools/ha/session_holder.py" --urls "$HA_URLS" \
+        --stop "$T/session.stop" --out "$T/session.jsonl" \
+        >"$T/session.txt" 2>>"$T/session.log" &
+    PAT_SESSION_PID=$!
+    TN_PIDS+=("$PAT_SESSION_PID")
     # TN_PATRONI_METRICS=1: each instance's store metrics every 0.5 s
     if [ "${TN_PATRONI_METRICS:-0}" = 1 ]; then
         while :; do
@@ -196,6 +203,8 @@ pat_finish() {
     wait "$PAT_PROBE_PID" 2>/dev/null || true
     pat_stop_holder
     wait "$PAT_HOLDER_PID" 2>/dev/null || true
+    touch "$T/session.stop"
+    wait "$PAT_SESSION_PID" 2>/dev/null || true
     sleep 0.3 # the stamper writes the last lines
 }
 
@@ -412,11 +421,11 @@ pat_report() {
     "$HA_PY" "$HA_TOOLS/ha_check.py" windows "$T/history.jsonl" >"$T/windows" ||
         fail "ha_check.py windows failed"
     "$HA_PY" "$HA_TOOLS/ha_check.py" patroni "$T/windows" "$T/faults.log" \
-        "$T/holder.jsonl" >"$T/report" || fail "ha_check.py patroni failed"
+        "$T/holder.jsonl" "$T/session.txt" >"$T/report" || fail "ha_check.py patroni failed"
     cat "$T/report"
     PAT_SUMMARY=$(tail -1 "$T/report")
     [ -n "$CHAOS_OUT" ] && cp "$T/report" "$T/faults.log" "$T/ledger.log" "$T/holder.jsonl" \
-        "$CHAOS_OUT/" 2>/dev/null
+        "$T/session.jsonl" "$CHAOS_OUT/" 2>/dev/null
     return 0
 }
 
@@ -453,4 +462,8 @@ pat_profile() {
     [ "$PAT_FAILOVERS" -ge 1 ] || fail "no failover happened ($CHAOS_SUMMARY)"
     pat_ledger_check "end"
     pat_report
+    # the session kept its leases: every renew within the TTL, each name
+    # still its own with its token at the end
+    grep -q '^patroni-session .* lost=0$' "$T/session.txt" ||
+        fail "the session lost its leases: $(cat "$T/session.txt") (see session.jsonl)"
 }

@@ -4,7 +4,8 @@
 # contrib/patroni: synchronous_mode and synchronous_mode_strict, one
 # synchronous standby, etcd's v2 API, pg_rewind), three tenured with
 # --require-sync-standby naming the nodes in three orders, recording
-# clients on all three, a long-lived holder (tenure run, TTL 30 s).  The
+# clients on all three, a long-lived holder (tenure run, TTL 60 s) and a
+# session holding three leases (session_holder.py, TTL 60 s).  The
 # nemesis, on the primary: kill -9 of its postmaster, every process of
 # the node stopped for 15-25 s (a paused machine: it must come back as a
 # rewound replica, never as a second primary), kill -9 of its Patroni

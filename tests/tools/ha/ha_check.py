@@ -21,7 +21,7 @@ the recording clients wrote (docs/safety/tenure-check.md).
       One "ha-window ..." line each, then their median and max.
   ha_check.py summary < lines
       The median and max of "ha-window" lines gathered from many runs.
-  ha_check.py patroni WINDOWS FAULTS HOLDER
+  ha_check.py patroni WINDOWS FAULTS HOLDER [SESSION]
       The Patroni profile's report (tests/integration/lib-patroni.sh): per
       fault, its "ha-window" line (WINDOWS, from windows above) joined with
       the nemesis's line (FAULTS: kind, old and new primary, how the old
@@ -31,9 +31,12 @@ the recording clients wrote (docs/safety/tenure-check.md).
       "patroni-holder" line for the long-lived holder (HOLDER: tenure -v
       run's log stamped by serve_probe.py stamp: the longest time between
       two successful renews, the least safe time left, whether the lease
-      was lost); then the summary.
+      was lost); the "patroni-session" line of SESSION (session_holder.py:
+      a session's longest renew gap, its leases kept or lost); then the
+      summary.
   ha_check.py patroni-summary [--by-kind] < lines
-      The summary of "patroni-window" and "patroni-holder" lines gathered
+      The summary of "patroni-window", "patroni-holder" and
+      "patroni-session" lines gathered
       from many runs (scripts/chaos.sh keeps them in
       OUT/patroni-windows.txt); --by-kind adds one per kind of fault.
 """
@@ -284,6 +287,9 @@ def patroni(argv):
     if h is not None:
         out.append("patroni-holder " + " ".join(
             f"{k}={v}" for k, v in h.items()))
+    if len(argv) > 3:
+        with open(argv[3], encoding="utf-8") as f:
+            out += [x.strip() for x in f if x.startswith("patroni-session ")]
     for line in out:
         print(line)
     print(patroni_summary(out))
@@ -291,12 +297,14 @@ def patroni(argv):
 
 
 def patroni_summary(lines):
-    rows, holders = [], []
+    rows, holders, sessions = [], [], []
     for line in lines:
         if line.startswith("patroni-window "):
             rows.append(kv_line(line))
         elif line.startswith("patroni-holder "):
             holders.append(kv_line(line))
+        elif line.startswith("patroni-session "):
+            sessions.append(kv_line(line))
     fo = [r for r in rows if r.get("failover") == "yes"]
     kinds = {}
     for r in rows:
@@ -319,6 +327,15 @@ def patroni_summary(lines):
         out.append("holder_lost=" + str(sum(
             int(h["lost"]) if h["lost"].isdigit() else h["lost"] == "yes"
             for h in holders)))
+    if sessions:
+        out.append("session_renew_gap_max_ms=" + str(max(
+            int(x.get("renew_gap_max_ms", -1)) for x in sessions)))
+        out.append("session_leases=" + str(sum(
+            int(x.get("leases", 0)) for x in sessions)))
+        out.append("session_kept=" + str(sum(
+            int(x.get("kept", 0)) for x in sessions)))
+        out.append("session_lost=" + str(sum(
+            int(x.get("lost", 1)) for x in sessions)))
     return "patroni-summary: " + " ".join(out)
 
 
@@ -329,7 +346,7 @@ def main():
         return windows(sys.argv[2:])
     if len(sys.argv) == 2 and sys.argv[1] == "summary":
         return summary()
-    if len(sys.argv) == 5 and sys.argv[1] == "patroni":
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "patroni":
         return patroni(sys.argv[2:])
     if len(sys.argv) in (2, 3) and sys.argv[1] == "patroni-summary":
         lines = sys.stdin.readlines()
