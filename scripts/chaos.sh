@@ -32,6 +32,7 @@ if [ -z "$profiles" ]; then
 fi
 mkdir -p "$out"
 : >"$out/ha-windows.txt" # the HA profile's failovers (docs/HA.md)
+: >"$out/patroni-windows.txt" # the Patroni profiles' faults (docs/HA.md)
 export TN_BIN=$bin TN_SRC=$PWD
 end=$(($(date +%s) + minutes * 60))
 runs=0 failed=0 faults=0 ops=0 grants=0 admits=0 rejects=0 violations=0 events=0
@@ -49,6 +50,8 @@ while [ "$(date +%s)" -lt "$end" ]; do
             bash "$script" >"$dir/log" 2>&1
         rc=$?
         grep -h '^ha-window ' "$dir/log" >>"$out/ha-windows.txt"
+        grep -h '^patroni-\(window\|holder\|session\) ' "$dir/log" | sed "s/\$/ run=$runs/" \
+            >>"$out/patroni-windows.txt"
         line=$(grep -E '^(ok - |FAIL: )' "$dir/log" | tail -1)
         kv() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$line" | head -1; }
         f=$(kv faults) o=$(kv ops) g=$(kv grants) a=$(kv sink_admit) r=$(kv sink_reject) e=$(kv events)
@@ -81,5 +84,9 @@ echo "  sink writes admitted: $admits; zombie writes attempted and rejected: $re
 echo "  violations found: $violations"
 if [ -s "$out/ha-windows.txt" ]; then
     echo "  $(/usr/bin/python3 tests/tools/ha/ha_check.py summary <"$out/ha-windows.txt")"
+fi
+if [ -s "$out/patroni-windows.txt" ]; then
+    echo "  $(/usr/bin/python3 tests/tools/ha/ha_check.py patroni-summary <"$out/patroni-windows.txt")"
+    echo "  load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 [ "$failed" = 0 ]

@@ -17,7 +17,8 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
       debhelper dpkg-dev fakeroot lintian help2man ccache
       etcd-server etcd-client zookeeper python3-redis python3-kazoo gnuplot-nox
       openjdk-17-jdk-headless junit5 libpostgresql-jdbc-java libxerial-sqlite-jdbc-java
-      podman runc netavark aardvark-dns iptables catatonit uidmap slirp4netns debootstrap)
+      podman runc netavark aardvark-dns iptables catatonit uidmap slirp4netns debootstrap
+      patroni python3-etcd iproute2)
 # ccache: the negative controls' planted builds share one compiler cache
 # (tests/integration/lib-negative.sh).  valgrind: callgrind counts
 # instructions per acquire for the perf/insn test (bench/insn.sh).
@@ -25,8 +26,10 @@ pkgs=(build-essential cmake pkg-config clang clang-format clang-tidy
 # docs/COMPARE.md): its peers' servers and clients, and the chart.  Then the
 # Java client's JDK, JUnit 5 and JDBC drivers (java/), and the container
 # engine of it/t982 (podman on runc, its network, debootstrap for the local
-# base image: contrib/container/local-images.sh).  The TypeScript client's
-# npm packages are installed by scripts/npm-tools.sh js.
+# base image: contrib/container/local-images.sh).  patroni and python3-etcd
+# run the Patroni chaos profiles (contrib/patroni, t779-t781), which also
+# use etcd-server and iproute2.  The TypeScript client's npm packages are
+# installed by scripts/npm-tools.sh js.
 # make lint also needs Node.js >= 20.19 with npm (Debian 12's nodejs is 18,
 # too old for the pinned @redocly/cli): see scripts/npm-tools.sh.
 if [ "${1:-}" = "--bench" ]; then

@@ -14,6 +14,9 @@
 #                                          standby NAME in sync_state sync
 #   pg-cluster.sh sql PORT SQL             run SQL as postgres, print rows
 #   pg-cluster.sh kill DIR                 SIGKILL the postmaster (a crash)
+#   pg-cluster.sh freeze DIR               SIGSTOP the postmaster and all its
+#                                          children (a paused machine)
+#   pg-cluster.sh thaw DIR                 SIGCONT them
 #   pg-cluster.sh stop DIR                 immediate stop, keep the files
 #   pg-cluster.sh start DIR                start again after stop/kill
 #   pg-cluster.sh destroy DIR              stop and remove DIR
@@ -112,14 +115,28 @@ kill)
         done
     fi
     ;;
-stop) as_pg "$bindir/pg_ctl" -D "$2/data" -m immediate stop >/dev/null 2>&1 || true ;;
+freeze | thaw)
+    sig=STOP
+    [ "$cmd" = thaw ] && sig=CONT
+    pid=$(head -1 "$2/data/postmaster.pid" 2>/dev/null || true)
+    [ -n "$pid" ] || { echo "pg-cluster: no postmaster in $2" >&2; exit 1; }
+    # the postmaster first: stopped, it forks no new child meanwhile
+    kill -"$sig" "$pid"
+    # shellcheck disable=SC2046
+    kill -"$sig" $(pgrep -P "$pid") 2>/dev/null || true
+    ;;
+stop)
+    "$0" thaw "$2" 2>/dev/null || true # a frozen postmaster hears no signal
+    as_pg "$bindir/pg_ctl" -D "$2/data" -m immediate stop >/dev/null 2>&1 || true
+    ;;
 start) start_server "$2" ;;
 destroy)
+    "$0" thaw "$2" 2>/dev/null || true
     as_pg "$bindir/pg_ctl" -D "$2/data" -m immediate stop >/dev/null 2>&1 || true
     rm -rf "$2"
     ;;
 *)
-    sed -n '2,19p' "$0" >&2
+    sed -n '2,22p' "$0" >&2
     exit 2
     ;;
 esac

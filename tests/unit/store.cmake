@@ -19,3 +19,12 @@ tn_add_unit_test(test_disk
 tn_add_unit_test(test_waitq
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_waitq.c
     LIBS tn_store tn_common_static)
+# The PostgreSQL store's connection module: host lists, and the order of a
+# round against local ports that refuse or never answer (no PostgreSQL).
+tn_add_unit_test(test_pg_link
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_pg_link.c
+    LIBS tn_store tn_common_static)
+# The PostgreSQL store's token floor on real files.
+tn_add_unit_test(test_pg_floor
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_pg_floor.c
+    LIBS tn_store tn_common_static)

@@ -27,6 +27,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "store/pg/conn.h"
+#include "store/pg/floor.h"
 #include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/pin.h"
@@ -66,6 +67,7 @@ static bool any_ready(const struct tn_pg *p)
  * trailer has not ended yet still pins its name (pinned_to). */
 static void op_reply(struct tn_pg *p, struct tn_pg_op *op)
 {
+    p->n_unavailable += tn_pg_floor_guard(&p->floor, op->out);
     tn_pg_limits_answered(p, op);
     tn_store_done_fn done = op->done;
     op->done = NULL;
@@ -84,6 +86,8 @@ static void op_answer(struct tn_pg *p, struct tn_pg_op *op, int rc)
             op->out->retry_after_ms = TN_PG_RETRY_AFTER_MS;
             p->n_unavailable++;
         }
+    } else {
+        p->n_unavailable += tn_pg_floor_guard(&p->floor, op->out);
     }
     tn_pg_limits_answered(p, op);
     tn_store_done_fn done = op->done;
@@ -482,7 +486,7 @@ static void watchdog_fire(void *arg)
     struct tn_pg_conn *c = arg;
     if (c->inflight != NULL &&
         tn_clock_now_ms() >= c->inflight->sent_ms + OP_TIMEOUT_MS)
-        tn_pg_conn_drop(c, "no answer from postgresql in time");
+        tn_pg_conn_stalled(c, "no answer from postgresql in time");
     else
         watchdog_rearm(c);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Each connection of the PostgreSQL store: asynchronous connect (PQconnectPoll,
- * so a multi-host string with target_session_attrs=read-write finds the
- * primary), then the setup steps (session settings and advisory lock,
+/* Each statement connection of the PostgreSQL store: a link (link.c: one
+ * host at a time, each under its own deadline, so a multi-host string with
+ * target_session_attrs=read-write finds the primary even behind a host that
+ * stopped answering), then the setup steps (session settings and advisory lock,
  * schema version, migrations each in its own transaction, sequence above
  * every stored token, prepared statements in pipeline mode), then ready.
  * A step that takes a table lock waits for it at most
@@ -13,6 +14,7 @@
  * Everything runs on the loop thread; nothing here blocks. */
 #include "store/pg/conn.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +26,13 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "store/pg/floor.h"
 #include "store/pg/sql.h"
 
 #define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 2000
+/* At most 1 s between rounds over the hosts: after a failover the new
+ * primary is found within about a round's deadline plus this. */
+#define BACKOFF_MAX_MS 1000
 #define SETUP_TIMEOUT_MS 15000
 /* Pauses between tries for a busy table lock: 50 ms doubling to 800 ms. */
 #define LOCK_RETRY_MIN_MS 50
@@ -42,34 +47,16 @@ enum step {
     N_STEPS
 };
 
-static void on_fd(void *arg, uint32_t events);
 static void run_step(struct tn_pg_conn *c);
 
 void tn_pg_conn_unwatch(struct tn_pg_conn *c)
 {
-    if (c->fd >= 0)
-        tn_loop_del_fd(c->store->loop, c->fd);
-    c->fd = -1;
-    c->fd_events = 0;
+    tn_pg_link_unwatch(&c->link);
 }
 
 void tn_pg_conn_watch(struct tn_pg_conn *c, uint32_t events)
 {
-    int fd = c->conn != NULL ? PQsocket(c->conn) : -1;
-    if (fd != c->fd)
-        tn_pg_conn_unwatch(c);
-    if (fd < 0)
-        return;
-    if (c->fd < 0) {
-        if (tn_loop_add_fd(c->store->loop, fd, events, on_fd, c) == 0) {
-            c->fd = fd;
-            c->fd_events = events;
-        }
-        return;
-    }
-    if (events != c->fd_events &&
-        tn_loop_mod_fd(c->store->loop, fd, events) == 0)
-        c->fd_events = events;
+    tn_pg_link_watch(&c->link, events);
 }
 
 static void retry_now(void *arg)
@@ -83,9 +70,7 @@ void tn_pg_conn_drop(struct tn_pg_conn *c, const char *why)
            "\"postgresql connection lost, reconnecting\" conn=%d why=\"%s\" "
            "retry_ms=%lld",
            (int)(c - c->store->conns), why, (long long)c->backoff_ms);
-    tn_pg_conn_unwatch(c);
-    if (c->conn != NULL)
-        PQfinish(c->conn);
+    tn_pg_link_close(&c->link);
     c->conn = NULL;
     c->state = TN_PG_DOWN;
     tn_loop_timer_disarm(c->store->loop, &c->conn_timer);
@@ -97,9 +82,15 @@ void tn_pg_conn_drop(struct tn_pg_conn *c, const char *why)
         c->backoff_ms = BACKOFF_MAX_MS;
 }
 
-static void conn_timeout(void *arg)
+void tn_pg_conn_stalled(struct tn_pg_conn *c, const char *why)
 {
-    tn_pg_conn_drop(arg, "connect or setup timed out");
+    tn_pg_link_stalled(&c->link, why);
+}
+
+static void setup_late(void *arg)
+{
+    struct tn_pg_conn *c = arg;
+    tn_pg_link_stalled(&c->link, "setup timed out");
 }
 
 void tn_pg_message(PGconn *c, char *out, size_t cap)
@@ -123,52 +114,29 @@ static void drop_with_message(struct tn_pg_conn *c, const char *what)
     tn_pg_conn_drop(c, why);
 }
 
-/* Notices ("table exists, skipping") are not errors: keep them off
- * stderr. */
-static void ignore_notice(void *arg, const char *message)
-{
-    (void)arg;
-    (void)message;
-}
-
 void tn_pg_conn_start(struct tn_pg_conn *c)
 {
-    c->conn = PQconnectStart(c->store->conninfo);
-    if (c->conn == NULL || PQstatus(c->conn) == CONNECTION_BAD) {
-        drop_with_message(c, "cannot connect");
-        return;
-    }
-    PQsetNoticeProcessor(c->conn, ignore_notice, NULL);
     c->state = TN_PG_CONNECTING;
-    tn_loop_timer_arm(c->store->loop, &c->conn_timer,
-                      tn_clock_now_ms() + SETUP_TIMEOUT_MS, conn_timeout, c);
-    tn_pg_conn_watch(c, EPOLLOUT);
+    tn_pg_link_connect(&c->link);
 }
 
-static void poll_connect(struct tn_pg_conn *c)
+/* The link found a host that takes writes: set the session up. */
+static void link_up(void *arg)
 {
-    /* PQconnectPoll may close the socket and open another (next host). */
-    tn_pg_conn_unwatch(c);
-    switch (PQconnectPoll(c->conn)) {
-    case PGRES_POLLING_READING:
-        tn_pg_conn_watch(c, EPOLLIN);
-        return;
-    case PGRES_POLLING_WRITING:
-        tn_pg_conn_watch(c, EPOLLOUT);
-        return;
-    case PGRES_POLLING_OK:
-        if (PQsetnonblocking(c->conn, 1) != 0) {
-            drop_with_message(c, "cannot make the connection non-blocking");
-            return;
-        }
-        c->state = TN_PG_SETUP;
-        c->setup_step = STEP_SESSION;
-        run_step(c);
-        return;
-    default:
-        drop_with_message(c, "cannot connect");
-        return;
-    }
+    struct tn_pg_conn *c = arg;
+    c->conn = c->link.conn;
+    c->state = TN_PG_SETUP;
+    c->setup_step = STEP_SESSION;
+    tn_loop_timer_arm(c->store->loop, &c->conn_timer,
+                      tn_clock_now_ms() + SETUP_TIMEOUT_MS, setup_late, c);
+    run_step(c);
+}
+
+static void link_fail(void *arg, const char *why)
+{
+    struct tn_pg_conn *c = arg;
+    c->conn = NULL;
+    tn_pg_conn_drop(c, why);
 }
 
 /* The migrations above the database's version, each in a transaction
@@ -201,6 +169,30 @@ static int send_prepares(struct tn_pg_conn *c)
             return TN_EIO;
     }
     return PQpipelineSync(c->conn) == 1 ? TN_OK : TN_EIO;
+}
+
+/* The sequence step, with this instance's token floor set first. */
+static int send_sequence(struct tn_pg_conn *c)
+{
+    struct tn_buf b;
+    tn_buf_init(&b, 8192);
+    int rc =
+        tn_buf_printf(&b, "SET tenure.token_floor TO '%" PRIu64 "'; %s",
+                      tn_pg_floor_value(&c->store->floor), tn_pg_sql_sequence);
+    if (rc == 0)
+        rc = PQsendQuery(c->conn, b.data) == 1 ? 0 : TN_EIO;
+    tn_buf_release(&b);
+    return rc;
+}
+
+/* FLOOR_SQL's row (src/store/pg/sql.c): what the sequence was, whether it
+ * was raised. */
+static void floor_row(struct tn_pg_conn *c, PGresult *r)
+{
+    if (PQnfields(r) != 4 || strcmp(PQgetvalue(r, 0, 0), "floor") != 0)
+        return;
+    uint64_t top = strtoull(PQgetvalue(r, 0, 1), NULL, 10);
+    tn_pg_floor_seen(&c->store->floor, top, !PQgetisnull(r, 0, 3));
 }
 
 /* Send the current step's SQL; steps with nothing to do are skipped. */
@@ -241,7 +233,7 @@ static int send_step(struct tn_pg_conn *c)
         return rc;
     }
     case STEP_SEQUENCE:
-        return PQsendQuery(c->conn, tn_pg_sql_sequence) == 1 ? 0 : TN_EIO;
+        return send_sequence(c);
     default:
         return send_prepares(c);
     }
@@ -308,6 +300,9 @@ static bool step_result(struct tn_pg_conn *c, PGresult *r)
     if (st == PGRES_TUPLES_OK && c->setup_step == STEP_VERSION &&
         PQntuples(r) == 1)
         c->schema_version = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    if (st == PGRES_TUPLES_OK && c->setup_step == STEP_SEQUENCE &&
+        PQntuples(r) == 1)
+        floor_row(c, r);
     return st == PGRES_PIPELINE_SYNC;
 }
 
@@ -384,13 +379,10 @@ static void setup_io(struct tn_pg_conn *c, uint32_t events)
     }
 }
 
-static void on_fd(void *arg, uint32_t events)
+static void link_io(void *arg, uint32_t events)
 {
     struct tn_pg_conn *c = arg;
     switch (c->state) {
-    case TN_PG_CONNECTING:
-        poll_connect(c);
-        return;
     case TN_PG_SETUP:
         setup_io(c, events);
         return;
@@ -400,4 +392,26 @@ static void on_fd(void *arg, uint32_t events)
     default:
         return;
     }
+}
+
+static const struct tn_pg_link_ops link_ops = {
+    .up = link_up,
+    .io = link_io,
+    .fail = link_fail,
+};
+
+void tn_pg_conn_init(struct tn_pg_conn *c, struct tn_pg *p)
+{
+    c->store = p;
+    c->backoff_ms = BACKOFF_MIN_MS;
+    tn_pg_link_init(&c->link, p->loop, &p->hosts, &link_ops, c);
+}
+
+void tn_pg_conn_close(struct tn_pg_conn *c)
+{
+    tn_loop_timer_disarm(c->store->loop, &c->retry_timer);
+    tn_loop_timer_disarm(c->store->loop, &c->conn_timer);
+    tn_pg_link_close(&c->link);
+    c->conn = NULL;
+    c->state = TN_PG_DOWN;
 }

@@ -9,11 +9,17 @@
 
 #include "store/pg/pg.h"
 
+/* Set c up as the statement connection of p (DOWN, nothing armed). */
+void tn_pg_conn_init(struct tn_pg_conn *c, struct tn_pg *p);
+/* Close c for good (the store is closing); nothing is called back. */
+void tn_pg_conn_close(struct tn_pg_conn *c);
 /* Start connecting now (state DOWN -> CONNECTING). */
 void tn_pg_conn_start(struct tn_pg_conn *c);
 /* Forget the connection (every op in flight on it is answered
  * TN_EUNAVAIL) and reconnect after the backoff.  why is logged. */
 void tn_pg_conn_drop(struct tn_pg_conn *c, const char *why);
+/* The host did not answer in time: try it last from now on, and drop. */
+void tn_pg_conn_stalled(struct tn_pg_conn *c, const char *why);
 /* Watch the connection's socket for events (re-registers if libpq changed
  * the socket). */
 void tn_pg_conn_watch(struct tn_pg_conn *c, uint32_t events);

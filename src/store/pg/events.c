@@ -5,7 +5,8 @@
  * src/store/pg/store.c), so PostgreSQL delivers each event in commit order to
  * every instance listening, this one included.  Here: the dedicated LISTEN
  * connection (reconnecting with backoff; events sent while it is down are lost,
- * which is allowed: events carry no safety), the payload parser feeding
+ * which is allowed: events carry no safety; a heartbeat bounds how long it
+ * can sit on a node that stopped answering), the payload parser feeding
  * on_event and waking waiters, the periodic expiry sweep (nobody writes when a
  * lease runs out, so each instance asks every SWEEP_MS; one of them announces
  * each expiry) and the periodic prune that bounds the grants ledger.  Loop
@@ -23,9 +24,11 @@
 #include "common/log.h"
 #include "store/pg/batch.h"
 #include "store/pg/conn.h"
+#include "store/pg/floor.h"
 #include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/sql.h"
+#include "store/pg/sync.h"
 #include "store/pg/wait.h"
 
 #define SWEEP_MS 200
@@ -34,10 +37,20 @@
 #define PRUNE_AGAIN_MS 1000
 #define PRUNE_ROWS 10000 /* PRUNE_SQL's LIMIT */
 #define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 2000
+#define BACKOFF_MAX_MS 1000
+/* The LISTEN connection asks every HEARTBEAT_MS whether its node still
+ * answers; every answer it waits for must come within ANSWER_WAIT_MS. */
+#define HEARTBEAT_MS 1000
+#define ANSWER_WAIT_MS 2000
+/* Is the node a standby now; has it a synchronous standby (seen here on
+ * a connection no batch can clog: a primary left behind by a failover
+ * holds its commits, and the check behind them, until the statement
+ * timeout, src/store/pg/sync.c). */
+#define HEARTBEAT_SQL                                                          \
+    "SELECT pg_is_in_recovery(), EXISTS (SELECT 1 FROM pg_stat_replication"    \
+    " WHERE sync_state IN ('sync', 'quorum'))"
 
 static void listen_start(struct tn_pg *p);
-static void listen_io(void *arg, uint32_t events);
 
 /* ---- payloads ---- */
 
@@ -145,6 +158,10 @@ void tn_pg_events_deliver(struct tn_pg *p, const char *payload)
         struct tn_event ev;
         if (parse_line(s, end, &ev)) {
             p->n_events++;
+            /* Another instance acknowledged it, or soon will: the floor
+             * covers what this instance heard too (src/store/pg/floor.c);
+             * a failed write is logged there and changes nothing here. */
+            (void)tn_pg_floor_cover(&p->floor, ev.token);
             if (p->on_event != NULL)
                 p->on_event(p->event_ctx, &ev);
             if (ev.type != TN_EVENT_ACQUIRED && ev.name[0] != '\0')
@@ -156,42 +173,13 @@ void tn_pg_events_deliver(struct tn_pg *p, const char *payload)
 
 /* ---- the LISTEN connection ---- */
 
-static void listen_unwatch(struct tn_pg *p)
-{
-    struct tn_pg_listen *l = &p->listen;
-    if (l->fd >= 0)
-        tn_loop_del_fd(p->loop, l->fd);
-    l->fd = -1;
-    l->fd_events = 0;
-}
-
-static void listen_watch(struct tn_pg *p, uint32_t events)
-{
-    struct tn_pg_listen *l = &p->listen;
-    int fd = l->conn != NULL ? PQsocket(l->conn) : -1;
-    if (fd != l->fd)
-        listen_unwatch(p);
-    if (fd < 0)
-        return;
-    if (l->fd < 0) {
-        if (tn_loop_add_fd(p->loop, fd, events, listen_io, p) == 0) {
-            l->fd = fd;
-            l->fd_events = events;
-        }
-        return;
-    }
-    if (events != l->fd_events && tn_loop_mod_fd(p->loop, fd, events) == 0)
-        l->fd_events = events;
-}
-
 static void listen_close(struct tn_pg *p)
 {
     struct tn_pg_listen *l = &p->listen;
-    listen_unwatch(p);
-    if (l->conn != NULL)
-        PQfinish(l->conn);
-    l->conn = NULL;
+    tn_loop_timer_disarm(p->loop, &l->beat_timer);
+    tn_pg_link_close(&l->link);
     l->state = TN_PG_DOWN;
+    l->beating = false;
 }
 
 static void listen_retry(void *arg)
@@ -199,21 +187,20 @@ static void listen_retry(void *arg)
     listen_start(arg);
 }
 
-static void listen_drop(struct tn_pg *p, const char *why)
+/* The link is closed (it failed, or was given up): reconnect later. */
+static void listen_down(void *arg, const char *why)
 {
+    struct tn_pg *p = arg;
     struct tn_pg_listen *l = &p->listen;
     if (l->state == TN_PG_READY)
         tn_log(TN_LOG_WARN, "store",
                "\"postgresql event connection lost, reconnecting\" why=\"%s\"",
                why);
-    else if (p->n_listen_connects == 0 && l->backoff_ms == BACKOFF_MIN_MS) {
-        char msg[300];
-        tn_pg_message(l->conn, msg, sizeof(msg));
+    else if (p->n_listen_connects == 0 && l->backoff_ms == BACKOFF_MIN_MS)
         tn_log(TN_LOG_WARN, "store",
                "\"postgresql event connection failed; not ready until it is "
-               "up\" why=\"%s: %s\"",
-               why, msg);
-    }
+               "up\" why=\"%s\"",
+               why);
     listen_close(p);
     tn_loop_timer_arm(p->loop, &l->retry_timer,
                       tn_clock_now_ms() + l->backoff_ms, listen_retry, p);
@@ -222,50 +209,67 @@ static void listen_drop(struct tn_pg *p, const char *why)
         l->backoff_ms = BACKOFF_MAX_MS;
 }
 
-static void notice_ignore(void *arg, const char *message)
+static void listen_drop(struct tn_pg *p, const char *why)
 {
-    (void)arg;
-    (void)message;
+    char msg[300];
+    char full[400];
+    tn_pg_message(p->listen.link.conn, msg, sizeof(msg));
+    (void)snprintf(full, sizeof(full), "%s: %s", why, msg);
+    tn_pg_link_fail(&p->listen.link, full);
 }
 
 static void listen_start(struct tn_pg *p)
 {
-    struct tn_pg_listen *l = &p->listen;
-    l->conn = PQconnectStart(p->conninfo);
-    if (l->conn == NULL || PQstatus(l->conn) == CONNECTION_BAD) {
-        listen_drop(p, "cannot connect");
-        return;
-    }
-    PQsetNoticeProcessor(l->conn, notice_ignore, NULL);
-    l->state = TN_PG_CONNECTING;
-    listen_watch(p, EPOLLOUT);
+    p->listen.state = TN_PG_CONNECTING;
+    tn_pg_link_connect(&p->listen.link);
 }
 
-static void listen_connect(struct tn_pg *p)
+static void listen_up(void *arg)
 {
+    struct tn_pg *p = arg;
     struct tn_pg_listen *l = &p->listen;
-    listen_unwatch(p); /* PQconnectPoll may switch sockets (next host) */
-    switch (PQconnectPoll(l->conn)) {
-    case PGRES_POLLING_READING:
-        listen_watch(p, EPOLLIN);
-        return;
-    case PGRES_POLLING_WRITING:
-        listen_watch(p, EPOLLOUT);
-        return;
-    case PGRES_POLLING_OK:
-        if (PQsetnonblocking(l->conn, 1) != 0 ||
-            PQsendQuery(l->conn, tn_pg_sql_listen) != 1 ||
-            PQflush(l->conn) < 0) {
-            listen_drop(p, "cannot send LISTEN");
-            return;
-        }
-        l->state = TN_PG_SETUP;
-        listen_watch(p, EPOLLIN);
-        return;
-    default:
-        listen_drop(p, "cannot connect");
+    if (PQsendQuery(l->link.conn, tn_pg_sql_listen) != 1 ||
+        PQflush(l->link.conn) < 0) {
+        listen_drop(p, "cannot send LISTEN");
         return;
     }
+    l->state = TN_PG_SETUP;
+    tn_pg_link_await(&l->link, ANSWER_WAIT_MS);
+    tn_pg_link_watch(&l->link, EPOLLIN);
+}
+
+static void beat_fire(void *arg);
+
+static void beat_arm(struct tn_pg *p)
+{
+    tn_loop_timer_arm(p->loop, &p->listen.beat_timer,
+                      tn_clock_now_ms() + HEARTBEAT_MS, beat_fire, p);
+}
+
+/* Nothing but NOTIFYs arrive on this connection, so a primary that stops
+ * answering (paused) or becomes a standby would leave it waiting for ever:
+ * every HEARTBEAT_MS it asks whether the node is in recovery, and expects
+ * the answer within ANSWER_WAIT_MS.  It also follows the statement
+ * connections: events are sent where they commit. */
+static void beat_fire(void *arg)
+{
+    struct tn_pg *p = arg;
+    struct tn_pg_listen *l = &p->listen;
+    if (l->state != TN_PG_READY || l->beating)
+        return;
+    if (p->hosts.hint != l->link.host) {
+        tn_pg_link_fail(&l->link, "the statement connections moved to "
+                                  "another host");
+        return;
+    }
+    if (PQsendQuery(l->link.conn, HEARTBEAT_SQL) != 1 ||
+        PQflush(l->link.conn) < 0) {
+        listen_drop(p, "cannot send the heartbeat");
+        return;
+    }
+    l->beating = true;
+    l->recovery = false;
+    tn_pg_link_await(&l->link, ANSWER_WAIT_MS);
 }
 
 /* The results of LISTEN: ready once all are in and none failed. */
@@ -273,16 +277,18 @@ static void listen_setup(struct tn_pg *p)
 {
     struct tn_pg_listen *l = &p->listen;
     bool failed = false;
-    while (!PQisBusy(l->conn)) {
-        PGresult *r = PQgetResult(l->conn);
+    while (!PQisBusy(l->link.conn)) {
+        PGresult *r = PQgetResult(l->link.conn);
         if (r == NULL) {
             if (failed) {
                 listen_drop(p, "LISTEN failed");
                 return;
             }
+            tn_pg_link_answered(&l->link);
             l->state = TN_PG_READY;
             l->backoff_ms = BACKOFF_MIN_MS;
             p->n_listen_connects++;
+            beat_arm(p);
             /* Events sent while nobody listened are gone: waiters must
              * not sleep on a release they never heard of, and
              * subscribers must re-read state. */
@@ -299,33 +305,66 @@ static void listen_setup(struct tn_pg *p)
     }
 }
 
+/* The heartbeat's answer, once complete.  False when the link failed. */
+static bool beat_result(struct tn_pg *p)
+{
+    struct tn_pg_listen *l = &p->listen;
+    while (l->beating && !PQisBusy(l->link.conn)) {
+        PGresult *r = PQgetResult(l->link.conn);
+        if (r == NULL) {
+            l->beating = false;
+            tn_pg_link_answered(&l->link);
+            if (l->recovery) {
+                tn_pg_link_fail(&l->link, "the node is a standby now");
+                return false;
+            }
+            beat_arm(p);
+            break;
+        }
+        bool ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+                  PQnfields(r) == 2;
+        l->recovery |= ok && PQgetvalue(r, 0, 0)[0] == 't';
+        bool standby = ok && PQgetvalue(r, 0, 1)[0] == 't';
+        PQclear(r);
+        if (ok && !l->recovery)
+            tn_pg_sync_heard(p, l->link.host, standby);
+        if (!ok) {
+            listen_drop(p, "heartbeat failed");
+            return false;
+        }
+    }
+    return true;
+}
+
 static void listen_io(void *arg, uint32_t events)
 {
     struct tn_pg *p = arg;
     struct tn_pg_listen *l = &p->listen;
     (void)events;
-    if (l->state == TN_PG_CONNECTING) {
-        listen_connect(p);
-        return;
-    }
-    if (PQconsumeInput(l->conn) != 1) {
+    if (PQconsumeInput(l->link.conn) != 1) {
         listen_drop(p, "connection broken");
         return;
     }
     if (l->state == TN_PG_SETUP)
         listen_setup(p);
-    if (l->state != TN_PG_READY)
+    if (l->state != TN_PG_READY || !beat_result(p))
         return;
     PGnotify *n;
-    while ((n = PQnotifies(l->conn)) != NULL) {
+    while ((n = PQnotifies(l->link.conn)) != NULL) {
         tn_pg_events_deliver(p, n->extra);
         PQfreemem(n);
-        if (p->listen.conn == NULL)
+        if (p->listen.link.conn == NULL)
             return; /* dropped meanwhile */
     }
-    if (PQstatus(l->conn) == CONNECTION_BAD)
+    if (PQstatus(l->link.conn) == CONNECTION_BAD)
         listen_drop(p, "connection broken");
 }
+
+static const struct tn_pg_link_ops listen_ops = {
+    .up = listen_up,
+    .io = listen_io,
+    .fail = listen_down,
+};
 
 /* ---- the sweep and the prune ---- */
 
@@ -444,7 +483,7 @@ void tn_pg_events_count_start(struct tn_pg *p)
 
 void tn_pg_events_start(struct tn_pg *p)
 {
-    p->listen.fd = -1;
+    tn_pg_link_init(&p->listen.link, p->loop, &p->hosts, &listen_ops, p);
     p->listen.backoff_ms = BACKOFF_MIN_MS;
     listen_start(p);
     int64_t now = tn_clock_now_ms();

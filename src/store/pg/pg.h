@@ -20,6 +20,8 @@
 #include "common/loop.h"
 #include "lease/lease.h"
 #include "store/backend.h"
+#include "store/pg/floor.h"
+#include "store/pg/link.h"
 #include "store/pg/sql.h"
 #include "store/waitq.h"
 
@@ -44,19 +46,20 @@ struct tn_pg_batch;
 
 /* The dedicated LISTEN connection (src/store/pg/events.c). */
 struct tn_pg_listen {
-    PGconn *conn;                     /* NULL while down */
-    int fd;                           /* watched socket, -1 if none */
-    uint32_t fd_events;               /* events it is watched for */
+    struct tn_pg_link link;           /* the connection */
     enum tn_pg_state state;           /* READY once LISTEN is done */
     int64_t backoff_ms;               /* next reconnect delay */
+    bool beating;                     /* a heartbeat query is in flight */
+    bool recovery;                    /* its answer: the node is a standby */
     struct tn_loop_timer retry_timer; /* reconnect */
+    struct tn_loop_timer beat_timer;  /* next heartbeat */
 };
 
 struct tn_pg_conn {
     struct tn_pg *store;                   /* owner */
-    PGconn *conn;                          /* NULL while down */
-    int fd;                                /* watched socket, -1 if none */
-    uint32_t fd_events;                    /* events it is watched for */
+    struct tn_pg_link link;                /* the connection (link.c) */
+    PGconn *conn;                          /* link.conn once connected
+                                              (SETUP, READY), else NULL */
     enum tn_pg_state state;                /* see above */
     int setup_step;                        /* index of the running setup step */
     int setup_rc;                          /* first error of the running step */
@@ -133,15 +136,19 @@ struct tn_pg_sync {
     int state;                     /* enum tn_pg_sync_state, last answer */
     int logged;                    /* the state last logged */
     int64_t standbys;              /* standbys connected, last answer */
+    int64_t bad_since_ms;          /* since when the answers say "no
+                                      synchronous standby", 0 if not */
     uint64_t n_checks;             /* checks answered */
     struct tn_loop_timer timer;    /* next check */
+    struct tn_loop_timer rotate;   /* drop the connections (maybe_rotate),
+                                      outside the check's callback */
     struct tn_store_result result; /* the running check's */
 };
 
 struct tn_pg {
     struct tn_store base;                 /* vtable; first */
     struct tn_loop *loop;                 /* the loop thread's loop */
-    char *conninfo;                       /* owned libpq connection string */
+    struct tn_pg_hosts hosts;             /* its hosts, shared by links */
     struct tn_pg_conn conns[TN_PG_CONNS]; /* the connections */
     struct tn_loop_timer flush_timer;     /* send pending, same iteration */
     struct tn_pg_op *pending;             /* not yet sent, FIFO */
@@ -179,6 +186,7 @@ struct tn_pg {
     struct tn_pg_retire *retire;    /* name retirement (retire.c), or NULL */
     struct tn_pg_limits limits;     /* capacity limits (limits.c) */
     struct tn_pg_sync sync;         /* synchronous standby (sync.c) */
+    struct tn_pg_floor floor;       /* token floor (floor.c) */
     struct tn_pg_sessions sessions; /* the session sweep (session.c) */
 };
 

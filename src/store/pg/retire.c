@@ -20,8 +20,9 @@
  *
  * A round: a probe without locks (is any row old enough?), and only then
  * the locked transaction, which waits for the lock at most LOCK_WAIT
- * (a round that times out is tried again at the next tick).  Any error
- * closes the connection; the next tick opens another.  Loop thread only. */
+ * (a round that times out is tried again at the next tick).  Any error,
+ * or an answer that does not come within ANSWER_WAIT_MS, closes the
+ * connection (link.c); the next tick opens another.  Loop thread only. */
 #include "store/pg/retire.h"
 
 #include <stdio.h>
@@ -47,6 +48,10 @@
  * round of 1000 rows holds its lock for about 0.1 s). */
 #define AGAIN_MS 200
 #define LOCK_WAIT "200ms"
+/* Every query's answer must come within this (a round takes about 0.1 s;
+ * its commit waits for the synchronous standby), else the host is taken
+ * for stalled and the next tick connects again. */
+#define ANSWER_WAIT_MS 10000
 
 enum phase {
     IDLE = 0,   /* waiting for the timer */
@@ -57,9 +62,7 @@ enum phase {
 
 struct tn_pg_retire {
     struct tn_pg *p;            /* owner */
-    PGconn *conn;               /* NULL while closed */
-    int fd;                     /* watched socket, -1 if none */
-    uint32_t fd_events;         /* events it is watched for */
+    struct tn_pg_link link;     /* its connection (link.c) */
     enum phase phase;           /* see above */
     int64_t retain_ms;          /* R */
     int64_t period_ms;          /* between rounds */
@@ -128,33 +131,6 @@ struct tn_pg_retire {
     " ORDER BY d.fencing_token) d)"
 
 static void round_fire(void *arg);
-static void on_fd(void *arg, uint32_t events);
-
-static void unwatch(struct tn_pg_retire *r)
-{
-    if (r->fd >= 0)
-        tn_loop_del_fd(r->p->loop, r->fd);
-    r->fd = -1;
-    r->fd_events = 0;
-}
-
-static void watch(struct tn_pg_retire *r, uint32_t events)
-{
-    int fd = r->conn != NULL ? PQsocket(r->conn) : -1;
-    if (fd != r->fd)
-        unwatch(r);
-    if (fd < 0)
-        return;
-    if (r->fd < 0) {
-        if (tn_loop_add_fd(r->p->loop, fd, events, on_fd, r) == 0) {
-            r->fd = fd;
-            r->fd_events = events;
-        }
-        return;
-    }
-    if (events != r->fd_events && tn_loop_mod_fd(r->p->loop, fd, events) == 0)
-        r->fd_events = events;
-}
 
 static void next_round(struct tn_pg_retire *r, int64_t in_ms)
 {
@@ -163,24 +139,24 @@ static void next_round(struct tn_pg_retire *r, int64_t in_ms)
                       round_fire, r);
 }
 
-static void close_conn(struct tn_pg_retire *r)
+/* The link is closed (it failed, or was given up): try again at the next
+ * tick. */
+static void link_down(void *arg, const char *why)
 {
-    unwatch(r);
-    if (r->conn != NULL)
-        PQfinish(r->conn);
-    r->conn = NULL;
+    struct tn_pg_retire *r = arg;
+    tn_log(TN_LOG_WARN, "store",
+           "\"postgresql retirement round failed\" why=\"%s\"", why);
+    r->n_failures++;
+    next_round(r, r->period_ms);
 }
 
-/* The connection failed: close it, try again at the next tick. */
 static void fail(struct tn_pg_retire *r, const char *why)
 {
     char msg[300];
-    tn_pg_message(r->conn, msg, sizeof(msg));
-    tn_log(TN_LOG_WARN, "store",
-           "\"postgresql retirement round failed\" why=\"%s: %s\"", why, msg);
-    r->n_failures++;
-    close_conn(r);
-    next_round(r, r->period_ms);
+    char full[400];
+    tn_pg_message(r->link.conn, msg, sizeof(msg));
+    (void)snprintf(full, sizeof(full), "%s: %s", why, msg);
+    tn_pg_link_fail(&r->link, full);
 }
 
 static void send_query(struct tn_pg_retire *r, enum phase phase,
@@ -189,17 +165,12 @@ static void send_query(struct tn_pg_retire *r, enum phase phase,
     r->phase = phase;
     r->failed = false;
     r->lock_timeout = false;
-    if (PQsendQuery(r->conn, sql) != 1 || PQflush(r->conn) < 0) {
+    if (PQsendQuery(r->link.conn, sql) != 1 || PQflush(r->link.conn) < 0) {
         fail(r, "cannot send");
         return;
     }
-    watch(r, EPOLLIN);
-}
-
-static void notice_ignore(void *arg, const char *message)
-{
-    (void)arg;
-    (void)message;
+    tn_pg_link_await(&r->link, ANSWER_WAIT_MS);
+    tn_pg_link_watch(&r->link, EPOLLIN);
 }
 
 static void round_fire(void *arg)
@@ -210,41 +181,18 @@ static void round_fire(void *arg)
         next_round(r, r->period_ms);
         return;
     }
-    if (r->conn != NULL) {
+    if (tn_pg_link_is_up(&r->link)) {
         send_query(r, PROBING, r->probe_sql);
         return;
     }
-    r->conn = PQconnectStart(r->p->conninfo);
-    if (r->conn == NULL || PQstatus(r->conn) == CONNECTION_BAD) {
-        fail(r, "cannot connect");
-        return;
-    }
-    PQsetNoticeProcessor(r->conn, notice_ignore, NULL);
     r->phase = CONNECTING;
-    watch(r, EPOLLOUT);
+    tn_pg_link_connect(&r->link);
 }
 
-static void poll_connect(struct tn_pg_retire *r)
+static void link_up(void *arg)
 {
-    unwatch(r); /* PQconnectPoll may switch sockets (next host) */
-    switch (PQconnectPoll(r->conn)) {
-    case PGRES_POLLING_READING:
-        watch(r, EPOLLIN);
-        return;
-    case PGRES_POLLING_WRITING:
-        watch(r, EPOLLOUT);
-        return;
-    case PGRES_POLLING_OK:
-        if (PQsetnonblocking(r->conn, 1) != 0) {
-            fail(r, "cannot make the connection non-blocking");
-            return;
-        }
-        send_query(r, PROBING, r->probe_sql);
-        return;
-    default:
-        fail(r, "cannot connect");
-        return;
-    }
+    struct tn_pg_retire *r = arg;
+    send_query(r, PROBING, r->probe_sql);
 }
 
 /* One result of the running query. */
@@ -293,24 +241,22 @@ static void query_done(struct tn_pg_retire *r)
     next_round(r, r->deleted >= ROUND_ROWS ? AGAIN_MS : r->period_ms);
 }
 
-static void on_fd(void *arg, uint32_t events)
+static void link_io(void *arg, uint32_t events)
 {
     struct tn_pg_retire *r = arg;
-    if (r->phase == CONNECTING) {
-        poll_connect(r);
-        return;
-    }
-    if ((events & EPOLLOUT) != 0 && PQflush(r->conn) < 0) {
+    PGconn *conn = r->link.conn;
+    if ((events & EPOLLOUT) != 0 && PQflush(conn) < 0) {
         fail(r, "cannot send");
         return;
     }
-    if (PQconsumeInput(r->conn) != 1) {
+    if (PQconsumeInput(conn) != 1) {
         fail(r, "connection broken");
         return;
     }
-    while (!PQisBusy(r->conn)) {
-        PGresult *res = PQgetResult(r->conn);
+    while (!PQisBusy(conn)) {
+        PGresult *res = PQgetResult(conn);
         if (res == NULL) {
+            tn_pg_link_answered(&r->link);
             query_done(r);
             return;
         }
@@ -318,6 +264,12 @@ static void on_fd(void *arg, uint32_t events)
         PQclear(res);
     }
 }
+
+static const struct tn_pg_link_ops link_ops = {
+    .up = link_up,
+    .io = link_io,
+    .fail = link_down,
+};
 
 int tn_pg_retire_start(struct tn_pg *p, int64_t retain_ms)
 {
@@ -328,7 +280,7 @@ int tn_pg_retire_start(struct tn_pg *p, int64_t retain_ms)
     if (r == NULL)
         return TN_ENOMEM;
     r->p = p;
-    r->fd = -1;
+    tn_pg_link_init(&r->link, p->loop, &p->hosts, &link_ops, r);
     r->retain_ms = retain_ms;
     r->period_ms = retain_ms / 2;
     if (r->period_ms < PERIOD_MIN_MS)
@@ -355,7 +307,7 @@ void tn_pg_retire_stop(struct tn_pg *p)
     if (r == NULL)
         return;
     tn_loop_timer_disarm(p->loop, &r->timer);
-    close_conn(r);
+    tn_pg_link_close(&r->link);
     tn_free(r);
     p->retire = NULL;
 }

@@ -13,11 +13,16 @@
 #define OUTBOX_COLUMNS                                                         \
     " (seq bigint GENERATED ALWAYS AS IDENTITY, line text NOT NULL)"
 
+/* The outbox is this session's own and holds nothing durable: its
+ * creation commits locally, so that a setup on a primary that has no
+ * synchronous standby (just promoted, or left behind by a failover)
+ * does not wait for one; the refusing and the move to another host are
+ * the synchronous standby check's (src/store/pg/sync.c). */
 const char tn_pg_sql_session[] =
     "SET synchronous_commit TO remote_apply; SET application_name TO 'tenured';"
-    " SET lock_timeout TO 0;"
+    " SET lock_timeout TO 0; BEGIN; SET LOCAL synchronous_commit TO local;"
     " CREATE TEMPORARY TABLE IF NOT EXISTS tn_outbox" OUTBOX_COLUMNS ";"
-    " SELECT pg_advisory_lock(" LOCK_KEY ")";
+    " COMMIT; SELECT pg_advisory_lock(" LOCK_KEY ")";
 
 const char tn_pg_sql_outbox_table[] =
     "CREATE UNLOGGED TABLE IF NOT EXISTS tn_outbox" OUTBOX_COLUMNS;
@@ -42,6 +47,19 @@ const char tn_pg_sql_version[] =
  * TN_PG_SETUP_LOCK_WAIT: a slow transaction elsewhere then fails the step
  * (55P03) instead of stalling every instance's writes, and the connection
  * tries again (src/store/pg/conn.c). */
+/* Then, under the same lock, the sequence goes up to the instance's token
+ * floor (src/store/pg/floor.c), which conn.c sets in the session as
+ * tenure.token_floor just before: one row, 'floor', the highest token
+ * issued before (after the lift above), the floor, and non-NULL when it
+ * was raised. */
+#define FLOOR_SQL                                                              \
+    " SELECT 'floor', t.top, f.floor, CASE WHEN f.floor > t.top"               \
+    " THEN setval('lease_token_seq', f.floor) END"                             \
+    " FROM (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1"    \
+    " END AS top FROM lease_token_seq) t, (SELECT coalesce(nullif("            \
+    "current_setting('tenure.token_floor', true), ''), '0')::bigint"           \
+    " AS floor) f;"
+
 const char tn_pg_sql_sequence[] =
     "BEGIN; " TN_PG_SETUP_LOCK_TIMEOUT
     " LOCK TABLE leases, lease_grants IN SHARE ROW EXCLUSIVE MODE;"
@@ -50,8 +68,7 @@ const char tn_pg_sql_sequence[] =
     " (SELECT max(token) FROM lease_grants),"
     " (SELECT floor FROM tenure_retired)) AS top) m, lease_token_seq s"
     " WHERE m.top IS NOT NULL AND m.top >= CASE WHEN s.is_called"
-    " THEN s.last_value + 1 ELSE s.last_value END;"
-    " COMMIT;"
+    " THEN s.last_value + 1 ELSE s.last_value END;" FLOOR_SQL " COMMIT;"
     " SELECT pg_advisory_unlock(" LOCK_KEY ")";
 
 const struct tn_pg_migration tn_pg_migrations[] = {

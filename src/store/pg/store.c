@@ -13,6 +13,7 @@
 #include "store/pg/batch.h"
 #include "store/pg/conn.h"
 #include "store/pg/events.h"
+#include "store/pg/floor.h"
 #include "store/pg/limits.h"
 #include "store/pg/op.h"
 #include "store/pg/retire.h"
@@ -208,6 +209,8 @@ static void pg_metrics(struct tn_store *s, struct tn_buf *out)
     tn_pg_retire_metrics(p, out);
     tn_pg_limits_metrics(p, out);
     tn_pg_sync_metrics(p, out);
+    tn_pg_hosts_metrics(&p->hosts, out);
+    tn_pg_floor_metrics(&p->floor, out);
     tn_pg_sessions_metrics(p, out);
 }
 
@@ -226,23 +229,16 @@ static void pg_close(struct tn_store *s)
     tn_pg_retire_stop(p);
     tn_pg_sync_stop(p);
     tn_loop_timer_disarm(p->loop, &p->flush_timer);
-    for (int i = 0; i < TN_PG_CONNS; i++) {
-        struct tn_pg_conn *c = &p->conns[i];
-        tn_loop_timer_disarm(p->loop, &c->retry_timer);
-        tn_loop_timer_disarm(p->loop, &c->conn_timer);
-        tn_pg_conn_unwatch(c);
-        if (c->conn != NULL)
-            PQfinish(c->conn);
-        c->conn = NULL;
-        c->state = TN_PG_DOWN;
-    }
+    for (int i = 0; i < TN_PG_CONNS; i++)
+        tn_pg_conn_close(&p->conns[i]);
     tn_pg_fail_all(p);
     tn_pg_wait_free(p);
     tn_store_result_release(&p->sweep_res);
     tn_store_result_release(&p->prune_res);
     tn_store_result_release(&p->limits.result);
     tn_pg_sync_free(p);
-    tn_free(p->conninfo);
+    tn_pg_hosts_release(&p->hosts);
+    tn_pg_floor_close(&p->floor);
     tn_free(p);
 }
 
@@ -289,28 +285,36 @@ static void on_conn_ready(struct tn_pg_conn *c)
     tn_pg_sync_conn_up(c->store);
 }
 
+/* How long one host may take to accept a connection (to answer libpq's
+ * startup, authentication and target_session_attrs check) when the
+ * connection string sets no connect_timeout.  A host that is up answers in
+ * milliseconds; one whose machine or processes are paused never does, and
+ * the next host is tried after this. */
+#define CONNECT_DEADLINE_MS 1000
+
 /* cfg->url is a libpq connection string (postgresql://...).  0, TN_EINVAL
  * (unparsable), TN_ENOMEM; connecting goes on in the background. */
 static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
                    struct tn_store **out, struct tn_errmsg *em)
 {
     *out = NULL;
-    char *err = NULL;
-    PQconninfoOption *opts = PQconninfoParse(cfg->url, &err);
-    if (opts == NULL) {
-        tn_errmsg_set(em, "bad PostgreSQL connection string: %s",
-                      err != NULL ? err : "out of memory");
-        PQfreemem(err);
-        return TN_EINVAL;
-    }
-    PQconninfoFree(opts);
     struct tn_pg *p = tn_calloc(1, sizeof(*p));
     if (p == NULL)
         return TN_ENOMEM;
-    p->conninfo = tn_strdup(cfg->url);
-    if (p->conninfo == NULL) {
+    char err[256] = "";
+    int rc = tn_pg_hosts_init(&p->hosts, cfg->url, CONNECT_DEADLINE_MS, err,
+                              sizeof(err));
+    if (rc < 0) {
+        if (rc == TN_EINVAL)
+            tn_errmsg_set(em, "bad PostgreSQL connection string: %s", err);
         tn_free(p);
-        return TN_ENOMEM;
+        return rc;
+    }
+    rc = tn_pg_floor_open(&p->floor, cfg->data_dir, em);
+    if (rc < 0) {
+        tn_pg_hosts_release(&p->hosts);
+        tn_free(p);
+        return rc;
     }
     p->base.ops = &tn_store_pg_ops;
     p->loop = loop;
@@ -323,16 +327,14 @@ static int pg_open(struct tn_loop *loop, const struct tn_store_config *cfg,
     if (tn_pg_wait_init(p, cfg) < 0 ||
         tn_pg_retire_start(p, cfg->retain_ms) < 0) {
         tn_pg_wait_free(p);
-        tn_free(p->conninfo);
+        tn_pg_hosts_release(&p->hosts);
+        tn_pg_floor_close(&p->floor);
         tn_free(p);
         return TN_ENOMEM;
     }
     for (int i = 0; i < TN_PG_CONNS; i++) {
-        struct tn_pg_conn *c = &p->conns[i];
-        c->store = p;
-        c->fd = -1;
-        c->backoff_ms = 100;
-        tn_pg_conn_start(c);
+        tn_pg_conn_init(&p->conns[i], p);
+        tn_pg_conn_start(&p->conns[i]);
     }
     tn_pg_events_start(p);
     tn_pg_sessions_start(p);

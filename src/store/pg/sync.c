@@ -7,10 +7,11 @@
  * changes) and tenure_pg_sync_standby 0.  With it the instance refuses
  * every request (503, /readyz 503) from each new connection until a check
  * answers "sync", and again as soon as one does not: p->sync.gate, which
- * batch.c reads.  It does not make commits safe by itself (a standby can
- * leave between two checks: PostgreSQL then holds the commits); it keeps
- * an instance from serving a primary that is set up to lose them.  Loop
- * thread only. */
+ * batch.c reads; refused for ROTATE_MS, the connections try the other
+ * hosts of the string first (maybe_rotate).  It does not make commits safe by
+ * itself (a standby can leave between two checks: PostgreSQL then holds the
+ * commits); it keeps an instance from serving a primary that is set up to lose
+ * them.  Loop thread only. */
 #include "store/pg/sync.h"
 
 #include <string.h>
@@ -18,9 +19,15 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "store/pg/batch.h"
+#include "store/pg/conn.h"
 #include "store/pg/op.h"
 
 #define CHECK_MS 1000
+/* While refusing, the check comes five times as often: the instance
+ * serves again within GATED_CHECK_MS of the new primary's standby
+ * attaching, instead of within a second. */
+#define GATED_CHECK_MS 200
+#define ROTATE_MS 1000
 
 static const char *const why[TN_PG_SYNC_N_STATES] = {
     [TN_PG_SYNC_OK] = "a standby is synchronous",
@@ -50,17 +57,63 @@ static void log_change(struct tn_pg *p)
     if (s->state == s->logged || s->state == TN_PG_SYNC_UNKNOWN)
         return;
     s->logged = s->state;
+    char host[128];
+    tn_pg_hosts_name(&p->hosts, p->hosts.hint, host, sizeof(host));
     if (s->state == TN_PG_SYNC_OK) {
         tn_log(TN_LOG_INFO, "store",
-               "\"postgresql primary has a synchronous standby\" standbys=%lld",
-               (long long)s->standbys);
+               "\"postgresql primary has a synchronous standby\" "
+               "standbys=%lld host=\"%s\"",
+               (long long)s->standbys, host);
         return;
     }
     tn_log(TN_LOG_WARN, "store",
            "\"postgresql primary without a synchronous standby\" why=\"%s\" "
-           "standbys=%lld required=%s",
+           "standbys=%lld required=%s host=\"%s\"",
            why[s->state], (long long)s->standbys,
-           s->require ? "true (refusing requests)" : "false");
+           s->require ? "true (refusing requests)" : "false", host);
+}
+
+/* Required, and the primary has had no synchronous standby for
+ * ROTATE_MS: with several hosts, it may be a primary the cluster has left
+ * behind (its cluster manager died and another node was promoted; nothing
+ * fences it), so the statement connections go to the other hosts first.
+ * With no other primary they come back here; with one they stay there.
+ * Each round costs a reconnection, only while refusing anyway. */
+static void rotate_fire(void *arg);
+
+static void maybe_rotate(struct tn_pg *p)
+{
+    struct tn_pg_sync *s = &p->sync;
+    bool none = s->state == TN_PG_SYNC_NONE || s->state == TN_PG_SYNC_UNNAMED;
+    int64_t now = tn_clock_now_ms();
+    if (!s->require || !none || p->hosts.n < 2) {
+        s->bad_since_ms = 0;
+        return;
+    }
+    if (s->bad_since_ms == 0)
+        s->bad_since_ms = now;
+    if (now - s->bad_since_ms < ROTATE_MS)
+        return;
+    s->bad_since_ms = 0;
+    /* Not from here: this runs inside a batch's answers (batch.c), and a
+     * drop fails that very batch. */
+    tn_loop_timer_arm(p->loop, &s->rotate, now, rotate_fire, p);
+}
+
+static void rotate_fire(void *arg)
+{
+    struct tn_pg *p = arg;
+    tn_log(TN_LOG_WARN, "store",
+           "\"postgresql primary without a synchronous standby for a while; "
+           "trying the other hosts first\" after_ms=%d",
+           ROTATE_MS);
+    for (int i = 0; i < TN_PG_CONNS; i++) {
+        struct tn_pg_conn *c = &p->conns[i];
+        if (c->state != TN_PG_READY)
+            continue;
+        tn_pg_hosts_avoid(&p->hosts, c->link.host);
+        tn_pg_conn_drop(c, "primary without a synchronous standby");
+    }
 }
 
 static void check_done(void *arg)
@@ -77,8 +130,9 @@ static void check_done(void *arg)
         s->n_checks++;
         s->gate = s->require && s->state != TN_PG_SYNC_OK;
         log_change(p);
+        maybe_rotate(p);
     }
-    arm(p, s->again ? 0 : CHECK_MS);
+    arm(p, s->again ? 0 : s->gate ? GATED_CHECK_MS : CHECK_MS);
     s->again = false;
 }
 
@@ -120,9 +174,29 @@ void tn_pg_sync_conn_up(struct tn_pg *p)
     check_fire(p);
 }
 
+void tn_pg_sync_heard(struct tn_pg *p, size_t host, bool has_standby)
+{
+    struct tn_pg_sync *s = &p->sync;
+    if (!s->require || has_standby || p->closing)
+        return;
+    bool here = false;
+    for (int i = 0; i < TN_PG_CONNS; i++)
+        here |=
+            p->conns[i].state == TN_PG_READY && p->conns[i].link.host == host;
+    if (!here)
+        return; /* the statement connections are elsewhere: the LISTEN
+                   connection follows them at its next heartbeat */
+    if (s->state == TN_PG_SYNC_OK || s->state == TN_PG_SYNC_UNKNOWN)
+        s->state = TN_PG_SYNC_NONE;
+    s->gate = true;
+    log_change(p);
+    maybe_rotate(p);
+}
+
 void tn_pg_sync_stop(struct tn_pg *p)
 {
     tn_loop_timer_disarm(p->loop, &p->sync.timer);
+    tn_loop_timer_disarm(p->loop, &p->sync.rotate);
 }
 
 void tn_pg_sync_free(struct tn_pg *p)

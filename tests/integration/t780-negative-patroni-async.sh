@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Negative control of the Patroni profile (docs/HA.md): the same cluster,
+# clients and fault as t779 with synchronous_mode off (and any replica
+# allowed to be promoted however far behind, maximum_lag_on_failover 1
+# GiB), tenured without --require-sync-standby.  On loopback an
+# asynchronous replica is nearly never behind, so the primary's
+# replication stream is cut silently for 1.5 s before its postmaster is
+# killed, and stays cut until Patroni has promoted another node: the
+# grants acknowledged meanwhile exist only on the dead primary, which
+# Patroni then rewinds.  The run must be caught: a grant a client was told
+# of missing from the new primary's ledger, or tenure-check finding a
+# token reissued or two holders.  In t779 the same cut is harmless: there
+# the commits wait for the synchronous standby and are never acknowledged.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-server.sh"
+. "$(dirname "$0")/lib-pg.sh"
+. "$(dirname "$0")/lib-chaos.sh"
+. "$(dirname "$0")/lib-ha.sh"
+. "$(dirname "$0")/lib-patroni.sh"
+pg_need_server
+pat_need
+pg_private_dir
+SERVER_PID=""
+PAT_EXPECT_LOSS=1
+pat_setup async
+chaos_init patroni-async
+URL=$HA_URLS
+chaos_clients 3 20 --ttl-min 200 --ttl-max 2000 --names 16
+chaos_sleep_ms 3000
+old=$(pat_leader)
+[ -n "$old" ] || fail "no primary: $(pat_cluster)"
+CHAOS_FAULTS=1
+chaos_note "replication of primary $old cut (silent)"
+kill -USR1 "${PAT_REP_RELAY[$old]}"
+chaos_sleep_ms 1500
+chaos_note "fault: postmaster on primary $old"
+kill -9 "$(head -1 "$PAT_DIR/$old/data/postmaster.pid")"
+new=""
+for _ in $(seq 1 300); do
+    new=$(pat_leader)
+    [ -n "$new" ] && [ "$new" != "$old" ] && break
+    sleep 0.2
+done
+[ -n "$new" ] && [ "$new" != "$old" ] || fail "Patroni promoted no other node: $(pat_cluster)"
+chaos_note "new primary $new (Patroni)"
+kill -USR2 "${PAT_REP_RELAY[$old]}"
+pat_ledger_check "failover"
+chaos_finish
+pat_finish
+lost=$PAT_LOST
+ledger=$(head -1 "$T/ledger.log")
+set +e
+(TN_CHAOS_EXPECT=violation chaos_check) >"$T/check.out" 2>&1
+checked=$?
+set -e
+cat "$T/check.out"
+echo "$ledger"
+[ "$lost" -gt 0 ] || [ "$checked" = 0 ] ||
+    fail "asynchronous replication under Patroni was not caught: the ledger kept every acknowledged grant and tenure-check found nothing ($ledger)"
+by=""
+[ "$lost" -gt 0 ] && by="the ledger check (${ledger#*: ledger: })"
+[ "$checked" = 0 ] && by="${by:+$by and }tenure-check ($(grep -o 'classes: [a-z_ ]*' "$T/check.out"))"
+pass "asynchronous replication under Patroni caught by $by"
