@@ -15,7 +15,6 @@
 #include "common/heap.h"
 #include "common/map.h"
 #include "common/rand.h"
-#include "lease/lease.h"
 #include "lease/table.h"
 
 static bool id_eq(const void *entry, const void *key, size_t len)
