@@ -26,8 +26,9 @@ run: release
 	@mkdir -p $(DATA_DIR)
 	build/release/bin/tenured --listen $(LISTEN) --data-dir $(DATA_DIR)
 
-# check-includes.py: no include/call cycle between files of src/, and no
-# folder reaching one above it (the layering table is at its top).
+# check-includes.py: no include/call cycle between files or modules of
+# src/, no folder reaching one above it (the layering table is at its
+# top), and no import cycle between Python modules.
 # check-plants.sh: every negative control in tests/plants/ still applies.
 # check-unit-tests.sh: every cmocka program can run one case alone.
 # check-length.sh: no C or Python source file over 600 lines.
