@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/url.h"
+
 /* OPT_LIST: repeatable; each value is appended as one line (an empty
  * value clears the list). */
 enum opt_type { OPT_STR, OPT_INT, OPT_BOOL, OPT_LIST };
@@ -260,18 +262,18 @@ static int load_file(struct tn_config *c, const char *path,
     return rc;
 }
 
-/* --listen is host:port with a decimal port in 0..65535 (0 picks a free
- * one): getaddrinfo would take 99999 modulo 65536, and a name as port. */
+/* --listen is host:port (common/url.h) with a decimal port in 0..65535
+ * (0 picks a free one): getaddrinfo would take 99999 modulo 65536, and a
+ * name as port. */
 static int check_listen(const char *listen, struct tn_errmsg *em)
 {
-    const char *colon = strrchr(listen, ':');
-    const char *p = colon != NULL ? colon + 1 : "";
-    size_t n = strspn(p, "0123456789");
-    if (colon == NULL || colon == listen || n == 0 || n > 5 || p[n] != '\0' ||
-        strtol(p, NULL, 10) > 65535) {
+    struct tn_hostport hp;
+    if (tn_url_parse_hostport(listen, strlen(listen), 0,
+                              TN_URL_NEED_PORT | TN_URL_PORT_ZERO, &hp) < 0) {
         tn_errmsg_set(em,
                       "option \"listen\" takes host:port with a port in "
-                      "1..65535 (0 picks a free one), not \"%s\"",
+                      "1..65535 (0 picks a free one) and an IPv6 address "
+                      "in brackets, not \"%s\"",
                       listen);
         return TN_EINVAL;
     }

@@ -77,23 +77,8 @@ static bool is_loopback_addr(const struct sockaddr *sa)
  * own error. */
 static bool is_loopback(const char *listen)
 {
-    char host[256];
-    const char *colon = strrchr(listen, ':');
-    if (colon == NULL || (size_t)(colon - listen) >= sizeof(host))
-        return false;
-    size_t hl = (size_t)(colon - listen);
-    memcpy(host, listen, hl);
-    host[hl] = '\0';
-    char *h = host;
-    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-        host[hl - 1] = '\0';
-        h = host + 1;
-    }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
     struct addrinfo *ai = NULL;
-    if (getaddrinfo(h, colon + 1, &hints, &ai) != 0 || ai == NULL)
+    if (tn_http_listen_addrs(listen, &ai, NULL) < 0)
         return false;
     bool all = true;
     for (const struct addrinfo *p = ai; p != NULL; p = p->ai_next)
