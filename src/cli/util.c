@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/url.h"
 
 /* Append one server to cli->servers (NUL-terminated entries back to back)
  * and point the next URL at it.  "host:port" means "http://host:port", as
- * etcdctl --endpoints takes it; http:// and https:// are kept as given. */
+ * etcdctl --endpoints takes it; http:// and https:// are kept as given.
+ * Both are read by the one parser of addresses (common/url.h). */
 static int add_url(struct tn_cli *cli, const char *url, size_t len,
                    size_t *used)
 {
@@ -21,15 +23,23 @@ static int add_url(struct tn_cli *cli, const char *url, size_t len,
         tn_cli_err(cli, "at most %d server URLs", TN_CLIENT_MAX_URLS);
         return -1;
     }
+    struct tn_url u;
+    struct tn_hostport hp;
     const char *scheme = "";
-    const char *sep = strstr(url, "://");
-    if (sep == NULL || sep >= url + len)
+    if (tn_url_parse(url, len, 80, 0, &u) == 0) {
+        if (!tn_url_is_scheme(&u, "http") && !tn_url_is_scheme(&u, "https")) {
+            tn_cli_err(cli,
+                       "--server: \"%.*s\": only http:// and https:// are "
+                       "spoken",
+                       (int)len, url);
+            return -1;
+        }
+    } else if (tn_url_parse_hostport(url, len, 80, 0, &hp) == 0) {
         scheme = "http://";
-    else if (strncmp(url, "http://", 7) != 0 &&
-             strncmp(url, "https://", 8) != 0) {
+    } else {
         tn_cli_err(cli,
-                   "--server: \"%.*s\": only http:// and https:// are "
-                   "spoken",
+                   "--server: \"%.*s\" is neither a URL nor host:port (an "
+                   "IPv6 address in brackets)",
                    (int)len, url);
         return -1;
     }

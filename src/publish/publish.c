@@ -23,6 +23,7 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/url.h"
 #include "internal.h"
 
 static const struct tn_pub_target_ops *const target_kinds[] = {
@@ -106,15 +107,21 @@ void tn_pub_json_record(struct tn_buf *b, const struct tn_pub_record *r)
 /* ---- configuration ---- */
 
 /* A label for metrics and the cursor file: the URL without userinfo and
- * with every byte outside [A-Za-z0-9._:/-] made '_'. */
+ * with every byte outside [A-Za-z0-9._:/-] made '_'.  The userinfo is
+ * what the one URL parser (common/url.h) takes for it, up to the last '@'
+ * (a password may hold one); a URL it refuses loses everything up to its
+ * last '@'. */
 static void make_label(const char *url, char *out, size_t len)
 {
     const char *s = strstr(url, "://");
-    const char *rest = s != NULL ? s + 3 : url;
-    const char *at = strchr(rest, '@');
-    const char *slash = strchr(rest, '/');
-    if (at != NULL && (slash == NULL || at < slash))
-        rest = at + 1;
+    struct tn_url u;
+    const char *rest = strrchr(url, '@');
+    if (tn_url_parse(url, strlen(url), 0, TN_URL_HOST_LIST, &u) == 0)
+        rest = u.authority;
+    else if (rest != NULL)
+        rest++;
+    else
+        rest = s != NULL ? s + 3 : url;
     size_t o = 0;
     if (s != NULL) {
         size_t sl = (size_t)(s - url);
