@@ -9,6 +9,8 @@
 
 #include <tenure/err.h>
 
+#include "rand.h"
+
 static bool is_digit(char c)
 {
     return c >= '0' && c <= '9';
@@ -217,25 +219,14 @@ bool tn_url_is_scheme(const struct tn_url *u, const char *scheme)
     return u->scheme_len == n && memcmp(u->scheme, scheme, n) == 0;
 }
 
-static int hex(char c)
-{
-    if (is_digit(c))
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int tn_url_decode(const char *s, size_t n, char *out, size_t cap)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (c == '%') {
-            int hi = i + 2 < n ? hex(s[i + 1]) : -1;
-            int lo = hi >= 0 ? hex(s[i + 2]) : -1;
+            int hi = i + 2 < n ? tn_hex_digit(s[i + 1]) : -1;
+            int lo = hi >= 0 ? tn_hex_digit(s[i + 2]) : -1;
             if (lo < 0 || (hi | lo) == 0)
                 return TN_EINVAL;
             c = (char)(hi * 16 + lo);
