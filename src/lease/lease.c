@@ -365,17 +365,6 @@ struct list_walk {
     bool more; /* a match did not fit */
 };
 
-/* Offer l to the bounded heap; true if something was left out. */
-static bool keep_smallest(struct tn_heap *h, const struct tn_lease_entry *l)
-{
-    if (tn_heap_push(h, &l) == TN_OK)
-        return false;
-    const struct tn_lease_entry *const *top = tn_heap_top(h);
-    if (top != NULL && lease_cmp(l, *top) < 0)
-        tn_heap_replace_top(h, &l);
-    return true;
-}
-
 static bool list_one(const struct tn_lease_entry *l, void *ctx)
 {
     struct list_walk *w = ctx;
@@ -385,8 +374,8 @@ static bool list_one(const struct tn_lease_entry *l, void *ctx)
     if (w->after != NULL &&
         name_cmp(l->name, l->name_len, w->after, w->after_len) <= 0)
         return true;
-    if (keep_smallest(&w->h, l))
-        w->more = true;
+    if (tn_heap_keep(&w->h, &l))
+        w->more = true; /* the smallest names are kept */
     return true;
 }
 

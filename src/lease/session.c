@@ -240,12 +240,8 @@ static bool list_one(struct tn_session *s, void *ctx)
         return true;
     if (w->after != NULL && !id_after(s->id, w->after, w->after_len))
         return true;
-    if (tn_heap_push(&w->h, &s) == TN_OK)
-        return true;
-    w->more = true;
-    struct tn_session *const *top = tn_heap_top(&w->h);
-    if (top != NULL && strcmp(s->id, (*top)->id) < 0)
-        tn_heap_replace_top(&w->h, &s);
+    if (tn_heap_keep(&w->h, &s))
+        w->more = true; /* the smallest ids are kept */
     return true;
 }
 
