@@ -31,32 +31,6 @@ static const struct tn_pub_target_ops *const target_kinds[] = {
 
 /* ---- shared helpers ---- */
 
-const char *tn_pub_type_name(enum tn_event_type t)
-{
-    static const char *const names[] = {
-        [TN_EVENT_ACQUIRED] = "acquired",
-        [TN_EVENT_RELEASED] = "released",
-        [TN_EVENT_EXPIRED] = "expired",
-        [TN_EVENT_REVOKED] = "revoked",
-        [TN_EVENT_SESSION_OPENED] = "session_opened",
-        [TN_EVENT_SESSION_ENDED] = "session_ended",
-        [TN_EVENT_RESET] = "reset",
-    };
-    return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "reset";
-}
-
-const char *tn_pub_end_name(enum tn_grant_end end)
-{
-    switch (end) {
-    case TN_GRANT_RELEASED:
-        return "released";
-    case TN_GRANT_REVOKED:
-        return "revoked";
-    default:
-        return "expired";
-    }
-}
-
 void tn_pub_json_str(struct tn_buf *b, const char *s)
 {
     (void)tn_buf_append(b, "\"", 1);
@@ -80,11 +54,11 @@ static void json_session(struct tn_buf *b, const struct tn_pub_record *r)
     (void)tn_buf_printf(b,
                         "{\"id\":%llu,\"type\":\"%s\",\"session_id\":\"%s\","
                         "\"owner_id\":",
-                        (unsigned long long)r->id, tn_pub_type_name(r->type),
+                        (unsigned long long)r->id, tn_event_type_name(r->type),
                         r->session_id);
     tn_pub_json_str(b, r->owner_id);
     if (r->type == TN_EVENT_SESSION_ENDED)
-        (void)tn_buf_printf(b, ",\"reason\":\"%s\"", tn_pub_end_name(r->end));
+        (void)tn_buf_printf(b, ",\"reason\":\"%s\"", tn_grant_end_name(r->end));
     (void)tn_buf_printf(b, ",\"at_ms\":%lld}", (long long)r->at_ms);
 }
 
@@ -95,7 +69,7 @@ void tn_pub_json_record(struct tn_buf *b, const struct tn_pub_record *r)
         return;
     }
     (void)tn_buf_printf(b, "{\"id\":%llu,\"type\":\"%s\",\"name\":",
-                        (unsigned long long)r->id, tn_pub_type_name(r->type));
+                        (unsigned long long)r->id, tn_event_type_name(r->type));
     tn_pub_json_str(b, r->name);
     (void)tn_buf_append(b, ",\"owner_id\":", 12);
     tn_pub_json_str(b, r->owner_id);

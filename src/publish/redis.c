@@ -223,14 +223,14 @@ static int record_fields(const struct tn_pub_record *x, struct xadd *t,
     argv[argc++] = "id";
     argv[argc++] = t->id;
     argv[argc++] = "type";
-    argv[argc++] = tn_pub_type_name(x->type);
+    argv[argc++] = tn_event_type_name(x->type);
     argv[argc++] = session ? "session_id" : "name";
     argv[argc++] = session ? x->session_id : x->name;
     argv[argc++] = "owner_id";
     argv[argc++] = x->owner_id;
     if (x->type == TN_EVENT_SESSION_ENDED) {
         argv[argc++] = "reason";
-        argv[argc++] = tn_pub_end_name(x->end);
+        argv[argc++] = tn_grant_end_name(x->end);
     } else if (!session) {
         argv[argc++] = "token";
         argv[argc++] = t->token;
