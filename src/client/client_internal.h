@@ -451,11 +451,23 @@ int tn_client_decode_session(json_t *obj, struct tn_session_info *out,
 /* sched.c: the next attempt after a failed renew (backoff from ttl/30,
  * doubling up to ttl/6), into *backoff_ms; returns its time. */
 int64_t tn_sched_backoff(int64_t ttl_ms, int64_t *backoff_ms, int64_t now_ms);
+/* sched.c: when a kept lease or session renews next after a renew whose
+ * outcome was rc (sent at sent_ms): a third of ttl_ms after it was sent,
+ * *backoff_ms reset, or after a failure the backoff. */
+int64_t tn_sched_next_renew(int rc, int64_t sent_ms, int64_t ttl_ms,
+                            int64_t *backoff_ms, int64_t now_ms);
 /* sched.c: hand msg to the client's log hook with mu dropped meanwhile
  * (the hook may call into the client). */
 void tn_client_log_locked(struct tn_client *c, const char *msg);
 
 /* ---- the keepalive thread: renew.c (loop, leases), ka_session.c ---- */
+
+/* renew.c: the outcome of the finished keepalive renew x of a lease or a
+ * session whose TTL is ttl_ms: rc, with *ro (its answer) and em (why not)
+ * filled; x goes back to the pool.  Caller holds c->mu. */
+int tn_ka_renew_outcome_locked(struct tn_client *c, struct tn_xfer *x,
+                               int64_t ttl_ms, struct tn_renew_io *ro,
+                               struct tn_errmsg *em);
 
 enum { TN_XFER_LEASE = 1, TN_XFER_SESSION = 2 }; /* tn_xfer.kind */
 
