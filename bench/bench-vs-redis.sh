@@ -14,10 +14,7 @@
 # only and lock cycles at 50 and 200 connections, 5 rounds).
 # Environment: RUNS, DURATION (wrk -d, default 10s), CONNS (default 50),
 # REDIS_N (default 200000), BENCH_BUILD (default build/bench), TENURED (a
-# tenured binary to use instead of building one), PARK_SHIM=1 (also run
-# acquire only with bench/park_shim.c preloaded: what tenured would do if
-# parking a request while it commits cost no system calls; a measurement,
-# see that file).
+# tenured binary to use instead of building one).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,10 +42,6 @@ else
     TENURED=$BUILD/bin/tenured
 fi
 
-if [ "${PARK_SHIM:-0}" = 1 ]; then
-    cc -O2 -shared -fPIC -o "$WORK/park_shim.so" "$ROOT/bench/park_shim.c" -ldl
-fi
-
 # CPU seconds (user + system, all threads) process $1 has used so far.
 cpu_of() { awk -v t="$(getconf CLK_TCK)" '{printf "%.2f\n", ($14 + $15) / t}' "/proc/$1/stat"; }
 # us_per REQUESTS SECONDS...: the seconds summed, in microseconds per request.
@@ -63,7 +56,7 @@ start_tenured() {
     TPORT=$(free_port)
     local data="$WORK/data.$1"
     mkdir -p "$data"
-    LD_PRELOAD=${2:-} "$TENURED" --listen "127.0.0.1:$TPORT" --data-dir "$data" >"$WORK/tenured.$1.log" 2>&1 &
+    "$TENURED" --listen "127.0.0.1:$TPORT" --data-dir "$data" >"$WORK/tenured.$1.log" 2>&1 &
     TPID=$!
     PIDS+=("$TPID")
     for _ in $(seq 1 200); do
@@ -141,7 +134,7 @@ run_redis() {
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
-cyc=() acq=() red=() shim=() acq_s=() acq_c=() red_s=() red_c=() shim_s=()
+cyc=() acq=() red=() acq_s=() acq_c=() red_s=() red_c=()
 for run in $(seq 1 "$RUNS"); do
     echo "== run $run/$RUNS: tenured acquire->release (wrk -c$CONNS -t2 -d$DURATION)"
     start_tenured "c$run"
@@ -153,13 +146,6 @@ for run in $(seq 1 "$RUNS"); do
     run_wrk acquire "a$run"
     acq+=("$RPS") acq_s+=("$CPU_S") acq_c+=("$CPU_C")
     stop_tenured
-    if [ "${PARK_SHIM:-0}" = 1 ]; then
-        echo "== run $run/$RUNS: tenured acquire only, park_shim.so preloaded (a measurement)"
-        start_tenured "p$run" "$WORK/park_shim.so"
-        run_wrk acquire "p$run"
-        shim+=("$RPS") shim_s+=("$CPU_S")
-        stop_tenured
-    fi
     echo "== run $run/$RUNS: redis SET NX PX, appendfsync always (-c$CONNS -n$REDIS_N)"
     run_redis "$run"
     red+=("$RPS") red_s+=("$CPU_S") red_c+=("$CPU_C")
@@ -183,15 +169,6 @@ printf '%-46s %10s\n' "CPU per acquire: tenured, all threads, us" "$(median "${a
 printf '%-46s %10s\n' "CPU per acquire: wrk, us" "$(median "${acq_c[@]}")"
 printf '%-46s %10s\n' "CPU per SET: redis-server, us" "$(median "${red_s[@]}")"
 printf '%-46s %10s\n' "CPU per SET: redis-benchmark, us" "$(median "${red_c[@]}")"
-if [ "${PARK_SHIM:-0}" = 1 ]; then
-    ms=$(median "${shim[@]}")
-    printf '%-46s %10s\n' "tenured acquire only, park path free, acq/s" "$ms"
-    printf '%-46s %10s\n' "CPU per acquire, park path free, us" "$(median "${shim_s[@]}")"
-    awk -v s="$ms" -v a="$ma" -v r="$mr" 'BEGIN {
-        printf "ratio park path free / tenured:                 %.2f\n", s / a
-        printf "ratio park path free / redis:                   %.2f\n", s / r
-    }'
-fi
 echo
 echo "== as a table (requests/s; CPU in us per request, server + client)"
 echo "| run | tenured acquire only | tenured acquire->release | redis SET NX PX, appendfsync always | acquire only / redis | CPU tenured + wrk | CPU redis + redis-benchmark |"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What recording expiries costs (docs/SAFETY.md section 8.5): the same
+# What recording expiries costs (docs/safety/revealed-end.md): the same
 # loads against two tenured builds, alternated A B A B ... in one run.
 #   bench/expiry-cost.sh OLD_TENURED NEW_TENURED [ROUNDS] [SECONDS]
 # Loads, each on a fresh data dir:

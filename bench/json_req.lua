@@ -6,7 +6,7 @@
 -- One concatenation per request: wrk.format builds a table of header
 -- lines and formats each one, which costs the load generator, on the same
 -- two cores as the server, a measurable share of every request
--- (docs/internals/perf-log.md, fifth campaign).
+-- (docs/history/perf-log.md, fifth campaign).
 local head -- " HTTP/1.1\r\nHost: ...\r\n...Content-Length: "
 return function(method, path, body)
    if head == nil then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# What --publish costs and what it buys, in one run (docs/internals/perf-log.md,
+# What --publish costs and what it buys, in one run (docs/history/perf-log.md,
 # "Revocation streams"):
 #  1. durable acquires/s (wrk, bench/acquire-release.lua acquire mode, on
 #     unique names) with no publisher and with --publish to a local Redis

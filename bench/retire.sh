@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Retired names and restart time (docs/internals/perf-log.md, "Retiring names").
+# Retired names and restart time (docs/history/perf-log.md, "Retiring names").
 #
 #   bench/retire.sh names [N]      N unique names (default 2 000 000), 100 ms
 #                                  TTL, --retain-ms 1000: peak RSS (bound

@@ -117,9 +117,15 @@ func TestManyLeasesRenewOverFewConnections(t *testing.T) {
 		}
 	}
 	opened := m.get(t, "tenure_http_connections_accepted_total") - conns0 - float64(m.reads-reads0)
+	// Failures are counted before the holds end: a renew in flight when
+	// its hold returns is cancelled, which is no failure of the keepalive.
+	// The two connections may already be open when the window starts (on
+	// a loaded machine renews begin before the last hold has started), so
+	// none opened within it is fine; one per renew would have opened 600.
+	_, f := log.count("")
 	close(stop)
 	wg.Wait()
-	if _, f := log.count(""); opened < 1 || opened > 2 || len(f) > 0 {
+	if opened > 2 || len(f) > 0 {
 		t.Fatalf("renews opened %v connections (at most 2), failures: %v", opened, f)
 	}
 }

@@ -30,7 +30,7 @@ conformance)
     . "$TN_SRC/tests/integration/lib.sh"
     . "$TN_SRC/tests/integration/lib-server.sh"
     dir=$TN_SRC/tests/conformance
-    for s in acquire held renew lost release check wait events; do
+    for s in acquire held renew lost release check wait events session_basic session_claim session_keepalive; do
         [ -f "$dir/$s.json" ] || fail "scenario $s.json is missing"
     done
     tn_start_server

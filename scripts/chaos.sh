@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# chaos.sh: long runs of the fault-injection harness (docs/SAFETY.md
-# section 4).  Runs the chaos profiles (tests/integration/t76N/t77N-chaos-*.sh)
-# one after another, round-robin, each for SECONDS with a fresh random seed,
-# until MINUTES have passed, and prints the totals.  Every run's seed,
+# chaos.sh: long runs of the fault-injection harness
+# (docs/safety/fault-injection.md).  Runs the chaos profiles
+# (tests/integration/t76N/t77N-chaos-*.sh) one after another,
+# round-robin, each for SECONDS with a fresh random seed, until MINUTES
+# have passed, and prints the totals.  Every run's seed,
 # schedule, history and checker report are kept under OUT/run-N-PROFILE; a
 # failed run is replayed with the command printed for it.
 #   scripts/chaos.sh [--minutes M] [--seconds S] [--profiles "kill9 ..."]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The negative controls (docs/SAFETY.md section 5) live only in
+# The negative controls (docs/safety/negative-controls.md) live only in
 # tests/plants/*.patch.  Fail if one of them no longer applies to the tree
 # (a refactor moved the code it plants into: re-create it by hand, its
 # header says what it changes) or if plant code crept back into the

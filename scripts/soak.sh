@@ -2,7 +2,7 @@
 # soak.sh: the long runs that do not fit in make check.  SOAK_MINUTES
 # (default 30) bounds the whole run; each part records its seed so a
 # failure can be replayed.  Results go to build/soak/ and the summary to
-# stdout (copy it into docs/SAFETY.md).
+# stdout (copy it into docs/safety/soak.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${SOAK_MINUTES:-30}

@@ -2,7 +2,8 @@
 // The client: several servers (the next one when nothing was sent, or on a
 // 503), acquire with a drawn request_id, adopt, get, list, check, force
 // release, hold (acquire, keep alive, abort the body's signal when the
-// lease is lost, release), events and sessions.
+// lease is lost, release), events, and sessions (open, adopt, get, list,
+// force end, holdSession).
 
 import { hostname } from "node:os";
 import { CheckResult } from "./check";
@@ -10,7 +11,7 @@ import { LeaseInfo, TenureError, infoOf, local } from "./errors";
 import { EventOptions, EventStream } from "./events";
 import { OWNER_MAX, TOKEN_MAX, Transport, byteLen, checkName, drawId, leasePath, now } from "./http";
 import { Lease, errorOf } from "./lease";
-import { Session } from "./session";
+import { Claim, Session, SessionInfo, SessionOptions, sessionInfoOf } from "./session";
 
 export interface ClientOptions {
   /** The servers' base URLs ("http://127.0.0.1:7300"; "host:port" means http://), 1 to 8. */
@@ -45,6 +46,9 @@ export interface AcquireOptions {
 
 /** The body of hold(): it gets the lease and a signal aborted when the lease is lost. */
 export type HoldBody<T> = (lease: Lease, signal: AbortSignal) => Promise<T> | T;
+
+/** The body of holdSession(): the session, what its claim answered, and a signal aborted when the session is lost. */
+export type HoldSessionBody<T> = (session: Session, claim: Claim, signal: AbortSignal) => Promise<T> | T;
 
 export class Client {
   readonly ownerId: string;
@@ -106,15 +110,9 @@ export class Client {
 
   /** One page of live leases in name order, and the after of the next page (undefined at the end). */
   async list(o: { prefix?: string; after?: string; limit?: number } = {}): Promise<{ leases: LeaseInfo[]; next?: string }> {
-    const q = new URLSearchParams();
-    if (o.prefix) q.set("prefix", o.prefix);
-    if (o.after) q.set("after", o.after);
-    if (o.limit) q.set("limit", String(o.limit));
-    const qs = q.toString();
-    const a = await this.#t.call("GET", `/v1/leases${qs ? `?${qs}` : ""}`);
-    if (a.status !== 200) throw errorOf(a);
-    const leases = Array.isArray(a.body.leases) ? (a.body.leases as Record<string, unknown>[]).map(infoOf) : [];
-    return { leases, next: typeof a.body.next === "string" ? a.body.next : undefined };
+    const b = await this.#page("/v1/leases", o);
+    const leases = Array.isArray(b.leases) ? (b.leases as Record<string, unknown>[]).map(infoOf) : [];
+    return { leases, next: typeof b.next === "string" ? b.next : undefined };
   }
 
   /** Whether token is the live grant of name, the live token, and the name's floor. */
@@ -141,9 +139,142 @@ export class Client {
     return new EventStream(this.#t, prefix, o);
   }
 
-  /** Opens a session: one keepalive for many leases (docs/SESSIONS.md). */
-  openSession(ttlMs: number, ownerId = this.ownerId): Promise<Session> {
-    return Session.open(this.#t, this.#margin, ownerId, ttlMs);
+  /**
+   * Opens a session (POST /v1/sessions): one heartbeat for many leases
+   * (docs/SESSIONS.md).  Its keepalive starts at once unless noKeepalive.
+   * Throws "not_implemented" when the server has no sessions, "capacity"
+   * (503) at --max-sessions.  An open is not idempotent: one sent again
+   * after a 503 that hid a success leaves the first session to expire,
+   * holding nothing.  openSession(ttlMs, owner?) is openSession({ ttlMs, owner }).
+   */
+  openSession(o: SessionOptions | number, owner?: string): Promise<Session> {
+    const so = typeof o === "number" ? { ttlMs: o, owner } : o;
+    return Session.open(this.#t, this.#margin, so.owner ?? this.ownerId, so);
+  }
+
+  /**
+   * A handle for a session opened elsewhere (e.g. "tenure session open"),
+   * to renew, claim under or end it; its owner is o.owner or the client's.
+   * Its safe time is 0 until a renew succeeds; it is not kept until
+   * keepAlive().
+   */
+  adoptSession(id: string, secret: string, o: Partial<SessionOptions> = {}): Session {
+    if (!id || !secret) throw local("invalid", "a session id and its secret are needed");
+    return new Session(this.#t, this.#margin, id, secret, o.owner ?? this.ownerId, 0, o);
+  }
+
+  #sessionPath(id: string): string {
+    if (!id) throw local("invalid", "a session id is needed");
+    return `/v1/sessions/${encodeURIComponent(id)}`;
+  }
+
+  /** The live session id (owner, TTL, time left, number of leases; never its secret); "not_found" when it is not live. */
+  async getSession(id: string): Promise<SessionInfo> {
+    const a = await this.#t.call("GET", this.#sessionPath(id));
+    if (a.status !== 200) throw errorOf(a);
+    return sessionInfoOf(a.body);
+  }
+
+  /** Ends the session id and every lease of it (each revoked): an admin's operation with auth on; "lost" when it is not live. */
+  async forceEndSession(id: string): Promise<void> {
+    const a = await this.#t.call("DELETE", `${this.#sessionPath(id)}?force=true`);
+    if (a.status !== 200 && a.status !== 204) throw errorOf(a);
+  }
+
+  async #page(path: string, o: { prefix?: string; after?: string; limit?: number }): Promise<Record<string, unknown>> {
+    const q = new URLSearchParams();
+    if (o.prefix) q.set("prefix", o.prefix);
+    if (o.after) q.set("after", o.after);
+    if (o.limit) q.set("limit", String(o.limit));
+    const qs = q.toString();
+    const a = await this.#t.call("GET", `${path}${qs ? `?${qs}` : ""}`);
+    if (a.status !== 200) throw errorOf(a);
+    return a.body;
+  }
+
+  /** One page of live sessions whose owner_id starts with prefix, in session_id order, and the after of the next page. */
+  async sessions(o: { prefix?: string; after?: string; limit?: number } = {}): Promise<{ sessions: SessionInfo[]; next?: string }> {
+    const b = await this.#page("/v1/sessions", o);
+    const sessions = Array.isArray(b.sessions) ? (b.sessions as Record<string, unknown>[]).map(sessionInfoOf) : [];
+    return { sessions, next: typeof b.next === "string" ? b.next : undefined };
+  }
+
+  /** Every live session whose owner_id starts with prefix (all pages). */
+  async sessionsAll(prefix = ""): Promise<SessionInfo[]> {
+    const out: SessionInfo[] = [];
+    for (let after: string | undefined; ;) {
+      const p = await this.sessions({ prefix, after, limit: 1000 });
+      out.push(...p.sessions);
+      if (!p.next) return out;
+      after = p.next;
+    }
+  }
+
+  /** Every live lease whose name starts with prefix (all pages), in name order. */
+  async listAll(prefix = ""): Promise<LeaseInfo[]> {
+    const out: LeaseInfo[] = [];
+    for (let after: string | undefined; ;) {
+      const p = await this.list({ prefix, after, limit: 1000 });
+      out.push(...p.leases);
+      if (!p.next) return out;
+      after = p.next;
+    }
+  }
+
+  /**
+   * Opens a session (kept), claims names (the claim says what became of
+   * each), runs body(session, claim, signal), and ends the session (every
+   * lease of it released) when body returns.  signal is aborted as soon as
+   * the session is lost (the server said so) or its safe time runs out: it
+   * tells an honest body to stop, it is not the safety; read session.held
+   * (or a lease's held) right before each write and stamp the write with
+   * the lease's token.  Throws the open's or the claim's error (the session
+   * is then ended); else, when the session was lost while body ran, "lost"
+   * or "expired" (nothing is ended), unless body threw an error of its own
+   * other than the abort; else body's error; else an end that answered
+   * "lost".
+   */
+  async holdSession<T>(o: SessionOptions, names: string[], body: HoldSessionBody<T>): Promise<T> {
+    const ctl = new AbortController();
+    const user = o.onEnd;
+    const s = await this.openSession({ ...o, noKeepalive: false, onEnd: (x, reason, err) => {
+      ctl.abort(err ?? local(reason, `session ${x.id} ended: ${reason}`));
+      user?.(x, reason, err);
+    } });
+    let claim: Claim = { granted: [], held: [], lockDelay: [] };
+    try {
+      if (names.length > 0) claim = await s.claim(names);
+    } catch (e) {
+      await s.close().catch(() => undefined); // the claim's error is the one to tell
+      throw e;
+    }
+    let value: T | undefined;
+    let berr: unknown;
+    let failed = false;
+    try {
+      value = await body(s, claim, ctl.signal);
+    } catch (e) {
+      berr = e;
+      failed = true;
+    }
+    const end = s.error; // one reading: the safe time may run out between two
+    if (end?.code === "ended") {
+      if (failed) throw berr; // body ended it itself
+      return value as T;
+    }
+    if (end) {
+      if (failed && !(ctl.signal.aborted && (isAbort(berr) || berr === ctl.signal.reason))) throw berr;
+      throw end;
+    }
+    let eerr: unknown;
+    try {
+      await s.end();
+    } catch (e) {
+      eerr = e;
+    }
+    if (failed) throw berr;
+    if (eerr instanceof TenureError && eerr.is("lost")) throw eerr;
+    return value as T;
   }
 
   /**

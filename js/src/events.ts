@@ -5,7 +5,7 @@
 // when the server no longer has the missed events it sends a "reset": read
 // the state again.  A line and an event's data are capped at 64 KiB.
 
-import { TenureError, fromAnswer, local } from "./errors";
+import { TenureError, fromAnswer, local, retryAfterOf } from "./errors";
 import { Transport } from "./http";
 
 /** One event: type "acquired", "released", "expired", "revoked", "reset", "session_opened" or "session_ended". */
@@ -139,7 +139,7 @@ export class EventStream implements AsyncIterable<TenureEvent> {
       } catch {
         // not JSON: the status still says what happened
       }
-      throw fromAnswer(resp.status, body);
+      throw fromAnswer(resp.status, body, retryAfterOf(resp.headers.get("retry-after")), new URL(base).hostname);
     }
     this.#attempt = 0;
     const idle = new IdleTimer(this.#o.idleTimeoutMs ?? 60_000, stop);

@@ -7,7 +7,7 @@
 
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { TenureError, local } from "./errors";
+import { TenureError, local, retryAfterOf } from "./errors";
 
 export const MAX_URLS = 8;
 export const NAME_MAX = 256;
@@ -16,11 +16,17 @@ export const OWNER_MAX = 128;
 export const TOKEN_MAX = Number.MAX_SAFE_INTEGER;
 const MAX_BODY = 1 << 20;
 
-/** One answer: status, parsed body (empty when none) and the instant (performance.now()) just before its request was sent. */
+/**
+ * One answer: status, parsed body (empty when none), the instant
+ * (performance.now()) just before its request was sent, and the Retry-After
+ * (ms) and host name the error of it reports.
+ */
 export interface Answer {
   status: number;
   body: Record<string, unknown>;
   sent: number;
+  retryAfterMs?: number;
+  host?: string;
 }
 
 /** The monotonic clock, in ms (performance.now: CLOCK_MONOTONIC, which also runs while the process is stopped). */
@@ -76,6 +82,11 @@ export class Transport {
     this.timeoutMs = o.requestTimeoutMs;
   }
 
+  /**
+   * The client's headers.  Never an Origin: tenured refuses a state change
+   * that names a foreign one (403), a check against web pages that only
+   * browsers' requests trip (Node's fetch sends none either).
+   */
   headers(json: boolean, accept = "application/json"): Record<string, string> {
     const h: Record<string, string> = { accept };
     if (json) h["content-type"] = "application/json";
@@ -93,7 +104,7 @@ export class Transport {
    * The whole request ends by deadline (a now() instant), or the request
    * timeout plus extraMs from now when deadline is 0.
    */
-  async call(method: string, path: string, body?: unknown, extraMs = 0, deadline = 0): Promise<Answer> {
+  async call(method: string, path: string, body?: unknown, extraMs = 0, deadline = 0, cancel?: AbortSignal): Promise<Answer> {
     let end = now() + this.timeoutMs + extraMs;
     if (deadline && deadline < end) end = deadline;
     const data = body === undefined ? undefined : JSON.stringify(body);
@@ -109,7 +120,7 @@ export class Transport {
       }
       let a: Answer;
       try {
-        a = await this.once(this.urls[idx], method, path, data, left);
+        a = await this.once(this.urls[idx], method, path, data, left, cancel);
       } catch (e) {
         if (e instanceof TenureError && e.code === "connect") {
           err = e; // nothing was sent: the next URL may take it
@@ -128,23 +139,38 @@ export class Transport {
     throw err ?? local("connect", "no server");
   }
 
-  private async once(base: string, method: string, path: string, data: string | undefined, timeoutMs: number): Promise<Answer> {
-    const signal = AbortSignal.timeout(timeoutMs);
+  private async once(base: string, method: string, path: string, data: string | undefined, timeoutMs: number,
+    cancel?: AbortSignal): Promise<Answer> {
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(), timeoutMs);
+    const stop = () => ctl.abort();
+    if (cancel?.aborted) stop();
+    cancel?.addEventListener("abort", stop, { once: true });
+    const why = (e: unknown): TenureError => {
+      if (cancel?.aborted) return new TenureError("interrupted", `${base}: cancelled`, { cause: e });
+      if (ctl.signal.aborted) return new TenureError("timeout", `${base}: no answer in ${timeoutMs} ms`, { cause: e });
+      return new TenureError("transport", `${base}: ${String((e as Error).cause ?? e)}`, { cause: e });
+    };
     const sent = now(); // before any byte of it can be written
     let resp: Response;
-    try {
-      resp = await fetch(base + path, { method, body: data, headers: this.headers(data !== undefined), signal, redirect: "manual" });
-    } catch (e) {
-      if (notConnected(e)) throw new TenureError("connect", `${base}: ${String((e as Error).cause ?? e)}`, { cause: e });
-      if (signal.aborted) throw new TenureError("timeout", `${base}: no answer in ${timeoutMs} ms`, { cause: e });
-      throw new TenureError("transport", `${base}: ${String((e as Error).cause ?? e)}`, { cause: e });
-    }
     let text: string;
     try {
-      text = await readCapped(resp);
-    } catch (e) {
-      if (e instanceof TenureError) throw e;
-      throw new TenureError(signal.aborted ? "timeout" : "transport", `${base}: ${String(e)}`, { cause: e });
+      try {
+        resp = await fetch(base + path, { method, body: data, headers: this.headers(data !== undefined),
+          signal: ctl.signal, redirect: "manual" });
+      } catch (e) {
+        if (notConnected(e)) throw new TenureError("connect", `${base}: ${String((e as Error).cause ?? e)}`, { cause: e });
+        throw why(e);
+      }
+      try {
+        text = await readCapped(resp);
+      } catch (e) {
+        if (e instanceof TenureError) throw e;
+        throw why(e);
+      }
+    } finally {
+      clearTimeout(timer);
+      cancel?.removeEventListener("abort", stop);
     }
     let parsed: Record<string, unknown> = {};
     if (text.trim() !== "") {
@@ -155,7 +181,8 @@ export class Transport {
         // not JSON: the status still says what happened
       }
     }
-    return { status: resp.status, body: parsed, sent };
+    return { status: resp.status, body: parsed, sent, retryAfterMs: retryAfterOf(resp.headers.get("retry-after")),
+      host: new URL(base).hostname };
   }
 }
 

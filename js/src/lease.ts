@@ -3,20 +3,15 @@
 // successful acquire or renew, counted on the monotonic clock from the
 // instant that request was sent, minus the safety margin), its renew and
 // release.  A lease that was lost, released or ran out is never revived.
-// A lease under a session lives by its session.
+// A lease under a session lives by its session: its safe time is the
+// session's, it ends when the session ends, and it is renewed only through
+// the session.
 
 import { TenureError, fromAnswer, local } from "./errors";
 import { Answer, TOKEN_MAX, Transport, leasePath, now } from "./http";
+import type { Session } from "./session";
 
 type State = "held" | "lost" | "expired" | "released";
-
-/** What a lease needs of a session (src/session.ts). */
-export interface SessionLike {
-  safeForAt(t: number): number;
-  endError(): TenureError | undefined;
-  renew(ttlMs?: number): Promise<void>;
-  ttlMs: number;
-}
 
 export class Lease {
   readonly name: string;
@@ -27,7 +22,7 @@ export class Lease {
   /** The server's signature of (name, token), or undefined unless the server signs grants. */
   readonly proof?: string;
   /** The session this lease lives by, if any. */
-  readonly session?: SessionLike;
+  readonly session?: Session;
   readonly #secret: string;
   readonly #t: Transport;
   readonly #margin: (ttl: number) => number;
@@ -37,10 +32,11 @@ export class Lease {
   #deadline = 0;
   #hasDeadline = false;
   #endErr?: TenureError;
+  #releaseErr?: TenureError; // what its release answered, when it did not go through
 
   /** @internal */
   constructor(t: Transport, margin: (ttl: number) => number, name: string, ownerId: string, token: number,
-    secret: string, proof?: string, session?: SessionLike) {
+    secret: string, proof?: string, session?: Session) {
     this.#t = t;
     this.#margin = margin;
     this.name = name;
@@ -53,7 +49,7 @@ export class Lease {
 
   /** @internal The lease of a grant answer (201, or 200 for a replay). */
   static granted(t: Transport, margin: (ttl: number) => number, name: string, owner: string, ttlMs: number,
-    a: Answer, session?: SessionLike): Lease {
+    a: Answer, session?: Session): Lease {
     if (a.status !== 200 && a.status !== 201) throw errorOf(a);
     const b = a.body;
     if (typeof b.token !== "number" || !Number.isSafeInteger(b.token) || b.token < 0 || b.token > TOKEN_MAX ||
@@ -102,14 +98,7 @@ export class Lease {
 
   #safeAt(t: number): number {
     if (this.#state !== "held") return 0;
-    if (this.session) {
-      const s = this.session.safeForAt(t);
-      if (s <= 0) {
-        this.#state = "expired";
-        this.#endErr = this.session.endError();
-      }
-      return Math.max(s, 0);
-    }
+    if (this.session) return Math.max(this.session.safeForAt(t), 0); // its end is the session's (terminal there)
     if (!this.#hasDeadline) return 0;
     const left = this.#deadline - t;
     if (left <= 0) {
@@ -137,6 +126,7 @@ export class Lease {
   /** undefined while held, else why not: "expired", "lost" (with the server's answer) or "released". */
   get error(): TenureError | undefined {
     this.#safeAt(now());
+    if (this.#state === "held" && this.session) return this.session.leaseError();
     switch (this.#state) {
       case "expired":
         return this.#endErr ?? local("expired", `the safe time of lease "${this.name}" ran out`);
@@ -157,20 +147,43 @@ export class Lease {
     }
   }
 
+  /** @internal Marks it released (a batch release); why, when given, is what the release answered. */
+  markReleased(why?: TenureError): void {
+    if (this.#state === "held") this.#state = "released";
+    if (this.#state === "released" && why) this.#releaseErr = why;
+  }
+
+  /** @internal undefined while the lease itself was not released, lost or run out (its session's end aside). */
+  get ownError(): TenureError | undefined {
+    return this.#state === "held" ? undefined : this.error;
+  }
+
+  /** @internal How it ended: "released", "lost", "expired", or its session's end; "stopped" while it has not. */
+  get endReason(): string {
+    this.#safeAt(now());
+    if (this.#state !== "held") return this.#state;
+    return this.session?.endReason() ?? "stopped";
+  }
+
+  /** @internal What its end is reported with: a release's error (undefined when it went through), else error. */
+  get endError(): TenureError | undefined {
+    return this.#state === "released" ? this.#releaseErr : this.error;
+  }
   /**
    * Extends the lease; its safe time then counts from this request's
    * sending.  ttlMs 0 keeps the TTL.  "lost" when the server says the grant
    * is gone (for good), "expired" without sending anything when the safe
    * time already ran out, "forbidden" on a wrong secret (the handle is then
    * lost too), "released" after release; transport errors leave the lease as
-   * it was.  A lease under a session is renewed by renewing its session.
+   * it was.  A lease under a session is renewed only through its session:
+   * its renew is sent, and the server refuses it ("bad_request": "renew the
+   * session").
    */
   async renew(ttlMs = 0, deadline = 0): Promise<void> {
     if (!(this.#state === "held" && !this.#hasDeadline && !this.session)) {
       const e = this.error;
       if (e) throw e;
     }
-    if (this.session) return this.session.renew(ttlMs);
     const a = await this.#t.call("PATCH", leasePath(this.name),
       { token: this.token, lease_secret: this.#secret, ...(ttlMs > 0 ? { ttl_ms: ttlMs } : {}) }, 0, deadline);
     if (a.status !== 200) {
@@ -179,6 +192,7 @@ export class Lease {
       throw e;
     }
     if (typeof a.body.expires_in_ms !== "number") throw local("protocol", "renew answer without expires_in_ms");
+    if (this.session) return; // its session's time is its time
     const granted = typeof a.body.ttl_ms === "number" && a.body.ttl_ms > 0 ? a.body.ttl_ms : ttlMs > 0 ? ttlMs : this.#ttlMs;
     this.grant(a.sent, granted, a.body.expires_in_ms);
     if (this.#safeAt(now()) <= 0) {
@@ -208,11 +222,27 @@ export class Lease {
     }
   }
 
-  /** Gives the lease back.  From this call on it is neither held nor renewed, whatever the outcome.  "lost" when it was no longer live. */
+  /**
+   * Gives the lease back.  From this call on it is neither held nor
+   * renewed, whatever the outcome.  "lost" when it was no longer live.  A
+   * lease under a session leaves it (reported ended, "released"); the
+   * session goes on.
+   */
   async release(): Promise<void> {
     this.#state = "released";
-    const a = await this.#t.call("DELETE", leasePath(this.name), { token: this.token, lease_secret: this.#secret });
-    if (a.status !== 200 && a.status !== 204) throw errorOf(a);
+    let err: TenureError | undefined;
+    try {
+      const a = await this.#t.call("DELETE", leasePath(this.name), { token: this.token, lease_secret: this.#secret });
+      if (a.status !== 200 && a.status !== 204) err = errorOf(a);
+    } catch (e) {
+      if (!(e instanceof TenureError)) throw e;
+      err = e;
+    }
+    if (this.session) {
+      this.markReleased(err);
+      this.session.leaseEnded(this);
+    }
+    if (err) throw err;
   }
 
   /** Describes the lease without its secret. */
@@ -227,5 +257,5 @@ export class Lease {
 
 
 export function errorOf(a: Answer): TenureError {
-  return fromAnswer(a.status, a.body);
+  return fromAnswer(a.status, a.body, a.retryAfterMs ?? 0, a.host ?? "");
 }

@@ -153,27 +153,3 @@ test("event lines and data are capped", async () => {
     }
   }
 });
-
-test("sessions keep their leases", async (t) => {
-  let s;
-  try {
-    s = await c.openSession(1500, "js-session");
-  } catch (e) {
-    if (e instanceof TenureError && (e.status === 404 || e.status === 405)) {
-      return t.skip(`this tenured has no sessions yet (${String(e)})`);
-    }
-    throw e;
-  }
-  const one = await s.acquire("js/s/1");
-  const claim = await s.claim(["js/s/2", "js/s/3"]);
-  assert.equal(claim.granted.length, 2);
-  assert.ok(claim.granted[1].token > one.token);
-  s.keepAlive();
-  await sleep(3000); // two TTLs: the session's keepalive keeps all three
-  assert.ok(one.held && claim.granted[0].held);
-  assert.equal((await c.check("js/s/3", claim.granted[1].token)).current, true);
-  assert.deepEqual(await s.releaseAll([claim.granted[0]]), []);
-  await s.close();
-  assert.equal(one.safeForMs, 0);
-  assert.equal((await c.check("js/s/1", one.token)).current, false);
-});

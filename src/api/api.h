@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The v1 HTTP API of DESIGN §3: routing, strict decoding of requests,
+/* The v1 HTTP API of CONTRACT §3: routing, strict decoding of requests,
  * replies in the documented JSON shapes, and request metrics.  Decisions
  * belong to the store; the API never answers before the store says the
  * state it reveals is durable.  Loop thread only. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The auth file (DESIGN §9): loading, strict parsing, and the table's
+/* The auth file (CONTRACT §9): loading, strict parsing, and the table's
  * lifetime; the decisions made from it are in auth_check.c.  Not a user
  * database: principals come only from the file, and a reload replaces the
  * whole table.  Invariants of a loaded table: principal names and token

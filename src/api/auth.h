@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Authentication and authorization of DESIGN §9: the auth file (principals
+/* Authentication and authorization of CONTRACT §9: the auth file (principals
  * with the SHA-256 of their bearer token, prefix rules, admins), bearer
  * token checks in constant time, and the action/prefix decision.  It knows
  * nothing of HTTP or of the store: callers pass the Authorization header
@@ -37,7 +37,7 @@ enum tn_auth_action {
     TN_AUTH_ADMIN,   /* force release and anything else admin-only */
 };
 
-/* Parse the auth file at path (JSON, DESIGN §9):
+/* Parse the auth file at path (JSON, CONTRACT §9):
  *   {"principals": [{"name": "indexer", "token_sha256": "<64 hex>",
  *     "allow": [{"prefix": "shard:", "actions": ["acquire", "read"]}]},
  *    {"name": "ops", "token_sha256": "<64 hex>", "admin": true}]}

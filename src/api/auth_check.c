@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The decisions made from a loaded auth table (DESIGN §9): who a bearer
+/* The decisions made from a loaded auth table (CONTRACT §9): who a bearer
  * token or a certificate's CN names, and what that principal may do.
  * Tokens are compared by their SHA-256, in constant time, with every hash
  * of every principal every time; nothing here keeps or logs a token. */

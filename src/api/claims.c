@@ -68,7 +68,7 @@ static bool permitted(struct tn_api_call *c)
         if (tn_api_authorize(c, TN_AUTH_ACQUIRE, name, len) == 0)
             continue;
         char msg[160];
-        int shown = len > 64 ? 64 : (int)len;
+        int shown = (int)tn_utf8_prefix(name, len, 64);
         (void)snprintf(msg, sizeof(msg),
                        "not permitted to acquire \"%.*s\"; nothing was done",
                        shown, name);

@@ -161,7 +161,7 @@ static int distinct(const struct tn_name_ref *refs, size_t n, const char *key,
     for (size_t i = 1; i < n && rc == TN_OK; i++) {
         if (cmp_ref(&v[i - 1], &v[i]) != 0)
             continue;
-        int shown = v[i].len > 64 ? 64 : (int)v[i].len;
+        int shown = (int)tn_utf8_prefix(v[i].name, v[i].len, 64);
         (void)snprintf(msg, msglen,
                        "field \"%s\" gives the name \"%.*s\" twice", key, shown,
                        v[i].name);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The only table that maps a tn_err to an HTTP status, the JSON error
- * code of DESIGN §3 Errors, and the message a store's answer of that code
+ * code of CONTRACT §3 Errors, and the message a store's answer of that code
  * gets.  The codes themselves and their names come from the one X-macro
  * list of <tenure/err.h>. */
 #ifndef TN_API_ERRMAP_H

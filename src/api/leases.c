@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The lease routes of DESIGN §3: strict decoding (every rejected request
+/* The lease routes of CONTRACT §3: strict decoding (every rejected request
  * leaves state unchanged because nothing reaches the store before it is
  * fully validated), store calls, and the reply shapes. */
 #include <stdio.h>

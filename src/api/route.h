@@ -37,7 +37,7 @@ struct tn_api;
 struct tn_api_call;
 struct tn_route_match;
 
-/* What the row's action is checked against (the 403 of DESIGN §9). */
+/* What the row's action is checked against (the 403 of CONTRACT §9). */
 enum tn_route_target {
     TN_ROUTE_NOBODY,    /* nothing: any authenticated principal may */
     TN_ROUTE_PATH_NAME, /* the {name} of the path */

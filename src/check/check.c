@@ -5,7 +5,7 @@
  * have ended its lease at its invoke, and a renew (which replaces the
  * lease's deadline, so may shorten it) is taken to have been applied last
  * whenever it may have been, so the deadline used is the earliest one
- * possible.  See docs/SAFETY.md for each rule and why. */
+ * possible.  See docs/safety/tenure-check.md for each rule and why. */
 #include "check.h"
 
 #include <stdio.h>
@@ -458,9 +458,9 @@ static bool reveals_end(const struct tn_history_op *op, const struct lease *l)
            op->outcome == TN_HISTORY_FAIL && op->lost;
 }
 
-/* An ended grant stays ended (docs/SAFETY.md 8.4): no renew of it returns
- * ok and no check of it answers current:true when invoked strictly after
- * the server said it ended.  Two passes: the earliest such answer per
+/* An ended grant stays ended (docs/safety/revealed-end.md): no renew of it
+ * returns ok and no check of it answers current:true when invoked strictly
+ * after the server said it ended.  Two passes: the earliest such answer per
  * lease, then the operations invoked after it. */
 static void rule_revived(struct ctx *c)
 {

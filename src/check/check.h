@@ -3,7 +3,7 @@
  * (docs/CONTRACT.md sections 4 and 6).  Every rule gives unknown outcomes
  * (info, no completion) the reading most favourable to the server, so every
  * violation it reports is certain.  O(N log N) in the number of events.
- * The rules are written out in docs/SAFETY.md. */
+ * The rules are written out in docs/safety/tenure-check.md. */
 #ifndef TN_CHECK_CHECK_H
 #define TN_CHECK_CHECK_H
 
@@ -25,7 +25,7 @@ enum tn_check_class {
     TN_CHECK_SINK_NEVER_GRANTED,
     TN_CHECK_SINK_MARK_MOVED_DOWN,
     TN_CHECK_SINK_MARK_MISMATCH,
-    TN_CHECK_RENEW_AFTER_LOST, /* docs/SAFETY.md 8.4 */
+    TN_CHECK_RENEW_AFTER_LOST, /* docs/safety/revealed-end.md */
     TN_CHECK_CHECK_REVIVED,
     TN_CHECK_N_CLASSES
 };
@@ -40,7 +40,7 @@ struct tn_check_ref {
 struct tn_check_witness {
     struct tn_check_ref ev[4]; /* the events, earliest-role first */
     unsigned n_ev;             /* used entries of ev, 0 = no witness */
-    int64_t bound;             /* class-specific figure (see SAFETY.md) */
+    int64_t bound;             /* class-specific figure (see docs/safety) */
 };
 
 struct tn_check_report {

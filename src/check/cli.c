@@ -10,12 +10,34 @@
 
 #include "check/check.h"
 #include "check/history.h"
+#include "common/opt.h"
+
+/* The options; the values go into struct check_args. */
+struct check_args {
+    const char *html; /* --html OUT, or NULL */
+};
+
+enum { ACT_HELP = 1 };
+
+static const struct tn_opt options[] = {
+    {.name = "html",
+     .type = TN_OPT_STR,
+     TN_OPT_AT(struct check_args, html),
+     .flags = TN_OPT_NONEMPTY,
+     .arg = "OUT",
+     .help = "also write the history as one self-contained HTML page (a "
+             "timeline per resource, violations highlighted)"},
+    {.name = "help",
+     .short_name = 'h',
+     .type = TN_OPT_ACTION,
+     .action = ACT_HELP,
+     .help = "show this help"},
+};
 
 static void usage(FILE *out)
 {
-    (void)fputs(
-        "usage: tenure-check [--html OUT] [FILE]\n"
-        "\n"
+    static const struct tn_opt_help h = {
+        "usage: tenure-check [--html OUT] [FILE]\n",
         "Check a tenure history (JSON lines, one event each; stdin when FILE\n"
         "is absent or \"-\") against the token contract: unique tokens,\n"
         "tokens increasing in real-time order, no grant while an earlier\n"
@@ -28,13 +50,10 @@ static void usage(FILE *out)
         "minimal witness for each class violated.\n"
         "\n"
         "Exit status: 0 no violation, 1 violations found, 2 malformed input\n"
-        "or other error (no verdict).\n"
-        "\n"
-        "  --html OUT   also write the history as one self-contained HTML "
-        "page\n"
-        "               (a timeline per resource, violations highlighted)\n"
-        "  -h, --help   show this help\n",
-        out);
+        "or other error (no verdict).\n",
+        NULL};
+    const struct tn_opt_table t = TN_OPT_TABLE(options, NULL);
+    tn_opt_help(out, &h, &t);
 }
 
 static int read_history(const char *path, FILE *in, struct tn_history *h,
@@ -109,32 +128,24 @@ static int run(const char *path, const char *html, FILE *in, FILE *out,
 
 int tn_check_cli(int argc, char **argv, FILE *in, FILE *out, FILE *err)
 {
-    const char *path = NULL;
-    const char *html = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--html") == 0) {
-            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
-                (void)fprintf(err, "tenure-check: --html needs a file\n");
-                return TN_CHECK_EXIT_NO_VERDICT;
-            }
-            html = argv[++i];
-            continue;
-        }
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(out);
-            return TN_CHECK_EXIT_CLEAN;
-        }
-        if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            (void)fprintf(err, "tenure-check: unknown option \"%s\"\n",
-                          argv[i]);
-            usage(err);
-            return TN_CHECK_EXIT_NO_VERDICT;
-        }
-        if (path != NULL) {
-            (void)fprintf(err, "tenure-check: only one FILE is accepted\n");
-            return TN_CHECK_EXIT_NO_VERDICT;
-        }
-        path = argv[i];
+    struct check_args a = {NULL};
+    const struct tn_opt_table t = TN_OPT_TABLE(options, &a);
+    struct tn_opt_parser p;
+    struct tn_errmsg em = {{0}};
+    tn_opt_parser_init(&p, 0);
+    tn_opt_parser_add(&p, &t);
+    if (tn_opt_parse(&p, argc, argv, &em) < 0) {
+        (void)fprintf(err, "tenure-check: %s\n", em.text);
+        return TN_CHECK_EXIT_NO_VERDICT;
     }
-    return run(path, html, in, out, err);
+    if (p.action != NULL) {
+        usage(out);
+        return TN_CHECK_EXIT_CLEAN;
+    }
+    if (argc - p.first_operand > 1) {
+        (void)fprintf(err, "tenure-check: only one FILE is accepted\n");
+        return TN_CHECK_EXIT_NO_VERDICT;
+    }
+    const char *path = p.first_operand < argc ? argv[p.first_operand] : NULL;
+    return run(path, a.html, in, out, err);
 }

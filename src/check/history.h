@@ -34,7 +34,8 @@ enum tn_history_kind {
     TN_HISTORY_ACQUIRE = 0,
     TN_HISTORY_RENEW = 1,
     TN_HISTORY_RELEASE = 2,
-    TN_HISTORY_CHECK = 3, /* GET .../check?token= (docs/SAFETY.md 8.4) */
+    /* GET .../check?token= (docs/safety/revealed-end.md) */
+    TN_HISTORY_CHECK = 3,
 };
 #define TN_HISTORY_N_KINDS 4
 

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared pieces of the tenure CLI: the exit codes, the options every
- * command accepts, duration parsing and output helpers.  The CLI talks to
- * tenured only through libtenure's client API. */
+/* Shared pieces of the tenure CLI: the exit codes, the parse of a
+ * command's table of options with the options every command accepts
+ * (args.c), and output helpers.  The CLI talks to tenured only through
+ * libtenure's client API. */
 #ifndef TN_CLI_H
 #define TN_CLI_H
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <tenure/client.h>
+
+#include "common/opt.h"
 
 /* Exit codes, documented in --help and docs/CLI.md. */
 enum tn_cli_exit {
@@ -27,42 +30,15 @@ enum tn_cli_exit {
 
 struct tn_cli {
     struct tn_client_options opts; /* URLs point into servers */
-    char servers[1280];            /* --server / TENURE_SERVER: each URL
-                                      NUL-terminated, http:// added to a
-                                      bare host:port */
+    const char *server;            /* --server, TENURE_SERVER or the
+                                      default, as given */
+    char servers[1280];            /* server's URLs, each NUL-terminated,
+                                      http:// added to a bare host:port */
     bool json;                     /* --json */
     bool verbose;                  /* -v: progress on stderr */
     char bearer[4096];             /* from TENURE_TOKEN_FILE */
     const char *prog;              /* "tenure" */
 };
-
-/* Long options every command accepts; the codes are above any short one. */
-enum {
-    TN_CLI_OPT_SERVER = 1000,
-    TN_CLI_OPT_JSON,
-    TN_CLI_OPT_TIMEOUT,
-    TN_CLI_OPT_HELP,
-    TN_CLI_OPT_BEARER,
-    TN_CLI_OPT_CACERT,
-    TN_CLI_OPT_CERT,
-    TN_CLI_OPT_KEY,
-};
-#define TN_CLI_COMMON_OPTS                                                     \
-    {"server", required_argument, NULL, TN_CLI_OPT_SERVER},                    \
-        {"json", no_argument, NULL, TN_CLI_OPT_JSON},                          \
-        {"timeout", required_argument, NULL, TN_CLI_OPT_TIMEOUT},              \
-        {"bearer", required_argument, NULL, TN_CLI_OPT_BEARER},                \
-        {"cacert", required_argument, NULL, TN_CLI_OPT_CACERT},                \
-        {"cert", required_argument, NULL, TN_CLI_OPT_CERT},                    \
-        {"key", required_argument, NULL, TN_CLI_OPT_KEY},                      \
-        {"help", no_argument, NULL, 'h'},                                      \
-    {                                                                          \
-        "verbose", no_argument, NULL, 'v'                                      \
-    }
-
-/* Handle a common option; returns 1 when handled, 0 when not common, or
- * -1 (usage error already printed). */
-int tn_cli_common_opt(struct tn_cli *cli, int opt, const char *arg);
 
 /* Use the first line of file as the bearer token; 0 or -1 (printed). */
 int tn_cli_read_token(struct tn_cli *cli, const char *file);
@@ -71,16 +47,55 @@ int tn_cli_read_token(struct tn_cli *cli, const char *file);
  * (http:// implied); 0 or -1 (printed). */
 int tn_cli_set_servers(struct tn_cli *cli, const char *list);
 
-/* Parse "10s", "500ms", "2m", "1h" (or "0") into *out_ms.  0, -2 for a
- * number without a unit, -1 otherwise. */
-int tn_cli_parse_duration(const char *s, int64_t *out_ms);
-/* Parse the duration arg of flag; on a bad one (no unit, garbage, or 0
- * when positive) print one usage line and return TN_CLI_USAGE, else 0. */
-int tn_cli_duration_arg(const struct tn_cli *cli, const char *cmd,
-                        const char *flag, const char *arg, bool positive,
-                        int64_t *out_ms);
-/* Parse a non-negative decimal integer (token, limit). 0 or -1. */
-int tn_cli_parse_u64(const char *s, uint64_t *out);
+/* A command's options: its table (src/common/opt.h; the offsets point
+ * into the struct the command hands tn_cli_parse) and its --help. */
+struct tn_cli_cmd {
+    const char *name;          /* "acquire", for usage lines */
+    struct tn_opt_help help;   /* usage, about, footer of --help */
+    const struct tn_opt *opts; /* the command's own options */
+    size_t n_opts;             /* how many */
+};
+#define TN_CLI_CMD(name, usage, about, footer, rows)                           \
+    {                                                                          \
+        (name), {(usage), (about), (footer)}, (rows),                          \
+            sizeof(rows) / sizeof((rows)[0])                                   \
+    }
+
+/* Fill cli from the defaults and the environment of the options every
+ * command takes (TENURE_SERVER, TENURE_AUTH_TOKEN, TENURE_TOKEN_FILE,
+ * TENURE_CACERT).  0 or TN_CLI_USAGE (printed). */
+int tn_cli_init(struct tn_cli *cli);
+
+/* The options before the command: every command's shared options and
+ * --version, up to the first operand (the command), whose index is put in
+ * *first.  0, -1 after --help (usage(stdout) printed it) or --version, or
+ * TN_CLI_USAGE (printed). */
+int tn_cli_parse_global(struct tn_cli *cli, int argc, char **argv,
+                        void (*usage)(FILE *f), int *first);
+/* The rows of the options accepted before the command, for tenure --help. */
+void tn_cli_help_global(FILE *f);
+
+/* Parse the arguments of cmd (argv[0] is its name): its own options into
+ * args (their defaults first), the shared ones into cli, anywhere among
+ * the operands, which p->first_operand then indexes.  0, -1 after --help
+ * (printed), or TN_CLI_USAGE (printed, one line). */
+int tn_cli_parse(struct tn_cli *cli, const struct tn_cli_cmd *cmd, void *args,
+                 int argc, char **argv, struct tn_opt_parser *p);
+
+/* The operands from argv[*next]: with name, the next one becomes *name
+ * unless --name gave it, and a name is required; without more, nothing
+ * may follow.  0 or TN_CLI_USAGE (printed). */
+int tn_cli_operands(const struct tn_cli *cli, const char *cmd, int argc,
+                    char **argv, int *next, const char **name, bool more);
+
+/* What a command does with its parse's result: 0 sets *out to a new
+ * client (NULL and an exit code when that fails); otherwise *out is NULL
+ * and the exit code is returned (0 after --help). */
+int tn_cli_connect(struct tn_cli *cli, int parsed, struct tn_client **out);
+
+/* Usage error: print msg and the --help hint on one line, return
+ * TN_CLI_USAGE (cmd NULL: the global --help). */
+int tn_cli_usage(const struct tn_cli *cli, const char *cmd, const char *msg);
 
 /* Print "tenure: <msg>" on stderr. */
 void tn_cli_err(const struct tn_cli *cli, const char *fmt, ...)
@@ -100,69 +115,20 @@ void tn_cli_print_json(json_t *v);
 /* A lease info as JSON (new reference). */
 json_t *tn_cli_info_json(const struct tn_lease_info *info);
 
-/* Results of tn_cli_next_opt other than an option of the command's own. */
-enum {
-    TN_CLI_OPTS_END = -1,  /* no more options (optind is the next argument) */
-    TN_CLI_OPTS_HELP = -2, /* --help was printed: exit 0 */
-    TN_CLI_OPTS_BAD = -3,  /* a common option was bad (already said) */
-};
-/* The next option of a command's own: getopt_long over opts ("hv" short),
- * with the common options applied and --help printed from help on the way.
- * Returns the option's value (> 0) or one of TN_CLI_OPTS_*. */
-int tn_cli_next_opt(struct tn_cli *cli, int argc, char **argv,
-                    const struct option *opts, const char *help);
-/* Print the one usage line for a '?' (unknown option) or ':' (option
- * without its value) from getopt; returns TN_CLI_USAGE. */
-int tn_cli_bad_opt(const struct tn_cli *cli, const char *cmd, int opt, int argc,
-                   char **argv);
-/* What a command's parse returns for a TN_CLI_OPTS_* result other than
- * TN_CLI_OPTS_END: -1 (help printed) or TN_CLI_USAGE. */
-int tn_cli_opts_exit(int r);
-
-/* A command's options: its getopt_long table (with TN_CLI_COMMON_OPTS),
- * its --help text and what to do with each option of its own. */
-struct tn_cli_cmd {
-    const char *name;          /* "acquire", for usage lines */
-    const char *help;          /* --help text */
-    const struct option *opts; /* ends with TN_CLI_COMMON_OPTS, {0} */
-    int (*on_opt)(struct tn_cli *cli, int opt, const char *arg, void *ctx);
-    /* 0 or an exit code (usage printed) */
-};
-/* Read all options of cmd, handing each of its own to cmd->on_opt(ctx).
- * 0 when they were all read (optind is the first operand), -1 after
- * --help, else an exit code. */
-int tn_cli_parse_opts(struct tn_cli *cli, int argc, char **argv,
-                      const struct tn_cli_cmd *cmd, void *ctx);
-/* The operands after the options: with name, argv[optind] becomes *name
- * unless --name gave it, and a name is required; without more, nothing
- * may follow.  0 or TN_CLI_USAGE (printed). */
-int tn_cli_operands(const struct tn_cli *cli, const char *cmd, int argc,
-                    char **argv, const char **name, bool more);
-/* What a command does with its parse's result: 0 sets *out to a new
- * client (NULL and an exit code when that fails); otherwise *out is NULL
- * and the exit code is returned (0 after --help). */
-int tn_cli_connect(struct tn_cli *cli, int parsed, struct tn_client **out);
-
-/* Usage error: print msg and the --help hint on one line, return
- * TN_CLI_USAGE (cmd NULL: the global --help). */
-int tn_cli_usage(const struct tn_cli *cli, const char *cmd, const char *msg);
-
-/* The credentials of renew and release. */
+/* The credentials of renew and release (the options of both fill it). */
 struct tn_cli_cred {
-    const char *name;   /* --name or first argument */
-    uint64_t token;     /* --token */
-    bool has_token;     /* --token given */
-    const char *secret; /* --secret or $TENURE_SECRET */
-    bool force;         /* release --force (admin) */
-    int64_t ttl_ms;     /* --ttl (renew only), 0 = keep */
+    const char *name;    /* --name or first argument */
+    uint64_t token;      /* --token */
+    bool has_token;      /* --token given */
+    const char *secret;  /* --secret or $TENURE_SECRET */
+    bool force;          /* release --force (admin) */
+    int64_t ttl_ms;      /* --ttl (renew only), 0 = keep */
+    const char *session; /* release --session ID (NAME=TOKEN operands) */
 };
 
 /* A command on a lease given by its credentials (renew, release). */
 struct tn_cli_cred_cmd {
     const char *name; /* "renew" or "release" */
-    const char *help; /* its --help text */
-    bool with_ttl;    /* accepts --ttl (renew) */
-    bool with_force;  /* accepts --force (release) */
     /* The call, on the lease adopted from cred (NULL with --force); a
      * tn_err, with em set on failure. */
     int (*call)(struct tn_client *c, const struct tn_cli_cred *cred,
@@ -172,10 +138,12 @@ struct tn_cli_cred_cmd {
                   struct tn_lease *l);
 };
 
-/* Parse cmd's arguments, adopt the lease and make the call; the exit
+/* After cmd's options were parsed into cred by p: check the name operand
+ * and the credentials, adopt the lease and make the call; the exit
  * code. */
 int tn_cli_cred_main(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
-                     int argc, char **argv);
+                     int argc, char **argv, const struct tn_opt_parser *p,
+                     struct tn_cli_cred *cred);
 
 int tn_cmd_acquire(struct tn_cli *cli, int argc, char **argv);
 int tn_cmd_renew(struct tn_cli *cli, int argc, char **argv);

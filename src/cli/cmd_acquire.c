@@ -6,71 +6,67 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
+static const char usage[] =
     "Usage: tenure acquire [--name] NAME --ttl DUR [--wait DUR] [--owner ID]\n"
-    "                      [--request-id ID] [--lock-delay DUR] [--json]\n"
-    "\n"
+    "                      [--request-id ID] [--lock-delay DUR] [--json]\n";
+static const char about[] =
     "Take the lease NAME for DUR.  Prints the name, token, owner, TTL and\n"
     "the lease secret: keep the secret to renew or release the lease later\n"
-    "(tenure renew --name NAME --token T --secret S).\n"
-    "\n"
-    "  --name NAME        lease name (or the first argument)\n"
-    "  --ttl DUR          lease time to live (required)\n"
-    "  --wait DUR         queue for the lease up to DUR when it is held\n"
-    "  --owner ID         owner_id (default HOST:PID)\n"
-    "  --request-id ID    idempotency key: a retry with the same key gets\n"
-    "                     the same grant back\n"
-    "  --lock-delay DUR   after this lease expires the name stays blocked\n"
-    "                     for DUR\n"
-    "\n"
+    "(tenure renew --name NAME --token T --secret S).\n";
+static const char footer[] =
     "Exit: 0 acquired, 3 held by another owner (holder printed) or in lock\n"
     "delay, 1 error, 2 usage.\n";
 
-static int acquire_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
-{
-    struct tn_acquire_args *a = ctx;
-    switch (opt) {
-    case 'n':
-        a->name = arg;
-        return 0;
-    case 't':
-        return tn_cli_duration_arg(cli, "acquire", "--ttl", arg, true,
-                                   &a->ttl_ms);
-    case 'w':
-        return tn_cli_duration_arg(cli, "acquire", "--wait", arg, false,
-                                   &a->wait_ms);
-    case 'd':
-        return tn_cli_duration_arg(cli, "acquire", "--lock-delay", arg, false,
-                                   &a->lock_delay_ms);
-    case 'o':
-        a->owner_id = arg;
-        return 0;
-    case 'r':
-        a->request_id = arg;
-        return 0;
-    default:
-        return tn_cli_usage(cli, "acquire", "unknown option");
-    }
-}
+#define AT(f) TN_OPT_AT(struct tn_acquire_args, f)
+static const struct tn_opt opts[] = {
+    {.name = "name",
+     .type = TN_OPT_STR,
+     AT(name),
+     .arg = "NAME",
+     .help = "lease name (or the first argument)"},
+    {.name = "ttl",
+     .type = TN_OPT_DURATION,
+     AT(ttl_ms),
+     .min = 1,
+     .arg = "DUR",
+     .help = "lease time to live (required)"},
+    {.name = "wait",
+     .type = TN_OPT_DURATION,
+     AT(wait_ms),
+     .arg = "DUR",
+     .help = "queue for the lease up to DUR when it is held"},
+    {.name = "owner",
+     .type = TN_OPT_STR,
+     AT(owner_id),
+     .arg = "ID",
+     .help = "owner_id (default HOST:PID)"},
+    {.name = "request-id",
+     .type = TN_OPT_STR,
+     AT(request_id),
+     .arg = "ID",
+     .help = "idempotency key: a retry with the same key gets the same grant "
+             "back"},
+    {.name = "lock-delay",
+     .type = TN_OPT_DURATION,
+     AT(lock_delay_ms),
+     .arg = "DUR",
+     .help = "after this lease expires the name stays blocked for DUR"},
+};
+
+static const struct tn_cli_cmd command =
+    TN_CLI_CMD("acquire", usage, about, footer, opts);
 
 static int parse(struct tn_cli *cli, int argc, char **argv,
                  struct tn_acquire_args *a)
 {
-    static const struct option opts[] = {
-        {"name", required_argument, NULL, 'n'},
-        {"ttl", required_argument, NULL, 't'},
-        {"wait", required_argument, NULL, 'w'},
-        {"owner", required_argument, NULL, 'o'},
-        {"request-id", required_argument, NULL, 'r'},
-        {"lock-delay", required_argument, NULL, 'd'},
-        TN_CLI_COMMON_OPTS,
-        {0}};
-    static const struct tn_cli_cmd cmd = {"acquire", help, opts, acquire_opt};
-    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, a);
+    struct tn_opt_parser p;
+    int ex = tn_cli_parse(cli, &command, a, argc, argv, &p);
     if (ex == 0)
-        ex = tn_cli_operands(cli, "acquire", argc, argv, &a->name, false);
+        ex = tn_cli_operands(cli, "acquire", argc, argv, &p.first_operand,
+                             &a->name, false);
     if (ex == 0 && a->ttl_ms <= 0)
-        ex = tn_cli_usage(cli, "acquire", "--ttl is required (e.g. --ttl 10s)");
+        ex =
+            tn_cli_usage(cli, "acquire", "--ttl: is required (e.g. --ttl 10s)");
     return ex;
 }
 

@@ -6,60 +6,61 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
-    "Usage: tenure check [--name] NAME [--token] T [--json]\n"
-    "\n"
+static const char usage[] =
+    "Usage: tenure check [--name] NAME [--token] T [--json]\n";
+static const char about[] =
     "Ask whether fencing token T is the live grant of NAME.  Prints the\n"
     "token asked about, current (yes or no), the live token (none when the\n"
     "name is free) and the floor: the highest token ever issued for NAME (a\n"
     "sink admits a token only if it is >= the floor).\n"
     "\n"
     "  tenure check shard:8841 4\n"
-    "  tenure check --name shard:8841 --token 4\n"
-    "\n"
+    "  tenure check --name shard:8841 --token 4\n";
+static const char footer[] =
     "Exit: 0 current, 4 not current, 1 error, 2 usage.\n";
 
 struct check_args {
     const char *name; /* lease name */
     uint64_t token;   /* token to check */
-    bool has_token;   /* --token given */
 };
 
-static int check_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
-{
-    struct check_args *a = ctx;
-    if (opt == 'n')
-        a->name = arg;
-    else if (opt == 'T' && tn_cli_parse_u64(arg, &a->token) == 0)
-        a->has_token = true;
-    else
-        return tn_cli_usage(cli, "check", "--token: expected a number");
-    return 0;
-}
+#define AT(f) TN_OPT_AT(struct check_args, f)
+static const struct tn_opt opts[] = {
+    {.name = "name",
+     .type = TN_OPT_STR,
+     AT(name),
+     .arg = "NAME",
+     .help = "lease name (or the first argument)"},
+    {.name = "token",
+     .type = TN_OPT_U64,
+     AT(token),
+     .arg = "T",
+     .help = "the fencing token to check (or the argument after NAME)"},
+};
+
+static const struct tn_cli_cmd command =
+    TN_CLI_CMD("check", usage, about, footer, opts);
 
 static int parse(struct tn_cli *cli, int argc, char **argv,
                  struct check_args *a)
 {
-    static const struct option opts[] = {
-        {"name", required_argument, NULL, 'n'},
-        {"token", required_argument, NULL, 'T'},
-        TN_CLI_COMMON_OPTS,
-        {0}};
-    static const struct tn_cli_cmd cmd = {"check", help, opts, check_opt};
-    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, a);
+    struct tn_opt_parser p;
+    int ex = tn_cli_parse(cli, &command, a, argc, argv, &p);
+    int next = p.first_operand;
     if (ex == 0)
-        ex = tn_cli_operands(cli, "check", argc, argv, &a->name, true);
+        ex = tn_cli_operands(cli, "check", argc, argv, &next, &a->name, true);
     if (ex != 0)
         return ex;
-    if (!a->has_token && optind < argc) {
-        if (tn_cli_parse_u64(argv[optind], &a->token) < 0)
+    bool has_token = tn_opt_given(&p, "token");
+    if (!has_token && next < argc) {
+        if (tn_opt_parse_u64(argv[next], &a->token) < 0)
             return tn_cli_usage(cli, "check", "the token must be a number");
-        a->has_token = true;
-        optind++;
+        has_token = true;
+        next++;
     }
-    if (optind != argc)
+    if (next != argc)
         return tn_cli_usage(cli, "check", "unexpected argument");
-    if (!a->has_token)
+    if (!has_token)
         return tn_cli_usage(cli, "check", "a token to check is required");
     return 0;
 }

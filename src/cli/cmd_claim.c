@@ -11,10 +11,10 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
+static const char usage[] =
     "Usage: tenure claim --session ID --secret S [--owner ID]\n"
-    "                    [--lock-delay DUR] NAME...\n"
-    "\n"
+    "                    [--lock-delay DUR] NAME...\n";
+static const char about[] =
     "Claim every NAME under the session ID in one request (at most 1024):\n"
     "each is granted, or held by another, or in lock delay, decided on its\n"
     "own.  Prints one line per name: 'granted NAME token=T secret=S', "
@@ -22,13 +22,8 @@ static const char help[] =
     "NAME owner=O token=T' or 'lock_delay NAME retry_after_ms=N' (--json:\n"
     "one object per name, {\"name\",\"status\",...}).  A name the session\n"
     "already holds answers the same grant, so a claim may be repeated.\n"
-    "The secret may come from $TENURE_SESSION_SECRET.\n"
-    "\n"
-    "  --session ID       the session (from 'tenure session open')\n"
-    "  --secret S         its secret\n"
-    "  --owner ID         owner_id of the grants (default: the session's)\n"
-    "  --lock-delay DUR   after a grant expires its name stays blocked DUR\n"
-    "\n"
+    "The secret may come from $TENURE_SESSION_SECRET.\n";
+static const char footer[] =
     "Exit: 0 every name granted, 3 some held or in lock delay, 4 the\n"
     "session is no longer live, 1 error, 2 usage.\n";
 
@@ -38,38 +33,37 @@ struct claim_cli {
     struct tn_claim_args args; /* names from the operands */
 };
 
-static int claim_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
-{
-    struct claim_cli *a = ctx;
-    switch (opt) {
-    case 'S':
-        a->session = arg;
-        return 0;
-    case 's':
-        a->secret = arg;
-        return 0;
-    case 'o':
-        a->args.owner_id = arg;
-        return 0;
-    case 'd':
-        return tn_cli_duration_arg(cli, "claim", "--lock-delay", arg, false,
-                                   &a->args.lock_delay_ms);
-    default:
-        return tn_cli_usage(cli, "claim", "unknown option");
-    }
-}
+#define AT(f) TN_OPT_AT(struct claim_cli, f)
+static const struct tn_opt opts[] = {
+    {.name = "session",
+     .type = TN_OPT_STR,
+     AT(session),
+     .arg = "ID",
+     .help = "the session (from 'tenure session open')"},
+    {.name = "secret",
+     .type = TN_OPT_STR,
+     AT(secret),
+     .arg = "S",
+     .help = "its secret"},
+    {.name = "owner",
+     .type = TN_OPT_STR,
+     AT(args.owner_id),
+     .arg = "ID",
+     .help = "owner_id of the grants (default: the session's)"},
+    {.name = "lock-delay",
+     .type = TN_OPT_DURATION,
+     AT(args.lock_delay_ms),
+     .arg = "DUR",
+     .help = "after a grant expires its name stays blocked DUR"},
+};
+
+static const struct tn_cli_cmd command =
+    TN_CLI_CMD("claim", usage, about, footer, opts);
 
 static int parse(struct tn_cli *cli, int argc, char **argv, struct claim_cli *a)
 {
-    static const struct option opts[] = {
-        {"session", required_argument, NULL, 'S'},
-        {"secret", required_argument, NULL, 's'},
-        {"owner", required_argument, NULL, 'o'},
-        {"lock-delay", required_argument, NULL, 'd'},
-        TN_CLI_COMMON_OPTS,
-        {0}};
-    static const struct tn_cli_cmd cmd = {"claim", help, opts, claim_opt};
-    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, a);
+    struct tn_opt_parser p;
+    int ex = tn_cli_parse(cli, &command, a, argc, argv, &p);
     if (ex != 0)
         return ex;
     if (a->secret == NULL)
@@ -78,10 +72,10 @@ static int parse(struct tn_cli *cli, int argc, char **argv, struct claim_cli *a)
         return tn_cli_usage(cli, "claim",
                             "--session and --secret (or "
                             "$TENURE_SESSION_SECRET) are required");
-    size_t n = (size_t)(argc - optind);
+    size_t n = (size_t)(argc - p.first_operand);
     if (n == 0 || n > TN_SESSION_CLAIM_MAX)
         return tn_cli_usage(cli, "claim", "expected 1 to 1024 names");
-    a->args.names = (const char *const *)(argv + optind);
+    a->args.names = (const char *const *)(argv + p.first_operand);
     a->args.n_names = n;
     return 0;
 }

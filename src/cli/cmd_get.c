@@ -5,29 +5,38 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
-    "Usage: tenure get [--name] NAME [--json]\n"
-    "\n"
-    "Show the live lease of NAME: owner, token and time left.\n"
-    "\n"
+static const char usage[] = "Usage: tenure get [--name] NAME [--json]\n";
+static const char about[] =
+    "Show the live lease of NAME: owner, token and time left.\n";
+static const char footer[] =
     "Exit: 0 held (printed), 5 not found (the name is free), 1 error,\n"
     "2 usage.\n";
 
-static int get_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
-{
-    if (opt != 'n')
-        return tn_cli_usage(cli, "get", "unknown option");
-    *(const char **)ctx = arg;
-    return 0;
-}
+struct get_args {
+    const char *name; /* --name or the argument */
+};
+
+static const struct tn_opt opts[] = {
+    {.name = "name",
+     .type = TN_OPT_STR,
+     TN_OPT_AT(struct get_args, name),
+     .arg = "NAME",
+     .help = "lease name (or the first argument)"},
+};
+
+static const struct tn_cli_cmd command =
+    TN_CLI_CMD("get", usage, about, footer, opts);
 
 static int parse(struct tn_cli *cli, int argc, char **argv, const char **name)
 {
-    static const struct option opts[] = {
-        {"name", required_argument, NULL, 'n'}, TN_CLI_COMMON_OPTS, {0}};
-    static const struct tn_cli_cmd cmd = {"get", help, opts, get_opt};
-    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, name);
-    return ex != 0 ? ex : tn_cli_operands(cli, "get", argc, argv, name, false);
+    struct get_args a = {NULL};
+    struct tn_opt_parser p;
+    int ex = tn_cli_parse(cli, &command, &a, argc, argv, &p);
+    if (ex == 0)
+        ex = tn_cli_operands(cli, "get", argc, argv, &p.first_operand, &a.name,
+                             false);
+    *name = a.name;
+    return ex;
 }
 
 int tn_cmd_get(struct tn_cli *cli, int argc, char **argv)

@@ -6,47 +6,50 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
-    "Usage: tenure list [--prefix P] [--limit N] [--after NAME] [--json]\n"
-    "\n"
+static const char usage[] =
+    "Usage: tenure list [--prefix P] [--limit N] [--after NAME] [--json]\n";
+static const char about[] =
     "List live leases in name order.  Without --limit every page is\n"
     "fetched; with --limit one page is printed.  --json prints one object\n"
     "per line per lease "
     "({\"name\",\"owner_id\",\"token\",\"expires_in_ms\"});\n"
     "with --limit, when more leases follow, a last line {\"next\":NAME}\n"
-    "gives the name to pass as --after.\n"
-    "\n"
+    "gives the name to pass as --after.\n";
+static const char footer[] =
     "Exit: 0 listed (possibly none), 1 error, 2 usage.\n";
 
-static int list_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
-{
-    struct tn_list_args *a = ctx;
-    uint64_t v = 0;
-    if (opt == 'p')
-        a->prefix = arg;
-    else if (opt == 'a')
-        a->after = arg;
-    else if (opt == 'l' && tn_cli_parse_u64(arg, &v) == 0 && v > 0 &&
-             v <= 100000)
-        a->limit = (unsigned)v;
-    else
-        return tn_cli_usage(cli, "list",
-                            "--limit: expected a number from 1 to 100000");
-    return 0;
-}
+#define AT(f) TN_OPT_AT(struct tn_list_args, f)
+static const struct tn_opt opts[] = {
+    {.name = "prefix",
+     .type = TN_OPT_STR,
+     AT(prefix),
+     .arg = "P",
+     .help = "only names starting with P"},
+    {.name = "limit",
+     .type = TN_OPT_INT,
+     AT(limit),
+     .min = 1,
+     .max = 100000,
+     .arg = "N",
+     .help = "print one page of at most N leases"},
+    {.name = "after",
+     .type = TN_OPT_STR,
+     AT(after),
+     .arg = "NAME",
+     .help = "start after this name"},
+};
+
+static const struct tn_cli_cmd command =
+    TN_CLI_CMD("list", usage, about, footer, opts);
 
 static int parse(struct tn_cli *cli, int argc, char **argv,
                  struct tn_list_args *a)
 {
-    static const struct option opts[] = {
-        {"prefix", required_argument, NULL, 'p'},
-        {"limit", required_argument, NULL, 'l'},
-        {"after", required_argument, NULL, 'a'},
-        TN_CLI_COMMON_OPTS,
-        {0}};
-    static const struct tn_cli_cmd cmd = {"list", help, opts, list_opt};
-    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, a);
-    return ex != 0 ? ex : tn_cli_operands(cli, "list", argc, argv, NULL, false);
+    struct tn_opt_parser p;
+    int ex = tn_cli_parse(cli, &command, a, argc, argv, &p);
+    return ex != 0 ? ex
+                   : tn_cli_operands(cli, "list", argc, argv, &p.first_operand,
+                                     NULL, false);
 }
 
 static void print_page(const struct tn_cli *cli,

@@ -10,55 +10,49 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
-    "Usage: tenure migrate --data-dir DIR --to postgresql://...\n"
-    "\n"
+static const char usage[] =
+    "Usage: tenure migrate --data-dir DIR --to postgresql://...\n";
+static const char about[] =
     "Move the embedded store in DIR into the PostgreSQL database at the\n"
     "URL: every name keeps its floor, live leases keep their holder, secret\n"
     "and remaining TTL, and new tokens continue above every token the\n"
     "embedded store issued.  tenured must be stopped; a database that\n"
     "already holds leases is refused.  Runs tenure-migrate (next to tenure,\n"
-    "else from the PATH).\n"
-    "\n"
-    "  --data-dir DIR  the stopped embedded store (tenured --data-dir)\n"
-    "  --to URL        the target database (a libpq connection string)\n"
-    "\n"
-    "Exit: 0 migrated, 1 error, 2 usage.\n";
+    "else from the PATH).\n";
+static const char footer[] = "Exit: 0 migrated, 1 error, 2 usage.\n";
 
 struct migrate_args {
-    char *data_dir; /* --data-dir */
-    char *to;       /* --to */
+    const char *data_dir; /* --data-dir */
+    const char *to;       /* --to */
 };
 
-static int migrate_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
-{
-    struct migrate_args *a = ctx;
-    if (opt == 'd')
-        a->data_dir = (char *)arg;
-    else if (opt == 't')
-        a->to = (char *)arg;
-    else
-        return tn_cli_usage(cli, "migrate", "unknown option");
-    return 0;
-}
+#define AT(f) TN_OPT_AT(struct migrate_args, f)
+static const struct tn_opt opts[] = {
+    {.name = "data-dir",
+     .type = TN_OPT_STR,
+     AT(data_dir),
+     .flags = TN_OPT_REQUIRED | TN_OPT_NONEMPTY,
+     .arg = "DIR",
+     .help = "the stopped embedded store (tenured --data-dir)"},
+    {.name = "to",
+     .type = TN_OPT_STR,
+     AT(to),
+     .flags = TN_OPT_REQUIRED | TN_OPT_NONEMPTY,
+     .arg = "URL",
+     .help = "the target database (a libpq connection string)"},
+};
+
+static const struct tn_cli_cmd command =
+    TN_CLI_CMD("migrate", usage, about, footer, opts);
 
 static int parse(struct tn_cli *cli, int argc, char **argv,
                  struct migrate_args *a)
 {
-    static const struct option opts[] = {
-        {"data-dir", required_argument, NULL, 'd'},
-        {"to", required_argument, NULL, 't'},
-        TN_CLI_COMMON_OPTS,
-        {0}};
-    static const struct tn_cli_cmd cmd = {"migrate", help, opts, migrate_opt};
-    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, a);
-    if (ex == 0)
-        ex = tn_cli_operands(cli, "migrate", argc, argv, NULL, false);
-    if (ex != 0)
-        return ex;
-    if (a->data_dir == NULL || a->to == NULL)
-        return tn_cli_usage(cli, "migrate", "--data-dir and --to are required");
-    return 0;
+    struct tn_opt_parser p;
+    int ex = tn_cli_parse(cli, &command, a, argc, argv, &p);
+    return ex != 0 ? ex
+                   : tn_cli_operands(cli, "migrate", argc, argv,
+                                     &p.first_operand, NULL, false);
 }
 
 /* The directory of the running tenure binary, with a trailing '/'. */
@@ -84,7 +78,9 @@ int tn_cmd_migrate(struct tn_cli *cli, int argc, char **argv)
     static char prog[] = "tenure-migrate";
     static char opt_dir[] = "--data-dir";
     static char opt_to[] = "--to";
-    char *args[] = {prog, opt_dir, a.data_dir, opt_to, a.to, NULL};
+    /* execv takes char *const[]; the strings are argv's, never written. */
+    char *args[] = {prog,   opt_dir,      (char *)a.data_dir,
+                    opt_to, (char *)a.to, NULL};
     char path[PATH_MAX];
     if (self_dir(path, sizeof(path) - 16) == 0) {
         strncat(path, "tenure-migrate", sizeof(path) - strlen(path) - 1);

@@ -10,26 +10,55 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
+static const char usage[] =
     "Usage: tenure release [--name] NAME --token T --secret S\n"
     "       tenure release [--name] NAME --force\n"
-    "       tenure release --session ID --secret S NAME=TOKEN...\n"
-    "\n"
+    "       tenure release --session ID --secret S NAME=TOKEN...\n";
+static const char about[] =
     "Release the lease NAME granted with token T (secret from the command\n"
-    "line or $TENURE_SECRET).  A release never touches a newer grant.\n"
-    "\n"
-    "  --force   admin force release: end whatever grant of NAME is live,\n"
-    "            whoever holds it (with --auth-file, an admin's --bearer);\n"
-    "            watchers see a \"revoked\" event and the next grant gets a\n"
-    "            higher token, as always\n"
-    "  --session ID  release leases of the session ID in one request, each\n"
-    "            given as NAME=TOKEN (split at the last '='); --secret is\n"
-    "            the session's (or $TENURE_SESSION_SECRET).  Prints\n"
-    "            'released NAME token=T' or 'lost NAME token=T' per lease;\n"
-    "            exit 4 when any was no longer live\n"
-    "\n"
+    "line or $TENURE_SECRET).  A release never touches a newer grant.\n";
+static const char footer[] =
     "Exit: 0 released, 4 lost (it was no longer live; with --force: nothing\n"
     "was live), 1 error (e.g. wrong secret, not an admin), 2 usage.\n";
+
+#define AT(f) TN_OPT_AT(struct tn_cli_cred, f)
+static const struct tn_opt opts[] = {
+    {.name = "name",
+     .type = TN_OPT_STR,
+     AT(name),
+     .arg = "NAME",
+     .help = "lease name (or the first argument)"},
+    {.name = "token",
+     .type = TN_OPT_U64,
+     AT(token),
+     .arg = "T",
+     .help = "the fencing token of the grant"},
+    {.name = "secret",
+     .type = TN_OPT_STR,
+     AT(secret),
+     .arg = "S",
+     .help = "its lease secret (or $TENURE_SECRET); with --session, the "
+             "session's (or $TENURE_SESSION_SECRET)"},
+    {.name = "force",
+     .type = TN_OPT_BOOL,
+     AT(force),
+     .help = "admin force release: end whatever grant of NAME is live, "
+             "whoever holds it (with --auth-file, an admin's --bearer); "
+             "watchers see a \"revoked\" event and the next grant gets a "
+             "higher token, as always"},
+    {.name = "session",
+     .type = TN_OPT_STR,
+     AT(session),
+     .arg = "ID",
+     .help = "release leases of the session ID in one request, each given as "
+             "NAME=TOKEN (split at the last '='); prints 'released NAME "
+             "token=T' or 'lost NAME token=T' per lease; exit 4 when any was "
+             "no longer live"},
+    {.name = "ttl", .type = TN_OPT_REFUSED, .help = "is for renew only"},
+};
+
+static const struct tn_cli_cmd command =
+    TN_CLI_CMD("release", usage, about, footer, opts);
 
 static int release_call(struct tn_client *c, const struct tn_cli_cred *cred,
                         struct tn_lease *l, struct tn_errmsg *em)
@@ -62,44 +91,21 @@ static void print_released(const struct tn_cli *cli,
 
 /* ---- release --session ID --secret S NAME=TOKEN... ---- */
 
-struct batch {
-    const char *session; /* --session */
-    const char *secret;  /* --secret */
-};
-
-static int batch_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
+/* With --session: the operands are NAME=TOKEN, the secret the session's. */
+static int batch_check(struct tn_cli *cli, const struct tn_opt_parser *p,
+                       struct tn_cli_cred *b, int n)
 {
-    struct batch *b = ctx;
-    if (opt == 'S')
-        b->session = arg;
-    else if (opt == 's')
-        b->secret = arg;
-    else
+    if (tn_opt_given(p, "name") || tn_opt_given(p, "token") ||
+        tn_opt_given(p, "force"))
         return tn_cli_usage(cli, "release",
                             "with --session: --secret and "
                             "NAME=TOKEN operands only");
-    return 0;
-}
-
-static int batch_parse(struct tn_cli *cli, int argc, char **argv,
-                       struct batch *b)
-{
-    static const struct option opts[] = {
-        {"session", required_argument, NULL, 'S'},
-        {"secret", required_argument, NULL, 's'},
-        TN_CLI_COMMON_OPTS,
-        {0}};
-    static const struct tn_cli_cmd cmd = {"release", help, opts, batch_opt};
-    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, b);
-    if (ex != 0)
-        return ex;
     if (b->secret == NULL)
         b->secret = getenv("TENURE_SESSION_SECRET");
-    if (b->session == NULL || b->secret == NULL)
+    if (b->secret == NULL)
         return tn_cli_usage(cli, "release",
                             "--session needs --secret (or "
                             "$TENURE_SESSION_SECRET)");
-    size_t n = (size_t)(argc - optind);
     if (n == 0 || n > TN_SESSION_CLAIM_MAX)
         return tn_cli_usage(cli, "release", "expected 1 to 1024 NAME=TOKEN");
     return 0;
@@ -112,7 +118,8 @@ static int adopt_all(struct tn_cli *cli, struct tn_session *s, char **ops,
     for (size_t i = 0; i < n; i++) {
         char *eq = strrchr(ops[i], '=');
         uint64_t token = 0;
-        if (eq == NULL || eq == ops[i] || tn_cli_parse_u64(eq + 1, &token)) {
+        if (eq == NULL || eq == ops[i] ||
+            tn_opt_parse_u64(eq + 1, &token) < 0) {
             char msg[160];
             (void)snprintf(msg, sizeof(msg), "\"%.100s\": expected NAME=TOKEN",
                            ops[i]);
@@ -142,7 +149,7 @@ static void print_batch(const struct tn_cli *cli, struct tn_lease **l,
 }
 
 static int release_batch(struct tn_cli *cli, struct tn_client *c,
-                         const struct batch *b, char **ops, size_t n)
+                         const struct tn_cli_cred *b, char **ops, size_t n)
 {
     struct tn_session *s = NULL;
     struct tn_lease **l = calloc(n, sizeof(*l));
@@ -171,28 +178,23 @@ static int release_batch(struct tn_cli *cli, struct tn_client *c,
     return ex;
 }
 
-static bool has_session_opt(int argc, char **argv)
-{
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], "--session") == 0 ||
-            strncmp(argv[i], "--session=", 10) == 0)
-            return true;
-    }
-    return false;
-}
-
 int tn_cmd_release(struct tn_cli *cli, int argc, char **argv)
 {
-    static const struct tn_cli_cred_cmd cmd = {
-        "release", help, false, true, release_call, print_released};
-    if (!has_session_opt(argc, argv))
-        return tn_cli_cred_main(cli, &cmd, argc, argv);
-    struct batch b = {0};
+    static const struct tn_cli_cred_cmd release = {"release", release_call,
+                                                   print_released};
+    struct tn_cli_cred cred = {0};
+    struct tn_opt_parser p;
+    int ex = tn_cli_parse(cli, &command, &cred, argc, argv, &p);
+    if (ex != 0)
+        return ex < 0 ? TN_CLI_OK : ex;
+    if (cred.session == NULL)
+        return tn_cli_cred_main(cli, &release, argc, argv, &p, &cred);
+    int n = argc - p.first_operand;
     struct tn_client *c = NULL;
-    int ex = tn_cli_connect(cli, batch_parse(cli, argc, argv, &b), &c);
+    ex = tn_cli_connect(cli, batch_check(cli, &p, &cred, n), &c);
     if (c == NULL)
         return ex;
-    ex = release_batch(cli, c, &b, argv + optind, (size_t)(argc - optind));
+    ex = release_batch(cli, c, &cred, argv + p.first_operand, (size_t)n);
     tn_client_free(c);
     return ex;
 }

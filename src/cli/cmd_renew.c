@@ -8,64 +8,61 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
-    "Usage: tenure renew [--name] NAME --token T --secret S [--ttl DUR]\n"
-    "\n"
+static const char usage[] =
+    "Usage: tenure renew [--name] NAME --token T --secret S [--ttl DUR]\n";
+static const char about[] =
     "Extend the lease NAME granted with token T.  The secret is the one\n"
     "printed by 'tenure acquire'; it may come from $TENURE_SECRET instead\n"
-    "of the command line.  --ttl changes the TTL (default: keep it).\n"
-    "\n"
+    "of the command line.  --ttl changes the TTL (default: keep it).\n";
+static const char footer[] =
     "Exit: 0 renewed, 4 lost (the grant is no longer live: acquire again),\n"
     "1 error (e.g. wrong secret), 2 usage.\n";
 
-/* What tn_cli_parse_cred's options fill in, for which command. */
-struct cred_parse {
-    const struct tn_cli_cred_cmd *cmd;
-    struct tn_cli_cred *out;
+#define AT(f) TN_OPT_AT(struct tn_cli_cred, f)
+static const struct tn_opt opts[] = {
+    {.name = "name",
+     .type = TN_OPT_STR,
+     AT(name),
+     .arg = "NAME",
+     .help = "lease name (or the first argument)"},
+    {.name = "token",
+     .type = TN_OPT_U64,
+     AT(token),
+     .arg = "T",
+     .help = "the fencing token of the grant"},
+    {.name = "secret",
+     .type = TN_OPT_STR,
+     AT(secret),
+     .arg = "S",
+     .help = "its lease secret (or $TENURE_SECRET)"},
+    {.name = "ttl",
+     .type = TN_OPT_DURATION,
+     AT(ttl_ms),
+     .min = 1,
+     .arg = "DUR",
+     .help = "the new TTL (default: keep it)"},
+    {.name = "force", .type = TN_OPT_REFUSED, .help = "is for release only"},
 };
 
-static int cred_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
-{
-    const struct cred_parse *p = ctx;
-    const char *cmd = p->cmd->name;
-    struct tn_cli_cred *out = p->out;
-    if (opt == 't' && !p->cmd->with_ttl)
-        return tn_cli_usage(cli, cmd, "--ttl is for renew only");
-    if (opt == 'f' && !p->cmd->with_force)
-        return tn_cli_usage(cli, cmd, "--force is for release only");
-    switch (opt) {
-    case 'n':
-        out->name = arg;
-        return 0;
-    case 'T':
-        if (tn_cli_parse_u64(arg, &out->token) < 0)
-            return tn_cli_usage(cli, cmd, "--token: expected a number");
-        out->has_token = true;
-        return 0;
-    case 's':
-        out->secret = arg;
-        return 0;
-    case 't':
-        return tn_cli_duration_arg(cli, cmd, "--ttl", arg, true, &out->ttl_ms);
-    case 'f':
-        out->force = true;
-        return 0;
-    default:
-        return tn_cli_usage(cli, cmd, "unknown option");
-    }
-}
+static const struct tn_cli_cmd command =
+    TN_CLI_CMD("renew", usage, about, footer, opts);
 
+/* After the options of renew or release without --session: the name
+ * operand, and either --force alone or the token and the secret. */
 static int finish_cred(struct tn_cli *cli, const char *cmd, int argc,
-                       char **argv, struct tn_cli_cred *out)
+                       char **argv, const struct tn_opt_parser *p,
+                       struct tn_cli_cred *out)
 {
-    int ex = tn_cli_operands(cli, cmd, argc, argv, &out->name, false);
+    int next = p->first_operand;
+    int ex = tn_cli_operands(cli, cmd, argc, argv, &next, &out->name, false);
     if (ex != 0)
         return ex;
+    out->has_token = tn_opt_given(p, "token");
     if (out->force) {
         /* Whatever grant is live ends: no credential of it is needed. */
         if (out->has_token || out->secret != NULL)
             return tn_cli_usage(cli, cmd,
-                                "--force ends whatever grant is live; it "
+                                "--force: ends whatever grant is live; it "
                                 "takes no --token or --secret");
         return 0;
     }
@@ -78,42 +75,27 @@ static int finish_cred(struct tn_cli *cli, const char *cmd, int argc,
     return 0;
 }
 
-static int parse_cred(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
-                      int argc, char **argv, struct tn_cli_cred *out)
-{
-    static const struct option opts[] = {
-        {"name", required_argument, NULL, 'n'},
-        {"token", required_argument, NULL, 'T'},
-        {"secret", required_argument, NULL, 's'},
-        {"ttl", required_argument, NULL, 't'},
-        {"force", no_argument, NULL, 'f'},
-        TN_CLI_COMMON_OPTS,
-        {0}};
-    const struct tn_cli_cmd parse = {cmd->name, cmd->help, opts, cred_opt};
-    struct cred_parse p = {cmd, out};
-    int ex = tn_cli_parse_opts(cli, argc, argv, &parse, &p);
-    return ex != 0 ? ex : finish_cred(cli, cmd->name, argc, argv, out);
-}
-
 int tn_cli_cred_main(struct tn_cli *cli, const struct tn_cli_cred_cmd *cmd,
-                     int argc, char **argv)
+                     int argc, char **argv, const struct tn_opt_parser *p,
+                     struct tn_cli_cred *cred)
 {
-    struct tn_cli_cred cred = {0};
     struct tn_client *c = NULL;
-    int ex = tn_cli_connect(cli, parse_cred(cli, cmd, argc, argv, &cred), &c);
+    int ex = finish_cred(cli, cmd->name, argc, argv, p, cred);
+    ex = tn_cli_connect(cli, ex, &c);
     if (c == NULL)
         return ex;
     struct tn_lease *l = NULL;
     struct tn_errmsg em = {{0}};
     int rc = 0;
-    if (!cred.force)
-        rc = tn_client_lease_adopt(c, cred.name, cred.token, cred.secret, &l);
+    if (!cred->force)
+        rc =
+            tn_client_lease_adopt(c, cred->name, cred->token, cred->secret, &l);
     if (rc == 0)
-        rc = cmd->call(c, &cred, l, &em);
+        rc = cmd->call(c, cred, l, &em);
     if (rc < 0)
         ex = tn_cli_fail(cli, cmd->name, rc, &em);
     else
-        cmd->print(cli, &cred, l);
+        cmd->print(cli, cred, l);
     tn_lease_free(l);
     tn_client_free(c);
     return ex;
@@ -143,7 +125,12 @@ static void print_renewed(const struct tn_cli *cli,
 
 int tn_cmd_renew(struct tn_cli *cli, int argc, char **argv)
 {
-    static const struct tn_cli_cred_cmd cmd = {
-        "renew", help, true, false, renew_call, print_renewed};
-    return tn_cli_cred_main(cli, &cmd, argc, argv);
+    static const struct tn_cli_cred_cmd renew = {"renew", renew_call,
+                                                 print_renewed};
+    struct tn_cli_cred cred = {0};
+    struct tn_opt_parser p;
+    int ex = tn_cli_parse(cli, &command, &cred, argc, argv, &p);
+    if (ex != 0)
+        return ex < 0 ? TN_CLI_OK : ex;
+    return tn_cli_cred_main(cli, &renew, argc, argv, &p, &cred);
 }

@@ -21,10 +21,10 @@
 #include "cli/cli.h"
 #include "common/clock.h"
 
-static const char help[] =
+static const char usage[] =
     "Usage: tenure run [--name] NAME --ttl DUR [--wait DUR] [--grace DUR]\n"
-    "                  [--owner ID] [-v] -- COMMAND [ARGS...]\n"
-    "\n"
+    "                  [--owner ID] [-v] -- COMMAND [ARGS...]\n";
+static const char about[] =
     "Acquire NAME, run COMMAND with TENURE_NAME, TENURE_TOKEN (and\n"
     "TENURE_PROOF when the server signs grants) in its environment, and\n"
     "keep the lease alive (renewed every third of the TTL) while it runs.\n"
@@ -37,16 +37,9 @@ static const char help[] =
     "server reported); tenure run then exits 4 without releasing.\n"
     "When COMMAND exits first, what is left of its group is killed, the\n"
     "lease is released and tenure run exits with COMMAND's status.\n"
-    "SIGINT, SIGTERM and SIGHUP are forwarded to the group.\n"
-    "\n"
-    "  --name NAME    lease name (or the first argument before --)\n"
-    "  --ttl DUR      lease time to live (required)\n"
-    "  --wait DUR     queue for the lease up to DUR when it is held\n"
-    "  --grace DUR    time between SIGTERM and SIGKILL (default 2s; at most\n"
-    "                 a quarter of the TTL)\n"
-    "  --owner ID     owner_id (default HOST:PID)\n"
-    "  -v, --verbose  log acquire, renews and loss on stderr\n"
-    "\n"
+    "SIGINT, SIGTERM and SIGHUP are forwarded to the group.  -v logs\n"
+    "acquire, renews and loss on stderr.\n";
+static const char footer[] =
     "Exit: COMMAND's status (128+N if it died of signal N), 3 held, 4 lost\n"
     "(COMMAND was killed), 1 error, 2 usage.\n";
 
@@ -84,55 +77,60 @@ static void on_log(void *ud, const char *msg)
     (void)fprintf(stderr, "tenure: %s\n", msg);
 }
 
-static int parse_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
-{
-    struct run_args *r = ctx;
-    switch (opt) {
-    case 'n':
-        r->a.name = arg;
-        return 0;
-    case 't':
-        return tn_cli_duration_arg(cli, "run", "--ttl", arg, true,
-                                   &r->a.ttl_ms);
-    case 'w':
-        return tn_cli_duration_arg(cli, "run", "--wait", arg, false,
-                                   &r->a.wait_ms);
-    case 'g':
-        return tn_cli_duration_arg(cli, "run", "--grace", arg, false,
-                                   &r->grace_ms);
-    case 'o':
-        r->a.owner_id = arg;
-        return 0;
-    default:
-        return tn_cli_usage(cli, "run", "unknown option");
-    }
-}
+#define AT(f) TN_OPT_AT(struct run_args, f)
+static const struct tn_opt opts[] = {
+    {.name = "name",
+     .type = TN_OPT_STR,
+     AT(a.name),
+     .arg = "NAME",
+     .help = "lease name (or the first argument before --)"},
+    {.name = "ttl",
+     .type = TN_OPT_DURATION,
+     AT(a.ttl_ms),
+     .min = 1,
+     .arg = "DUR",
+     .help = "lease time to live (required)"},
+    {.name = "wait",
+     .type = TN_OPT_DURATION,
+     AT(a.wait_ms),
+     .arg = "DUR",
+     .help = "queue for the lease up to DUR when it is held"},
+    {.name = "grace",
+     .type = TN_OPT_DURATION,
+     AT(grace_ms),
+     .def = "2s",
+     .arg = "DUR",
+     .help = "time between SIGTERM and SIGKILL (at most a quarter of the "
+             "TTL)"},
+    {.name = "owner",
+     .type = TN_OPT_STR,
+     AT(a.owner_id),
+     .arg = "ID",
+     .help = "owner_id (default HOST:PID)"},
+};
+
+static const struct tn_cli_cmd command =
+    TN_CLI_CMD("run", usage, about, footer, opts);
 
 static int parse(struct tn_cli *cli, int argc, char **argv, struct run_args *r)
 {
-    static const struct option opts[] = {
-        {"name", required_argument, NULL, 'n'},
-        {"ttl", required_argument, NULL, 't'},
-        {"wait", required_argument, NULL, 'w'},
-        {"grace", required_argument, NULL, 'g'},
-        {"owner", required_argument, NULL, 'o'},
-        TN_CLI_COMMON_OPTS,
-        {0}};
-    static const struct tn_cli_cmd cmd = {"run", help, opts, parse_opt};
-    /* GNU getopt moves NAME (if given positionally) after the options,
-     * up to the "--" that ends them; COMMAND follows. */
-    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, r);
+    /* NAME (when given as an operand) and COMMAND are the operands: those
+     * before the "--" that ends the options, then every argument after
+     * it, COMMAND's own options included. */
+    struct tn_opt_parser p;
+    int ex = tn_cli_parse(cli, &command, r, argc, argv, &p);
+    int next = p.first_operand;
     if (ex == 0)
-        ex = tn_cli_operands(cli, "run", argc, argv, &r->a.name, true);
+        ex = tn_cli_operands(cli, "run", argc, argv, &next, &r->a.name, true);
     if (ex != 0)
         return ex;
     if (r->a.ttl_ms <= 0)
-        return tn_cli_usage(cli, "run", "--ttl is required (e.g. --ttl 10s)");
-    if (optind >= argc)
+        return tn_cli_usage(cli, "run", "--ttl: is required (e.g. --ttl 10s)");
+    if (next >= argc)
         return tn_cli_usage(cli, "run",
                             "a command is required after the options "
                             "(tenure run NAME --ttl 10s -- COMMAND)");
-    r->cmd = argv + optind;
+    r->cmd = argv + next;
     if (r->grace_ms > r->a.ttl_ms / 4)
         r->grace_ms = r->a.ttl_ms / 4;
     return 0;
@@ -352,7 +350,7 @@ static int hold(struct tn_cli *cli, struct tn_client *c, struct tn_lease *l,
 
 int tn_cmd_run(struct tn_cli *cli, int argc, char **argv)
 {
-    struct run_args r = {.grace_ms = 2000};
+    struct run_args r = {0};
     int ex = parse(cli, argc, argv, &r);
     if (ex != 0)
         return ex < 0 ? TN_CLI_OK : ex;

@@ -13,29 +13,20 @@
 
 #include "cli/cli.h"
 
-static const char help[] =
+static const char usage[] =
     "Usage: tenure session open --ttl DUR [--owner ID] [--json]\n"
     "       tenure session renew ID --secret S [--ttl DUR]\n"
     "       tenure session end ID --secret S\n"
     "       tenure session end ID --force\n"
     "       tenure session get ID\n"
-    "       tenure session list [--prefix P] [--limit N] [--after ID]\n"
-    "\n"
+    "       tenure session list [--prefix P] [--limit N] [--after ID]\n";
+static const char about[] =
     "A session keeps many leases alive with one renew (take leases under it\n"
     "with 'tenure claim').  open prints the session's id and secret; the\n"
     "secret may come from $TENURE_SESSION_SECRET instead of --secret.\n"
     "Nothing renews a session opened here: renew it within its TTL, or its\n"
-    "leases end with it.\n"
-    "\n"
-    "  --ttl DUR        the session's time to live (open; renew: a new one)\n"
-    "  --owner ID       owner_id (default HOST:PID); the fair-share recipe\n"
-    "                   uses GROUP/WORKER\n"
-    "  --secret S       the session's secret (renew, end)\n"
-    "  --force          end: admin force end; every lease of it is revoked\n"
-    "  --prefix P       list: sessions whose owner_id starts with P\n"
-    "  --limit N        list: one page of N\n"
-    "  --after ID       list: start after this session id\n"
-    "\n"
+    "leases end with it.\n";
+static const char footer[] =
     "Exit: 0 done, 4 lost (renew, end: the session is no longer live), 5 not\n"
     "found (get), 1 error, 2 usage.\n";
 
@@ -49,40 +40,50 @@ struct sess_args {
     struct tn_session_list_args list; /* list's options */
 };
 
-static int sess_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
-{
-    struct sess_args *a = ctx;
-    uint64_t v = 0;
-    switch (opt) {
-    case 't':
-        return tn_cli_duration_arg(cli, "session", "--ttl", arg, true,
-                                   &a->ttl_ms);
-    case 'o':
-        a->owner = arg;
-        return 0;
-    case 's':
-        a->secret = arg;
-        return 0;
-    case 'f':
-        a->force = true;
-        return 0;
-    case 'p':
-        a->list.prefix = arg;
-        return 0;
-    case 'a':
-        a->list.after = arg;
-        return 0;
-    case 'l':
-        if (tn_cli_parse_u64(arg, &v) == 0 && v > 0 && v <= 1000) {
-            a->list.limit = (unsigned)v;
-            return 0;
-        }
-        return tn_cli_usage(cli, "session",
-                            "--limit: expected a number from 1 to 1000");
-    default:
-        return tn_cli_usage(cli, "session", "unknown option");
-    }
-}
+#define AT(f) TN_OPT_AT(struct sess_args, f)
+static const struct tn_opt opts[] = {
+    {.name = "ttl",
+     .type = TN_OPT_DURATION,
+     AT(ttl_ms),
+     .min = 1,
+     .arg = "DUR",
+     .help = "the session's time to live (open; renew: a new one)"},
+    {.name = "owner",
+     .type = TN_OPT_STR,
+     AT(owner),
+     .arg = "ID",
+     .help = "owner_id (default HOST:PID); the fair-share recipe uses "
+             "GROUP/WORKER"},
+    {.name = "secret",
+     .type = TN_OPT_STR,
+     AT(secret),
+     .arg = "S",
+     .help = "the session's secret (renew, end)"},
+    {.name = "force",
+     .type = TN_OPT_BOOL,
+     AT(force),
+     .help = "end: admin force end; every lease of it is revoked"},
+    {.name = "prefix",
+     .type = TN_OPT_STR,
+     AT(list.prefix),
+     .arg = "P",
+     .help = "list: sessions whose owner_id starts with P"},
+    {.name = "limit",
+     .type = TN_OPT_INT,
+     AT(list.limit),
+     .min = 1,
+     .max = 1000,
+     .arg = "N",
+     .help = "list: one page of N"},
+    {.name = "after",
+     .type = TN_OPT_STR,
+     AT(list.after),
+     .arg = "ID",
+     .help = "list: start after this session id"},
+};
+
+static const struct tn_cli_cmd command =
+    TN_CLI_CMD("session", usage, about, footer, opts);
 
 /* What each verb takes: an id operand, and which options. */
 static int check_verb(const struct tn_cli *cli, struct sess_args *a)
@@ -99,40 +100,32 @@ static int check_verb(const struct tn_cli *cli, struct sess_args *a)
                                          : "a session id is required");
     if (open && a->ttl_ms <= 0)
         return tn_cli_usage(cli, "session",
-                            "open: --ttl is required (e.g. --ttl 10s)");
+                            "--ttl: is required by open (e.g. --ttl 10s)");
     if (a->secret == NULL)
         a->secret = getenv("TENURE_SESSION_SECRET");
     if (cred && !a->force && a->secret == NULL)
-        return tn_cli_usage(cli, "session",
-                            "--secret (or $TENURE_SESSION_SECRET) is required");
+        return tn_cli_usage(
+            cli, "session",
+            "--secret: is required (or $TENURE_SESSION_SECRET)");
     if (a->force && strcmp(a->verb, "end") != 0)
-        return tn_cli_usage(cli, "session", "--force is for end only");
+        return tn_cli_usage(cli, "session", "--force: is for end only");
     return 0;
 }
 
 static int parse(struct tn_cli *cli, int argc, char **argv, struct sess_args *a)
 {
-    static const struct option opts[] = {
-        {"ttl", required_argument, NULL, 't'},
-        {"owner", required_argument, NULL, 'o'},
-        {"secret", required_argument, NULL, 's'},
-        {"force", no_argument, NULL, 'f'},
-        {"prefix", required_argument, NULL, 'p'},
-        {"limit", required_argument, NULL, 'l'},
-        {"after", required_argument, NULL, 'a'},
-        TN_CLI_COMMON_OPTS,
-        {0}};
-    static const struct tn_cli_cmd cmd = {"session", help, opts, sess_opt};
-    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, a);
+    struct tn_opt_parser p;
+    int ex = tn_cli_parse(cli, &command, a, argc, argv, &p);
     if (ex != 0)
         return ex;
-    if (optind >= argc)
+    int next = p.first_operand;
+    if (next >= argc)
         return tn_cli_usage(cli, "session",
                             "expected open, renew, end, get or list");
-    a->verb = argv[optind++];
-    if (optind < argc)
-        a->id = argv[optind++];
-    if (optind < argc)
+    a->verb = argv[next++];
+    if (next < argc)
+        a->id = argv[next++];
+    if (next < argc)
         return tn_cli_usage(cli, "session", "unexpected argument");
     return check_verb(cli, a);
 }

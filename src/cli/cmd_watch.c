@@ -14,14 +14,13 @@
 #include "cli/cli.h"
 #include "common/sse.h"
 
-static const char help[] =
-    "Usage: tenure watch [--prefix P] [--count N] [--json]\n"
-    "\n"
+static const char usage[] =
+    "Usage: tenure watch [--prefix P] [--count N] [--json]\n";
+static const char about[] =
     "Print lease events (acquired, released, expired, revoked) as they\n"
     "happen, for names starting with P, and sessions opened and ended.\n"
-    "Reconnects and resumes after a dropped stream.  --count N stops after\n"
-    "N events.\n"
-    "\n"
+    "Reconnects and resumes after a dropped stream.\n";
+static const char footer[] =
     "Exit: 0 after --count events or on SIGINT/SIGTERM, 1 error, 2 usage.\n";
 
 static volatile sig_atomic_t stop_now;
@@ -136,33 +135,35 @@ static long stream_once(struct watch *w, CURL *h, const char *base,
 /* What watch's options fill in. */
 struct watch_args {
     const char *prefix; /* --prefix */
-    uint64_t *count;    /* --count */
+    uint64_t count;     /* --count, 0 = no limit */
 };
 
-static int watch_opt(struct tn_cli *cli, int opt, const char *arg, void *ctx)
-{
-    struct watch_args *a = ctx;
-    if (opt == 'p')
-        a->prefix = arg;
-    else if (tn_cli_parse_u64(arg, a->count) < 0)
-        return tn_cli_usage(cli, "watch", "--count: expected a number");
-    return 0;
-}
+#define AT(f) TN_OPT_AT(struct watch_args, f)
+static const struct tn_opt opts[] = {
+    {.name = "prefix",
+     .type = TN_OPT_STR,
+     AT(prefix),
+     .def = "",
+     .arg = "P",
+     .help = "only names starting with P"},
+    {.name = "count",
+     .type = TN_OPT_U64,
+     AT(count),
+     .arg = "N",
+     .help = "stop after N events"},
+};
 
-static int parse(struct tn_cli *cli, int argc, char **argv, const char **prefix,
-                 uint64_t *count)
+static const struct tn_cli_cmd command =
+    TN_CLI_CMD("watch", usage, about, footer, opts);
+
+static int parse(struct tn_cli *cli, int argc, char **argv,
+                 struct watch_args *a)
 {
-    static const struct option opts[] = {
-        {"prefix", required_argument, NULL, 'p'},
-        {"count", required_argument, NULL, 'c'},
-        TN_CLI_COMMON_OPTS,
-        {0}};
-    static const struct tn_cli_cmd cmd = {"watch", help, opts, watch_opt};
-    struct watch_args a = {*prefix, count};
-    int ex = tn_cli_parse_opts(cli, argc, argv, &cmd, &a);
-    *prefix = a.prefix;
+    struct tn_opt_parser p;
+    int ex = tn_cli_parse(cli, &command, a, argc, argv, &p);
     return ex != 0 ? ex
-                   : tn_cli_operands(cli, "watch", argc, argv, NULL, false);
+                   : tn_cli_operands(cli, "watch", argc, argv, &p.first_operand,
+                                     NULL, false);
 }
 
 static void sleep_ms(long ms)
@@ -174,11 +175,12 @@ static void sleep_ms(long ms)
 
 int tn_cmd_watch(struct tn_cli *cli, int argc, char **argv)
 {
-    const char *prefix = "";
+    struct watch_args a = {NULL, 0};
     struct watch w = {.cli = cli};
-    int ex = parse(cli, argc, argv, &prefix, &w.max_count);
+    int ex = parse(cli, argc, argv, &a);
     if (ex != 0)
         return ex < 0 ? TN_CLI_OK : ex;
+    w.max_count = a.count;
     signal(SIGINT, on_stop);
     signal(SIGTERM, on_stop);
     tn_sse_init(&w.sse, 64 * 1024);
@@ -188,7 +190,7 @@ int tn_cmd_watch(struct tn_cli *cli, int argc, char **argv)
     size_t url = 0;
     int failures = 0;
     while (!stop_now && (w.max_count == 0 || w.count < w.max_count)) {
-        long code = stream_once(&w, h, cli->opts.urls[url], prefix);
+        long code = stream_once(&w, h, cli->opts.urls[url], a.prefix);
         if (code == 401 || code == 403) {
             tn_cli_err(cli, "events: HTTP %ld (check your token)", code);
             ex = TN_CLI_ERROR;

@@ -59,3 +59,17 @@ size_t tn_utf8_char(const char *s, size_t left)
     uint32_t cp;
     return utf8_seq((const uint8_t *)s, left, &cp);
 }
+
+size_t tn_utf8_prefix(const char *s, size_t len, size_t max_bytes)
+{
+    size_t at = 0;
+    while (at < len) {
+        size_t n = tn_utf8_char(s + at, len - at);
+        if (n == 0)
+            n = 1;
+        if (at + n > max_bytes)
+            break;
+        at += n;
+    }
+    return at;
+}

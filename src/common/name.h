@@ -18,4 +18,10 @@ bool tn_name_is_valid(const char *s, size_t len, size_t max_bytes);
  * s[0..left) starts with, or 0 if it starts with none.  left > 0. */
 size_t tn_utf8_char(const char *s, size_t left);
 
+/* The bytes of the longest prefix of s[0..len) that is at most max_bytes
+ * long and ends on a character boundary, so that a message quoting a cut
+ * name stays well-formed UTF-8 (bytes that start no character count as
+ * one each). */
+size_t tn_utf8_prefix(const char *s, size_t len, size_t max_bytes);
+
 #endif

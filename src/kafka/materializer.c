@@ -4,7 +4,6 @@
  * next offsets in one sink transaction per batch.  It assigns partitions
  * itself and resumes from the sink's offsets: there is no consumer group
  * and no offset stored in Kafka. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "common/clock.h"
 #include "common/kafka_conf.h"
 #include "common/log.h"
+#include "common/opt.h"
 #include "kafka/mat.h"
 
 volatile sig_atomic_t tn_mat_stop = 0;
@@ -23,143 +23,61 @@ static void on_signal(int sig)
     tn_mat_stop = 1;
 }
 
+/* The kinds of options.def: how a value is read, and its field. */
+#define TEXT(f, fl)                                                            \
+    .type = TN_OPT_STR, .flags = (fl), TN_OPT_AT(struct tn_mat_config, f)
+#define INT(f, lo, hi)                                                         \
+    .type = TN_OPT_INT, .min = (lo), .max = (hi),                              \
+    TN_OPT_AT(struct tn_mat_config, f)
+#define FLAG(f) .type = TN_OPT_BOOL, TN_OPT_AT(struct tn_mat_config, f)
+
+#define TN_MAT_OPTION(name_, kind, def_, arg_, help_)                          \
+    {.name = name_, kind, .def = def_, .arg = arg_, .help = help_},
+static const struct tn_opt options[] = {
+#include "kafka/options.def"
+    {.name = "help", .type = TN_OPT_ACTION, .help = "this text"},
+};
+#undef TN_MAT_OPTION
+
 static void usage(FILE *out)
 {
     char sinks[128];
+    char footer[320];
     tn_sink_spellings(sinks, sizeof(sinks));
-    (void)fprintf(
-        out,
-        "usage: tenure-materializer --brokers LIST --topic T [options]\n"
-        "  --brokers LIST        Kafka bootstrap servers\n"
-        "  --topic T             raw topic to fence\n"
-        "  --sink SPEC           %s\n"
-        "                        (default sqlite:./tenure-sink.db)\n"
-        "  --verify-key FILE     reject records without a valid "
-        "lease-proof\n"
-        "  --dlq-topic T         republish rejected records to T\n"
-        "  --clean-topic T       republish admitted records to T\n"
-        "  --batch N             records per transaction (default 500)\n"
-        "  --batch-wait-ms MS    wait to fill a batch (default 50)\n"
-        "  --metrics-file PATH   Prometheus text file, rewritten at "
-        "most every 100 ms\n"
-        "  --history FILE        append sink decisions as JSON lines "
-        "(tenure-check)\n"
-        "  --exit-at-end         exit once every partition is committed "
-        "to its end\n"
-        "  --no-fence            plain consumer: admit every record "
-        "(negative control)\n"
-        "  --verbose             log every decision\n"
-        "  --help                this text\n"
-        "exit: 0 done, 1 error, 2 usage, 3 another materializer moved "
-        "the offsets\n",
-        sinks);
+    (void)snprintf(footer, sizeof(footer),
+                   "SPEC: %s\n"
+                   "exit: 0 done, 1 error, 2 usage, 3 another materializer "
+                   "moved the offsets\n",
+                   sinks);
+    const struct tn_opt_help h = {
+        "usage: tenure-materializer --brokers LIST --topic T [options]\n", NULL,
+        footer};
+    const struct tn_opt_table t = TN_OPT_TABLE(options, NULL);
+    tn_opt_help(out, &h, &t);
 }
 
-static int parse_int(const char *s, int min, int max, int *out)
-{
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || v < min || v > max)
-        return TN_EINVAL;
-    *out = (int)v;
-    return TN_OK;
-}
-
+/* 0 to run, 1 after --help, or TN_EINVAL (said on stderr).  An empty
+ * value is a mistake (an unset variable), never a default: librdkafka
+ * would wait for brokers that do not exist, and an empty topic or sink
+ * names nothing (TN_OPT_NONEMPTY in options.def). */
 static int parse_args(int argc, char **argv, struct tn_mat_config *c)
 {
-    static const struct option opts[] = {
-        {"brokers", required_argument, NULL, 'b'},
-        {"topic", required_argument, NULL, 't'},
-        {"sink", required_argument, NULL, 's'},
-        {"verify-key", required_argument, NULL, 'k'},
-        {"dlq-topic", required_argument, NULL, 'd'},
-        {"clean-topic", required_argument, NULL, 'c'},
-        {"batch", required_argument, NULL, 'n'},
-        {"batch-wait-ms", required_argument, NULL, 'w'},
-        {"metrics-file", required_argument, NULL, 'm'},
-        {"history", required_argument, NULL, 'H'},
-        {"exit-at-end", no_argument, NULL, 'e'},
-        {"no-fence", no_argument, NULL, 'F'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    *c = (struct tn_mat_config){.sink = "sqlite:./tenure-sink.db",
-                                .batch_max = 500,
-                                .batch_wait_ms = 50};
-    int o = 0;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int rc = TN_OK;
-        switch (o) {
-        case 'b':
-            c->brokers = optarg;
-            break;
-        case 't':
-            c->topic = optarg;
-            break;
-        case 's':
-            c->sink = optarg;
-            break;
-        case 'k':
-            c->verify_key = optarg;
-            break;
-        case 'd':
-            c->dlq_topic = optarg;
-            break;
-        case 'c':
-            c->clean_topic = optarg;
-            break;
-        case 'n':
-            rc = parse_int(optarg, 1, 100000, &c->batch_max);
-            break;
-        case 'w':
-            rc = parse_int(optarg, 0, 60000, &c->batch_wait_ms);
-            break;
-        case 'm':
-            c->metrics_file = optarg;
-            break;
-        case 'H':
-            c->history = optarg;
-            break;
-        case 'e':
-            c->exit_at_end = true;
-            break;
-        case 'F':
-            c->no_fence = true;
-            break;
-        case 'v':
-            c->verbose = true;
-            break;
-        case 'h':
-            usage(stdout);
-            exit(TN_MAT_EXIT_OK);
-        default:
-            return TN_EINVAL;
-        }
-        if (rc < 0) {
-            (void)fprintf(stderr, "tenure-materializer: bad value \"%s\"\n",
-                          optarg);
-            return rc;
-        }
+    const struct tn_opt_table t = TN_OPT_TABLE(options, c);
+    struct tn_opt_parser p;
+    struct tn_errmsg em = {{0}};
+    memset(c, 0, sizeof(*c));
+    tn_opt_parser_init(&p, TN_OPT_NO_OPERANDS);
+    tn_opt_parser_add(&p, &t);
+    int rc = tn_opt_defaults(&t, &em);
+    if (rc == 0)
+        rc = tn_opt_parse(&p, argc, argv, &em);
+    if (rc < 0) {
+        (void)fprintf(stderr, "tenure-materializer: %s\n", em.text);
+        return rc;
     }
-    if (optind != argc || c->brokers == NULL || c->topic == NULL)
-        return TN_EINVAL;
-    /* An empty value is a mistake (an unset variable), never a default:
-     * librdkafka would wait for brokers that do not exist, and an empty
-     * topic or sink names nothing. */
-    const struct {
-        const char *flag, *value;
-    } named[] = {{"--brokers", c->brokers},
-                 {"--topic", c->topic},
-                 {"--sink", c->sink},
-                 {"--dlq-topic", c->dlq_topic},
-                 {"--clean-topic", c->clean_topic}};
-    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
-        if (named[i].value != NULL && named[i].value[0] == '\0') {
-            (void)fprintf(stderr, "tenure-materializer: %s is empty\n",
-                          named[i].flag);
-            return TN_EINVAL;
-        }
+    if (p.action != NULL) {
+        usage(stdout);
+        return 1;
     }
     return TN_OK;
 }
@@ -493,10 +411,9 @@ static void install_signals(void)
 int main(int argc, char **argv)
 {
     struct tn_mat_config cfg;
-    if (parse_args(argc, argv, &cfg) < 0) {
-        usage(stderr);
-        return TN_MAT_EXIT_USAGE;
-    }
+    int parsed = parse_args(argc, argv, &cfg);
+    if (parsed != 0)
+        return parsed < 0 ? TN_MAT_EXIT_USAGE : TN_MAT_EXIT_OK;
     install_signals();
     struct tn_mat m = {.cfg = &cfg};
     struct tn_errmsg em = {{0}};

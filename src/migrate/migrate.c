@@ -21,6 +21,7 @@
 #include <tenure/err.h>
 
 #include "common/clock.h"
+#include "common/opt.h"
 #include "common/rand.h"
 #include "lease/lease.h"
 #include "store/embedded/disk.h"
@@ -165,7 +166,7 @@ static bool copy_table(PGconn *db, const struct tn_lease_table *t,
     if (!exec_ok(db, sql, NULL))
         return false;
     /* Names the embedded store retired keep answering its retired floor
-     * (docs/SAFETY.md section 9.3). */
+     * (docs/safety/retired-names.md). */
     (void)snprintf(sql, sizeof(sql),
                    "UPDATE tenure_retired SET floor = greatest(floor, %llu)",
                    (unsigned long long)t->retired_floor);
@@ -246,29 +247,60 @@ static int run(const char *dir, const char *url)
     return rc == 0 ? 0 : 1;
 }
 
+struct migrate_args {
+    const char *data_dir; /* --data-dir */
+    const char *to;       /* --to */
+};
+
+#define AT(f) TN_OPT_AT(struct migrate_args, f)
+static const struct tn_opt options[] = {
+    {.name = "data-dir",
+     .type = TN_OPT_STR,
+     AT(data_dir),
+     .flags = TN_OPT_REQUIRED | TN_OPT_NONEMPTY,
+     .arg = "DIR",
+     .help = "the embedded store to move (tenured's --data-dir); tenured "
+             "must be stopped"},
+    {.name = "to",
+     .type = TN_OPT_STR,
+     AT(to),
+     .flags = TN_OPT_REQUIRED | TN_OPT_NONEMPTY,
+     .arg = "URL",
+     .help = "the target PostgreSQL database (a libpq connection string); "
+             "one that already holds leases is refused"},
+    {.name = "help",
+     .short_name = 'h',
+     .type = TN_OPT_ACTION,
+     .help = "this text"},
+};
+
+static void usage(FILE *out)
+{
+    static const struct tn_opt_help h = {
+        "usage: tenure-migrate --data-dir DIR --to postgresql://...\n",
+        "Move a stopped embedded store into PostgreSQL, live leases "
+        "included;\ntokens continue above every token issued before "
+        "(docs/OPERATIONS.md).\n",
+        "Exit: 0 migrated, 1 error, 2 usage.\n"};
+    const struct tn_opt_table t = TN_OPT_TABLE(options, NULL);
+    tn_opt_help(out, &h, &t);
+}
+
 int main(int argc, char **argv)
 {
-    const char *dir = NULL;
-    const char *url = NULL;
-    if (argc == 2 &&
-        (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        printf("usage: tenure-migrate --data-dir DIR --to postgresql://...\n"
-               "Move a stopped embedded store into PostgreSQL, live leases "
-               "included;\ntokens continue above every token issued before "
-               "(docs/OPERATIONS.md).\nExit: 0 migrated, 1 error, 2 "
-               "usage.\n");
-        return 0;
-    }
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--data-dir") == 0)
-            dir = argv[i + 1];
-        else if (strcmp(argv[i], "--to") == 0)
-            url = argv[i + 1];
-    }
-    if (dir == NULL || url == NULL || argc != 5) {
-        fprintf(stderr,
-                "usage: tenure-migrate --data-dir DIR --to postgresql://...\n");
+    struct migrate_args a = {NULL, NULL};
+    const struct tn_opt_table t = TN_OPT_TABLE(options, &a);
+    struct tn_opt_parser p;
+    struct tn_errmsg em = {{0}};
+    tn_opt_parser_init(&p, TN_OPT_NO_OPERANDS);
+    tn_opt_parser_add(&p, &t);
+    if (tn_opt_parse(&p, argc, argv, &em) < 0) {
+        fprintf(stderr, "tenure-migrate: %s\n", em.text);
         return 2;
     }
-    return run(dir, url);
+    if (p.action != NULL) {
+        usage(stdout);
+        return 0;
+    }
+    return run(a.data_dir, a.to);
 }

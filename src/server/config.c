@@ -1,212 +1,95 @@
 /* SPDX-License-Identifier: MIT */
-/* The option table, built from the lines of options.def (each option
- * declared once, with its default, its bounds, its help, and why the
- * default is what it is), and the parsing of flags, environment and
- * --config files against it. */
+/* tenured's options: the table made of the lines of options.def (each
+ * option declared once, with its default, its bounds, its help, and why
+ * the default is what it is) parsed by the one option parser
+ * (common/opt.h), plus what only tenured has: --config FILE, TENURE_*
+ * variables for every option, --config-markdown, and the checks that
+ * involve more than one option. */
 #include "config.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/opt.h"
 #include "common/url.h"
 
-/* OPT_LIST: repeatable; each value is appended as one line (an empty
- * value clears the list). */
-enum opt_type { OPT_STR, OPT_INT, OPT_BOOL, OPT_LIST };
+/* The kinds of options.def: how a value is read, and its field. */
+#define STR(f) .type = TN_OPT_TEXT, TN_OPT_AT(struct tn_config, f)
+#define INT(f) .type = TN_OPT_INT, TN_OPT_AT(struct tn_config, f)
+#define BOOL(f) .type = TN_OPT_BOOL, TN_OPT_AT(struct tn_config, f)
+#define LIST(f) .type = TN_OPT_LIST, TN_OPT_AT(struct tn_config, f)
+#define CHOICE(f, values)                                                      \
+    .type = TN_OPT_CHOICE, .choices = values, TN_OPT_AT(struct tn_config, f)
 
-struct option_def {
-    const char *name;   /* flag without dashes; env is TENURE_<NAME> */
-    enum opt_type type; /* how to parse */
-    size_t offset;      /* into struct tn_config */
-    size_t size;        /* bytes of a string field */
-    const char *def;    /* default, as text */
-    int64_t min, max;   /* bounds of an integer */
-    const char *help;   /* one line for --help */
-    const char *why;    /* why the default, for docs/CONFIG.md */
-};
-
-#define STR(f)                                                                 \
-    OPT_STR, offsetof(struct tn_config, f), sizeof(((struct tn_config *)0)->f)
-#define INT(f) OPT_INT, offsetof(struct tn_config, f), 0
-#define BOOL(f) OPT_BOOL, offsetof(struct tn_config, f), 0
-#define LIST(f)                                                                \
-    OPT_LIST, offsetof(struct tn_config, f), sizeof(((struct tn_config *)0)->f)
-
-#define TN_OPTION(name, kind, def, min, max, help, why)                        \
-    {name, kind, def, min, max, help, why},
-static const struct option_def options[] = {
+#define TN_OPTION(name_, kind, def_, min_, max_, help_, why_)                  \
+    {.name = name_,                                                            \
+     kind,                                                                     \
+     .def = def_,                                                              \
+     .min = min_,                                                              \
+     .max = max_,                                                              \
+     .help = help_,                                                            \
+     .why = why_},
+static const struct tn_opt settings[] = {
 #include "server/options.def"
 };
 #undef TN_OPTION
 
-#define N_OPTIONS (sizeof(options) / sizeof(options[0]))
+/* What the command line says about reading the rest. */
+struct meta {
+    const char *config; /* --config FILE or TENURE_CONFIG, or NULL */
+};
 
-static int set_value(struct tn_config *c, const struct option_def *o,
-                     const char *v, struct tn_errmsg *em)
-{
-    char *field = (char *)c + o->offset;
-    if (o->type == OPT_STR) {
-        if (strlen(v) >= o->size) {
-            tn_errmsg_set(em, "option \"%s\" is too long", o->name);
-            return TN_EINVAL;
-        }
-        memcpy(field, v, strlen(v) + 1);
-        return TN_OK;
-    }
-    if (o->type == OPT_LIST) {
-        size_t used = strlen(field), n = strlen(v);
-        if (n == 0) {
-            field[0] = '\0';
-            return TN_OK;
-        }
-        if (strchr(v, '\n') != NULL || used + n + 2 > o->size) {
-            tn_errmsg_set(em, "option \"%s\" is too long or repeated too often",
-                          o->name);
-            return TN_EINVAL;
-        }
-        memcpy(field + used, v, n);
-        memcpy(field + used + n, "\n", 2);
-        return TN_OK;
-    }
-    if (o->type == OPT_BOOL) {
-        bool b = strcmp(v, "true") == 0 || strcmp(v, "1") == 0;
-        if (!b && strcmp(v, "false") != 0 && strcmp(v, "0") != 0) {
-            tn_errmsg_set(em, "option \"%s\" takes true or false", o->name);
-            return TN_EINVAL;
-        }
-        memcpy(field, &b, sizeof(b));
-        return TN_OK;
-    }
-    char *end = NULL;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (errno != 0 || end == v || *end != '\0' || n < o->min || n > o->max) {
-        tn_errmsg_set(em, "option \"%s\" takes an integer in [%lld, %lld]",
-                      o->name, (long long)o->min, (long long)o->max);
-        return TN_EINVAL;
-    }
-    int64_t i = n;
-    memcpy(field, &i, sizeof(i));
-    return TN_OK;
-}
+enum { ACT_HELP = 1, ACT_VERSION, ACT_MARKDOWN };
 
-static void env_name(const struct option_def *o, char *out, size_t len)
+static const struct tn_opt meta_rows[] = {
+    {.name = "config",
+     .type = TN_OPT_STR,
+     TN_OPT_AT(struct meta, config),
+     .flags = TN_OPT_ARGV_ONLY | TN_OPT_NONEMPTY,
+     .arg = "FILE",
+     .env = "TENURE_CONFIG",
+     .help = "read options from FILE: lines of \"name = value\" (flag names "
+             "without --); the environment overrides the file, flags "
+             "override both"},
+    {.name = "help",
+     .short_name = 'h',
+     .type = TN_OPT_ACTION,
+     .action = ACT_HELP,
+     .help = "this text"},
+    {.name = "version",
+     .type = TN_OPT_ACTION,
+     .action = ACT_VERSION,
+     .help = "print the version"},
+    {.name = "config-markdown",
+     .type = TN_OPT_ACTION,
+     .flags = TN_OPT_HIDDEN,
+     .action = ACT_MARKDOWN,
+     .help = "print the option table as Markdown (docs/CONFIG.md)"},
+};
+
+static struct tn_opt_table settings_table(struct tn_config *c)
 {
-    int n = snprintf(out, len, "TENURE_%s", o->name);
-    for (int i = 0; i < n && (size_t)i < len; i++)
-        out[i] = out[i] == '-' ? '_' : (char)toupper((unsigned char)out[i]);
+    struct tn_opt_table t = TN_OPT_TABLE(settings, c);
+    t.env_prefix = "TENURE_";
+    return t;
 }
 
 static void print_help(FILE *f)
 {
+    /* Printing reads the rows only: no struct behind them. */
+    const struct tn_opt_table t[] = {settings_table(NULL),
+                                     TN_OPT_TABLE(meta_rows, NULL)};
     (void)fprintf(f, "usage: tenured [OPTIONS]\n\n"
                      "The tenure lease server (HTTP/1.1 + JSON).  Every option "
                      "can also be set\nthrough the environment variable shown; "
-                     "flags win.\n\n");
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        char env[64];
-        env_name(&options[i], env, sizeof(env));
-        (void)fprintf(f, "  --%-20s %s\n  %-22s (default: %s; env %s)\n",
-                      options[i].name, options[i].help, "",
-                      options[i].def[0] ? options[i].def : "(empty)", env);
-    }
-    (void)fprintf(f,
-                  "  --%-20s %s\n  %-22s env TENURE_CONFIG; lines of "
-                  "\"name = value\" (flag names without --); the\n"
-                  "  %-22s environment overrides the file, flags override "
-                  "both\n",
-                  "config FILE", "read options from FILE", "", "");
-    (void)fprintf(f, "  --%-20s %s\n  --%-20s %s\n", "help", "this text",
-                  "version", "print the version");
+                     "flags win.\n\nOptions:\n");
+    tn_opt_help_rows(f, t, 2);
 }
 
 void tn_config_print_markdown(FILE *f)
 {
-    (void)fprintf(f, "| flag | environment | default | meaning | why this "
-                     "default |\n|---|---|---|---|---|\n");
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        char env[64];
-        env_name(&options[i], env, sizeof(env));
-        (void)fprintf(f, "| `--%s` | `%s` | `%s` | %s | %s |\n",
-                      options[i].name, env, options[i].def, options[i].help,
-                      options[i].why);
-    }
-}
-
-static const struct option_def *find(const char *name, size_t len)
-{
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        if (strlen(options[i].name) == len &&
-            strncmp(options[i].name, name, len) == 0)
-            return &options[i];
-    }
-    return NULL;
-}
-
-static int parse_flags(struct tn_config *c, int argc, char **argv,
-                       enum tn_config_action *action, struct tn_errmsg *em)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            print_help(stdout);
-            *action = TN_CONFIG_EXIT_OK;
-            return TN_OK;
-        }
-        if (strcmp(a, "--version") == 0) {
-            (void)printf("tenured %s\n", TN_VERSION);
-            *action = TN_CONFIG_EXIT_OK;
-            return TN_OK;
-        }
-        if (strcmp(a, "--config-markdown") == 0) {
-            tn_config_print_markdown(stdout);
-            *action = TN_CONFIG_EXIT_OK;
-            return TN_OK;
-        }
-        if (strcmp(a, "--config") == 0) {
-            i++; /* read before the flags, see config_path */
-            continue;
-        }
-        if (strncmp(a, "--config=", 9) == 0)
-            continue;
-        if (strncmp(a, "--", 2) != 0) {
-            tn_errmsg_set(em, "unexpected argument \"%s\"", a);
-            return TN_EINVAL;
-        }
-        const char *eq = strchr(a + 2, '=');
-        size_t nlen = eq != NULL ? (size_t)(eq - a - 2) : strlen(a + 2);
-        const struct option_def *o = find(a + 2, nlen);
-        if (o == NULL) {
-            tn_errmsg_set(em, "unknown option \"%s\" (see --help)", a);
-            return TN_EINVAL;
-        }
-        const char *v = eq != NULL ? eq + 1 : NULL;
-        if (v == NULL && o->type == OPT_BOOL)
-            v = "true";
-        if (v == NULL && (v = i + 1 < argc ? argv[++i] : NULL) == NULL) {
-            tn_errmsg_set(em, "option \"%s\" needs a value", a);
-            return TN_EINVAL;
-        }
-        int rc = set_value(c, o, v, em);
-        if (rc < 0)
-            return rc;
-    }
-    return TN_OK;
-}
-
-/* The --config FILE (or TENURE_CONFIG) named on the command line. */
-static const char *config_path(int argc, char **argv)
-{
-    const char *path = getenv("TENURE_CONFIG");
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
-            path = argv[i + 1];
-        else if (strncmp(argv[i], "--config=", 9) == 0)
-            path = argv[i] + 9;
-    }
-    return path;
+    const struct tn_opt_table t = settings_table(NULL);
+    tn_opt_markdown(f, &t);
 }
 
 static char *trim(char *s)
@@ -221,32 +104,26 @@ static char *trim(char *s)
 }
 
 /* One "name = value" line of a config file; blank and # lines skipped. */
-static int config_line(struct tn_config *c, char *line, const char *path,
-                       int lineno, struct tn_errmsg *em)
+static int config_line(const struct tn_opt_table *t, char *line,
+                       const char *path, int lineno, struct tn_errmsg *em)
 {
-    char *t = trim(line);
-    if (*t == '\0' || *t == '#')
+    char *s = trim(line);
+    if (*s == '\0' || *s == '#')
         return TN_OK;
-    char *eq = strchr(t, '=');
+    char *eq = strchr(s, '=');
     if (eq == NULL) {
         tn_errmsg_set(em, "%s:%d: expected \"name = value\"", path, lineno);
         return TN_EINVAL;
     }
     *eq = '\0';
-    char *name = trim(t);
-    const struct option_def *o = find(name, strlen(name));
-    if (o == NULL || strcmp(name, "config") == 0) {
-        tn_errmsg_set(em, "%s:%d: unknown option \"%s\"", path, lineno, name);
-        return TN_EINVAL;
-    }
-    struct tn_errmsg inner = {{0}};
-    int rc = set_value(c, o, trim(eq + 1), &inner);
-    if (rc < 0)
-        tn_errmsg_set(em, "%s:%d: %s", path, lineno, inner.text);
-    return rc;
+    char *name = trim(s);
+    char subject[1200];
+    (void)snprintf(subject, sizeof(subject), "%s:%d: %.64s", path, lineno,
+                   name);
+    return tn_opt_set_named(t, name, trim(eq + 1), subject, em);
 }
 
-static int load_file(struct tn_config *c, const char *path,
+static int load_file(const struct tn_opt_table *t, const char *path,
                      struct tn_errmsg *em)
 {
     FILE *f = fopen(path, "re");
@@ -257,8 +134,58 @@ static int load_file(struct tn_config *c, const char *path,
     char line[2048];
     int rc = TN_OK;
     for (int n = 1; rc == 0 && fgets(line, sizeof(line), f) != NULL; n++)
-        rc = config_line(c, line, path, n, em);
+        rc = config_line(t, line, path, n, em);
     (void)fclose(f);
+    return rc;
+}
+
+/* The command line alone, into c (reset afterwards): a bad flag is
+ * reported, and --help or --version answered, before any file is read;
+ * m gets the --config FILE (or TENURE_CONFIG). */
+static int first_pass(struct tn_config *c, struct meta *m, int argc,
+                      char **argv, enum tn_config_action *action,
+                      struct tn_errmsg *em)
+{
+    const struct tn_opt_table st = settings_table(c);
+    const struct tn_opt_table mt = TN_OPT_TABLE(meta_rows, m);
+    struct tn_opt_parser p;
+    tn_opt_parser_init(&p, TN_OPT_NO_OPERANDS);
+    tn_opt_parser_add(&p, &mt);
+    int rc = tn_opt_env(&p, em); /* TENURE_CONFIG only */
+    tn_opt_parser_add(&p, &st);
+    if (rc == 0)
+        rc = tn_opt_parse(&p, argc, argv, em);
+    if (rc < 0 || p.action == NULL)
+        return rc;
+    *action = TN_CONFIG_EXIT_OK;
+    if (p.action->action == ACT_HELP)
+        print_help(stdout);
+    else if (p.action->action == ACT_VERSION)
+        (void)printf("tenured %s\n", TN_VERSION);
+    else
+        tn_config_print_markdown(stdout);
+    return TN_OK;
+}
+
+/* Defaults, then the file, then TENURE_*, then the flags. */
+static int second_pass(struct tn_config *c, const char *path, int argc,
+                       char **argv, struct tn_errmsg *em)
+{
+    struct meta m = {0};
+    const struct tn_opt_table st = settings_table(c);
+    const struct tn_opt_table mt = TN_OPT_TABLE(meta_rows, &m);
+    struct tn_opt_parser p;
+    tn_opt_parser_init(&p, TN_OPT_NO_OPERANDS);
+    tn_opt_parser_add(&p, &st);
+    tn_opt_parser_add(&p, &mt);
+    memset(c, 0, sizeof(*c));
+    int rc = tn_opt_defaults(&st, em);
+    if (rc == 0 && path != NULL)
+        rc = load_file(&st, path, em);
+    if (rc == 0)
+        rc = tn_opt_env(&p, em);
+    if (rc == 0)
+        rc = tn_opt_parse(&p, argc, argv, em);
     return rc;
 }
 
@@ -271,44 +198,42 @@ static int check_listen(const char *listen, struct tn_errmsg *em)
     if (tn_url_parse_hostport(listen, strlen(listen), 0,
                               TN_URL_NEED_PORT | TN_URL_PORT_ZERO, &hp) < 0) {
         tn_errmsg_set(em,
-                      "option \"listen\" takes host:port with a port in "
-                      "1..65535 (0 picks a free one) and an IPv6 address "
-                      "in brackets, not \"%s\"",
+                      "--listen: expected host:port with a port in 1..65535 "
+                      "(0 picks a free one, an IPv6 address in brackets), "
+                      "got '%s'",
                       listen);
         return TN_EINVAL;
     }
     return TN_OK;
 }
 
-int tn_config_parse(struct tn_config *c, int argc, char **argv,
-                    enum tn_config_action *action, struct tn_errmsg *em)
+/* What involves more than one option. */
+static int check(const struct tn_config *c, struct tn_errmsg *em)
 {
-    memset(c, 0, sizeof(*c));
-    *action = TN_CONFIG_RUN;
-    int rc = TN_OK;
-    for (size_t i = 0; rc == 0 && i < N_OPTIONS; i++)
-        rc = set_value(c, &options[i], options[i].def, em);
-    const char *path = config_path(argc, argv);
-    if (rc == 0 && path != NULL)
-        rc = load_file(c, path, em);
-    for (size_t i = 0; rc == 0 && i < N_OPTIONS; i++) {
-        char env[64];
-        env_name(&options[i], env, sizeof(env));
-        const char *v = getenv(env);
-        if (v != NULL)
-            rc = set_value(c, &options[i], v, em);
-    }
-    if (rc == 0)
-        rc = parse_flags(c, argc, argv, action, em);
-    if (rc == 0)
-        rc = check_listen(c->listen, em);
+    int rc = check_listen(c->listen, em);
     if (rc == 0 && c->require_sync_standby && c->store[0] == '\0') {
-        tn_errmsg_set(em, "require-sync-standby needs --store postgresql://");
+        tn_errmsg_set(em,
+                      "--require-sync-standby: needs --store postgresql://");
         rc = TN_EINVAL;
     }
     if (rc == 0 && c->min_ttl_ms > c->max_ttl_ms) {
-        tn_errmsg_set(em, "min-ttl-ms is above max-ttl-ms");
+        tn_errmsg_set(em, "--min-ttl-ms: above --max-ttl-ms");
         rc = TN_EINVAL;
     }
+    return rc;
+}
+
+int tn_config_parse(struct tn_config *c, int argc, char **argv,
+                    enum tn_config_action *action, struct tn_errmsg *em)
+{
+    struct meta m = {0};
+    *action = TN_CONFIG_RUN;
+    memset(c, 0, sizeof(*c));
+    int rc = first_pass(c, &m, argc, argv, action, em);
+    if (rc < 0 || *action != TN_CONFIG_RUN)
+        return rc;
+    rc = second_pass(c, m.config, argc, argv, em);
+    if (rc == 0)
+        rc = check(c, em);
     return rc;
 }

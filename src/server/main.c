@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* tenured: parse the configuration, then run the server. */
 #include <stdio.h>
-#include <string.h>
 
+#include "common/assert.h"
 #include "common/log.h"
 #include "config.h"
 #include "server.h"
@@ -18,17 +18,9 @@ int main(int argc, char **argv)
     }
     if (action == TN_CONFIG_EXIT_OK)
         return 0;
+    /* --log-level is a choice of exactly these levels (options.def). */
     int level = tn_log_level_parse(cfg.log_level);
-    if (level < 0) {
-        (void)fprintf(stderr, "tenured: unknown log level \"%s\"\n",
-                      cfg.log_level);
-        return 2;
-    }
+    TN_ASSERT(level >= 0);
     tn_log_min_level = level;
-    if (strcmp(cfg.commit, "thread") != 0 &&
-        strcmp(cfg.commit, "inline") != 0) {
-        (void)fprintf(stderr, "tenured: --commit takes thread or inline\n");
-        return 2;
-    }
     return tn_server_run(&cfg);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tn-chaos: the clients of the fault-injection harness.  They drive tenured
  * over HTTP from several threads, write to a fenced SQLite sink, and record
- * the history of docs/SAFETY.md section 1.1 with one clock
+ * the history of docs/safety/tenure-check.md with one clock
  * (CLOCK_MONOTONIC ns, tn_clock_mono_ns). */
 #ifndef TN_CHAOS_H
 #define TN_CHAOS_H
@@ -36,7 +36,7 @@ struct chaos_opts {
     unsigned max_rounds;   /* renews per lease in [0, max] (0: none) */
     unsigned reveal;       /* > 0: each lease is left to expire, then probed
                               this many times (check + renew), across the
-                              nemesis's kills (docs/SAFETY.md section 8) */
+                              nemesis's kills (docs/safety/revealed-end.md) */
     uint64_t seed;
 };
 

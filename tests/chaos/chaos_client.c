@@ -361,7 +361,7 @@ static void one_lease(struct worker *w, int64_t end_ns)
         name, 0, 0, t1);
 }
 
-/* The crash-after-reveal probe (docs/SAFETY.md section 8): acquire a name
+/* The crash-after-reveal probe (docs/safety/revealed-end.md): acquire a name
  * of this thread's own, let the lease run out, then ask about it
  * until o->reveal checks were answered, a check and a renew each time,
  * some 80-250 ms apart, so that the first answers reveal the end and the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* tn-chaos: the client side of the fault-injection harness (docs/SAFETY.md
- * section 4).
+/* tn-chaos: the client side of the fault-injection harness
+ * (docs/safety/fault-injection.md).
  *   tn-chaos now                      CLOCK_MONOTONIC ns (the history clock)
  *   tn-chaos clocks                   wall, monotonic and boottime ms
  *   tn-chaos client --url U --out F [--sink PATH] [options]

@@ -423,7 +423,7 @@ void case_wait_principal(void)
     CHECK_RC(principal_op(false, &w, "bob", &c), TN_OK);
 }
 
-/* docs/SAFETY.md section 8: once the store said that a grant ended (here
+/* docs/safety/revealed-end.md: once the store said that a grant ended (here
  * check current:false after its expiry), no restart brings it back: after
  * a close and an open on the same data the check still answers false, the
  * holder's renew is lost, and GET finds nothing.  (Before the embedded
@@ -481,7 +481,7 @@ static bool await_retired(const char *name, uint64_t above, int64_t ms)
     return false;
 }
 
-/* Retiring names (docs/SAFETY.md "Retired names"): a name whose last lease
+/* Retiring names (docs/safety/retired-names.md): a name whose last lease
  * ended more than retain_ms ago is forgotten; check answers the retired
  * floor, at least every token the name had; no old token is current or
  * renewable again; live names stay; all of it across a restart; a new
@@ -536,7 +536,7 @@ static void retire_body(void)
 void case_retire(void)
 {
     if (!has_cap(E.b->caps.retires_names, "retire", "retires_names"))
-        return; /* it keeps its rows: docs/SAFETY.md */
+        return; /* it keeps its rows: docs/safety/retired-names.md */
     /* PostgreSQL: in a schema of its own, since a retirement forgets every
      * old name of its schema, those of other runs too. */
     if (BACKEND_IS("pg") && pg_private_schema_begin("ret") < 0) {

@@ -415,7 +415,7 @@ void case_pg_slow_acquirer(void)
 
 /* ---- main ---- */
 
-/* docs/SAFETY.md section 8.3: a renew whose transaction began before the
+/* docs/safety/revealed-end.md: a renew whose transaction began before the
  * expiry but that waited for the row lock (another instance's batch, a
  * slow synchronous commit) past the expiry must not succeed once a check
  * has answered current:false: it must compare the expiry with the instant
@@ -476,7 +476,7 @@ void case_pg_renew_blocked_past_expiry(void)
     CHECK(!after.res.current);
 }
 
-/* docs/SAFETY.md section 8.3: a renew that found its grant running and
+/* docs/safety/revealed-end.md: a renew that found its grant running and
  * holds the row, but whose commit lands after the expiry (a slow
  * synchronous standby).  A check or a GET that reads the row meanwhile
  * must wait for that commit and answer what it decided: answering

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Retiring names on PostgreSQL (docs/SAFETY.md section 9.3): the private
+/* Retiring names on PostgreSQL (docs/safety/retired-names.md): the private
  * schema the retirement cases run in (a retirement forgets every old name
  * of its schema, other runs' too), and the race that the retirement's
  * table lock closes: an acquire of a new name draws its token before any
@@ -399,7 +399,7 @@ static void race_many(struct race *R, int64_t ms)
     }
 }
 
-/* docs/SAFETY.md section 9.3 under load: two instances retire (every
+/* docs/safety/retired-names.md under load: two instances retire (every
  * 50 ms, R = 1 ms) while both grant new names and a third churns names
  * that become old enough at once.  No check of a new name answers a floor
  * at or above the token it is then granted, none answers a lease other

@@ -198,7 +198,7 @@ static void revealed_steps(const struct tn_store_config *cfg)
     CHECK_RC(sess_get(x.id, &c), TN_ENOTFOUND);
 }
 
-/* docs/SAFETY.md section 8 for sessions: a session's end that was
+/* docs/safety/revealed-end.md for sessions: a session's end that was
  * revealed (here: its renew answered lost) stays after a restart that
  * comes before anything else was written, and its leases with it. */
 void case_session_revealed_end_stays(void)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The nemesis of the fault-injection harness (docs/SAFETY.md section 4).
+# The nemesis of the fault-injection harness (docs/safety/fault-injection.md).
 # Source after lib.sh and lib-server.sh.  A run:
 #   chaos_init PROFILE            seed (TN_CHAOS_SEED or random), files
 #   chaos_server [tenured args]   start tenured (TN_WRAP / env honoured)

@@ -47,7 +47,7 @@ http_exchange_parse() {
 
 # expect_error_shape STATUS WHAT: the first response is STATUS with the
 # documented error body {"error": non-empty code, "message": non-empty text}
-# (for statuses whose code DESIGN does not name, any code is taken).
+# (for statuses whose code CONTRACT does not name, any code is taken).
 expect_error_shape() {
     expect_code "$1" "$2"
     local e m

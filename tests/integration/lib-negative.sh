@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Negative controls (docs/SAFETY.md section 5): build tenure with a planted
-# bug (tests/plants/<name>.patch applied to a copy of the tree by
+# Negative controls (docs/safety/negative-controls.md): build tenure with a
+# planted bug (tests/plants/<name>.patch applied to a copy of the tree by
 # tests/plants/plant-tree.sh), run the chaos profile that must catch it, and
 # require tenure-check (or the crash test's verifier) to report a
 # violation; then run the same profile against the build under test, which

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The names the retirement tests watch (t206 on the embedded store, t614
-# on PostgreSQL; --retain-ms, docs/SAFETY.md section 9), on either store.
+# on PostgreSQL; --retain-ms, docs/safety/retired-names.md), on either store.
 # Source after lib.sh and lib-server.sh, with tenured started.
 #   retire_seed        keep:live (a long lease: never retired), ret:a
 #                      (released) and ret:b (expires at once); sets

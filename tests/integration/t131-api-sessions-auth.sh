@@ -80,6 +80,14 @@ expect_forbidden "a principal without rules lists sessions"
 areq "$TOK_INDEXER" POST "/v1/sessions/$S/leases" "{\"session_secret\":\"$SEC\",\"names\":[\"shard:1\",\"cfg/x\"]}"
 expect_forbidden "a claim with one name outside the principal's prefixes"
 grep -q 'cfg/x' <<<"$BODY" || fail "the 403 should name the refused name: $BODY"
+# A refused name quoted in the message is cut at 64 bytes on a character
+# boundary: 62 ASCII bytes, then a 4-byte character over the cut (issue #36
+# follow-up, 2026-12-07: the body was not UTF-8).
+long="cfg/$(printf 'x%.0s' $(seq 1 58))"$'\xf0\x9d\x84\x9e'"tail"
+areq "$TOK_INDEXER" POST "/v1/sessions/$S/leases" "{\"session_secret\":\"$SEC\",\"names\":[\"$long\"]}"
+expect_forbidden "a claim of a long name outside the prefixes"
+printf '%s' "$BODY" | iconv -f UTF-8 -t UTF-8 >/dev/null 2>&1 ||
+    fail "the 403 quoting a cut name is not UTF-8: $BODY"
 areq "$TOK_OPS" GET /v1/leases/shard:1
 expect_error 404 not_found "nothing of a refused batch was granted"
 areq "$TOK_INDEXER" POST "/v1/sessions/$S/leases" "{\"session_secret\":\"$SEC\",\"names\":[\"shard:1\",\"shard:2\"]}"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A revealed end is durable (docs/SAFETY.md section 8, issue 16): a lease
+# A revealed end is durable (docs/safety/revealed-end.md, issue 16): a lease
 # with ttl 300 ms (then 1500 ms) on an otherwise idle server runs out; its
 # end is revealed
 # (renew 409 lost, check current:false, GET 404, 409 lock_delay, a list
@@ -10,7 +10,7 @@
 # the renew with the old secret 409 lost, GET 404, and another owner gets
 # the name at once (or 409 lock_delay while its delay lasts).
 # A server that undoes the end holds the lease again for its TTL from the
-# restart (DESIGN section 4.5), so with 300 ms the revival may be over
+# restart (CONTRACT §4.5), so with 300 ms the revival may be over
 # before the first check; with 1500 ms it is still on (and the expiry,
 # 1.5 s after the acquire, still falls between two idle heartbeats).
 # TN_REVEAL_CYCLES (default 2) sets the number of rounds over both TTLs.

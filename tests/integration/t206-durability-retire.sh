@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Retiring names (--retain-ms, docs/SAFETY.md "Retired names"): after many
+# Retiring names (--retain-ms, docs/safety/retired-names.md): after many
 # unique short-lived names, memory and tenure.db follow the live leases,
 # not the names ever seen; a retired name answers check with the retired
 # floor (at least its last token, current:false), GET 404, renew 409 lost;

@@ -68,14 +68,14 @@ echo "the restart settled $settled of $LEASES leases the crash left under the en
 pass "kill -9 while $LEASES leases of an ended session settled: none came back"
 
 # 2. a revealed session expiry, then kill -9 at once.
-s_open "rv/owner" 300
+s_open "rv/owner" 1000 # time for the acquire to land on a loaded machine
 expect_code 201 "open the short session"
 RV=$SID
 RSEC=$SSEC
 s_acquire "rv:1" w "$RV" "$RSEC"
 expect_code 201 "a lease under the short session"
 tok=$(jget token)
-sleep_ms 350
+sleep_ms 1100
 s_renew "$RV" "$RSEC"
 expect_error 409 lost "renew after the session ran out"
 tn_kill_server
@@ -89,20 +89,20 @@ expect_field current false "its lease after kill -9"
 pass "a session end revealed by its renew stays after kill -9"
 
 # 3. the restart rule: a live session gets its full TTL from the restart.
-s_open "rs/owner" 3000
+s_open "rs/owner" 6000
 expect_code 201 "open the live session"
 LIVE=$SID
 LSEC=$SSEC
 s_acquire "rs:1" w "$LIVE" "$LSEC"
 tok=$(jget token)
-sleep_ms 1500
+sleep_ms 3000 # without the rule at most 3000 ms would be left
 tn_kill_server
 tn_start_server
 s_get "$LIVE"
 expect_code 200 "the live session after kill -9"
 left=$(jget expires_in_ms)
-[ "$left" -gt 2000 ] ||
-    fail "the session has $left ms left after the restart, not its full TTL (3000)"
+[ "$left" -gt 3000 ] ||
+    fail "the session has $left ms left after the restart, not its full TTL (6000)"
 check_token "rs:1" "$tok"
 expect_field current true "its lease after kill -9"
 s_renew "$LIVE" "$LSEC"

@@ -28,21 +28,21 @@ one_line() {
 expect_exit 2 "--ttl without a unit" "$TENURE" acquire shard:1 --ttl 10
 one_line "--ttl 10" 'ms, s, m or h'
 expect_exit 2 "--wait without a unit" "$TENURE" acquire shard:1 --ttl 10s --wait 15
-one_line "--wait 15" '--wait 15: .*unit'
+one_line "--wait 15" "--wait: .*unit.*'15'"
 expect_exit 2 "run --ttl without a unit" "$TENURE" run shard:1 --ttl 10 -- true
 one_line "run --ttl 10" 'ms, s, m or h'
 expect_exit 2 "--timeout without a unit" "$TENURE" --timeout 5 get shard:1
 one_line "--timeout 5" 'ms, s, m or h'
 expect_exit 2 "--ttl 0" "$TENURE" acquire shard:1 --ttl 0
-one_line "--ttl 0" '--ttl 0: .*more than 0'
+one_line "--ttl 0" '--ttl: .*more than 0'
 expect_exit 2 "--ttl without a name" "$TENURE" acquire --ttl 5s
 one_line "no name" 'lease name is required'
 expect_exit 2 "watch --prefix without its value" "$TENURE" watch --prefix
-one_line "watch --prefix" 'option --prefix needs a value'
+one_line "watch --prefix" '--prefix: needs a value'
 expect_exit 2 "unknown option of a command" "$TENURE" acquire shard:1 --ttl 5s --frob
-one_line "unknown command option" 'unknown option --frob'
+one_line "unknown command option" '--frob: unknown option'
 expect_exit 2 "unknown global option" "$TENURE" --frob get shard:1
-one_line "unknown global option" 'unknown option --frob'
+one_line "unknown global option" '--frob: unknown option'
 expect_exit 2 "unknown command" "$TENURE" frobnicate
 one_line "unknown command" 'unknown command "frobnicate"'
 expect_exit 5 "--server http:// is still taken" "$TENURE" --server "$URL" get shard:free

@@ -82,6 +82,6 @@ set +e
     --require-sync-standby >"$T/emb.log" 2>&1
 rc=$?
 set -e
-[ "$rc" != 0 ] && grep -q 'require-sync-standby needs --store postgresql://' "$T/emb.log" ||
+[ "$rc" != 0 ] && grep -q -- '--require-sync-standby: needs --store postgresql://' "$T/emb.log" ||
     fail "the embedded store took --require-sync-standby (exit $rc): $(cat "$T/emb.log")"
 pass "--require-sync-standby without --store postgresql:// is refused"

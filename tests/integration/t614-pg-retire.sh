@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Retiring names on PostgreSQL (--retain-ms, docs/SAFETY.md section 9.3):
+# Retiring names on PostgreSQL (--retain-ms, docs/safety/retired-names.md):
 # after a churn of unique short-lived names the tables hold the live and
 # recent names only (leases and lease_grants rows bounded, not one per
 # name ever seen), while the floor is kept: a retired name answers check

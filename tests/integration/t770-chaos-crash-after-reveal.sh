@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Chaos, short profile: crash after reveal (docs/SAFETY.md section 8).  Two
+# Chaos, short profile: crash after reveal (docs/safety/revealed-end.md).  Two
 # client processes (one thread each) acquire leases of 1.1-1.5 s on names
 # of their own, let them run out, then ask about each (check and renew,
 # 80-250 ms apart) until six checks were answered; questions the server

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Negative control: REVEAL_BEFORE_DURABLE (src/store/embedded/events.c
 # reveals an expiry without recording it, as tenured did before
-# docs/SAFETY.md section 8).  Two catches:
+# docs/safety/revealed-end.md).  Two catches:
 #  1. the crash-after-reveal profile (t770): a lease answered `lost` or
 #     current:false before a kill -9 comes back after the restart, and
 #     tenure-check reports renew_after_lost or check_revived;

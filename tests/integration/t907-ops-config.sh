@@ -125,7 +125,7 @@ grep -qF "$T/missing.conf" "$T/bad.out" || fail "missing config file not named: 
 rc=0
 timeout 10 "$TN_BIN/tenured" --commit=fast --data-dir "$T/bad-data" >"$T/bad.out" 2>&1 || rc=$?
 [ "$rc" = 2 ] || fail "--commit=fast: expected exit 2, got $rc: $(cat "$T/bad.out")"
-grep -q -- "--commit takes thread or inline" "$T/bad.out" || fail "--commit=fast: $(cat "$T/bad.out")"
+grep -q -- "--commit: expected inline or thread, got 'fast'" "$T/bad.out" || fail "--commit=fast: $(cat "$T/bad.out")"
 rc=0
 timeout 10 "$TN_BIN/tenured" --store foo://x --listen 127.0.0.1:0 --data-dir "$T/bad-data" >"$T/bad.out" 2>&1 || rc=$?
 [ "$rc" != 0 ] || fail "--store foo://x: expected a failure, got exit 0"

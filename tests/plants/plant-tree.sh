@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # plant-tree.sh SRC NAME DEST: make DEST a copy of the source tree SRC with
-# the negative control NAME (tests/plants/<name>.patch, docs/SAFETY.md
-# section 5) applied, for a build that must be caught by the checker.
+# the negative control NAME (tests/plants/<name>.patch,
+# docs/safety/negative-controls.md) applied, for a build that must be
+# caught by the checker.
 # The production sources never contain a plant; this copy is the only
 # place one exists.  Unchanged files keep their times, so a build directory
 # kept beside DEST only recompiles what the patch or SRC changed.

@@ -10,8 +10,3 @@ set(tn_pg_sql_dir ${CMAKE_SOURCE_DIR}/src/store/pg)
 add_executable(tn-pg-sql pg/pg_sql_dump.c ${tn_pg_sql_dir}/sql.c
     ${tn_pg_sql_dir}/sql_acquire.c ${tn_pg_sql_dir}/sql_schema.c
     ${tn_pg_sql_dir}/sql_session.c)
-
-# bench/pg-sessions.sh: what sessions cost on PostgreSQL, through the store.
-add_executable(tn-bench-pg-sessions ${CMAKE_SOURCE_DIR}/bench/pg_sessions.c)
-target_link_libraries(tn-bench-pg-sessions PRIVATE tn_store tn_common
-    PkgConfig::PQ)

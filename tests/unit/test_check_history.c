@@ -318,7 +318,7 @@ static void test_check_history__cli_malformed_exits_2(void **state)
     assert_int_equal(r->status, 2);
     run_cli("", "--html", r);
     assert_int_equal(r->status, 2);
-    assert_non_null(strstr(r->err, "--html needs a file"));
+    assert_non_null(strstr(r->err, "--html: needs a value"));
     tn_free(r);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the CLI helpers: duration and number parsing, the server
- * list, and the mapping from tn_err to the documented exit codes. */
+/* Unit tests of the CLI helpers: the server list and the mapping from
+ * tn_err to the documented exit codes (durations and numbers are parsed
+ * by the option parser: tests/unit/test_opt.c). */
 /* clang-format off: cmocka.h needs these headers first */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,39 +17,6 @@
 #include <tenure/client.h>
 
 #include "cli/cli.h"
-
-static void test_cli__durations(void **st)
-{
-    (void)st;
-    struct {
-        const char *text; /* as typed */
-        int64_t ms;       /* expected, -1 = rejected, -2 = no unit */
-    } cases[] = {
-        {"250", -2},       {"10", -2},     {"500ms", 500},
-        {"10s", 10000},    {"2m", 120000}, {"1h", 3600000},
-        {"0", 0},          {"0s", 0},      {"", -1},
-        {"10parsecs", -1}, {"-1s", -1},    {"1.5s", -1},
-        {"s", -1},         {" 5s", -1},    {"99999999999999999999h", -1},
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int64_t ms = -7;
-        int rc = tn_cli_parse_duration(cases[i].text, &ms);
-        if (cases[i].ms < 0 ? rc != (cases[i].ms == -2 ? -2 : -1)
-                            : rc != 0 || ms != cases[i].ms)
-            fail_msg("\"%s\": rc %d ms %lld", cases[i].text, rc, (long long)ms);
-    }
-}
-
-static void test_cli__numbers(void **st)
-{
-    (void)st;
-    uint64_t v = 0;
-    assert_int_equal(tn_cli_parse_u64("403", &v), 0);
-    assert_int_equal(v, 403);
-    assert_int_equal(tn_cli_parse_u64("-1", &v), -1);
-    assert_int_equal(tn_cli_parse_u64("12x", &v), -1);
-    assert_int_equal(tn_cli_parse_u64("", &v), -1);
-}
 
 static void test_cli__server_list(void **st)
 {
@@ -105,8 +73,6 @@ static void test_cli__exit_codes(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cli__durations),
-        cmocka_unit_test(test_cli__numbers),
         cmocka_unit_test(test_cli__server_list),
         cmocka_unit_test(test_cli__exit_codes),
     };

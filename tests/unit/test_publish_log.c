@@ -136,7 +136,7 @@ static void test_publish_log__json_parses(void **state)
 {
     (void)state;
     struct tn_pub_record r = rec(42, TN_EVENT_ACQUIRED, "q\"\\\x01/é", "o\n");
-    r.token = (1ull << 53) - 1; /* tokens stay below 2^53 (DESIGN) */
+    r.token = (1ull << 53) - 1; /* tokens stay below 2^53 (CONTRACT) */
     struct tn_buf b;
     tn_buf_init(&b, 4096);
     tn_pub_json_record(&b, &r);

@@ -40,7 +40,7 @@ struct tn_row {
     int64_t expires_at_ms;           /* server clock */
     int64_t lock_delay_ms;           /* after expiry */
     bool held;                       /* granted and not released */
-    bool ended;   /* held, and its expiry was recorded (docs/SAFETY.md 8) */
+    bool ended;   /* held, its expiry recorded (docs/safety/revealed-end.md) */
     bool retired; /* the name was retired: delete the row; token is the
                      retirement floor (the token counter at the time); a
                      session row: the session is gone, delete its row */

@@ -5,7 +5,7 @@
  * state machine; an expiry is recorded (written like any change, and
  * announced as "expired" once that commit is durable) by the first thing
  * that would reveal it, or by one timer at the min-heap of grant expiries,
- * whichever comes first (docs/SAFETY.md section 8). */
+ * whichever comes first (docs/safety/revealed-end.md). */
 #include "store/embedded/events.h"
 
 #include <string.h>

@@ -18,9 +18,10 @@ void tn_embedded_track_expiry(struct embedded *e,
 /* Before anything reveals that l's grant ran out (an answer, an event, a
  * grant to another): if its expiry is not recorded yet, write l, ended,
  * into the open batch (l->seq moves; answer with tn_embedded_finish on
- * it) and announce "expired" after that commit.  docs/SAFETY.md 8.  A
- * lease of a session that is no longer live is settled (its session's
- * end recorded first): from then on it is an ordinary ended lease. */
+ * it) and announce "expired" after that commit
+ * (docs/safety/revealed-end.md).  A lease of a session that is no longer
+ * live is settled (its session's end recorded first): from then on it is
+ * an ordinary ended lease. */
 void tn_embedded_note_expiry(struct embedded *e, struct tn_lease_entry *l,
                              int64_t now);
 /* Track the expiry of every held lease whose expiry is not recorded yet

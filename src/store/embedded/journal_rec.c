@@ -14,7 +14,7 @@
  *        of NUL-ended strings the rows point into
  *      then zeros up to the next boundary.
  * A row: u32 row_id, u32 flags (1 = held, 2 = its expiry was recorded:
- * docs/SAFETY.md section 8; 4 = retired: the row is deleted and token is
+ * docs/safety/revealed-end.md; 4 = retired: the row is deleted and token is
  * the retirement floor; 8 = a session's row, of the file's `sessions`),
  * u64 token, i64 ttl_ms, i64 expires_at_ms, i64 lock_delay_ms, 16 bytes
  * of secret, u32 offsets of name (a session: its id), owner, request id

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The reads of the embedded store: get, check, list and history.  Each
  * answer waits until the state it shows is durable: the end of a grant it
- * reveals is recorded first (docs/SAFETY.md section 8; a lease of an ended
+ * reveals is recorded first (docs/safety/revealed-end.md; a lease of an ended
  * session is settled first), and the answer waits for the commit of the
  * name's last change (for a name not in the table, the last retirement;
  * for a list, the newest change). */

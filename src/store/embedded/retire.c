@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Retiring names (--retain-ms, docs/SAFETY.md "Retired names").  A name
+/* Retiring names (--retain-ms, docs/safety/retired-names.md).  A name
  * whose last grant ended more than retain_ms ago leaves the table and the
  * file; from then on the store answers for it with the table's
  * retired_floor, the token counter at its retirement, which is at least

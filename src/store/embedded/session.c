@@ -5,7 +5,7 @@
  * answer after its commit.  An answer that reveals a session's end (lost,
  * not found, left out of a list) waits until that end is durable: the
  * end of a session that ran out is recorded first (events.c), like a
- * lease's (docs/SAFETY.md section 8).  Ending a session ends its leases
+ * lease's (docs/safety/revealed-end.md).  Ending a session ends its leases
  * at that instant; events.c settles them a slice per loop turn. */
 #include "store/embedded/session.h"
 

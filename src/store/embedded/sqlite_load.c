@@ -2,7 +2,7 @@
 /* Loading the embedded store's file into the lease table (sqlite.h's
  * tn_sqlite_db_load): sessions first, then every lease row, each under
  * the restart rule of CONTRACT section 4.5 and the recorded ends of
- * docs/SAFETY.md section 8.  A lease row under a session has no expiry of
+ * docs/safety/revealed-end.md.  A lease row under a session has no expiry of
  * its own: it goes on its session's list, and the session's row alone
  * says whether it may be live (docs/SESSIONS.md). */
 #include <sqlite3.h>
@@ -129,7 +129,7 @@ static int load_sessions(struct tn_sqlite_db *d, struct tn_lease_table *t,
 }
 
 /* Apply the restart rule to a held row's expiry.  A row whose expiry was
- * recorded (docs/SAFETY.md section 8: its end may have been revealed)
+ * recorded (docs/safety/revealed-end.md: its end may have been revealed)
  * stays ended: within one boot its stored instant is exact and already
  * past; after a reboot it means nothing, and the end is put at the
  * restart, so that a lock delay counts from there. */

@@ -314,7 +314,7 @@ static int c_recover(void *ctx)
 
 /* After a load: count the held leases whose end is not recorded and track
  * their expiries (tracking counts them; a due one is recorded and
- * uncounted by the expiry timer, docs/SAFETY.md 8). */
+ * uncounted by the expiry timer, docs/safety/revealed-end.md). */
 static void track_loaded(struct embedded *e)
 {
     e->n_live = 0;

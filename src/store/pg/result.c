@@ -132,8 +132,10 @@ static void parse_check(struct tn_pg_op *op, const PGresult *r)
     out->floor = (uint64_t)tn_pg_get_i64(r, 0, 0);
     out->has_live = PQgetvalue(r, 0, 1)[0] == 't';
     out->current = out->has_live && out->floor == op->token;
-    if (out->has_live)
+    if (out->has_live) {
         fill_view(&out->lease, op->name, r, 0, cols);
+        get_session(r, 0, 5, &out->lease);
+    }
 }
 
 static void parse_list(struct tn_pg_op *op, const PGresult *r)

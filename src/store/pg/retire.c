@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Retiring names on PostgreSQL (docs/SAFETY.md section 9.3): every R / 2
+/* Retiring names on PostgreSQL (docs/safety/retired-names.md): every R / 2
  * (R = --retain-ms) each instance deletes the rows of names whose last
  * grant ended more than R ago, with their ledger rows, and raises the
  * retired floor W in tenure_retired to the sequence's last issued value;

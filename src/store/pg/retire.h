@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Retiring names on PostgreSQL (retire.c, docs/SAFETY.md section 9.3). */
+/* Retiring names on PostgreSQL (retire.c, docs/safety/retired-names.md). */
 #ifndef TN_STORE_PG_RETIRE_H
 #define TN_STORE_PG_RETIRE_H
 

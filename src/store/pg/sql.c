@@ -19,7 +19,7 @@
  * transaction, nor on when the row was first read: a renew that began
  * before the expiry and waited for the row lock past it would otherwise
  * revive a grant that another instance already answered as ended
- * (docs/SAFETY.md section 8.3).  k reads the clock once, after a sub-select
+ * (docs/safety/revealed-end.md).  k reads the clock once, after a sub-select
  * that takes the row lock itself (a clock read in the locking select is
  * projected before the lock is taken); every comparison reads k.
  * The comparison sits in the SET, not in the WHERE: an UPDATE tests its
@@ -123,8 +123,7 @@
  * must not reveal it while a change of the row is in flight: a renew that
  * found the grant running and holds the row may commit after the expiry
  * (a slow synchronous standby), and a reader of the old version would
- * answer the end before that commit revives it (docs/SAFETY.md section
- * 8.3).  So a row that has run out on the snapshot, and whose end nobody
+ * answer the end before that commit revives it (docs/safety/revealed-end.md).  So a row that has run out on the snapshot, and whose end nobody
  * announced yet (expiry_noted: once that is committed, no change decided
  * before the end can still be in flight), is read FOR SHARE: the read
  * waits for the writer and then reads the newest version of the row.  The
@@ -156,15 +155,16 @@
 
 /* A name without a row (retired, or never granted) answers the retired
  * floor; one statement, one snapshot: the row and the floor that replaced
- * it are never both missed (docs/SAFETY.md section 9.3). */
+ * it are never both missed (docs/safety/retired-names.md). */
 #define CHECK_RETIRED                                                          \
     " UNION ALL SELECT r.floor, false, NULL::text, NULL::bigint,"              \
-    " NULL::bigint FROM tenure_retired r"                                      \
+    " NULL::bigint, NULL::text FROM tenure_retired r"                          \
     " WHERE NOT EXISTS (SELECT 1 FROM leases x WHERE x.name = $1)"
 
 #define CHECK_SQL                                                              \
     READ_ENDING("r.fencing_token, NOT r.released AND r.e > now(),"             \
-                " r.owner_id, r.ttl_ms, " EXPIRES_IN_AT("r.e"))                \
+                " r.owner_id, r.ttl_ms, " EXPIRES_IN_AT("r.e") ","             \
+                " CASE WHEN NOT r.released THEN r.session_id END")             \
     CHECK_RETIRED
 
 /* $1 prefix, $2 after or NULL, $3 limit.  Names are COLLATE "C": byte

@@ -6,8 +6,9 @@
  * (LEASE_END, sql_text.h).  So a renew is one UPDATE of the session row,
  * whatever the number of its leases; an expiry writes nothing for safety
  * (the sweep announces it and settles the leases later, in chunks); a
- * DELETE ends the row and releases the leases in one transaction.  Every
- * statement locks the session row before any lease row. */
+ * DELETE ends the row and, up to TN_PG_END_INLINE leases, releases them
+ * in the same transaction.  Every statement locks the session row before
+ * any lease row. */
 #include "store/pg/sql.h"
 #include "store/pg/sql_text.h"
 
@@ -17,7 +18,7 @@
 /* The session $1, locked FOR UPDATE, its newest version, with the clock
  * read once the lock is held (not now(), the start of the transaction: a
  * change that waited for the lock past the expiry must not revive it,
- * docs/SAFETY.md section 8.3), whether it is live then and whether the
+ * docs/safety/revealed-end.md), whether it is live then and whether the
  * request is its opener's (secret, principal; or force). */
 #define S_LOCKED(force)                                                        \
     " k AS MATERIALIZED (SELECT z.*, clock_timestamp() AS at FROM (SELECT"     \
@@ -41,24 +42,22 @@ const char tn_pg_sql_session_open[] =
     " now() + $5 * interval '1 millisecond' WHERE $6 = 0"
     " ON CONFLICT (id) DO NOTHING RETURNING id, owner_id),"
     " ev AS (INSERT INTO tn_outbox (line)"
-    " SELECT " EV_OPENED(
-        "i.owner_id",
-        "i.id") " FROM i)"
-                " SELECT CASE WHEN EXISTS (SELECT 1 FROM i) THEN 'ok'"
-                " WHEN $6 <> 0 THEN 'capacity' ELSE 'taken' END";
+    " SELECT " EV_OPENED("i.owner_id", "i.id") " FROM i)"
+    " SELECT CASE WHEN EXISTS (SELECT 1 FROM i) THEN 'ok'"
+    " WHEN $6 <> 0 THEN 'capacity' ELSE 'taken' END";
 
 /* $1 id, $2 secret, $3 ttl_ms (0 keeps it), $4 principal or NULL.  One
  * UPDATE of the session row, whatever the number of its leases.  Columns:
  * outcome, owner_id, ttl_ms, expires_in_ms, leases. */
 #define S_TTL "CASE WHEN $3 > 0 THEN $3 ELSE s.ttl_ms END"
-const char tn_pg_sql_session_renew[] = "WITH" S_LOCKED(
-    "false") " u AS (UPDATE tenure_sessions s SET ttl_ms = " S_TTL ","
-             " expires_at = now() + " S_TTL " * interval '1 millisecond'"
-             " WHERE s.id = $1 AND (SELECT live AND mine FROM d)"
-             " RETURNING s.owner_id, s.ttl_ms, s.expires_at, s.n_leases)"
-             " SELECT 'ok', u.owner_id, u.ttl_ms, " EXPIRES_IN(
-                 "u") ", u.n_leases"
-                      " FROM u UNION ALL" S_REFUSED;
+const char tn_pg_sql_session_renew[] =
+    "WITH" S_LOCKED("false")
+    " u AS (UPDATE tenure_sessions s SET ttl_ms = " S_TTL ","
+    " expires_at = now() + " S_TTL " * interval '1 millisecond'"
+    " WHERE s.id = $1 AND (SELECT live AND mine FROM d)"
+    " RETURNING s.owner_id, s.ttl_ms, s.expires_at, s.n_leases)"
+    " SELECT 'ok', u.owner_id, u.ttl_ms, " EXPIRES_IN("u") ", u.n_leases"
+    " FROM u UNION ALL" S_REFUSED;
 
 /* $1 id, $2 secret, $3 force, $4 principal or NULL.  Ends the session row
  * (ended_at and expires_at now): from that commit no lease of it is live
@@ -79,28 +78,25 @@ const char tn_pg_sql_session_renew[] = "WITH" S_LOCKED(
 #define END_RELEASE                                                            \
     " r AS (UPDATE leases l SET released = true, expires_at = now(),"          \
     " request_id = NULL FROM u WHERE l.session_id = u.id AND NOT l.released"   \
-    " AND (SELECT d.n_leases FROM d) <= " STR(                                 \
-        TN_PG_END_INLINE) " RETURNING l.name, l.owner_id, l.fencing_token),"   \
-                          " led AS (UPDATE lease_grants e SET ended_at = "     \
-                          "now(),"                                             \
-                          " end_reason = " END_REASON                          \
-                          " FROM r WHERE e.token = r.fencing_token),"
+    " AND (SELECT d.n_leases FROM d) <= " STR(TN_PG_END_INLINE)                \
+    " RETURNING l.name, l.owner_id, l.fencing_token),"                         \
+    " led AS (UPDATE lease_grants e SET ended_at = now(),"                     \
+    " end_reason = " END_REASON " FROM r WHERE e.token = r.fencing_token),"
 #define END_EV                                                                 \
     " ev AS (INSERT INTO tn_outbox (line) SELECT q.line FROM (SELECT 0 AS o,"  \
-    " 0::bigint AS t, " EV_ENDED(                                              \
-        END_TYPE, "u.owner_id",                                                \
-        "u.id") " AS line"                                                     \
-                " FROM u UNION ALL SELECT 1, r.fencing_token, " EV_LINE(       \
-                    END_TYPE, "r.fencing_token", "r.fencing_token",            \
-                    "r.owner_id", "r.name") " FROM r) q ORDER BY q.o, q.t)"
-const char tn_pg_sql_session_end[] = "WITH" S_LOCKED(
-    "$3") " u AS (UPDATE tenure_sessions s SET ended_at = now(),"
-          " end_reason = " END_REASON
-          ", expires_at = least(s.expires_at, now()),"
-          " n_leases = 0 WHERE s.id = $1 AND (SELECT live AND mine FROM d)"
-          " RETURNING s.id, s.owner_id)," END_RELEASE END_EV
-          " SELECT 'ok', NULL::text, NULL::bigint, NULL::bigint,"
-          " (SELECT count(*) FROM r) FROM u UNION ALL" S_REFUSED;
+    " 0::bigint AS t, " EV_ENDED(END_TYPE, "u.owner_id", "u.id") " AS line"    \
+    " FROM u UNION ALL SELECT 1, r.fencing_token, "                            \
+    EV_LINE(END_TYPE, "r.fencing_token", "r.fencing_token", "r.owner_id",      \
+            "r.name")                                                          \
+    " FROM r) q ORDER BY q.o, q.t)"
+const char tn_pg_sql_session_end[] =
+    "WITH" S_LOCKED("$3")
+    " u AS (UPDATE tenure_sessions s SET ended_at = now(),"
+    " end_reason = " END_REASON ", expires_at = least(s.expires_at, now()),"
+    " n_leases = 0 WHERE s.id = $1 AND (SELECT live AND mine FROM d)"
+    " RETURNING s.id, s.owner_id)," END_RELEASE END_EV
+    " SELECT 'ok', NULL::text, NULL::bigint, NULL::bigint,"
+    " (SELECT count(*) FROM r) FROM u UNION ALL" S_REFUSED;
 
 /* $1 id.  A session that ran out on the snapshot with its end not
  * recorded is read FOR SHARE (its newest version, after any renew in
@@ -114,21 +110,19 @@ const char tn_pg_sql_session_end[] = "WITH" S_LOCKED(
 const char tn_pg_sql_session_get[] =
     "WITH w AS (SELECT " S_COLS " FROM tenure_sessions s WHERE s.id = $1"
     " AND" S_RUN_OUT " FOR SHARE OF s)"
-    " SELECT r.owner_id, r.ttl_ms, " EXPIRES_IN(
-        "r") ", r.n_leases"
-             " FROM (SELECT * FROM w UNION ALL SELECT " S_COLS
-             " FROM tenure_sessions s WHERE s.id = $1 AND NOT" S_RUN_OUT ") r"
-             " WHERE r.ended_at IS NULL AND r.expires_at > now()";
+    " SELECT r.owner_id, r.ttl_ms, " EXPIRES_IN("r") ", r.n_leases"
+    " FROM (SELECT * FROM w UNION ALL SELECT " S_COLS
+    " FROM tenure_sessions s WHERE s.id = $1 AND NOT" S_RUN_OUT ") r"
+    " WHERE r.ended_at IS NULL AND r.expires_at > now()";
 
 /* $1 owner_id prefix, $2 after (an id) or NULL, $3 limit.  Live sessions
  * in id order (COLLATE "C": byte order).  Columns: id, owner_id, ttl_ms,
  * expires_in_ms, leases. */
 const char tn_pg_sql_session_list[] =
-    "SELECT s.id, s.owner_id, s.ttl_ms, " EXPIRES_IN(
-        "s") ", s.n_leases"
-             " FROM tenure_sessions s WHERE s.ended_at IS NULL"
-             " AND s.expires_at > now() AND starts_with(s.owner_id, $1)"
-             " AND ($2::text IS NULL OR s.id > $2) ORDER BY s.id LIMIT $3";
+    "SELECT s.id, s.owner_id, s.ttl_ms, " EXPIRES_IN("s") ", s.n_leases"
+    " FROM tenure_sessions s WHERE s.ended_at IS NULL"
+    " AND s.expires_at > now() AND starts_with(s.owner_id, $1)"
+    " AND ($2::text IS NULL OR s.id > $2) ORDER BY s.id LIMIT $3";
 
 /* The requester's session of a claim or batch release: $1 id, $2 secret,
  * $3 principal.  Locked FOR NO KEY UPDATE (the statement changes its
@@ -156,7 +150,8 @@ const char tn_pg_sql_session_list[] =
  * non-waiting acquire would be (ACQUIRE_SQL in sql_acquire.c): se records
  * the ends of the holders' sessions that ran out first, cur locks the
  * existing rows in name order (two claims of overlapping names lock in the
- * same order), d decides each name on the newest versions, g grants the
+ * same order), d decides each name on the newest versions (a free name
+ * with waiters here is held, one in lock delay is that), g grants the
  * free ones in one INSERT ... ON CONFLICT whose CAS re-checks each row and
  * draws each token under its row lock.  A name held under this session by
  * the same owner is answered as granted again, with its token and secret.
@@ -172,26 +167,22 @@ const char tn_pg_sql_session_list[] =
     " AND EXISTS (SELECT 1 FROM ok)"                                           \
     " RETURNING s.id, s.owner_id, s.expires_at),"
 #define END_SE(a)                                                              \
-    LEASE_END_OR(                                                              \
-        "(SELECT se.expires_at FROM se WHERE se.id = " a ".session_id)", a)
+    LEASE_END_OR("(SELECT se.expires_at FROM se WHERE se.id = " a              \
+                 ".session_id)", a)
 #define CLAIM_CUR                                                              \
     " cur AS MATERIALIZED (SELECT c.name, c.owner_id, c.fencing_token,"        \
-    " c.secret, c.released, c.session_id, " END_SE(                            \
-        "c") " AS ends,"                                                       \
-             " " LEASE_DELAY_MS(                                               \
-                 "c") " AS delay_ms"                                           \
-                      " FROM leases c WHERE c.name = ANY ($6::text[])"         \
-                      " AND EXISTS (SELECT 1 FROM ok) AND (SELECT count(*) "   \
-                      "FROM se) >= 0"                                          \
-                      " ORDER BY c.name FOR UPDATE),"
+    " c.secret, c.released, c.session_id, " END_SE("c") " AS ends,"            \
+    " " LEASE_DELAY_MS("c") " AS delay_ms"                                     \
+    " FROM leases c WHERE c.name = ANY ($6::text[])"                           \
+    " AND EXISTS (SELECT 1 FROM ok) AND (SELECT count(*) FROM se) >= 0"        \
+    " ORDER BY c.name FOR UPDATE),"
 #define CLAIM_KIND                                                             \
     " CASE WHEN c.name IS NULL THEN CASE WHEN n.q THEN 'h' ELSE 'f' END"       \
     " WHEN NOT c.released AND c.ends > now() THEN"                             \
     " CASE WHEN c.session_id = $1 AND c.owner_id = (SELECT owner FROM ok)"     \
     " THEN 'r' ELSE 'h' END"                                                   \
-    " WHEN n.q THEN 'h'"                                                       \
-    " WHEN c.released OR c.ends + " MS("c.delay_ms") " <= now() THEN 'f'"      \
-                                                     " ELSE 'd' END AS k"
+    " WHEN NOT c.released AND c.ends + " MS("c.delay_ms") " > now()"           \
+    " THEN 'd' WHEN n.q THEN 'h' ELSE 'f' END AS k"
 #define CLAIM_DECIDE                                                           \
     " ok AS MATERIALIZED (SELECT m.id, coalesce($4, m.owner_id) AS owner,"     \
     " m.ttl_ms, m.expires_at FROM me m WHERE m.live AND m.mine),"              \
@@ -236,14 +227,12 @@ const char tn_pg_sql_session_list[] =
     EV_LINE("'a'", "g.fencing_token", "g.fencing_token", "g.owner_id", "g.name")
 #define CLAIM_EV                                                               \
     " ev AS (INSERT INTO tn_outbox (line) SELECT q.line FROM (SELECT 0 AS o,"  \
-    " 0::bigint AS t, 0 AS p, " EV_ENDED(                                      \
-        "'e'", "se.owner_id",                                                  \
-        "se.id") " AS line FROM se"                                            \
-                 " UNION ALL SELECT 1, g.fencing_token, 0, " CLAIM_EV_PREV     \
-                 " FROM g WHERE g.prev_expired_at IS NOT NULL"                 \
-                 " UNION ALL SELECT 1, g.fencing_token, 1, " CLAIM_EV_ACQUIRED \
-                 " FROM g)"                                                    \
-                 " q ORDER BY q.o, q.t, q.p)"
+    " 0::bigint AS t, 0 AS p, " EV_ENDED("'e'", "se.owner_id", "se.id")        \
+    " AS line FROM se"                                                         \
+    " UNION ALL SELECT 1, g.fencing_token, 0, " CLAIM_EV_PREV                  \
+    " FROM g WHERE g.prev_expired_at IS NOT NULL"                              \
+    " UNION ALL SELECT 1, g.fencing_token, 1, " CLAIM_EV_ACQUIRED " FROM g)"   \
+    " q ORDER BY q.o, q.t, q.p)"
 #define CLAIM_WRITES                                                           \
     " cnt AS (UPDATE tenure_sessions s SET n_leases = s.n_leases"              \
     " + (SELECT count(*) FROM g) WHERE s.id = $1"                              \
@@ -264,26 +253,26 @@ const char tn_pg_sql_session_list[] =
 /* Columns: kind, index (1-based), token, secret, holder's owner_id, its
  * expires_in_ms, retry_after_ms, the session's expires_in_ms. */
 #define D_RETRY                                                                \
-    "greatest(1, ceil(extract(epoch FROM (d.ends + " MS(                       \
-        "d.delay_ms") " - now())) * 1000))::bigint"
+    "greatest(1, ceil(extract(epoch FROM (d.ends + " MS("d.delay_ms")          \
+    " - now())) * 1000))::bigint"
 #define CLAIM_ANSWER                                                           \
     ME_REFUSED(CLAIM_NULLS)                                                    \
-    " UNION ALL SELECT CASE WHEN NOT f.leases THEN 'C' ELSE 'M' "              \
-    "END," CLAIM_NULLS " FROM fits f WHERE NOT (f.leases AND f.names)"         \
-    " UNION ALL SELECT 'A'," CLAIM_NULLS " WHERE " CLAIM_FITS                  \
-    " AND" CLAIM_AGAIN " UNION ALL SELECT CASE WHEN g.name IS NULL THEN d.k"   \
+    " UNION ALL SELECT CASE WHEN NOT f.leases THEN 'C' ELSE 'M' END,"          \
+    CLAIM_NULLS " FROM fits f WHERE NOT (f.leases AND f.names)"                \
+    " UNION ALL SELECT 'A'," CLAIM_NULLS                                       \
+    " WHERE " CLAIM_FITS " AND" CLAIM_AGAIN                                    \
+    " UNION ALL SELECT CASE WHEN g.name IS NULL THEN d.k"                      \
     " WHEN g.prev_token IS NULL THEN 'i' ELSE 'g' END, d.ord,"                 \
     " coalesce(g.fencing_token, d.fencing_token),"                             \
     " CASE WHEN g.name IS NOT NULL THEN d.sec WHEN d.k = 'r' THEN d.secret"    \
-    " END, d.owner_id, " EXPIRES_IN_AT(                                        \
-        "d.ends") ", " D_RETRY ","                                             \
-                  " (SELECT " EXPIRES_IN(                                      \
-                      "o") " FROM ok o)"                                       \
-                           " FROM d LEFT JOIN g ON g.name = d.name"            \
-                           " WHERE " CLAIM_FITS " AND NOT" CLAIM_AGAIN
+    " END, d.owner_id, " EXPIRES_IN_AT("d.ends") ", " D_RETRY ","              \
+    " (SELECT " EXPIRES_IN("o") " FROM ok o)"                                  \
+    " FROM d LEFT JOIN g ON g.name = d.name"                                   \
+    " WHERE " CLAIM_FITS " AND NOT" CLAIM_AGAIN
 
-const char tn_pg_sql_claim[] = "WITH" ME CLAIM_DECIDE CLAIM_INSERT CLAIM_WRITES
-                               " SELECT * FROM (" CLAIM_ANSWER ") a";
+const char tn_pg_sql_claim[] =
+    "WITH" ME CLAIM_DECIDE CLAIM_INSERT CLAIM_WRITES
+    " SELECT * FROM (" CLAIM_ANSWER ") a";
 
 /* The batch release: $1-$3 the session (ME), $4 names, $5 tokens.  Each
  * lease of this session with that token, not released, is released (the
@@ -309,17 +298,17 @@ const char tn_pg_sql_claim[] = "WITH" ME CLAIM_DECIDE CLAIM_INSERT CLAIM_WRITES
     " AND EXISTS (SELECT 1 FROM r)),"                                          \
     " led AS (UPDATE lease_grants e SET ended_at = now(),"                     \
     " end_reason = 'released' FROM r WHERE e.token = r.fencing_token),"        \
-    " ev AS (INSERT INTO tn_outbox (line) SELECT " EV_LINE(                    \
-        "'r'", "r.fencing_token", "r.fencing_token", "r.owner_id",             \
-        "r.name") " FROM r ORDER BY r.fencing_token)"
+    " ev AS (INSERT INTO tn_outbox (line) SELECT "                             \
+    EV_LINE("'r'", "r.fencing_token", "r.fencing_token", "r.owner_id",         \
+            "r.name")                                                          \
+    " FROM r ORDER BY r.fencing_token)"
 #define UNCLAIM_ANSWER                                                         \
     ME_REFUSED(CLAIM_NULLS)                                                    \
     " UNION ALL SELECT CASE WHEN r.name IS NULL THEN 'l' ELSE 'r' END,"        \
     " n.ord, n.token, NULL::bytea, NULL::text, NULL::bigint, NULL::bigint,"    \
     " (SELECT " EXPIRES_IN("o") " FROM ok o)"                                  \
-                                " FROM n LEFT JOIN r ON r.name = n.name AND "  \
-                                "r.fencing_token = n.token"                    \
-                                " WHERE EXISTS (SELECT 1 FROM ok)"
+    " FROM n LEFT JOIN r ON r.name = n.name AND r.fencing_token = n.token"     \
+    " WHERE EXISTS (SELECT 1 FROM ok)"
 const char tn_pg_sql_unclaim[] =
     "WITH" ME UNCLAIM_WRITES " SELECT * FROM (" UNCLAIM_ANSWER ") a";
 
@@ -360,15 +349,11 @@ const char tn_pg_sql_unclaim[] =
     " FOR UPDATE SKIP LOCKED) RETURNING 1),"
 #define SWEEP_EV                                                               \
     " ev AS (INSERT INTO tn_outbox (line) SELECT q.line FROM (SELECT 0 AS o,"  \
-    " 0::bigint AS t, " EV_ENDED(                                              \
-        "'e'", "rec.owner_id",                                                 \
-        "rec.id") " AS line FROM rec UNION ALL SELECT 1, "                     \
-                  "st.fencing_token, " EV_LINE(EV_TYPE_OF_END("st.why"),       \
-                                               "st.fencing_token",             \
-                                               "st.fencing_token",             \
-                                               "st.owner_id",                  \
-                                               "st.name") " FROM st) q ORDER " \
-                                                          "BY q.o, q.t)"
+    " 0::bigint AS t, " EV_ENDED("'e'", "rec.owner_id", "rec.id")              \
+    " AS line FROM rec UNION ALL SELECT 1, st.fencing_token, "                 \
+    EV_LINE(EV_TYPE_OF_END("st.why"), "st.fencing_token", "st.fencing_token",  \
+            "st.owner_id", "st.name")                                          \
+    " FROM st) q ORDER BY q.o, q.t)"
 const char tn_pg_sql_session_sweep[] =
     "WITH" SWEEP_REC SWEEP_SETTLE SWEEP_DELETE SWEEP_EV
     " SELECT (SELECT count(*) FROM rec), (SELECT count(*) FROM st),"

@@ -72,7 +72,7 @@
  * snapshot says it.  A session that ran out on the snapshot with its end
  * not recorded may have a renew in flight that decided before the expiry
  * and commits later: then its newest version, read FOR SHARE, which waits
- * for that writer (docs/SAFETY.md section 8.3, as READ_WAITING in sql.c
+ * for that writer (docs/safety/revealed-end.md, as READ_WAITING in sql.c
  * does for leases).  first is an SQL expression tried before all that (a
  * statement that recorded the end itself knows it: its own change is not
  * visible to its other parts), or NULL.  A missing row (deleted once ended

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Checks and figures of the HA chaos profile (docs/HA.md), on the history
-the recording clients wrote (docs/SAFETY.md section 1.1).
+the recording clients wrote (docs/safety/tenure-check.md).
 
   ha_check.py ledger LEDGER HISTORY...
       Every grant a client was told of (an ok acquire) must be in the

@@ -26,7 +26,12 @@ public final class AcquireOptions {
         return new AcquireOptions(ttlMs, null, 0, null, 0);
     }
 
-    /** The holder's name; null means the client's owner id. */
+    /** Options of an acquire under a session ({@link Session#acquire}): no TTL, the session's applies. */
+    public static AcquireOptions ofSession() {
+        return new AcquireOptions(0, null, 0, null, 0);
+    }
+
+    /** The holder's name; null means the client's owner id (the session's owner under a session). */
     public AcquireOptions owner(String o) {
         return new AcquireOptions(ttlMs, o, waitMs, requestId, lockDelayMs);
     }

@@ -186,16 +186,28 @@ public final class Client {
         return HexFormat.of().formatHex(b);
     }
 
-    /** One answer: status, parsed body (empty when none) and the instant just before its request was sent. */
+    /**
+     * One answer: status, parsed body (empty when none), the instant just
+     * before its request was sent, its Retry-After in ms (0 when none) and
+     * the host name the request named.
+     */
     static final class Answer {
         final int status;
         final Map<String, Object> body;
         final long sentNanos;
+        final long retryAfterMs;
+        final String host;
 
         Answer(int status, Map<String, Object> body, long sentNanos) {
+            this(status, body, sentNanos, 0, "");
+        }
+
+        Answer(int status, Map<String, Object> body, long sentNanos, long retryAfterMs, String host) {
             this.status = status;
             this.body = body;
             this.sentNanos = sentNanos;
+            this.retryAfterMs = retryAfterMs;
+            this.host = host;
         }
 
         boolean ok() {
@@ -203,10 +215,28 @@ public final class Client {
         }
 
         TenureException error() {
-            return TenureException.fromAnswer(status, body);
+            return TenureException.fromAnswer(status, body, retryAfterMs, host);
         }
     }
 
+    /** Retry-After in ms: delay-seconds only (tenured sends no dates); 0 when absent or not a number. */
+    static long retryAfterMs(String v) {
+        if (v == null) {
+            return 0;
+        }
+        try {
+            long s = Long.parseLong(v.trim());
+            return s > 0 && s < 86_400 ? s * 1000 : 0;
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /**
+     * A request with the client's headers.  It never carries an Origin:
+     * tenured refuses a state change that names a foreign one (403), a
+     * check against web pages that only browsers' requests trip.
+     */
     HttpRequest.Builder request(URI base, String path) {
         HttpRequest.Builder rb = HttpRequest.newBuilder(URI.create(base + path))
                 .header("Accept", "application/json");
@@ -290,7 +320,8 @@ public final class Client {
             Thread.currentThread().interrupt();
             throw new TenureException.Transport("interrupted", base + ": interrupted", e);
         }
-        return new Answer(resp.statusCode(), readBody(base, resp.body()), sent);
+        return new Answer(resp.statusCode(), readBody(base, resp.body()), sent,
+                retryAfterMs(resp.headers().firstValue("Retry-After").orElse(null)), base.getHost());
     }
 
     private static Map<String, Object> readBody(URI base, InputStream in) throws TenureException {
@@ -399,26 +430,10 @@ public final class Client {
 
     /** One page of live leases whose names start with prefix, in name order, after the name after (null: from the start). */
     public List<LeaseInfo> list(String prefix, String after, int limit) throws TenureException {
-        StringBuilder q = new StringBuilder("/v1/leases?prefix=").append(escape(prefix == null ? "" : prefix));
-        if (after != null) {
-            q.append("&after=").append(escape(after));
-        }
-        if (limit > 0) {
-            q.append("&limit=").append(limit);
-        }
-        Answer a = call("GET", q.toString(), null, 0, 0);
-        if (a.status != 200) {
-            throw a.error();
-        }
+        Answer a = page("/v1/leases", prefix, after, limit);
         List<LeaseInfo> out = new ArrayList<>();
-        if (a.body.get("leases") instanceof List) {
-            for (Object o : (List<?>) a.body.get("leases")) {
-                if (o instanceof Map) {
-                    @SuppressWarnings("unchecked")
-                    Map<String, Object> m = (Map<String, Object>) o;
-                    out.add(LeaseInfo.of(m));
-                }
-            }
+        for (Map<String, Object> m : maps(a.body.get("leases"))) {
+            out.add(LeaseInfo.of(m));
         }
         return out;
     }
@@ -476,13 +491,157 @@ public final class Client {
         return new EventStream(this, prefix, o);
     }
 
-    /** Opens a session: one keepalive for many leases (docs/SESSIONS.md). */
+    // ---- sessions (docs/SESSIONS.md) ------------------------------------
+
+    /** Opens a session of the client's owner id, kept alive from now on. */
     public Session openSession(long ttlMs) throws TenureException {
-        return Session.open(this, owner, ttlMs);
+        return openSession(SessionOptions.ttlMs(ttlMs));
     }
 
-    /** Opens a session with its own owner id. */
+    /** Opens a session with its own owner id, kept alive from now on. */
     public Session openSession(String ownerId, long ttlMs) throws TenureException {
-        return Session.open(this, ownerId, ttlMs);
+        return openSession(SessionOptions.ttlMs(ttlMs).owner(ownerId));
+    }
+
+    /**
+     * Opens a session (POST /v1/sessions): one heartbeat for many leases.
+     * Its keepalive starts at once unless {@link SessionOptions#noKeepalive()}.
+     * Throws {@code not_implemented} when the server has no sessions,
+     * {@link TenureException.Unavailable} ({@code capacity}) at
+     * --max-sessions.  An open is not idempotent: one sent again after a
+     * 503 that hid a success leaves the first session to expire, holding
+     * nothing.
+     */
+    public Session openSession(SessionOptions o) throws TenureException {
+        return Session.open(this, o);
+    }
+
+    /**
+     * A handle for a session opened elsewhere (e.g. "tenure session
+     * open"), to renew, claim under or end it; its owner is the client's
+     * owner id.  Its safe time is 0 until a renew succeeds; it is not kept
+     * until {@link Session#keepAlive()}.
+     */
+    public Session adoptSession(String id, String secret) throws TenureException {
+        return adoptSession(id, secret, SessionOptions.ttlMs(0));
+    }
+
+    /** As {@link #adoptSession(String, String)}, with o's owner and listeners (its TTL and keepalive are not used). */
+    public Session adoptSession(String id, String secret, SessionOptions o) throws TenureException {
+        if (id == null || id.isEmpty() || secret == null || secret.isEmpty()) {
+            throw TenureException.local("invalid", "a session id and its secret are needed");
+        }
+        return Session.adopt(this, id, secret, o.owner, o);
+    }
+
+    private static String sessionPath(String id) throws TenureException {
+        if (id == null || id.isEmpty()) {
+            throw TenureException.local("invalid", "a session id is needed");
+        }
+        return "/v1/sessions/" + escape(id);
+    }
+
+    /** The live session id (owner, TTL, time left, number of leases; never its secret); {@code not_found} when it is not live. */
+    public SessionInfo getSession(String id) throws TenureException {
+        Answer a = call("GET", sessionPath(id), null, 0, 0);
+        if (a.status != 200) {
+            throw a.error();
+        }
+        return SessionInfo.of(a.body);
+    }
+
+    /** Ends the session id and every lease of it (each revoked): an admin's operation with auth on; Lost when it is not live. */
+    public void forceEndSession(String id) throws TenureException {
+        Answer a = call("DELETE", sessionPath(id) + "?force=true", null, 0, 0);
+        if (!a.ok()) {
+            throw a.error();
+        }
+    }
+
+    /** One page of live sessions whose owner_id starts with prefix, in session_id order, after the id after (null: from the start). */
+    public Page<SessionInfo> sessions(String prefix, String after, int limit) throws TenureException {
+        Answer a = page("/v1/sessions", prefix, after, limit);
+        List<SessionInfo> out = new ArrayList<>();
+        for (Map<String, Object> m : maps(a.body.get("sessions"))) {
+            out.add(SessionInfo.of(m));
+        }
+        return new Page<>(out, Json.str(a.body, "next"));
+    }
+
+    /** Every live session whose owner_id starts with prefix (all pages). */
+    public List<SessionInfo> sessionsAll(String prefix) throws TenureException {
+        List<SessionInfo> out = new ArrayList<>();
+        String after = null;
+        do {
+            Page<SessionInfo> p = sessions(prefix, after, 1000);
+            out.addAll(p.items());
+            after = p.next();
+        } while (after != null);
+        return out;
+    }
+
+    /** Every live lease whose name starts with prefix (all pages), in name order. */
+    public List<LeaseInfo> listAll(String prefix) throws TenureException {
+        List<LeaseInfo> out = new ArrayList<>();
+        String after = null;
+        do {
+            Answer a = page("/v1/leases", prefix, after, 1000);
+            for (Map<String, Object> m : maps(a.body.get("leases"))) {
+                out.add(LeaseInfo.of(m));
+            }
+            after = Json.str(a.body, "next");
+        } while (after != null);
+        return out;
+    }
+
+    private Answer page(String path, String prefix, String after, int limit) throws TenureException {
+        StringBuilder q = new StringBuilder(path).append("?prefix=").append(escape(prefix == null ? "" : prefix));
+        if (after != null) {
+            q.append("&after=").append(escape(after));
+        }
+        if (limit > 0) {
+            q.append("&limit=").append(limit);
+        }
+        Answer a = call("GET", q.toString(), null, 0, 0);
+        if (a.status != 200) {
+            throw a.error();
+        }
+        return a;
+    }
+
+    @SuppressWarnings("unchecked")
+    static List<Map<String, Object>> maps(Object v) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        if (v instanceof List) {
+            for (Object o : (List<?>) v) {
+                if (o instanceof Map) {
+                    out.add((Map<String, Object>) o);
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Opens a session, claims names (the claim says what became of each),
+     * runs body with them on this thread while the session's keepalive
+     * keeps it, and ends the session (every lease of it released) when
+     * body returns.  When the session is lost (the server said so) or its
+     * safe time runs out, this thread is interrupted, so a body blocked in
+     * I/O or a sleep stops; the interruption tells an honest body to stop,
+     * it is not the safety: check {@link Session#held()} (or a lease's
+     * {@link Lease#held()}) right before each write and stamp the write
+     * with the lease's token.
+     *
+     * @return body's value
+     * @throws TenureException the open's or the claim's error (the session
+     *     is then ended); else, when the session was lost while body ran,
+     *     {@link TenureException.Lost} or {@link TenureException.Expired}
+     *     (nothing is ended), unless body threw an exception of its own
+     *     other than an interruption; else body's exception; else an end
+     *     that answered lost
+     */
+    public <T> T holdSession(SessionOptions o, List<String> names, Hold.SessionBody<T> body) throws Exception {
+        return Hold.runSession(this, o, names, body);
     }
 }

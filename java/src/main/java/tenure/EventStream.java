@@ -221,7 +221,8 @@ public final class EventStream implements AutoCloseable {
             } catch (IOException | IllegalArgumentException e) {
                 // not JSON: the status still says what happened
             }
-            throw TenureException.fromAnswer(resp.statusCode(), body);
+            throw TenureException.fromAnswer(resp.statusCode(), body,
+                    Client.retryAfterMs(resp.headers().firstValue("Retry-After").orElse(null)), base.getHost());
         }
         attempt = 0;
         synchronized (lock) {

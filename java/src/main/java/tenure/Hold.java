@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
 package tenure;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+
 /**
  * Hold and its keepalive: run a body with a lease while a thread renews it
  * when a third of the TTL has passed since the last successful renew was
@@ -17,6 +21,36 @@ public final class Hold {
     @FunctionalInterface
     public interface Body<T> {
         T run(Lease lease) throws Exception;
+    }
+
+    /** The work done while a session is held, with what its claim answered. */
+    @FunctionalInterface
+    public interface SessionBody<T> {
+        T run(Session session, Session.Claim claim) throws Exception;
+    }
+
+    /** Interrupts the body's thread once, unless the body finished first. */
+    static final class Interrupter {
+        private final Thread body;
+        private boolean stop;        // guarded by this
+        private boolean interrupted; // guarded by this
+
+        Interrupter(Thread body) {
+            this.body = body;
+        }
+
+        synchronized void end() {
+            if (!stop && !interrupted) {
+                interrupted = true;
+                body.interrupt();
+            }
+        }
+
+        /** From now on nothing is interrupted; says whether the body was. */
+        synchronized boolean finish() {
+            stop = true;
+            return interrupted;
+        }
     }
 
     /** The keepalive of one lease, and the body thread it interrupts when the lease ends. */
@@ -128,7 +162,7 @@ public final class Hold {
             return rethrow(berr, value); // body released it itself
         }
         if (end != null) {
-            if (berr != null && !(berr instanceof InterruptedException) && !interruption(berr)) {
+            if (berr != null && !interruption(berr)) {
                 throw berr;
             }
             throw end;
@@ -144,6 +178,66 @@ public final class Hold {
         }
         if (rerr instanceof TenureException.Lost) {
             throw rerr;
+        }
+        return value;
+    }
+
+    static <T> T runSession(Client c, SessionOptions o, List<String> names, SessionBody<T> body) throws Exception {
+        Interrupter stopper = new Interrupter(Thread.currentThread());
+        Session.EndListener user = o.onEnd;
+        Session s = c.openSession(o.kept().onEnd((x, reason, err) -> {
+            stopper.end();
+            if (user != null) {
+                user.ended(x, reason, err);
+            }
+        }));
+        Session.Claim claim;
+        try {
+            claim = names.isEmpty() ? new Session.Claim(new ArrayList<>(), new LinkedHashMap<>(), new LinkedHashMap<>())
+                    : s.claim(names);
+        } catch (TenureException e) {
+            try {
+                s.close();
+            } catch (TenureException x) {
+                // the claim's error is the one to tell
+            }
+            if (stopper.finish()) {
+                Thread.interrupted();
+            }
+            throw e;
+        }
+        T value = null;
+        Exception berr = null;
+        try {
+            value = body.run(s, claim);
+        } catch (Exception e) {
+            berr = e;
+        } finally {
+            if (stopper.finish()) {
+                Thread.interrupted(); // ours: the caller's thread goes on uninterrupted
+            }
+        }
+        TenureException end = s.error(); // one reading: the safe time may run out between two
+        if (end instanceof TenureException.Ended) {
+            return rethrow(berr, value); // body ended it itself
+        }
+        if (end != null) {
+            if (berr != null && !interruption(berr)) {
+                throw berr;
+            }
+            throw end;
+        }
+        TenureException eerr = null;
+        try {
+            s.end();
+        } catch (TenureException e) {
+            eerr = e;
+        }
+        if (berr != null) {
+            throw berr;
+        }
+        if (eerr instanceof TenureException.Lost) {
+            throw eerr;
         }
         return value;
     }

@@ -9,7 +9,9 @@ package tenure;
  * which is later, so the lease cannot end on the server before the
  * client's count does.  A lease that was lost, released or ran out is never
  * revived.  A lease taken under a {@link Session} lives as long as its
- * session: its safe time is the session's.  Thread-safe.
+ * session: its safe time is the session's, and it ends when the session
+ * ends (lost or expired with it, released by {@link Session#end()}); it is
+ * renewed only through its session.  Thread-safe.
  */
 public final class Lease {
     private enum State { HELD, LOST, EXPIRED, RELEASED }
@@ -28,6 +30,7 @@ public final class Lease {
     private long deadlineNanos;  // end of the safe time, valid when hasDeadline
     private boolean hasDeadline; // false: never granted here (adopted) or renewing a spent wait
     private TenureException endErr;
+    private TenureException releaseErr; // what its release answered, when it did not go through
 
     Lease(Client client, Session session, String name, String owner, long token, String secret,
             String proof) {
@@ -124,12 +127,7 @@ public final class Lease {
             return 0;
         }
         if (session != null) {
-            long s = session.safeForNanos(now);
-            if (s <= 0) {
-                state = State.EXPIRED;
-                endErr = session.endError();
-            }
-            return Math.max(s, 0);
+            return Math.max(session.safeForNanos(now), 0); // its end is the session's (terminal there)
         }
         if (!hasDeadline) {
             return 0;
@@ -160,6 +158,9 @@ public final class Lease {
     /** Null while held, else why not: Expired, Lost (with the server's answer) or Released. */
     public synchronized TenureException error() {
         safeLocked(System.nanoTime());
+        if (state == State.HELD && session != null) {
+            return session.leaseError();
+        }
         switch (state) {
         case EXPIRED:
             return endErr != null ? endErr : TenureException.local("expired", "the safe time of lease \"" + name + "\" ran out");
@@ -180,6 +181,42 @@ public final class Lease {
         }
     }
 
+    /** Marks the lease released (a batch release); why, when not null, is what the release answered. */
+    synchronized void markReleased(TenureException why) {
+        if (state == State.HELD) {
+            state = State.RELEASED;
+        }
+        if (state == State.RELEASED && why != null) {
+            releaseErr = why;
+        }
+    }
+
+    /** Null while the lease itself was not released, lost or run out (its session's end aside). */
+    synchronized TenureException ownError() {
+        return state == State.HELD ? null : error();
+    }
+
+    /** How it ended: "released", "lost", "expired", or its session's end; "stopped" while it has not. */
+    synchronized String endReason() {
+        safeLocked(System.nanoTime());
+        switch (state) {
+        case RELEASED:
+            return "released";
+        case LOST:
+            return "lost";
+        case EXPIRED:
+            return "expired";
+        default:
+            String r = session != null ? session.endReason() : null;
+            return r != null ? r : "stopped";
+        }
+    }
+
+    /** What its end is reported with: a release's error (null when it went through), else {@link #error()}. */
+    synchronized TenureException endError() {
+        return state == State.RELEASED ? releaseErr : error();
+    }
+
     /** Renews with the TTL as it is. */
     public void renew() throws TenureException {
         renew(0);
@@ -191,7 +228,9 @@ public final class Lease {
      * is gone (for good), Expired without sending anything when the safe
      * time already ran out, Forbidden on a wrong secret (the handle is then
      * lost too), Released after release; transport errors leave the lease as
-     * it was.  A lease under a session is renewed by renewing its session.
+     * it was.  A lease under a session is renewed only through its session:
+     * its renew is sent, and the server refuses it (bad_request, "renew the
+     * session").
      */
     public void renew(long ttlMs) throws TenureException {
         renewBy(ttlMs, 0);
@@ -205,10 +244,6 @@ public final class Lease {
                 throw e;
             }
         }
-        if (session != null) {
-            session.renew(ttl);
-            return;
-        }
         Client.Answer a = client.call("PATCH", Client.leasePath(name),
                 Json.obj("token", token, "lease_secret", secret, "ttl_ms", ttl > 0 ? ttl : null), 0, deadline);
         if (a.status != 200) {
@@ -221,6 +256,9 @@ public final class Lease {
         Object exp = a.body.get("expires_in_ms");
         if (!(exp instanceof Long)) {
             throw TenureException.local("protocol", "renew answer without expires_in_ms");
+        }
+        if (session != null) {
+            return; // its session's time is its time
         }
         long granted = Json.lng(a.body, "ttl_ms", 0);
         grant(a.sentNanos, granted > 0 ? granted : ttl > 0 ? ttl : ttlMs(), (Long) exp);
@@ -265,16 +303,30 @@ public final class Lease {
 
     /**
      * Gives the lease back.  From this call on it is neither held nor
-     * renewed, whatever the outcome.  Lost when it was no longer live.
+     * renewed, whatever the outcome.  Lost when it was no longer live.  A
+     * lease under a session leaves it (reported ended, "released"); the
+     * session goes on.
      */
     public void release() throws TenureException {
         synchronized (this) {
             state = State.RELEASED;
         }
-        Client.Answer a = client.call("DELETE", Client.leasePath(name),
-                Json.obj("token", token, "lease_secret", secret), 0, 0);
-        if (!a.ok()) {
-            throw a.error();
+        TenureException err = null;
+        try {
+            Client.Answer a = client.call("DELETE", Client.leasePath(name),
+                    Json.obj("token", token, "lease_secret", secret), 0, 0);
+            if (!a.ok()) {
+                err = a.error();
+            }
+        } catch (TenureException e) {
+            err = e;
+        }
+        if (session != null) {
+            markReleased(err);
+            session.leaseEnded(this);
+        }
+        if (err != null) {
+            throw err;
         }
     }
 

@@ -9,9 +9,11 @@ import java.util.Map;
  * "connect", "timeout", "transport", "protocol", "invalid"); the nested
  * subclasses let callers catch the kinds that matter: {@link Held} (who
  * holds the name), {@link LockDelay}, {@link Lost} and its {@link Expired}
- * (the safe time ran out), {@link Released}, {@link Forbidden},
- * {@link Transport} with {@link Connect} (nothing was sent) and
- * {@link Timeout} (sent, outcome unknown), {@link Unavailable}.  The codes
+ * (the safe time ran out), {@link Released}, {@link Ended} (a session
+ * handle after its end), {@link Forbidden}, {@link Transport} with
+ * {@link Connect} (nothing was sent) and {@link Timeout} (sent, outcome
+ * unknown), {@link Unavailable}, {@link TooManyRequests} and
+ * {@link Misdirected}.  The codes
  * are the C, Python and Go clients' (docs/CLIENT.md).
  */
 public class TenureException extends Exception {
@@ -19,11 +21,21 @@ public class TenureException extends Exception {
 
     private final String code;
     private final int status;
+    private long retryAfterMs;
 
     public TenureException(String code, int status, String message, Throwable cause) {
         super(message == null || message.isEmpty() ? code : message, cause);
         this.code = code;
         this.status = status;
+    }
+
+    /**
+     * How long the server asked to wait before trying again (its
+     * Retry-After on a 429 or 503, the lock delay's retry_after_ms), 0 when
+     * it said nothing.
+     */
+    public long retryAfterMs() {
+        return retryAfterMs;
     }
 
     /** The server's error code, or a local one. */
@@ -61,15 +73,47 @@ public class TenureException extends Exception {
     /** The name is in its lock delay for {@link #retryAfterMs()} more. */
     public static class LockDelay extends TenureException {
         private static final long serialVersionUID = 1L;
-        private final long retryAfterMs;
 
         LockDelay(int status, String message, long retryAfterMs) {
             super("lock_delay", status, message, null);
-            this.retryAfterMs = retryAfterMs;
+            setRetryAfter(retryAfterMs);
         }
+    }
 
-        public long retryAfterMs() {
-            return retryAfterMs;
+    /**
+     * 429: this client's address (or principal) already has as many
+     * blocking acquires waiting as the server allows
+     * (--max-waiters-per-address, --max-waiters-per-principal); nothing was
+     * done.  {@link #retryAfterMs()} is the server's Retry-After.
+     */
+    public static class TooManyRequests extends TenureException {
+        private static final long serialVersionUID = 1L;
+
+        TooManyRequests(int status, String message) {
+            super("too_many_requests", status, message, null);
+        }
+    }
+
+    /**
+     * 421: the server does not answer to the host name this client used
+     * (with authentication off it serves only localhost, IP addresses, its
+     * --listen host and its --allow-host names, against DNS rebinding);
+     * nothing was done.  Use an address, or start tenured with --allow-host.
+     */
+    public static class Misdirected extends TenureException {
+        private static final long serialVersionUID = 1L;
+
+        Misdirected(int status, String message) {
+            super("misdirected_request", status, message, null);
+        }
+    }
+
+    /** A session handle used after {@link Session#end()}: code "ended". */
+    public static class Ended extends TenureException {
+        private static final long serialVersionUID = 1L;
+
+        Ended(String message) {
+            super("ended", 0, message, null);
         }
     }
 
@@ -151,6 +195,8 @@ public class TenureException extends Exception {
             return new Expired(message);
         case "released":
             return new Released(message);
+        case "ended":
+            return new Ended(message);
         case "lost":
             return new Lost("lost", 0, message);
         default:
@@ -158,8 +204,24 @@ public class TenureException extends Exception {
         }
     }
 
-    /** The exception of an error answer: its status and parsed body (may be empty). */
-    static TenureException fromAnswer(int status, Map<String, Object> body) {
+    final void setRetryAfter(long ms) {
+        retryAfterMs = Math.max(0, ms);
+    }
+
+    /**
+     * The exception of an error answer: its status, parsed body (may be
+     * empty), the Retry-After it carried (ms, 0 when none) and the host
+     * name the request named.
+     */
+    static TenureException fromAnswer(int status, Map<String, Object> body, long retryAfterMs, String host) {
+        TenureException e = fromBody(status, body, host);
+        if (e.retryAfterMs == 0) {
+            e.setRetryAfter(retryAfterMs);
+        }
+        return e;
+    }
+
+    private static TenureException fromBody(int status, Map<String, Object> body, String host) {
         String code = Json.str(body, "error");
         String msg = Json.str(body, "message");
         if (code == null) {
@@ -185,6 +247,11 @@ public class TenureException extends Exception {
             return new Lost("lost", status, msg);
         case "forbidden":
             return new Forbidden(status, msg);
+        case "too_many_requests":
+            return new TooManyRequests(status, msg);
+        case "misdirected_request":
+            return new Misdirected(status, msg + " (this client named it \"" + host
+                    + "\": use an IP address or a name tenured allows)");
         default:
             if (status == 503) {
                 return new Unavailable(code, status, msg);
@@ -205,9 +272,11 @@ public class TenureException extends Exception {
         case 405: return "method_not_allowed";
         case 413: return "payload_too_large";
         case 415: return "unsupported_media_type";
+        case 421: return "misdirected_request";
         case 429: return "too_many_requests";
         case 431: return "request_header_fields_too_large";
         case 500: return "internal";
+        case 501: return "not_implemented";
         case 503: return "unavailable";
         default: return "http_" + status;
         }

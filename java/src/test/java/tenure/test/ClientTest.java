@@ -239,7 +239,7 @@ class ClientTest {
         Thread.sleep(3000); // two TTLs: the session's keepalive keeps all three
         assertTrue(one.held() && claim.granted.get(0).held());
         assertTrue(c.check("java/s/3", claim.granted.get(1).token()).current());
-        assertEquals(List.of(), s.releaseAll(List.of(claim.granted.get(0))));
+        assertEquals(List.of(), s.release(List.of(claim.granted.get(0))).lost);
         s.close();
         assertEquals(0, one.safeForMs());
         assertFalse(c.check("java/s/1", one.token()).current());

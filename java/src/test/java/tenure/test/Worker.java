@@ -50,6 +50,7 @@ public final class Worker {
      * kept for the next blocking call.
      */
     static void freeze() throws Exception {
+        long last = System.nanoTime();
         Process p = new ProcessBuilder("kill", "-STOP", Long.toString(ProcessHandle.current().pid()))
                 .inheritIO().start();
         boolean interrupted = false;
@@ -57,6 +58,25 @@ public final class Worker {
             try {
                 p.waitFor();
                 break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        // kill(1) returns once the signal is queued, and the stop takes hold
+        // a moment later (later still in a gVisor sandbox): a thread that
+        // ran on meanwhile was caught inside its write, holding the SQLite
+        // sink's lock, and the successor's write timed out (SQLITE_BUSY).
+        // Go on only once the monotonic clock jumped (the test keeps it
+        // stopped for seconds): the JVM was stopped, most often already
+        // while it waited for kill.
+        long give = last + 60_000_000_000L;
+        for (long now = System.nanoTime(); now - last <= 2_000_000_000L; now = System.nanoTime()) {
+            if (now - give > 0) {
+                throw new IllegalStateException("SIGSTOP never took hold");
+            }
+            last = now;
+            try {
+                Thread.sleep(5);
             } catch (InterruptedException e) {
                 interrupted = true;
             }
