@@ -431,6 +431,11 @@ char *tn_client_session_renew_body(const struct tn_session *s, int64_t ttl_ms);
  * a 200, else the mapped error. */
 int tn_client_decode_renew(long status, const char *body, size_t len,
                            struct tn_renew_io *io, struct tn_errmsg *em);
+/* decode.c: the outcome of the finished keepalive renew x of a lease or a
+ * session whose TTL is ttl_ms: its rc, with *ro (the answer) and em (why
+ * not) filled.  x stays the caller's (tn_xfer_put). */
+int tn_client_decode_renew_xfer(const struct tn_xfer *x, int64_t ttl_ms,
+                                struct tn_renew_io *ro, struct tn_errmsg *em);
 
 /* Apply the outcome rc of a renew (ro on success) to l: lost on
  * TN_ELOST/TN_EFORBIDDEN, new deadline on success.  Returns rc, or
@@ -461,13 +466,6 @@ int64_t tn_sched_next_renew(int rc, int64_t sent_ms, int64_t ttl_ms,
 void tn_client_log_locked(struct tn_client *c, const char *msg);
 
 /* ---- the keepalive thread: renew.c (loop, leases), ka_session.c ---- */
-
-/* renew.c: the outcome of the finished keepalive renew x of a lease or a
- * session whose TTL is ttl_ms: rc, with *ro (its answer) and em (why not)
- * filled; x goes back to the pool.  Caller holds c->mu. */
-int tn_ka_renew_outcome_locked(struct tn_client *c, struct tn_xfer *x,
-                               int64_t ttl_ms, struct tn_renew_io *ro,
-                               struct tn_errmsg *em);
 
 enum { TN_XFER_LEASE = 1, TN_XFER_SESSION = 2 }; /* tn_xfer.kind */
 

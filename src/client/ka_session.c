@@ -78,7 +78,8 @@ void tn_ka_session_done_locked(struct tn_client *c, struct tn_xfer *x)
     struct tn_session *s = x->owner;
     struct tn_renew_io ro;
     struct tn_errmsg em = {{0}};
-    int rc = tn_ka_renew_outcome_locked(c, x, s->ttl_ms, &ro, &em);
+    int rc = tn_client_decode_renew_xfer(x, s->ttl_ms, &ro, &em);
+    tn_xfer_put(&c->ka, x);
     s->in_flight = false;
     if (s->state == TN_LEASE_HELD)
         rc = tn_client_session_apply_renew_locked(s, rc, &ro);

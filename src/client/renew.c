@@ -127,29 +127,14 @@ static void start_renew_locked(struct tn_client *c, struct tn_lease *l,
     tn_sched_update_locked(c, l);
 }
 
-int tn_ka_renew_outcome_locked(struct tn_client *c, struct tn_xfer *x,
-                               int64_t ttl_ms, struct tn_renew_io *ro,
-                               struct tn_errmsg *em)
-{
-    *ro = (struct tn_renew_io){.ttl_send_ms = ttl_ms, .ttl_ms = ttl_ms};
-    int rc = x->rc;
-    if (rc == 0)
-        rc = tn_client_decode_renew(x->status, x->resp.data, x->resp.len, ro,
-                                    em);
-    else
-        tn_errmsg_set(em, "%s", x->err);
-    ro->sent_ms = x->sent_ms;
-    tn_xfer_put(&c->ka, x);
-    return rc;
-}
-
 /* Apply a finished renew of a kept lease. */
 static void lease_done_locked(struct tn_client *c, struct tn_xfer *x)
 {
     struct tn_lease *l = x->owner;
     struct tn_renew_io ro;
     struct tn_errmsg em = {{0}};
-    int rc = tn_ka_renew_outcome_locked(c, x, l->ttl_ms, &ro, &em);
+    int rc = tn_client_decode_renew_xfer(x, l->ttl_ms, &ro, &em);
+    tn_xfer_put(&c->ka, x);
     l->in_flight = false;
     if (l->state == TN_LEASE_HELD)
         rc = tn_lease_apply_renew_locked(l, rc, &ro);
