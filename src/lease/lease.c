@@ -7,7 +7,6 @@
 #include "lease.h"
 
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <tenure/err.h>
@@ -355,27 +354,16 @@ static int qsort_cmp(const void *a, const void *b)
                      *(const struct tn_lease_entry *const *)b);
 }
 
-struct list_walk {
-    struct tn_heap h;   /* the smallest names so far, in the caller's out */
-    const char *prefix; /* of the names wanted */
-    size_t prefix_len;
-    const char *after; /* names after this one, or NULL */
-    size_t after_len;
-    int64_t now_ms;
-    bool more; /* a match did not fit */
-};
-
 static bool list_one(const struct tn_lease_entry *l, void *ctx)
 {
-    struct list_walk *w = ctx;
+    struct tn_list_page *w = ctx;
     if (!tn_lease_is_live(l, w->now_ms) || l->name_len < w->prefix_len ||
         memcmp(l->name, w->prefix, w->prefix_len) != 0)
         return true;
     if (w->after != NULL &&
         name_cmp(l->name, l->name_len, w->after, w->after_len) <= 0)
         return true;
-    if (tn_heap_keep(&w->h, &l))
-        w->more = true; /* the smallest names are kept */
+    tn_list_page_offer(w, &l);
     return true;
 }
 
@@ -384,17 +372,14 @@ size_t tn_lease_list(const struct tn_lease_table *t, const char *prefix,
                      int64_t now_ms, const struct tn_lease_entry **out,
                      size_t limit, bool *more_out)
 {
-    struct list_walk w = {.prefix = prefix,
-                          .prefix_len = prefix_len,
-                          .after = after,
-                          .after_len = after_len,
-                          .now_ms = now_ms};
+    struct tn_list_page w = {.prefix = prefix,
+                             .prefix_len = prefix_len,
+                             .after = after,
+                             .after_len = after_len,
+                             .now_ms = now_ms};
     tn_heap_init_fixed(&w.h, out, limit, sizeof(*out), later_name);
     tn_lease_each(t, list_one, &w);
-    size_t n = tn_heap_count(&w.h);
-    qsort(out, n, sizeof(*out), qsort_cmp);
-    *more_out = w.more;
-    return n;
+    return tn_list_page_sort(&w, qsort_cmp, more_out);
 }
 
 struct live_count {

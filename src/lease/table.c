@@ -377,3 +377,19 @@ size_t tn_lease_scan(struct tn_lease_table *t, size_t *cursor, size_t buckets,
     struct scan_ctx c = {.fn = fn, .ctx = ctx};
     return tn_map_scan(&t->map, cursor, buckets, scan_one, &c);
 }
+
+void tn_list_page_offer(struct tn_list_page *p, const void *elem)
+{
+    if (tn_heap_keep(&p->h, elem))
+        p->more = true;
+}
+
+size_t tn_list_page_sort(struct tn_list_page *p,
+                         int (*cmp)(const void *a, const void *b),
+                         bool *more_out)
+{
+    size_t n = tn_heap_count(&p->h);
+    qsort(p->h.v, n, p->h.size, cmp);
+    *more_out = p->more;
+    return n;
+}

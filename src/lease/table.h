@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h> /* memcpy, for TN_LEASE_COPY_GRANT */
 
+#include "common/heap.h"
 #include "common/map.h"
 
 #define TN_SECRET_BYTES 16
@@ -182,5 +183,29 @@ size_t tn_lease_scan(struct tn_lease_table *t, size_t *cursor, size_t buckets,
 void tn_lease_each(const struct tn_lease_table *t,
                    bool (*fn)(const struct tn_lease_entry *l, void *ctx),
                    void *ctx);
+
+/* ---- one page of a list (the leases in lease.c, the sessions in
+ * session.c) ---- */
+
+/* A list walk: what it asks for, and the smallest `limit` matches so far,
+ * kept in h, a max-heap over the caller's out (tn_heap_init_fixed, its
+ * order "sorts after" so that the top is the first to give up). */
+struct tn_list_page {
+    struct tn_heap h;
+    const char *prefix; /* of the keys wanted (names; owners of sessions) */
+    size_t prefix_len;
+    const char *after; /* keys after this one, or NULL */
+    size_t after_len;
+    int64_t now_ms;
+    bool more; /* a match did not fit */
+};
+
+/* Offer elem (a match) to the page: it stays if it is among the smallest. */
+void tn_list_page_offer(struct tn_list_page *p, const void *elem);
+/* The page's matches, sorted by cmp in the caller's out: their count, and
+ * in *more_out whether more matched. */
+size_t tn_list_page_sort(struct tn_list_page *p,
+                         int (*cmp)(const void *a, const void *b),
+                         bool *more_out);
 
 #endif
