@@ -163,9 +163,7 @@ static void split_userinfo(struct tn_url *u, const char *s, size_t n)
     }
 }
 
-/* No byte below 0x20 and no DEL anywhere: such a URL is garbage, and
- * would go on into a request line or a log line as it is. */
-static bool is_clean(const char *s, size_t len)
+bool tn_url_is_clean(const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -180,7 +178,8 @@ int tn_url_parse(const char *s, size_t len, uint16_t def_port, unsigned flags,
 {
     memset(out, 0, sizeof(*out));
     const char *sep = scheme_end(s, len);
-    if (!is_clean(s, len) || sep == NULL || !is_scheme(s, (size_t)(sep - s)))
+    if (!tn_url_is_clean(s, len) || sep == NULL ||
+        !is_scheme(s, (size_t)(sep - s)))
         return TN_EINVAL;
     out->scheme = s;
     out->scheme_len = (size_t)(sep - s);

@@ -74,6 +74,11 @@ int tn_url_parse(const char *s, size_t len, uint16_t def_port, unsigned flags,
 /* True if u's scheme is exactly scheme (NUL-terminated, case-sensitive). */
 bool tn_url_is_scheme(const struct tn_url *u, const char *scheme);
 
+/* Whether s[0..len) holds no byte below 0x20 and no DEL: a URL, or a
+ * decoded part of one, with such a byte is garbage, and would go on into
+ * a request line or a log line as it is. */
+bool tn_url_is_clean(const char *s, size_t len);
+
 /* Percent-decode s[0..n) into out (cap bytes, NUL-terminated).  0, or
  * TN_EINVAL for a '%' not followed by two hex digits, an encoded NUL, or
  * a result that does not fit. */

@@ -14,6 +14,7 @@
 
 #include "common/alloc.h"
 #include "common/rand.h"
+#include "common/url.h"
 #include "http_int.h"
 
 /* Finished requests kept, with their buffers, so that a request in the
@@ -236,16 +237,6 @@ static int check_codings(struct tn_http_req *r)
     return 0;
 }
 
-static bool has_control(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch < 0x20 || ch == 0x7f)
-            return true;
-    }
-    return false;
-}
-
 /* Decode one "key=value" of the query into r->args. */
 static int add_arg(struct tn_http_req *r, const char *s, size_t len)
 {
@@ -266,7 +257,7 @@ static int add_arg(struct tn_http_req *r, const char *s, size_t len)
         return -1; /* a bad escape: the application says 400 */
     /* A NUL would cut a key or value short, and no argument takes a
      * control byte: refused as one in the target is, never truncated. */
-    if (has_control(key, (size_t)kn) || has_control(val, (size_t)vn))
+    if (!tn_url_is_clean(key, (size_t)kn) || !tn_url_is_clean(val, (size_t)vn))
         return refuse(r, TN_EINVAL,
                       "control byte or NUL in a decoded query argument");
     size_t mark = r->args.len;
