@@ -26,9 +26,9 @@ static int add_url(struct tn_cli *cli, const char *url, size_t len,
     struct tn_url u;
     struct tn_hostport hp;
     bool is_url = tn_url_parse(url, len, 80, 0, &u) == 0;
-    bool ok = is_url ? tn_url_is_scheme(&u, "http") ||
-                           tn_url_is_scheme(&u, "https")
-                     : tn_url_parse_hostport(url, len, 80, 0, &hp) == 0;
+    bool ok =
+        is_url ? tn_url_is_scheme(&u, "http") || tn_url_is_scheme(&u, "https")
+               : tn_url_parse_hostport(url, len, 80, 0, &hp) == 0;
     if (!ok) {
         tn_cli_err(cli,
                    "--server: expected http:// or https:// URLs or "
