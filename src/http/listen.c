@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The front end's life: the listening socket, accepting, the deadline
  * sweep, start and stop.  The connections themselves are conn.c's. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -106,6 +107,34 @@ int tn_http_listen_addrs(const char *listen, struct addrinfo **out,
         return TN_EINVAL;
     }
     return TN_OK;
+}
+
+static bool is_loopback_addr(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a =
+            &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a))
+            return true;
+        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+    }
+    return false;
+}
+
+bool tn_http_listen_is_loopback(const char *listen)
+{
+    struct addrinfo *ai = NULL;
+    if (tn_http_listen_addrs(listen, &ai, NULL) < 0)
+        return false;
+    bool all = true;
+    for (const struct addrinfo *p = ai; p != NULL; p = p->ai_next)
+        all = all && is_loopback_addr(p->ai_addr);
+    freeaddrinfo(ai);
+    return all;
 }
 
 /* The first address of listen. */
