@@ -12,50 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check/grants.h"
 #include "common/alloc.h"
 
-#define NS_PER_MS 1000000
-
-/* One ok acquire, with the validity facts the rules need. */
-struct lease {
-    int64_t token;       /* the token the acquire returned */
-    int64_t invoke_t;    /* ns */
-    int64_t complete_t;  /* ns */
-    int64_t valid_until; /* ns: validity is certain before this */
-    int64_t release_t;   /* ns: earliest release invoke, or NEVER */
-    int64_t applied_t;   /* ns: every ok renew was applied at or after
-                            this: the latest invoke of the grant and its
-                            ok renews */
-    int64_t min_ttl_ms;  /* smallest TTL the lease may have had */
-    size_t op;           /* index of the acquire in h->ops */
-    size_t bound_op;     /* op that set valid_until (acquire or renew) */
-    int64_t renew_until; /* ns: earliest deadline a renew may have set */
-    size_t applied_op;   /* op whose invoke is applied_t */
-    size_t renew_op;     /* renew that set renew_until */
-    size_t from_op;      /* op whose invoke renew_until counts from */
-    int64_t lost_t;      /* ns: earliest completion of an answer that the
-                            grant ended (renew/release `lost`, check
-                            current:false), or NEVER */
-    size_t lost_op;      /* that answer */
-    int64_t false_t;     /* ns: earliest completion of a check that
-                            answered current:false, or NEVER */
-    size_t false_op;     /* that check */
-    bool renewed;        /* an ok renew may have been applied last */
-    uint32_t name;       /* interned lease name */
-    uint32_t request_id; /* interned request_id or NO_ID */
-};
-
-struct ctx {
-    const struct tn_history *h; /* borrowed */
-    struct tn_check_report *r;  /* the result */
-    struct lease *by_token;     /* ok acquires by (token, invoke_t) */
-    struct lease *by_name;      /* by (name, token, invoke_t) */
-    size_t n;                   /* ok acquires */
-};
-
 /* Count one violation; keep the first witness found. */
-static void report(struct ctx *c, unsigned cls, const struct tn_check_ref *ev,
-                   unsigned n_ev, int64_t bound)
+static void report(struct tn_check_ctx *c, unsigned cls,
+                   const struct tn_check_ref *ev, unsigned n_ev, int64_t bound)
 {
     c->r->count[cls]++;
     struct tn_check_witness *w = &c->r->witness[cls];
@@ -79,210 +41,13 @@ static struct tn_check_ref sink_ref(size_t idx)
     return ref;
 }
 
-static int cmp_i64(int64_t a, int64_t b)
-{
-    return (a > b) - (a < b);
-}
-
-static int cmp_by_token(const void *pa, const void *pb)
-{
-    const struct lease *a = pa;
-    const struct lease *b = pb;
-    int d = cmp_i64(a->token, b->token);
-    if (d == 0)
-        d = cmp_i64(a->invoke_t, b->invoke_t);
-    return d != 0 ? d : (a->op > b->op) - (a->op < b->op);
-}
-
-static int cmp_by_name(const void *pa, const void *pb)
-{
-    const struct lease *a = pa;
-    const struct lease *b = pb;
-    if (a->name != b->name)
-        return a->name < b->name ? -1 : 1;
-    return cmp_by_token(pa, pb);
-}
-
-/* First lease of by_name at or after (name, token) (strictly after when
- * after_token); c->n when none. */
-static size_t find_lease(const struct ctx *c, uint32_t name, int64_t token,
-                         bool after_token)
-{
-    size_t lo = 0;
-    size_t hi = c->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct lease *l = &c->by_name[mid];
-        bool before = l->name < name ||
-                      (l->name == name &&
-                       (after_token ? l->token <= token : l->token < token));
-        if (before)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static bool is_granted(const struct ctx *c, int64_t token)
-{
-    size_t lo = 0;
-    size_t hi = c->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->by_token[mid].token < token)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < c->n && c->by_token[lo].token == token;
-}
-
-static int collect_leases(struct ctx *c)
-{
-    const struct tn_history *h = c->h;
-    size_t n = 0;
-    for (size_t i = 0; i < h->n_ops; i++) {
-        const struct tn_history_op *op = &h->ops[i];
-        if (op->kind == TN_HISTORY_ACQUIRE && op->outcome == TN_HISTORY_OK)
-            n++;
-    }
-    c->by_token = tn_calloc(n == 0 ? 1 : n, sizeof(struct lease));
-    c->by_name = tn_calloc(n == 0 ? 1 : n, sizeof(struct lease));
-    if (c->by_token == NULL || c->by_name == NULL)
-        return TN_ENOMEM;
-    for (size_t i = 0; i < h->n_ops; i++) {
-        const struct tn_history_op *op = &h->ops[i];
-        if (op->kind != TN_HISTORY_ACQUIRE || op->outcome != TN_HISTORY_OK)
-            continue;
-        struct lease l = {.token = op->token_out,
-                          .invoke_t = op->invoke_t,
-                          .complete_t = op->complete_t,
-                          .valid_until = op->invoke_t + op->ttl_ms * NS_PER_MS,
-                          .release_t = TN_HISTORY_NEVER,
-                          .applied_t = op->invoke_t,
-                          .min_ttl_ms = op->ttl_ms,
-                          .op = i,
-                          .bound_op = i,
-                          .renew_until = TN_HISTORY_NEVER,
-                          .applied_op = i,
-                          .renew_op = i,
-                          .from_op = i,
-                          .lost_t = TN_HISTORY_NEVER,
-                          .lost_op = i,
-                          .false_t = TN_HISTORY_NEVER,
-                          .false_op = i,
-                          .renewed = false,
-                          .name = op->name,
-                          .request_id = op->request_id};
-        c->by_token[c->n++] = l;
-    }
-    qsort(c->by_token, c->n, sizeof(struct lease), cmp_by_token);
-    memcpy(c->by_name, c->by_token, c->n * sizeof(struct lease));
-    qsort(c->by_name, c->n, sizeof(struct lease), cmp_by_name);
-    return TN_OK;
-}
-
-/* The first lease of op's (name, token_in), or NULL. */
-static struct lease *lease_of(struct ctx *c, const struct tn_history_op *op)
-{
-    size_t k = find_lease(c, op->name, op->token_in, false);
-    if (k == c->n || c->by_name[k].name != op->name ||
-        c->by_name[k].token != op->token_in)
-        return NULL;
-    return &c->by_name[k];
-}
-
-/* Validity of each lease.  A renew replaces the deadline with (its
- * arrival + its TTL, or the lease's current TTL when it names none), so
- * the deadline is the one set by whichever of the grant and the applied
- * renews the server applied last.  Ok renews were applied, each at or
- * after its own invoke and after the grant; failed ones were not; info and
- * unfinished ones may have been, at any time after their invoke.  The
- * deadline is certainly no earlier than the minimum, over every operation
- * that may have been applied last, of
- *   - an ok renew r (possible last iff it completed no earlier than
- *     applied_t, the latest invoke of the grant and the ok renews):
- *     applied_t + ttl(r), since r was applied after all of them;
- *   - an unknown renew u: max(i(u), applied_t) + ttl(u);
- *   - the grant, when no ok renew can be last: i + ttl.
- * A renew without ttl_ms counts with min_ttl_ms, the smallest TTL that the
- * grant or any renew that may have been applied set.  A release invoke of
- * any outcome may have ended the lease at that invoke.  Facts land on the
- * first lease of their (name, token), the one with the earliest invoke. */
-static void apply_renews_releases(struct ctx *c)
-{
-    const struct tn_history *h = c->h;
-    for (size_t i = 0; i < h->n_ops; i++) {
-        const struct tn_history_op *op = &h->ops[i];
-        if (op->kind == TN_HISTORY_ACQUIRE || op->kind == TN_HISTORY_CHECK)
-            continue;
-        struct lease *l = lease_of(c, op);
-        if (l == NULL)
-            continue;
-        if (op->kind == TN_HISTORY_RELEASE) {
-            if (op->invoke_t < l->release_t)
-                l->release_t = op->invoke_t;
-            continue;
-        }
-        if (op->outcome == TN_HISTORY_FAIL)
-            continue;
-        if (op->ttl_ms != TN_HISTORY_NONE && op->ttl_ms < l->min_ttl_ms)
-            l->min_ttl_ms = op->ttl_ms;
-        if (op->outcome == TN_HISTORY_OK && op->invoke_t > l->applied_t) {
-            l->applied_t = op->invoke_t;
-            l->applied_op = i;
-        }
-    }
-    for (size_t i = 0; i < h->n_ops; i++) {
-        const struct tn_history_op *op = &h->ops[i];
-        if (op->kind != TN_HISTORY_RENEW || op->outcome == TN_HISTORY_FAIL)
-            continue;
-        struct lease *l = lease_of(c, op);
-        if (l == NULL)
-            continue;
-        int64_t ttl =
-            op->ttl_ms != TN_HISTORY_NONE ? op->ttl_ms : l->min_ttl_ms;
-        int64_t from = l->applied_t;
-        size_t from_op = l->applied_op;
-        if (op->outcome == TN_HISTORY_OK) {
-            if (op->complete_t < l->applied_t)
-                continue; /* certainly applied before another ok renew */
-            l->renewed = true;
-        } else if (op->invoke_t > from) {
-            from = op->invoke_t;
-            from_op = i;
-        }
-        if (op->invoke_t == from)
-            from_op = i;
-        int64_t until = from + ttl * NS_PER_MS;
-        /* On a tie, prefer the renew that counts from its own invoke: the
-         * witness is one event shorter. */
-        if (until < l->renew_until ||
-            (until == l->renew_until && from_op == i &&
-             l->from_op != l->renew_op)) {
-            l->renew_until = until;
-            l->renew_op = i;
-            l->from_op = from_op;
-        }
-    }
-    /* The grant set the deadline last only if no ok renew can have. */
-    for (size_t k = 0; k < c->n; k++) {
-        struct lease *l = &c->by_name[k];
-        if (l->renewed || l->renew_until < l->valid_until) {
-            l->valid_until = l->renew_until;
-            l->bound_op = l->renew_op;
-        }
-    }
-}
-
 /* Tokens unique: two ok acquires never return the same token, for any
  * names, except a request_id retry of the same name (same grant). */
-static void rule_duplicate(struct ctx *c)
+static void rule_duplicate(struct tn_check_ctx *c)
 {
     for (size_t i = 1; i < c->n; i++) {
-        const struct lease *a = &c->by_token[i - 1];
-        const struct lease *b = &c->by_token[i];
+        const struct tn_grant *a = &c->by_token[i - 1];
+        const struct tn_grant *b = &c->by_token[i];
         if (a->token != b->token)
             continue;
         if (a->name == b->name && a->request_id != TN_HISTORY_NO_ID &&
@@ -295,17 +60,17 @@ static void rule_duplicate(struct ctx *c)
 
 static int cmp_complete(const void *pa, const void *pb)
 {
-    const struct lease *a = pa;
-    const struct lease *b = pb;
-    int d = cmp_i64(a->complete_t, b->complete_t);
+    const struct tn_grant *a = pa;
+    const struct tn_grant *b = pb;
+    int d = tn_check_cmp_i64(a->complete_t, b->complete_t);
     return d != 0 ? d : (a->op > b->op) - (a->op < b->op);
 }
 
 static int cmp_invoke(const void *pa, const void *pb)
 {
-    const struct lease *a = pa;
-    const struct lease *b = pb;
-    int d = cmp_i64(a->invoke_t, b->invoke_t);
+    const struct tn_grant *a = pa;
+    const struct tn_grant *b = pb;
+    int d = tn_check_cmp_i64(a->invoke_t, b->invoke_t);
     return d != 0 ? d : (a->op > b->op) - (a->op < b->op);
 }
 
@@ -313,10 +78,10 @@ static int cmp_invoke(const void *pa, const void *pb)
  * token(A) < token(B), across all names.  Equal tokens are the duplicate
  * rule's.  Sweep B by invoke time, keeping the highest token of the
  * acquires completed before it. */
-static int rule_token_order(struct ctx *c)
+static int rule_token_order(struct tn_check_ctx *c)
 {
-    struct lease *by_c = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_c));
-    struct lease *by_i = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_i));
+    struct tn_grant *by_c = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_c));
+    struct tn_grant *by_i = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_i));
     int rc = TN_ENOMEM;
     if (by_c == NULL || by_i == NULL)
         goto out_free;
@@ -325,9 +90,9 @@ static int rule_token_order(struct ctx *c)
     qsort(by_c, c->n, sizeof(*by_c), cmp_complete);
     qsort(by_i, c->n, sizeof(*by_i), cmp_invoke);
     size_t j = 0;
-    const struct lease *best = NULL;
+    const struct tn_grant *best = NULL;
     for (size_t i = 0; i < c->n; i++) {
-        const struct lease *b = &by_i[i];
+        const struct tn_grant *b = &by_i[i];
         for (; j < c->n && by_c[j].complete_t < b->invoke_t; j++) {
             if (best == NULL || by_c[j].token > best->token)
                 best = &by_c[j];
@@ -344,7 +109,7 @@ out_free:
     return rc;
 }
 
-static int64_t lease_end(const struct lease *l)
+static int64_t lease_end(const struct tn_grant *l)
 {
     return l->valid_until < l->release_t ? l->valid_until : l->release_t;
 }
@@ -352,16 +117,16 @@ static int64_t lease_end(const struct lease *l)
 /* One name's leases [a, b) of by_name: a grant whose ok completed while a
  * lease with a lower token was certainly valid (before its validity bound
  * and before any release of it was invoked). */
-static void overlap_in_name(struct ctx *c, size_t a, size_t b)
+static void overlap_in_name(struct tn_check_ctx *c, size_t a, size_t b)
 {
-    const struct lease *best = NULL; /* max lease_end among lower tokens */
+    const struct tn_grant *best = NULL; /* max lease_end among lower tokens */
     size_t g = a;
     while (g < b) {
         size_t e = g;
         while (e < b && c->by_name[e].token == c->by_name[g].token)
             e++;
         for (size_t k = g; best != NULL && k < e; k++) {
-            const struct lease *l2 = &c->by_name[k];
+            const struct tn_grant *l2 = &c->by_name[k];
             if (l2->complete_t >= lease_end(best))
                 continue;
             /* L1, L2, then the operation that set the deadline and the
@@ -382,7 +147,7 @@ static void overlap_in_name(struct ctx *c, size_t a, size_t b)
     }
 }
 
-static void rule_overlap(struct ctx *c)
+static void rule_overlap(struct tn_check_ctx *c)
 {
     size_t a = 0;
     while (a < c->n) {
@@ -396,7 +161,7 @@ static void rule_overlap(struct ctx *c)
 
 /* A renew or release that returned ok although it was invoked after an
  * acquire of the same name with a higher token had completed. */
-static int rule_superseded(struct ctx *c)
+static int rule_superseded(struct tn_check_ctx *c)
 {
     /* sufmin[k]: the lease of by_name[k..end of its name) that completed
      * first. */
@@ -417,10 +182,10 @@ static int rule_superseded(struct ctx *c)
         if (op->kind == TN_HISTORY_ACQUIRE || op->kind == TN_HISTORY_CHECK ||
             op->outcome != TN_HISTORY_OK)
             continue;
-        size_t k = find_lease(c, op->name, op->token_in, true);
+        size_t k = tn_check_find_lease(c, op->name, op->token_in, true);
         if (k == c->n || c->by_name[k].name != op->name)
             continue;
-        const struct lease *newer = &c->by_name[sufmin[k]];
+        const struct tn_grant *newer = &c->by_name[sufmin[k]];
         if (newer->complete_t >= op->invoke_t)
             continue;
         struct tn_check_ref ev[2] = {op_ref(newer->op), op_ref(i)};
@@ -431,7 +196,7 @@ static int rule_superseded(struct ctx *c)
 }
 
 /* A renew that returned ok with a token other than the one it renewed. */
-static void rule_renew_token(struct ctx *c)
+static void rule_renew_token(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
@@ -448,7 +213,8 @@ static void rule_renew_token(struct ctx *c)
  * failed with `lost`, or a check that answered current:false.  Counted
  * only when invoked after the grant completed: before, the token may not
  * have been granted yet. */
-static bool reveals_end(const struct tn_history_op *op, const struct lease *l)
+static bool reveals_end(const struct tn_history_op *op,
+                        const struct tn_grant *l)
 {
     if (op->invoke_t <= l->complete_t)
         return false;
@@ -462,14 +228,14 @@ static bool reveals_end(const struct tn_history_op *op, const struct lease *l)
  * returns ok and no check of it answers current:true when invoked strictly
  * after the server said it ended.  Two passes: the earliest such answer per
  * lease, then the operations invoked after it. */
-static void rule_revived(struct ctx *c)
+static void rule_revived(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
         const struct tn_history_op *op = &h->ops[i];
         if (op->kind == TN_HISTORY_ACQUIRE)
             continue;
-        struct lease *l = lease_of(c, op);
+        struct tn_grant *l = tn_check_lease_of(c, op);
         if (l == NULL || !reveals_end(op, l))
             continue;
         if (op->complete_t < l->lost_t) {
@@ -487,7 +253,7 @@ static void rule_revived(struct ctx *c)
             (op->kind != TN_HISTORY_RENEW &&
              !(op->kind == TN_HISTORY_CHECK && op->current)))
             continue;
-        const struct lease *l = lease_of(c, op);
+        const struct tn_grant *l = tn_check_lease_of(c, op);
         if (l == NULL)
             continue;
         if (op->kind == TN_HISTORY_RENEW && l->lost_t < op->invoke_t) {
@@ -510,7 +276,7 @@ struct mark {
 
 /* Compare the sink's own hwm_before with the replayed mark, then adopt the
  * higher of the two. */
-static void sink_hwm(struct ctx *c, struct mark *m, size_t i)
+static void sink_hwm(struct tn_check_ctx *c, struct mark *m, size_t i)
 {
     const struct tn_history_sink *s = &c->h->sinks[i];
     if (s->hwm_before == TN_HISTORY_NONE)
@@ -527,14 +293,14 @@ static void sink_hwm(struct ctx *c, struct mark *m, size_t i)
     }
 }
 
-static void sink_admit(struct ctx *c, struct mark *m, size_t i)
+static void sink_admit(struct tn_check_ctx *c, struct mark *m, size_t i)
 {
     const struct tn_history_sink *s = &c->h->sinks[i];
     if (m->value != TN_HISTORY_NONE && s->token < m->value) {
         struct tn_check_ref ev[2] = {sink_ref(m->setter), sink_ref(i)};
         report(c, TN_CHECK_SINK_BELOW_MARK, ev, 2, m->value);
     }
-    if (!is_granted(c, s->token)) {
+    if (!tn_check_is_granted(c, s->token)) {
         struct tn_check_ref ev[1] = {sink_ref(i)};
         report(c, TN_CHECK_SINK_NEVER_GRANTED, ev, 1, s->token);
     }
@@ -544,7 +310,7 @@ static void sink_admit(struct ctx *c, struct mark *m, size_t i)
     }
 }
 
-static int rule_sink(struct ctx *c)
+static int rule_sink(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
     size_t n = h->n_strs == 0 ? 1 : h->n_strs;
@@ -566,11 +332,11 @@ static int rule_sink(struct ctx *c)
 int tn_check_run(const struct tn_history *h, struct tn_check_report *out)
 {
     memset(out, 0, sizeof(*out));
-    struct ctx c = {.h = h, .r = out};
-    int rc = collect_leases(&c);
+    struct tn_check_ctx c = {.h = h, .r = out};
+    int rc = tn_check_collect(&c);
     if (rc < 0)
         goto out_free;
-    apply_renews_releases(&c);
+    tn_check_apply_renews(&c);
     rule_duplicate(&c);
     rc = rule_token_order(&c);
     if (rc < 0)
