@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <tenure/err.h>
+
 #include "common/alloc.h"
 #include "http_int.h"
 
@@ -166,4 +168,33 @@ void tn_http_req_set_allow(struct tn_http_req *r, const char *methods)
 void tn_http_req_set_fields(struct tn_http_req *r, const char *fields)
 {
     r->fields = fields;
+}
+
+/* ---- the client behind it ---- */
+
+const char *tn_http_req_peer(const struct tn_http_req *r)
+{
+    return r->c != NULL ? r->c->peer : "";
+}
+
+/* A half-closed HTTP/1.1 client is there until writing to it fails (it
+ * was sent an interim answer to find out, out.c); an HTTP/1.0 one cannot
+ * be asked, and its half-close counts as leaving. */
+bool tn_http_req_is_connected(const struct tn_http_req *r)
+{
+    return r->c != NULL && !r->c->dead && !(r->http10 && r->c->rdhup);
+}
+
+void tn_http_req_on_disconnect(struct tn_http_req *r, tn_http_disconnect_fn fn,
+                               void *ctx)
+{
+    r->on_disc = fn;
+    r->disc_ctx = ctx;
+}
+
+int tn_http_req_peer_cn(const struct tn_http_req *r, char *out, size_t len)
+{
+    if (r->c == NULL || r->c->ssl == NULL || len == 0)
+        return TN_EUNAUTH;
+    return tn_tls_peer_cn(r->c->ssl, out, len);
 }
