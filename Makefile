@@ -52,8 +52,16 @@ lint:
 	@scripts/check-exports.sh
 	@scripts/npm-tools.sh lint-openapi
 
+# The ASan+UBSan build runs the tests of our C code, labelled "asan" (its
+# test preset's filter); the dev build every other test, and of ours the
+# units, the contract and the few scripts that check something only
+# without the sanitizers: an integration script of the C paths runs once,
+# under the sanitizers (label "asan-only"; the rule is in
+# tests/integration/CMakeLists.txt).  `ctest --preset dev` runs them all.
+# The fuzz stage fuzzes every target.  docs/internals/TESTS.md, "make
+# check", says what runs where and how long each stage takes.
 check-dev: build
-	@scripts/with-pg.sh ctest --preset dev $(CTEST_ARGS)
+	@scripts/with-pg.sh ctest --preset dev -LE '^asan-only$$' $(CTEST_ARGS)
 
 check-asan: deps
 	@cmake --preset asan >/dev/null

@@ -51,29 +51,15 @@ us_per() {
     printf '%s\n' "$@" | awk -v n="$n" '{s += $1} END {printf "%.1f\n", s * 1e6 / n}'
 }
 
-# start_tenured TAG [PRELOAD]: a fresh data dir, a free port; sets TPORT, TPID.
+# start_tenured TAG: a fresh data dir, a free port (lib.sh's launcher);
+# sets TPORT, TPID.
 start_tenured() {
-    TPORT=$(free_port)
-    local data="$WORK/data.$1"
-    mkdir -p "$data"
-    "$TENURED" --listen "127.0.0.1:$TPORT" --data-dir "$data" >"$WORK/tenured.$1.log" 2>&1 &
-    TPID=$!
-    PIDS+=("$TPID")
-    for _ in $(seq 1 200); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$TPORT/readyz")" = 200 ] && return 0
-        sleep 0.05
-    done
-    echo "bench: tenured did not become ready" >&2
-    cat "$WORK/tenured.$1.log" >&2
-    exit 1
+    TN_SERVER_BIN=$TENURED tn_server_start -i t -d "$WORK/data.$1" -l "$WORK/tenured.$1.log" ||
+        { echo "bench: $TN_SERVER_ERR" >&2; exit 1; }
+    TPORT=${TN_SRV_PORT[t]} TPID=${TN_SRV_PID[t]}
 }
 
-stop_tenured() {
-    kill -TERM "$TPID" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$TPID" 2>/dev/null || break; sleep 0.05; done
-    kill -9 "$TPID" 2>/dev/null || true
-    wait "$TPID" 2>/dev/null || true
-}
+stop_tenured() { tn_server_stop t TERM; }
 
 # run_wrk MODE TAG: sets RPS (requests/s), CPU_S and CPU_C (server and
 # client CPU, microseconds per request); fails on errors or non-2xx answers.

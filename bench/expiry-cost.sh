@@ -15,23 +15,19 @@ old=$1 new=$2 rounds=${3:-3} secs=${4:-5}
 src=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TN_BIN:-$src/build/dev/bin}
 t=$(mktemp -d /tmp/tn-expiry-cost.XXXXXX)
-pid=""
-trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$t"' EXIT
-port=$((20000 + RANDOM % 10000))
+TN_SERVER_WORK=$t
+. "$src/tests/integration/lib-tenured.sh" # the tests' launcher
+trap 'tn_server_kill_all; rm -rf "$t"' EXIT
+port=$(tn_free_port)
 url=http://127.0.0.1:$port
 metric() { curl -s "$url/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+# start TENURED: that binary on $port with a fresh data dir.
 start() {
-    rm -rf "$t/d" && mkdir -p "$t/d"
-    "$1" --listen "127.0.0.1:$port" --data-dir "$t/d" --log-level error >/dev/null 2>&1 &
-    pid=$!
-    for _ in $(seq 1 100); do
-        curl -sf -o /dev/null "$url/readyz" && return 0
-        sleep 0.05
-    done
-    echo "server did not start" >&2
-    exit 1
+    rm -rf "$t/d"
+    TN_SERVER_BIN=$1 tn_server_start -p "$port" -d "$t/d" -l "$t/log" -- --log-level error ||
+        { echo "server did not start: $TN_SERVER_ERR" >&2; exit 1; }
 }
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""; }
+stop() { tn_server_stop main TERM; }
 declare -A acq exp
 for r in $(seq 1 "$rounds"); do
     for which in old new; do

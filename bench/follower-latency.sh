@@ -51,12 +51,10 @@ BROKERS=$(head -1 "$WORK/mock.out")
 declare -A EV=([redis]="redis://127.0.0.1:$RPORT/tenure:events"
     [kafka]="kafka://$BROKERS/lease-events")
 
-TPORT=$(free_port)
-URL="http://127.0.0.1:$TPORT"
-"$BIN/tenured" --listen "127.0.0.1:$TPORT" --data-dir "$WORK/data" \
-    --publish "${EV[redis]}" --publish "${EV[kafka]}" >"$WORK/tenured.log" 2>&1 &
-PIDS+=($!)
-wait_ready "$URL"
+TN_SERVER_BIN=$BIN/tenured tn_server_start -d "$WORK/data" -l "$WORK/tenured.log" -- \
+    --publish "${EV[redis]}" --publish "${EV[kafka]}" ||
+    { echo "follower-latency: $TN_SERVER_ERR" >&2; exit 1; }
+URL=${TN_SRV_URL[main]}
 
 # holder KIND NAME: start the holder of NAME in the background (pid in HP).
 holder() {

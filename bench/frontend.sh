@@ -79,19 +79,15 @@ tenured_one() {
         bin=$TENURED_B
         args=${TENURED_B_ARGS:-}
     fi
-    port=$(free_port)
     data="$WORK/t.$key.$run"
-    mkdir -p "$data"
     # Every acquire takes a new name with a 10 s TTL: at 100 k/s one 5 s
     # figure holds more live leases than the default caps (500,000), and
     # the grants past them would be 503s.  Redis has no such cap.
     # shellcheck disable=SC2086 # the extra options are split on purpose
-    "$bin" --listen "127.0.0.1:$port" --data-dir "$data" --max-connections 1024 \
-        --max-leases 10000000 --max-names 10000000 \
-        $args >"$data.log" 2>&1 &
-    tpid=$!
-    PIDS+=("$tpid")
-    wait_ready "http://127.0.0.1:$port"
+    TN_SERVER_BIN=$bin tn_server_start -i t -d "$data" -l "$data.log" -- \
+        --max-connections 1024 --max-leases 10000000 --max-names 10000000 \
+        $args || { echo "frontend: $TN_SERVER_ERR" >&2; exit 1; }
+    port=${TN_SRV_PORT[t]} tpid=${TN_SRV_PID[t]}
     out="$WORK/wrk.$key.$run"
     c0=$(ticks "$tpid")
     /usr/bin/time -f '%U %S' -o "$out.time" \

@@ -36,26 +36,19 @@ WORK=$(mktemp -d /tmp/tenure-bench-ir.XXXXXX)
 # one BIN MODE RUN ARGS: prints "instructions requests".
 one() {
     local bin=$1 mode=$2 run=$3 args=$4 port data pid reqs ir=0 f
-    port=$(free_port)
     data=$(mktemp -d "$WORK/d.XXXXXX")
     # shellcheck disable=SC2086 # the extra options are split on purpose
-    valgrind --tool=callgrind --callgrind-out-file="$data/cg.%p" \
-        "$bin" --listen "127.0.0.1:$port" --data-dir "$data/db" \
-        --max-connections 1024 $args >"$data/log" 2>&1 &
-    pid=$!
-    PIDS+=("$pid")
-    for _ in $(seq 1 600); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] && break
-        sleep 0.05
-    done
+    TN_WRAP="valgrind --tool=callgrind --callgrind-out-file=$data/cg.%p" TN_SERVER_BIN=$bin \
+        tn_server_start -i ir -d "$data/db" -l "$data/log" -w 60 -- --max-connections 1024 $args ||
+        { echo "instructions: $TN_SERVER_ERR" >&2; exit 1; }
+    port=${TN_SRV_PORT[ir]} pid=${TN_SRV_PID[ir]}
     wrk -c "$CONNS" -t1 -d1s --timeout 10s -s "$LUA" "http://127.0.0.1:$port" \
         -- "$mode" "w$run$RANDOM" >/dev/null 2>&1 || true
     callgrind_control -z "$pid" >/dev/null
     wrk -c "$CONNS" -t1 -d"${DUR}s" --timeout 10s -s "$LUA" "http://127.0.0.1:$port" \
         -- "$mode" "r$run$RANDOM" >"$data/wrk" 2>&1 || true
     callgrind_control -d "$pid" >/dev/null
-    kill -TERM "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    tn_server_stop ir TERM
     reqs=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$data/wrk")
     if ! grep -q 'held=0 other=0' "$data/wrk" || grep -qE 'Non-2xx|Socket errors' "$data/wrk"; then
         echo "instructions: $bin $mode: unexpected answers, not counted" >&2

@@ -30,13 +30,9 @@ BIN=${BIN:-$root/build/release/bin}
 WORK=$(mktemp -d /tmp/tenure-bench-keepalive.XXXXXX)
 . "$here/lib.sh"
 ulimit -n "$(ulimit -Hn)"
-port=$(free_port)
-url=http://127.0.0.1:$port
-"$BIN/tenured" --listen "127.0.0.1:$port" --data-dir "$WORK/data" \
-    >"$WORK/tenured.log" 2>&1 &
-pid=$!
-PIDS+=("$pid")
-wait_ready "$url"
+TN_SERVER_BIN=$BIN/tenured tn_server_start -d "$WORK/data" -l "$WORK/tenured.log" ||
+    { echo "keepalive: $TN_SERVER_ERR" >&2; exit 1; }
+port=${TN_SRV_PORT[main]} url=${TN_SRV_URL[main]} pid=${TN_SRV_PID[main]}
 echo "keepalive: $client $mode n=$n ttl_ms=$ttl seconds=$secs tenured=$BIN/tenured" \
     "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 case $client in

@@ -29,20 +29,15 @@ bench_tenured "$root"
 
 # run CONNS [session]: one measurement against a fresh tenured.
 run() {
-    local port url pid t0 out rc=0
-    port=$(free_port)
-    url="http://127.0.0.1:$port"
+    local url pid t0 out rc=0
     rm -rf "$WORK/data"
-    "$TENURED" --listen "127.0.0.1:$port" --data-dir "$WORK/data" \
-        --max-leases 100000 >"$WORK/tenured.log" 2>&1 &
-    pid=$!
-    PIDS+=("$pid")
-    wait_ready "$url"
+    tn_server_start -d "$WORK/data" -l "$WORK/tenured.log" -- --max-leases 100000 ||
+        { echo "keepalive: $TN_SERVER_ERR" >&2; exit 1; }
+    url=${TN_SRV_URL[main]} pid=${TN_SRV_PID[main]}
     t0=$(ticks "$pid")
     out=$("$BIN/tn-keep-many" "$url" "$LEASES" "$TTL_MS" "$HOLD_MS" "$1" ${2:-}) || rc=$?
     echo "$out server_cpu_ms=$((($(ticks "$pid") - t0) * 1000 / $(getconf CLK_TCK))) exit=$rc"
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    tn_server_stop main TERM
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); tenured $TENURED"

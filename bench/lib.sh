@@ -1,28 +1,30 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the bench scripts: the one way they keep their work folder and
 # the processes they start.  Append each started PID to PIDS; at exit every
-# one is killed and WORK is removed.  free_port prints a free TCP port;
-# wait_ready waits for a server's /readyz; ticks reads a process's CPU
-# time; bench_tenured picks the binary of the probe scripts.
+# one is killed, with every tenured of the launcher, and WORK is removed.
+# tenured is started by the launcher the tests use,
+# tests/integration/lib-tenured.sh (tn_server_start: a free port, data and
+# log in WORK, ready once its own log says it listens and /readyz answers;
+# tn_server_stop, tn_server_restart ...); TN_SERVER_BIN names the binary
+# (bench_tenured sets it).  free_port prints a free TCP port; wait_ready
+# waits for another server's /readyz; ticks reads a process's CPU time;
+# bench_tenured picks the binary of the probe scripts.
 #   WORK=$(mktemp -d /tmp/tenure-bench-NAME.XXXXXX); . "$here/lib.sh"
 PIDS=()
+TN_SERVER_WORK=$WORK
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/integration/lib-tenured.sh"
 bench_cleanup() {
     local p
     for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true; done
+    tn_server_kill_all
     wait 2>/dev/null || true
     rm -rf "$WORK"
 }
 trap bench_cleanup EXIT
 
-free_port() {
-    local p
-    for _ in $(seq 1 200); do
-        # Below the kernel's ephemeral range, and not in use in any state.
-        p=$((20000 + RANDOM % 12000))
-        ss -tanH "sport = :$p" | grep -q . || { echo "$p"; return 0; }
-    done
-    return 1
-}
+# free_port: the launcher's (below the kernel's ephemeral range, not in
+# use in any TCP state).
+free_port() { tn_free_port; }
 
 # bench_tenured ROOT: set TENURED to the binary a probe script measures
 # (TENURED if set, else build/bench's, else build/dev's) and raise the
@@ -33,6 +35,7 @@ bench_tenured() {
         [ -x "$TENURED" ] || TENURED=$1/build/dev/bin/tenured
     fi
     [ -x "$TENURED" ] || { echo "bench: no tenured binary (set TENURED)" >&2; exit 1; }
+    TN_SERVER_BIN=$TENURED
     ulimit -n "$(ulimit -Hn)"
 }
 

@@ -27,14 +27,10 @@ WORK=$(mktemp -d /tmp/tenure-bench-flood.XXXXXX)
 . "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
 bench_tenured "$ROOT"
 
-port=$(free_port)
-url="http://127.0.0.1:$port"
 # shellcheck disable=SC2086 # TENURED_ARGS is split on purpose
-"$TENURED" --listen "127.0.0.1:$port" --data-dir "$WORK/data" ${TENURED_ARGS:-} \
-    >"$WORK/tenured.log" 2>&1 &
-tpid=$!
-PIDS+=("$tpid")
-wait_ready "$url"
+tn_server_start -d "$WORK/data" -l "$WORK/tenured.log" -- ${TENURED_ARGS:-} ||
+    { echo "list-flood: $TN_SERVER_ERR" >&2; exit 1; }
+port=${TN_SRV_PORT[main]} url=${TN_SRV_URL[main]} tpid=${TN_SRV_PID[main]}
 
 pad=$(printf 'x%.0s' $(seq 1 190))
 # One curl, many requests: the leases the flood lists.

@@ -22,7 +22,7 @@ WORK=$(mktemp -d /tmp/tenure-bench-publish.XXXXXX)
 for tool in wrk redis-server redis-cli curl; do
     command -v "$tool" >/dev/null || { echo "bench/publish: needs $tool" >&2; exit 2; }
 done
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port() { free_port; }
 
 RPORT=$(port)
 redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" \
@@ -34,19 +34,11 @@ rcli() { redis-cli -p "$RPORT" "$@"; }
 start_tenured() { # DATA [args...]
     local data=$1
     shift
-    TPORT=$(port)
-    TURL="http://127.0.0.1:$TPORT"
-    "$BIN/tenured" --listen "127.0.0.1:$TPORT" --data-dir "$data" "$@" >>"$WORK/tenured.log" 2>&1 &
-    TPID=$!
-    PIDS+=("$TPID")
-    for _ in $(seq 1 200); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "$TURL/readyz")" = 200 ] && return 0
-        sleep 0.05
-    done
-    echo "tenured did not start" >&2
-    exit 1
+    TN_SERVER_BIN=$BIN/tenured tn_server_start -i t -d "$data" -l "$WORK/tenured.log" -- "$@" ||
+        { echo "publish: $TN_SERVER_ERR" >&2; exit 1; }
+    TPORT=${TN_SRV_PORT[t]} TURL=${TN_SRV_URL[t]} TPID=${TN_SRV_PID[t]}
 }
-stop_tenured() { kill -TERM "$TPID"; wait "$TPID" 2>/dev/null || true; }
+stop_tenured() { tn_server_stop t TERM; }
 metric() { curl -s "$TURL/metrics" | awk -v m="$1" 'index($1, m "{") == 1 || $1 == m {print $2; exit}'; }
 
 one() { # RUN MODE(off|redis)

@@ -18,25 +18,24 @@ BIN=${BIN:-$root/build/release/bin}
 mode=${1:-names}
 T=$(mktemp -d /tmp/tenure-retire.XXXXXX)
 PID=
+# tenured by the tests' launcher, looking every 5 ms while it starts (the
+# restart is timed).
+TN_SERVER_WORK=$T TN_SERVER_BIN=$BIN/tenured TN_SERVER_POLL=0.005
+. "$root/tests/integration/lib-tenured.sh"
 cleanup() {
-    [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null || true
+    tn_server_kill_all
     rm -rf "$T"
 }
 trap cleanup EXIT
-port=$((20000 + RANDOM % 10000))
+port=$(tn_free_port)
 URL=http://127.0.0.1:$port
-ready() {
-    for _ in $(seq 1 4000); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ] && return 0
-        sleep 0.005
-    done
-    return 1
-}
+# start ARGS...: start tenured on $port (no wait); sets PID.  ready: wait.
 start() {
-    "$BIN/tenured" --listen "127.0.0.1:$port" --data-dir "$T/data" \
-        --max-names 0 --max-leases 0 "$@" >>"$T/log" 2>&1 &
-    PID=$!
+    tn_server_start -n -p "$port" -d "$T/data" -l "$T/log" -- \
+        --max-names 0 --max-leases 0 "$@"
+    PID=${TN_SRV_PID[main]}
 }
+ready() { tn_server_wait main 20 || { echo "FAIL: $TN_SERVER_ERR" >&2; exit 1; }; }
 metric() { curl -s "$URL/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 
 case $mode in
@@ -61,8 +60,7 @@ names)
     rss=$(awk '/VmRSS/ {print $2}' "/proc/$PID/status")
     known=$(metric tenure_leases_known)
     retired=$(metric tenure_names_retired_total)
-    kill -TERM "$PID"
-    wait "$PID" || true
+    tn_server_stop main TERM
     PID=
     db=$(stat -c %s "$T/data/tenure.db")
     printf 'names=%s seconds=%.1f rate=%.0f/s peak_rss_kib=%s rss_kib=%s known=%s retired=%s tenure.db=%s\n' \
@@ -75,8 +73,7 @@ restart)
     mkdir -p "$T/data"
     start
     ready
-    kill -TERM "$PID"
-    wait "$PID" || true
+    tn_server_stop main TERM
     PID=
     # N held leases with an hour to run, as the server writes them.
     sqlite3 "$T/data/tenure.db" "

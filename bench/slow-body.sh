@@ -23,11 +23,9 @@ WORK=$(mktemp -d /tmp/tenure-bench-slow.XXXXXX)
 . "$(dirname "$0")/lib.sh" # PIDS, cleanup at exit
 bench_tenured "$ROOT"
 
-port=$(free_port)
-url="http://127.0.0.1:$port"
-"$TENURED" --listen "127.0.0.1:$port" --data-dir "$WORK/data" >"$WORK/tenured.log" 2>&1 &
-PIDS+=("$!")
-wait_ready "$url"
+tn_server_start -d "$WORK/data" -l "$WORK/tenured.log" ||
+    { echo "slow-body: $TN_SERVER_ERR" >&2; exit 1; }
+port=${TN_SRV_PORT[main]} url=${TN_SRV_URL[main]}
 
 secs=$((WARMUP + PROBES / 2 + 5))
 python3 "$ROOT/tests/tools/http/attack.py" slowbody "$port" "$SLOW" "$secs" \

@@ -96,31 +96,17 @@ if [ -z "${BENCH_TABLE:-}" ] && [ -f /usr/include/zookeeper/zookeeper.h ]; then
 fi
 
 # ----------------------------------------------------------------- tenured
-start_tenured() { # DATA_DIR [ARGS...]: sets TPORT, TPID
+# start_tenured DATA_DIR [ARGS...]: the tests' launcher (bench/lib.sh),
+# looking every 5 ms while it starts (restarts are timed); sets TPORT, TPID.
+TN_SERVER_POLL=0.005
+start_tenured() {
     local data=$1
     shift
-    TPORT=$(free_port)
-    mkdir -p "$data"
-    "$TENURED" --listen "127.0.0.1:$TPORT" --data-dir "$data" --max-connections 1024 \
-        "$@" >>"$data.log" 2>&1 &
-    TPID=$!
-    PIDS+=("$TPID")
-    wait_ready 2000 || { log "bench: tenured did not become ready"; cat "$data.log" >&2; exit 1; }
+    TN_SERVER_BIN=$TENURED tn_server_start -i t -d "$data" -l "$data.log" -- \
+        --max-connections 1024 "$@" || { log "bench: $TN_SERVER_ERR"; exit 1; }
+    TPORT=${TN_SRV_PORT[t]} TPID=${TN_SRV_PID[t]}
 }
-# wait_ready TRIES: polls /readyz every 5 ms.
-wait_ready() {
-    for _ in $(seq 1 "$1"); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$TPORT/readyz")" = 200 ] && return 0
-        sleep 0.005
-    done
-    return 1
-}
-stop_tenured() {
-    kill -TERM "$TPID" 2>/dev/null || true
-    for _ in $(seq 1 200); do kill -0 "$TPID" 2>/dev/null || break; sleep 0.05; done
-    kill -9 "$TPID" 2>/dev/null || true
-    wait "$TPID" 2>/dev/null || true
-}
+stop_tenured() { tn_server_stop t TERM; }
 
 # to_ms "2.10ms" -> 2.10
 to_ms() {
@@ -171,7 +157,7 @@ tenured_one() {
     log "   $key: $rps req/s, p99 ${p99} ms, $(grep lua: "$out")"
 }
 
-bench_tenured() { # RUN
+section_tenured() { # RUN
     local mode conns depth
     for conns in 50 200; do
         for depth in 1 8; do
@@ -235,7 +221,7 @@ redis_one() {
     log "   $key: $out"
 }
 
-bench_redis() { # RUN
+section_redis() { # RUN
     redis_one "$1" default set 50
     redis_one "$1" default set 200
     redis_one "$1" always set 50
@@ -247,7 +233,7 @@ bench_redis() { # RUN
 }
 
 # --------------------------------------------------------------- ZooKeeper
-bench_zk() { # RUN
+section_zk() { # RUN
     [ -n "$ZKLOAD" ] || { log "   zk: libzookeeper-mt-dev missing, skipped"; return 0; }
     command -v java >/dev/null && [ -f /usr/share/java/zookeeper.jar ] ||
         { log "   zk: zookeeper package missing, skipped"; return 0; }
@@ -267,7 +253,7 @@ bench_zk() { # RUN
 }
 
 # -------------------------------------------------------------------- etcd
-bench_etcd() { # RUN
+section_etcd() { # RUN
     command -v etcd >/dev/null || { log "   etcd: etcd-server missing, skipped"; return 0; }
     local run=$1 dir cport pport epid out rps
     dir="$WORK/etcd.$run"
@@ -287,7 +273,7 @@ bench_etcd() { # RUN
 }
 
 # -------------------------------------------------------------- PostgreSQL
-bench_pg() {
+section_pg() {
     [ -x "$BIN/tn-pg-sql" ] || { log "   pg: tn-pg-sql not built, skipped"; return 0; }
     local out="$WORK/pg.out"
     log "== PostgreSQL: scripts/pg-bench.sh $BIN $DUR 50 $RUNS (under scripts/with-pg.sh)"
@@ -312,7 +298,7 @@ median() { # KEY: the median of the recorded values, or empty
 count() { awk -v k="$1" '$1 == k' "$RES" | wc -l; }
 
 # ---------------------------------------------- p99 at half of peak (c50)
-bench_latency() {
+section_latency() {
     local peak half delay run out rps p99
     peak=$(median tenured.acquire.c50.p1.rps)
     [ -n "$peak" ] || { log "   latency: no peak measured (run the tenured section)"; return 0; }
@@ -336,7 +322,7 @@ bench_latency() {
 
 # --------------------------------- memory and restart, one million leases
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
-bench_memory() {
+section_memory() {
     local data="$WORK/data.mem" r0 r1 made=0 bytes=0 chunk=0 out per left t0 t1 ms
     start_tenured "$data" --expected-leases "$LEASES"
     r0=$(rss_kb "$TPID")
@@ -365,14 +351,10 @@ bench_memory() {
     log "   RSS after ${r1} kB; name+owner bytes $bytes"
     log "== restart with $made live leases: kill -9, start, time to /readyz 200"
     for run in $(seq 1 "$RUNS"); do
-        kill -9 "$TPID" 2>/dev/null || true
-        wait "$TPID" 2>/dev/null || true
+        tn_server_stop t KILL
         t0=$(date +%s%N)
-        "$TENURED" --listen "127.0.0.1:$TPORT" --data-dir "$data" --max-connections 1024 \
-            --expected-leases "$LEASES" >>"$data.log" 2>&1 &
-        TPID=$!
-        PIDS+=("$TPID")
-        wait_ready 20000 || { log "   WARNING restart: not ready"; break; }
+        tn_server_restart t KILL || { log "   WARNING restart: not ready"; break; }
+        TPID=${TN_SRV_PID[t]}
         t1=$(date +%s%N)
         ms=$(((t1 - t0) / 1000000))
         record restart.ms "$ms"
@@ -398,7 +380,7 @@ log_ns() {
 # records / time from the "started" log line (sink open, metadata, assign
 # done) to the "stopped" one (steady state), and CPU (user + system of the
 # materializer, all its threads) per record.
-bench_mat() {
+section_mat() {
     local mpid bro run db out t0 t1 adm n s e cpu
     for tool in tn-kafka-mock tn-produce tenure-materializer; do
         [ -x "$BIN/$tool" ] || { log "   mat: $tool not built, skipped"; return 0; }
@@ -449,13 +431,13 @@ bench_mat() {
 START=$(date +%s)
 MACHINE="$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r), $(awk '/MemTotal/ { printf "%.1f GB", $2 / 1048576 }' /proc/meminfo)"
 log "== machine: $MACHINE, load $(cut -d' ' -f1-3 /proc/loadavg) (shared machine)"
-# section NAME ARGS...: runs bench_NAME when wanted; a failing section is
+# section NAME ARGS...: runs section_NAME when wanted; a failing section is
 # reported and the others still run.
 section() {
     local name=$1
     shift
     want "$name" || return 0
-    "bench_$name" "$@" || log "   WARNING: section $name failed (exit $?)"
+    "section_$name" "$@" || log "   WARNING: section $name failed (exit $?)"
 }
 if [ -z "${BENCH_TABLE:-}" ]; then
     for run in $(seq 1 "$RUNS"); do

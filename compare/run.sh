@@ -36,7 +36,7 @@ started=$(date +%s)
 rm -rf "$OUT"
 mkdir -p "$OUT/sinks"
 WORK=$(mktemp -d /tmp/tenure-compare.XXXXXX)
-. "$ROOT/bench/lib.sh" # PIDS, free_port, wait_ready; cleanup at exit
+. "$ROOT/bench/lib.sh" # PIDS, free_port, tn_server_start; cleanup at exit
 . "$ROOT/bench/servers.sh"
 
 # ---------------------------------------------------- what can run here
@@ -85,15 +85,6 @@ on_free_port() {
     log "$fn did not start: $(tail -5 "$dir/log" 2>/dev/null)"
     exit 1
 }
-start_tenured() { # DIR PORT
-    mkdir -p "$1"
-    "$TN_BIN/tenured" --listen "127.0.0.1:$2" --data-dir "$1" >"$1/log" 2>&1 &
-    SRV_PID=$!
-    PIDS+=("$SRV_PID")
-    wait_ready "http://127.0.0.1:$2"
-    kill -0 "$SRV_PID" 2>/dev/null &&
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$2/readyz")" = 200 ]
-}
 if want redis || want redlock; then
     addrs=()
     for i in 1 2 3; do
@@ -118,8 +109,9 @@ fi
 export COMPARE_PG=$TENURE_TEST_PG_URL
 MATS=()
 if want tenure; then
-    on_free_port start_tenured "$WORK/tenured"
-    export COMPARE_TENURE="http://127.0.0.1:$PORT"
+    tn_server_start -i tenure -d "$WORK/tenured" -l "$WORK/tenured.log" ||
+        { log "tenured did not start: $TN_SERVER_ERR"; exit 1; }
+    export COMPARE_TENURE=${TN_SRV_URL[tenure]}
     "$TN_BIN/tn-kafka-mock" compare:4 >"$WORK/mock.out" 2>"$WORK/mock.err" &
     PIDS+=($!)
     for _ in $(seq 1 200); do [ -s "$WORK/mock.out" ] && break; sleep 0.05; done

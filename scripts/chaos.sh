@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # chaos.sh: long runs of the fault-injection harness
 # (docs/safety/fault-injection.md).  Runs the chaos profiles
-# (tests/integration/t76N/t77N-chaos-*.sh) one after another,
+# (tests/integration/t7[6-8]N-chaos-*.sh) one after another,
 # round-robin, each for SECONDS with a fresh random seed, until MINUTES
 # have passed, and prints the totals.  Every run's seed,
 # schedule, history and checker report are kept under OUT/run-N-PROFILE; a
@@ -25,8 +25,8 @@ while [ $# -gt 0 ]; do
     shift 2
 done
 if [ -z "$profiles" ]; then
-    for f in tests/integration/t7[67][0-9]-chaos-*.sh; do
-        p=${f##*/t7[67]?-chaos-}
+    for f in tests/integration/t7[6-8][0-9]-chaos-*.sh; do
+        p=${f##*/t7[6-8]?-chaos-}
         profiles+="${p%.sh} "
     done
 fi
@@ -44,7 +44,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
         seed=$(((RANDOM << 15) | RANDOM))
         dir=$out/run-$runs-$p
         mkdir -p "$dir"
-        script=$(ls tests/integration/t7[67]?-chaos-"$p".sh)
+        script=$(ls tests/integration/t7[6-8]?-chaos-"$p".sh)
         TN_CHAOS_SEED=$seed TN_CHAOS_SECONDS=$seconds CHAOS_OUT=$dir \
             bash "$script" >"$dir/log" 2>&1
         rc=$?
@@ -60,7 +60,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
             failed=$((failed + 1))
             v=0
             if [ -f "$dir/report.json" ]; then
-                v=$(grep -oE '"(duplicate_token|token_order|overlapping_grant|superseded_success|renew_token_changed|sink_below_mark|sink_never_granted|sink_mark_moved_down|sink_mark_mismatch)": [0-9]+' \
+                v=$(grep -oE '"(duplicate_token|token_order|overlapping_grant|superseded_success|renew_token_changed|sink_below_mark|sink_never_granted|sink_mark_moved_down|sink_mark_mismatch|renew_after_lost|check_revived)": [0-9]+' \
                     "$dir/report.json" | awk '{s += $2} END {print s + 0}')
             fi
             violations=$((violations + v))

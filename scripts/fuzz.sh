@@ -17,4 +17,5 @@ cmake --preset fuzz -DTN_FUZZ_SECONDS="$secs" -DTN_FUZZ_SEED="$seed" >/dev/null
 targets=$(cmake --build --preset fuzz --target help | sed -n 's/^\.\.\. \(fuzz_[a-z_]*\).*/\1/p')
 # shellcheck disable=SC2086
 cmake --build --preset fuzz -j2 --target $targets >/dev/null
-ctest --test-dir build/fuzz -L fuzz --output-on-failure
+# Two at a time: each target fuzzes for a fixed wall time on a core.
+ctest --test-dir build/fuzz -L fuzz --output-on-failure -j2

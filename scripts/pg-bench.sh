@@ -14,9 +14,10 @@ runs=${4:-1}
 pgbin=${TENURE_TEST_PG_BINDIR:-/usr/lib/postgresql/15/bin}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/tenure-pgbench.XXXXXX)
-pid=
+TN_SERVER_WORK=$work TN_SERVER_BIN=$bin/tenured
+. "$here/../tests/integration/lib-tenured.sh" # the tests' launcher
 cleanup() {
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    tn_server_kill_all
     wait 2>/dev/null || true
     rm -rf "$work"
 }
@@ -54,22 +55,14 @@ run_pgbench() {
 run_tenured() {
     fresh bench_tenured
     local port
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    mkdir -p "$work/data"
-    "$bin/tenured" --listen "127.0.0.1:$port" --data-dir "$work/data" \
-        --store "$(url_schema bench_tenured)" --max-connections 1024 \
-        >"$work/tenured.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 1 100); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] && break
-        sleep 0.1
-    done
+    tn_server_start -d "$work/data" -l "$work/tenured.log" -- \
+        --store "$(url_schema bench_tenured)" --max-connections 1024 ||
+        { echo "pg-bench: $TN_SERVER_ERR" >&2; exit 1; }
+    port=${TN_SRV_PORT[main]}
     wrk -c "$clients" -t 2 -d "${secs}s" -s "$here/pg-bench.lua" \
         "http://127.0.0.1:$port" >"$work/wrk.out" 2>&1
     curl -s "http://127.0.0.1:$port/metrics" >"$work/metrics.txt"
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=
+    tn_server_stop main TERM
     sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$work/wrk.out"
 }
 

@@ -16,9 +16,12 @@ writes the sink admitted, the stale ones among them (a token below one
 the sink had already admitted for that shard: must be 0) and the stale
 writes the fence refused.  --short: 300 shards, ttl 2000 ms (ctest).
 
-Exit 0 when every change was balanced in time and no stale write was
-admitted; 1 otherwise (also when the frozen worker made no stale write
-at all: the run then proved nothing); 77 when the server has no sessions.
+Exit 0 when every change was balanced in time, every shard of the frozen
+worker went to another with a higher token, and no stale write was
+admitted (none below a token already admitted, none of the frozen worker
+with a token it held when it froze); 1 otherwise (also when the frozen
+worker made no stale write at all: the run then proved nothing); 77 when
+the server has no sessions.
 TN_DEMO_FENCE=off makes the sink skip the token check (the demo then
 fails: the resumed worker's stale writes are admitted).
 """
@@ -91,8 +94,11 @@ def start_tenured(exe: str, data: Path) -> "tuple[subprocess.Popen[bytes], str]"
 def make_sink(path: Path) -> None:
     db = sqlite3.connect(path)
     db.execute("PRAGMA journal_mode=WAL")
+    # t: when the write was decided (julian day, SQLite's clock: the wall
+    # clock), so that a write decided after the frozen worker resumed is
+    # told from one it had under way when it froze.
     db.execute("CREATE TABLE writes (shard TEXT, token INTEGER, worker TEXT,"
-               " kind TEXT)")
+               " kind TEXT, t REAL NOT NULL DEFAULT (julianday('now')))")
     db.execute("CREATE TABLE refused (shard TEXT, token INTEGER,"
                " worker TEXT)")
     db.commit()
@@ -107,6 +113,9 @@ class Demo:
         self.c = tenure.Client(url)
         self.procs: Dict[str, subprocess.Popen[bytes]] = {}
         self.ok = True
+        self.frozen = ""
+        self.frozen_held: Dict[str, int] = {}  # shard -> token at the freeze
+        self.resumed_jd = 0.0  # when it was resumed (julian day)
 
     def start_worker(self, name: str) -> None:
         """Start a worker and wait until it says it runs (a Python process
@@ -148,6 +157,26 @@ class Demo:
                 f"{info.leases} leases, expires in {info.expires_in_ms} ms")
         self.ok = False
 
+    def held_by(self, worker: str) -> Dict[str, int]:
+        """The shards worker holds now, with their tokens."""
+        return {info.name: info.token for info in self.c.list_all(PREFIX)
+                if info.owner_id.split("/", 1)[-1] == worker}
+
+    def handed_over(self, others: List[str]) -> None:
+        """Every shard the frozen worker held is now another worker's,
+        with a higher token."""
+        now = {info.name: (info.owner_id.split("/", 1)[-1], info.token)
+               for info in self.c.list_all(PREFIX)}
+        bad = [f"{n} (token {t}): now {now.get(n)}"
+               for n, t in sorted(self.frozen_held.items())
+               if n not in now or now[n][0] not in others or now[n][1] <= t]
+        if bad:
+            say("NOT handed over with a higher token: " + "; ".join(bad[:5]))
+            self.ok = False
+        else:
+            say(f"all {len(self.frozen_held)} shards of {self.frozen} went "
+                "to the others, each with a higher token")
+
     def run(self) -> None:
         a = self.a
         names = [f"w{i + 1}" for i in range(a.workers)]
@@ -159,10 +188,14 @@ class Demo:
         self.balanced(names, "start")
         frozen = names[1]
         self.procs[frozen].send_signal(signal.SIGSTOP)
-        say(f"{frozen} frozen (SIGSTOP)")
+        self.frozen = frozen
+        self.frozen_held = self.held_by(frozen)
+        say(f"{frozen} frozen (SIGSTOP) holding {len(self.frozen_held)} shards")
         others = [w for w in names if w != frozen]
         self.balanced(others, f"{frozen} frozen past its TTL")
+        self.handed_over(others)
         time.sleep(2 * ROUND_S)  # the new holders write
+        self.resumed_jd = time.time() / 86400.0 + 2440587.5
         self.procs[frozen].send_signal(signal.SIGCONT)
         say(f"{frozen} resumed (SIGCONT)")
         self.balanced(names, f"{frozen} back")
@@ -196,14 +229,23 @@ class Demo:
         refused = collections.Counter(
             dict(db.execute("SELECT worker, count(*) FROM refused"
                             " GROUP BY worker").fetchall()))
+        # Every write the frozen worker decided after it resumed with a
+        # token it held when it froze: none may have landed (by then every
+        # such shard was another worker's, with a higher token).
+        late = sum(1 for shard, token in db.execute(
+            "SELECT shard, token FROM writes WHERE t > ? AND worker = ?",
+            (self.resumed_jd, self.frozen))
+            if self.frozen_held.get(shard) == token)
         db.close()
         say(f"writes admitted: {admitted}; stale writes admitted: "
             f"{sum(stale.values())} {dict(stale)}; stale writes refused by "
             f"the fence: {sum(refused.values())} {dict(refused)}")
-        if sum(stale.values()):
+        say(f"writes of {self.frozen} with its old tokens admitted after "
+            f"it resumed: {late}")
+        if sum(stale.values()) or late:
             say("FAIL: stale writes were admitted")
             return 1
-        if not sum(refused.values()):
+        if not refused[self.frozen]:
             say("FAIL: the frozen worker made no stale write: nothing was "
                 "shown")
             return 1

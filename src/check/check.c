@@ -12,76 +12,60 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/grants.h"
+#include "check/check_int.h"
 #include "common/alloc.h"
 
-/* Count one violation; keep the first witness found. */
-static void report(struct tn_check_ctx *c, unsigned cls,
-                   const struct tn_check_ref *ev, unsigned n_ev, int64_t bound)
+static int cmp_i64(int64_t a, int64_t b)
 {
-    c->r->count[cls]++;
-    struct tn_check_witness *w = &c->r->witness[cls];
-    if (w->n_ev != 0)
-        return;
-    for (unsigned i = 0; i < n_ev; i++)
-        w->ev[i] = ev[i];
-    w->n_ev = n_ev;
-    w->bound = bound;
-}
-
-static struct tn_check_ref op_ref(size_t idx)
-{
-    struct tn_check_ref ref = {.sink = false, .idx = idx};
-    return ref;
-}
-
-static struct tn_check_ref sink_ref(size_t idx)
-{
-    struct tn_check_ref ref = {.sink = true, .idx = idx};
-    return ref;
+    return (a > b) - (a < b);
 }
 
 /* Tokens unique: two ok acquires never return the same token, for any
- * names, except a request_id retry of the same name (same grant). */
+ * names, except a request_id retry of the same name, or a claim of the
+ * same name under the same session (docs/SESSIONS.md: an idempotent
+ * claim answers the grant the session holds): the same grant. */
 static void rule_duplicate(struct tn_check_ctx *c)
 {
     for (size_t i = 1; i < c->n; i++) {
-        const struct tn_grant *a = &c->by_token[i - 1];
-        const struct tn_grant *b = &c->by_token[i];
+        const struct tn_check_lease *a = &c->by_token[i - 1];
+        const struct tn_check_lease *b = &c->by_token[i];
         if (a->token != b->token)
             continue;
-        if (a->name == b->name && a->request_id != TN_HISTORY_NO_ID &&
-            a->request_id == b->request_id)
+        if (b->replay)
             continue;
-        struct tn_check_ref ev[2] = {op_ref(a->op), op_ref(b->op)};
-        report(c, TN_CHECK_DUPLICATE_TOKEN, ev, 2, a->token);
+        struct tn_check_ref ev[2] = {tn_check_op_ref(a->op),
+                                     tn_check_op_ref(b->op)};
+        tn_check_report_one(c, TN_CHECK_DUPLICATE_TOKEN, ev, 2, a->token);
     }
 }
 
 static int cmp_complete(const void *pa, const void *pb)
 {
-    const struct tn_grant *a = pa;
-    const struct tn_grant *b = pb;
-    int d = tn_check_cmp_i64(a->complete_t, b->complete_t);
+    const struct tn_check_lease *a = pa;
+    const struct tn_check_lease *b = pb;
+    int d = cmp_i64(a->complete_t, b->complete_t);
     return d != 0 ? d : (a->op > b->op) - (a->op < b->op);
 }
 
 static int cmp_invoke(const void *pa, const void *pb)
 {
-    const struct tn_grant *a = pa;
-    const struct tn_grant *b = pb;
-    int d = tn_check_cmp_i64(a->invoke_t, b->invoke_t);
+    const struct tn_check_lease *a = pa;
+    const struct tn_check_lease *b = pb;
+    int d = cmp_i64(a->invoke_t, b->invoke_t);
     return d != 0 ? d : (a->op > b->op) - (a->op < b->op);
 }
 
 /* Real-time order: if A completed strictly before B was invoked, then
  * token(A) < token(B), across all names.  Equal tokens are the duplicate
- * rule's.  Sweep B by invoke time, keeping the highest token of the
- * acquires completed before it. */
+ * rule's, and a replay B is no new grant (its grant was made when the
+ * acquire it repeats was).  Sweep B by invoke time, keeping the highest
+ * token of the acquires completed before it. */
 static int rule_token_order(struct tn_check_ctx *c)
 {
-    struct tn_grant *by_c = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_c));
-    struct tn_grant *by_i = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_i));
+    struct tn_check_lease *by_c =
+        tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_c));
+    struct tn_check_lease *by_i =
+        tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*by_i));
     int rc = TN_ENOMEM;
     if (by_c == NULL || by_i == NULL)
         goto out_free;
@@ -90,16 +74,17 @@ static int rule_token_order(struct tn_check_ctx *c)
     qsort(by_c, c->n, sizeof(*by_c), cmp_complete);
     qsort(by_i, c->n, sizeof(*by_i), cmp_invoke);
     size_t j = 0;
-    const struct tn_grant *best = NULL;
+    const struct tn_check_lease *best = NULL;
     for (size_t i = 0; i < c->n; i++) {
-        const struct tn_grant *b = &by_i[i];
+        const struct tn_check_lease *b = &by_i[i];
         for (; j < c->n && by_c[j].complete_t < b->invoke_t; j++) {
             if (best == NULL || by_c[j].token > best->token)
                 best = &by_c[j];
         }
-        if (best != NULL && best->token > b->token) {
-            struct tn_check_ref ev[2] = {op_ref(best->op), op_ref(b->op)};
-            report(c, TN_CHECK_TOKEN_ORDER, ev, 2, best->token);
+        if (best != NULL && best->token > b->token && !b->replay) {
+            struct tn_check_ref ev[2] = {tn_check_op_ref(best->op),
+                                         tn_check_op_ref(b->op)};
+            tn_check_report_one(c, TN_CHECK_TOKEN_ORDER, ev, 2, best->token);
         }
     }
     rc = TN_OK;
@@ -109,7 +94,7 @@ out_free:
     return rc;
 }
 
-static int64_t lease_end(const struct tn_grant *l)
+static int64_t lease_end(const struct tn_check_lease *l)
 {
     return l->valid_until < l->release_t ? l->valid_until : l->release_t;
 }
@@ -119,27 +104,30 @@ static int64_t lease_end(const struct tn_grant *l)
  * and before any release of it was invoked). */
 static void overlap_in_name(struct tn_check_ctx *c, size_t a, size_t b)
 {
-    const struct tn_grant *best = NULL; /* max lease_end among lower tokens */
+    const struct tn_check_lease *best =
+        NULL; /* max lease_end among lower tokens */
     size_t g = a;
     while (g < b) {
         size_t e = g;
         while (e < b && c->by_name[e].token == c->by_name[g].token)
             e++;
         for (size_t k = g; best != NULL && k < e; k++) {
-            const struct tn_grant *l2 = &c->by_name[k];
+            const struct tn_check_lease *l2 = &c->by_name[k];
             if (l2->complete_t >= lease_end(best))
                 continue;
             /* L1, L2, then the operation that set the deadline and the
              * one that shows it was applied that late, when not L1. */
-            struct tn_check_ref ev[4] = {op_ref(best->op), op_ref(l2->op)};
+            struct tn_check_ref ev[4] = {tn_check_op_ref(best->op),
+                                         tn_check_op_ref(l2->op)};
             unsigned n_ev = 2;
             if (best->bound_op != best->op) {
-                ev[n_ev++] = op_ref(best->bound_op);
+                ev[n_ev++] = tn_check_op_ref(best->bound_op);
                 if (best->from_op != best->bound_op &&
                     best->from_op != best->op)
-                    ev[n_ev++] = op_ref(best->from_op);
+                    ev[n_ev++] = tn_check_op_ref(best->from_op);
             }
-            report(c, TN_CHECK_OVERLAPPING_GRANT, ev, n_ev, lease_end(best));
+            tn_check_report_one(c, TN_CHECK_OVERLAPPING_GRANT, ev, n_ev,
+                                lease_end(best));
         }
         if (best == NULL || lease_end(&c->by_name[g]) > lease_end(best))
             best = &c->by_name[g];
@@ -161,38 +149,25 @@ static void rule_overlap(struct tn_check_ctx *c)
 
 /* A renew or release that returned ok although it was invoked after an
  * acquire of the same name with a higher token had completed. */
-static int rule_superseded(struct tn_check_ctx *c)
+static void rule_superseded(struct tn_check_ctx *c)
 {
-    /* sufmin[k]: the lease of by_name[k..end of its name) that completed
-     * first. */
-    size_t *sufmin = tn_calloc(c->n == 0 ? 1 : c->n, sizeof(*sufmin));
-    if (sufmin == NULL)
-        return TN_ENOMEM;
-    for (size_t k = c->n; k-- > 0;) {
-        sufmin[k] = k;
-        bool same =
-            k + 1 < c->n && c->by_name[k + 1].name == c->by_name[k].name;
-        if (same &&
-            c->by_name[sufmin[k + 1]].complete_t < c->by_name[k].complete_t)
-            sufmin[k] = sufmin[k + 1];
-    }
     const struct tn_history *h = c->h;
     for (size_t i = 0; i < h->n_ops; i++) {
         const struct tn_history_op *op = &h->ops[i];
-        if (op->kind == TN_HISTORY_ACQUIRE || op->kind == TN_HISTORY_CHECK ||
+        if ((op->kind != TN_HISTORY_RENEW && op->kind != TN_HISTORY_RELEASE) ||
             op->outcome != TN_HISTORY_OK)
             continue;
         size_t k = tn_check_find_lease(c, op->name, op->token_in, true);
         if (k == c->n || c->by_name[k].name != op->name)
             continue;
-        const struct tn_grant *newer = &c->by_name[sufmin[k]];
+        const struct tn_check_lease *newer = &c->by_name[c->sufmin[k]];
         if (newer->complete_t >= op->invoke_t)
             continue;
-        struct tn_check_ref ev[2] = {op_ref(newer->op), op_ref(i)};
-        report(c, TN_CHECK_SUPERSEDED_SUCCESS, ev, 2, newer->token);
+        struct tn_check_ref ev[2] = {tn_check_op_ref(newer->op),
+                                     tn_check_op_ref(i)};
+        tn_check_report_one(c, TN_CHECK_SUPERSEDED_SUCCESS, ev, 2,
+                            newer->token);
     }
-    tn_free(sufmin);
-    return TN_OK;
 }
 
 /* A renew that returned ok with a token other than the one it renewed. */
@@ -204,67 +179,39 @@ static void rule_renew_token(struct tn_check_ctx *c)
         if (op->kind != TN_HISTORY_RENEW || op->outcome != TN_HISTORY_OK ||
             op->token_out == TN_HISTORY_NONE || op->token_out == op->token_in)
             continue;
-        struct tn_check_ref ev[1] = {op_ref(i)};
-        report(c, TN_CHECK_RENEW_TOKEN_CHANGED, ev, 1, op->token_out);
+        struct tn_check_ref ev[1] = {tn_check_op_ref(i)};
+        tn_check_report_one(c, TN_CHECK_RENEW_TOKEN_CHANGED, ev, 1,
+                            op->token_out);
     }
-}
-
-/* op told its client that the grant of l ended: a renew or release that
- * failed with `lost`, or a check that answered current:false.  Counted
- * only when invoked after the grant completed: before, the token may not
- * have been granted yet. */
-static bool reveals_end(const struct tn_history_op *op,
-                        const struct tn_grant *l)
-{
-    if (op->invoke_t <= l->complete_t)
-        return false;
-    if (op->kind == TN_HISTORY_CHECK)
-        return op->outcome == TN_HISTORY_OK && !op->current;
-    return (op->kind == TN_HISTORY_RENEW || op->kind == TN_HISTORY_RELEASE) &&
-           op->outcome == TN_HISTORY_FAIL && op->lost;
 }
 
 /* An ended grant stays ended (docs/safety/revealed-end.md): no renew of it
  * returns ok and no check of it answers current:true when invoked strictly
- * after the server said it ended.  Two passes: the earliest such answer per
- * lease, then the operations invoked after it. */
+ * after the server said it ended (the earliest such answer per lease is
+ * tn_check_ends's). */
 static void rule_revived(struct tn_check_ctx *c)
 {
     const struct tn_history *h = c->h;
-    for (size_t i = 0; i < h->n_ops; i++) {
-        const struct tn_history_op *op = &h->ops[i];
-        if (op->kind == TN_HISTORY_ACQUIRE)
-            continue;
-        struct tn_grant *l = tn_check_lease_of(c, op);
-        if (l == NULL || !reveals_end(op, l))
-            continue;
-        if (op->complete_t < l->lost_t) {
-            l->lost_t = op->complete_t;
-            l->lost_op = i;
-        }
-        if (op->kind == TN_HISTORY_CHECK && op->complete_t < l->false_t) {
-            l->false_t = op->complete_t;
-            l->false_op = i;
-        }
-    }
     for (size_t i = 0; i < h->n_ops; i++) {
         const struct tn_history_op *op = &h->ops[i];
         if (op->outcome != TN_HISTORY_OK ||
             (op->kind != TN_HISTORY_RENEW &&
              !(op->kind == TN_HISTORY_CHECK && op->current)))
             continue;
-        const struct tn_grant *l = tn_check_lease_of(c, op);
+        const struct tn_check_lease *l = tn_check_lease_of(c, op);
         if (l == NULL)
             continue;
         if (op->kind == TN_HISTORY_RENEW && l->lost_t < op->invoke_t) {
-            struct tn_check_ref ev[3] = {op_ref(l->op), op_ref(l->lost_op),
-                                         op_ref(i)};
-            report(c, TN_CHECK_RENEW_AFTER_LOST, ev, 3, l->lost_t);
+            struct tn_check_ref ev[3] = {tn_check_op_ref(l->op),
+                                         tn_check_op_ref(l->lost_op),
+                                         tn_check_op_ref(i)};
+            tn_check_report_one(c, TN_CHECK_RENEW_AFTER_LOST, ev, 3, l->lost_t);
         }
         if (op->kind == TN_HISTORY_CHECK && l->false_t < op->invoke_t) {
-            struct tn_check_ref ev[3] = {op_ref(l->op), op_ref(l->false_op),
-                                         op_ref(i)};
-            report(c, TN_CHECK_CHECK_REVIVED, ev, 3, l->false_t);
+            struct tn_check_ref ev[3] = {tn_check_op_ref(l->op),
+                                         tn_check_op_ref(l->false_op),
+                                         tn_check_op_ref(i)};
+            tn_check_report_one(c, TN_CHECK_CHECK_REVIVED, ev, 3, l->false_t);
         }
     }
 }
@@ -282,10 +229,11 @@ static void sink_hwm(struct tn_check_ctx *c, struct mark *m, size_t i)
     if (s->hwm_before == TN_HISTORY_NONE)
         return;
     if (m->value != TN_HISTORY_NONE && s->hwm_before != m->value) {
-        struct tn_check_ref ev[2] = {sink_ref(m->setter), sink_ref(i)};
+        struct tn_check_ref ev[2] = {tn_check_sink_ref(m->setter),
+                                     tn_check_sink_ref(i)};
         unsigned cls = s->hwm_before < m->value ? TN_CHECK_SINK_MARK_MOVED_DOWN
                                                 : TN_CHECK_SINK_MARK_MISMATCH;
-        report(c, cls, ev, 2, m->value);
+        tn_check_report_one(c, cls, ev, 2, m->value);
     }
     if (m->value == TN_HISTORY_NONE || s->hwm_before > m->value) {
         m->value = s->hwm_before;
@@ -297,12 +245,13 @@ static void sink_admit(struct tn_check_ctx *c, struct mark *m, size_t i)
 {
     const struct tn_history_sink *s = &c->h->sinks[i];
     if (m->value != TN_HISTORY_NONE && s->token < m->value) {
-        struct tn_check_ref ev[2] = {sink_ref(m->setter), sink_ref(i)};
-        report(c, TN_CHECK_SINK_BELOW_MARK, ev, 2, m->value);
+        struct tn_check_ref ev[2] = {tn_check_sink_ref(m->setter),
+                                     tn_check_sink_ref(i)};
+        tn_check_report_one(c, TN_CHECK_SINK_BELOW_MARK, ev, 2, m->value);
     }
     if (!tn_check_is_granted(c, s->token)) {
-        struct tn_check_ref ev[1] = {sink_ref(i)};
-        report(c, TN_CHECK_SINK_NEVER_GRANTED, ev, 1, s->token);
+        struct tn_check_ref ev[1] = {tn_check_sink_ref(i)};
+        tn_check_report_one(c, TN_CHECK_SINK_NEVER_GRANTED, ev, 1, s->token);
     }
     if (m->value == TN_HISTORY_NONE || s->token > m->value) {
         m->value = s->token;
@@ -336,20 +285,19 @@ int tn_check_run(const struct tn_history *h, struct tn_check_report *out)
     int rc = tn_check_collect(&c);
     if (rc < 0)
         goto out_free;
-    tn_check_apply_renews(&c);
+    tn_check_validity(&c);
+    tn_check_ends(&c);
     rule_duplicate(&c);
     rc = rule_token_order(&c);
     if (rc < 0)
         goto out_free;
     rule_overlap(&c);
-    rc = rule_superseded(&c);
-    if (rc < 0)
-        goto out_free;
+    rule_superseded(&c);
     rule_renew_token(&c);
     rule_revived(&c);
+    tn_check_rule_sessions(&c);
     rc = rule_sink(&c);
 out_free:
-    tn_free(c.by_token);
-    tn_free(c.by_name);
+    tn_check_release(&c);
     return rc;
 }

@@ -10,7 +10,6 @@
 
 #include "check/check.h"
 #include "check/history.h"
-#include "check/history_read.h"
 #include "common/opt.h"
 
 /* The options; the values go into struct check_args. */
@@ -43,9 +42,11 @@ static void usage(FILE *out)
         "is absent or \"-\") against the token contract: unique tokens,\n"
         "tokens increasing in real-time order, no grant while an earlier\n"
         "lease was certainly valid, no successful renew or release of a\n"
-        "superseded lease, renew keeping its token, and a sink that never\n"
-        "admits below its mark or a token never granted.  Operations with\n"
-        "an unknown outcome (info) are read in the server's favour.\n"
+        "superseded lease, renew keeping its token, no ended lease or\n"
+        "session answering as live, leases under a session valid exactly as\n"
+        "long as it, and a sink that never admits below its mark or a token\n"
+        "never granted.  Operations with an unknown outcome (info) are read\n"
+        "in the server's favour.\n"
         "\n"
         "Prints a JSON report on stdout: counts per violation class and a\n"
         "minimal witness for each class violated.\n"

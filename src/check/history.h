@@ -36,8 +36,18 @@ enum tn_history_kind {
     TN_HISTORY_RELEASE = 2,
     /* GET .../check?token= (docs/safety/revealed-end.md) */
     TN_HISTORY_CHECK = 3,
+    /* the session operations (docs/safety/sessions.md) */
+    TN_HISTORY_SESSION_OPEN = 4,  /* POST /v1/sessions */
+    TN_HISTORY_SESSION_RENEW = 5, /* PATCH /v1/sessions/{id} */
+    TN_HISTORY_SESSION_END = 6,   /* DELETE /v1/sessions/{id} */
 };
-#define TN_HISTORY_N_KINDS 4
+#define TN_HISTORY_N_KINDS 7
+
+/* True for the three session operations (they name a session, no lease). */
+static inline bool tn_history_is_session_op(unsigned kind)
+{
+    return kind >= TN_HISTORY_SESSION_OPEN;
+}
 
 enum tn_history_outcome {
     TN_HISTORY_PENDING = 0, /* no completion line (yet): unknown outcome */
@@ -54,7 +64,9 @@ struct tn_history_op {
     int64_t token_out;      /* token the completion carried, or NONE */
     int64_t ttl_ms;         /* from the invoke (> 0), or NONE */
     uint32_t proc;          /* interned "proc" */
-    uint32_t name;          /* interned "name" */
+    uint32_t name;          /* interned "name", NO_ID on session ops */
+    uint32_t session;       /* interned "session" (the id), or NO_ID: on
+                               session ops, and on acquires under one */
     uint32_t request_id;    /* interned "request_id" of the invoke, or NO_ID */
     uint32_t invoke_line;   /* 1-based line number */
     uint32_t complete_line; /* 1-based, 0 when there is no completion */
@@ -97,14 +109,24 @@ void tn_history_init(struct tn_history *h);
 /* Free everything h owns and leave it as after init. */
 void tn_history_release(struct tn_history *h);
 
-/* For the reader (history_read.c): the id of s[0..len) interned in h
- * (the same id for the same bytes); 0, TN_ETOOBIG or TN_ENOMEM. */
-int tn_history_intern(struct tn_history *h, const char *s, size_t len,
-                      uint32_t *id_out);
-/* Room in *arr (of *cap elements of elem bytes) for one past used. */
-int tn_history_grow(void **arr, size_t *cap, size_t used, size_t elem);
-/* Room in h->pending for process proc. */
-int tn_history_pending_reserve(struct tn_history *h, uint32_t proc);
+/* Parse one line (no newline; blank lines are skipped).  Returns 0,
+ * TN_EINVAL when the line is malformed (detail with the line number in em),
+ * TN_ETOOBIG for an over-long line, or TN_ENOMEM. */
+int tn_history_add_line(struct tn_history *h, const char *line, size_t len,
+                        struct tn_errmsg *em);
+
+/* Parse buf[0..len) as lines and finish the history (see
+ * tn_history_finish).  Same return codes as tn_history_add_line. */
+int tn_history_parse(struct tn_history *h, const char *buf, size_t len,
+                     struct tn_errmsg *em);
+
+/* Read every line of f and finish the history.  Returns 0, TN_EINVAL,
+ * TN_ETOOBIG, TN_ENOMEM or TN_EIO (read error, detail in em). */
+int tn_history_read_stream(struct tn_history *h, FILE *f, struct tn_errmsg *em);
+
+/* End of input: operations still pending keep TN_HISTORY_PENDING, which
+ * every rule reads as an unknown outcome (like info).  Always 0. */
+int tn_history_finish(struct tn_history *h);
 
 /* The interned string for id (borrowed from h until release). */
 const char *tn_history_str(const struct tn_history *h, uint32_t id);

@@ -6,7 +6,7 @@
 
 #include "check/check.h"
 
-#define WHY_BYTES 512
+#define WHY_BYTES 768
 
 const char *tn_check_class_name(unsigned cls)
 {
@@ -47,7 +47,10 @@ static json_t *op_json(const struct tn_history *h, size_t idx)
     int rc = set_int(o, "line", op->invoke_line);
     rc |= set_str(o, "proc", tn_history_str(h, op->proc));
     rc |= set_str(o, "op", tn_history_kind_name(op->kind));
-    rc |= set_str(o, "name", tn_history_str(h, op->name));
+    if (op->name != TN_HISTORY_NO_ID)
+        rc |= set_str(o, "name", tn_history_str(h, op->name));
+    if (op->session != TN_HISTORY_NO_ID)
+        rc |= set_str(o, "session", tn_history_str(h, op->session));
     rc |= set_int(o, "invoke_t", op->invoke_t);
     if (op->token_in != TN_HISTORY_NONE)
         rc |= set_int(o, "token", op->token_in);
@@ -97,12 +100,90 @@ static long long ll(int64_t v)
     return (long long)v;
 }
 
+/* What op is, for a sentence: "session_renew of session S", "acquire of
+ * "a" under session S", "renew of token 3 of "a"". */
+static void what(const struct tn_history *h, const struct tn_history_op *op,
+                 char *out, size_t cap)
+{
+    const char *kind = tn_history_kind_name(op->kind);
+    const char *sess = tn_history_str(h, op->session);
+    if (tn_history_is_session_op(op->kind))
+        (void)snprintf(out, cap, "%s of session %s", kind, sess);
+    else if (op->kind == TN_HISTORY_ACQUIRE)
+        (void)snprintf(out, cap, "%s of \"%s\" under session %s", kind,
+                       tn_history_str(h, op->name), sess);
+    else
+        (void)snprintf(out, cap, "%s of token %lld of \"%s\"", kind,
+                       ll(op->token_in), tn_history_str(h, op->name));
+}
+
+/* The witnesses of the session rules (session.c): a session op or an
+ * acquire under a session that returned ok, or a check of a lease of an
+ * ended session that answered current:true. */
+static void why_session(const struct tn_history *h, unsigned cls,
+                        const struct tn_check_witness *w, char *out, size_t cap)
+{
+    const struct tn_history_op *x = &h->ops[w->ev[w->n_ev - 1].idx];
+    const struct tn_history_op *p = &h->ops[w->ev[1].idx];
+    char wx[200];
+    char wp[200];
+    what(h, x, wx, sizeof(wx));
+    const char *sess = tn_history_str(h, x->kind == TN_HISTORY_CHECK
+                                             ? h->ops[w->ev[0].idx].session
+                                             : x->session);
+    const char *did =
+        x->kind == TN_HISTORY_CHECK ? "answered current:true" : "returned ok";
+    if (cls == TN_CHECK_SUPERSEDED_SUCCESS || w->n_ev == 4) {
+        const struct tn_history_op *l = &h->ops[w->ev[w->n_ev - 3].idx];
+        const struct tn_history_op *l2 = &h->ops[w->ev[w->n_ev - 2].idx];
+        (void)snprintf(out, cap,
+                       "%s invoked at t=%lld %s, though session %s had "
+                       "ended: its lease token %lld of \"%s\" was superseded "
+                       "by token %lld, granted at t=%lld, with no release of "
+                       "it invoked before",
+                       wx, ll(x->invoke_t), did, sess, ll(l->token_out),
+                       tn_history_str(h, l->name), ll(l2->token_out),
+                       ll(w->bound));
+        return;
+    }
+    what(h, p, wp, sizeof(wp));
+    (void)snprintf(
+        out, cap,
+        "%s invoked at t=%lld %s, though session %s had ended: "
+        "the %s of line %u had answered at t=%lld that %s",
+        wx, ll(x->invoke_t), did, sess, wp, p->invoke_line, ll(w->bound),
+        tn_history_is_session_op(p->kind) || p->kind == TN_HISTORY_ACQUIRE
+            ? "the session ended"
+            : "a lease of it ended");
+}
+
+/* Is w one of session.c's witnesses?  Theirs end with an ok session
+ * renew or acquire under a session, or (check_revived) show an answer
+ * about another grant than the checked one. */
+static bool is_session_witness(const struct tn_history *h, unsigned cls,
+                               const struct tn_check_witness *w)
+{
+    const struct tn_history_op *x = &h->ops[w->ev[w->n_ev - 1].idx];
+    if (cls == TN_CHECK_SUPERSEDED_SUCCESS || cls == TN_CHECK_RENEW_AFTER_LOST)
+        return w->n_ev == 3 && (tn_history_is_session_op(x->kind) ||
+                                x->kind == TN_HISTORY_ACQUIRE);
+    if (cls != TN_CHECK_CHECK_REVIVED)
+        return false;
+    const struct tn_history_op *p = &h->ops[w->ev[1].idx];
+    return w->n_ev == 4 || p->kind != TN_HISTORY_CHECK || p->name != x->name ||
+           p->token_in != x->token_in;
+}
+
 static void why_ops(const struct tn_history *h, unsigned cls,
                     const struct tn_check_witness *w, char *out, size_t cap)
 {
     const struct tn_history_op *a = &h->ops[w->ev[0].idx];
     const struct tn_history_op *b = &h->ops[w->ev[w->n_ev > 1].idx];
     const char *name = tn_history_str(h, b->name);
+    if (is_session_witness(h, cls, w)) {
+        why_session(h, cls, w, out, cap);
+        return;
+    }
     switch (cls) {
     case TN_CHECK_DUPLICATE_TOKEN:
         (void)snprintf(out, cap, "two ok acquires returned token %lld",
@@ -117,12 +198,15 @@ static void why_ops(const struct tn_history *h, unsigned cls,
                        ll(b->invoke_t), ll(a->token_out), ll(b->token_out));
         break;
     case TN_CHECK_OVERLAPPING_GRANT:
-        (void)snprintf(out, cap,
-                       "token %lld of \"%s\" was certainly valid until "
-                       "t=%lld, yet token %lld of the same name was granted "
-                       "by t=%lld",
-                       ll(a->token_out), name, ll(w->bound), ll(b->token_out),
-                       ll(b->complete_t));
+        (void)snprintf(
+            out, cap,
+            "token %lld of \"%s\"%s%s was certainly valid until "
+            "t=%lld, yet token %lld of the same name was granted "
+            "by t=%lld",
+            ll(a->token_out), name,
+            a->session != TN_HISTORY_NO_ID ? ", under session " : "",
+            a->session != TN_HISTORY_NO_ID ? tn_history_str(h, a->session) : "",
+            ll(w->bound), ll(b->token_out), ll(b->complete_t));
         break;
     case TN_CHECK_SUPERSEDED_SUCCESS:
         (void)snprintf(out, cap,

@@ -120,6 +120,10 @@ struct conn {
     struct conn *flush_next;    /* h->flush list */
     TAILQ_ENTRY(conn) lru;      /* h->conns: most recently active first */
     struct conn *dead_next;     /* h->dead list */
+    /* The last Host that passed the site check (a client sends the same
+     * one on every request), host_ok_len bytes; 0: none yet. */
+    char host_ok[64];
+    uint8_t host_ok_len;
 };
 
 struct tn_http {
@@ -165,9 +169,11 @@ void tn_http_conn_cut_short(struct conn *c);
  * (each NULL when absent) may be served as far as browsers go, else
  * TN_EMISDIRECTED (its Host names no name of this server) or
  * TN_EFORBIDDEN (it changes state and comes from a page of another
- * origin), with *msg_out set to the reason (a string literal). */
+ * origin), with *msg_out set to the reason (a string literal).
+ * host_passed: this very Host passed the Host check before (the check
+ * reads nothing but the header and the configuration), so skip it. */
 int tn_http_check_site(const struct tn_http *h, enum tn_http_method method,
-                       const char *host, const char *origin,
+                       const char *host, bool host_passed, const char *origin,
                        const char **msg_out);
 
 /* accept.c: serve fd, a new connected socket (closed when refused). */

@@ -142,11 +142,11 @@ static bool is_own_origin(const struct tn_http *h, const char *origin,
 }
 
 int tn_http_check_site(const struct tn_http *h, enum tn_http_method method,
-                       const char *host, const char *origin,
+                       const char *host, bool host_passed, const char *origin,
                        const char **msg_out)
 {
     struct site s;
-    if (host != NULL && h->cfg.check_host &&
+    if (host != NULL && !host_passed && h->cfg.check_host &&
         (!split_host(host, &s) || !host_allowed(h, &s))) {
         *msg_out = "the Host header names no name of this server (DNS "
                    "rebinding?); allow the name with --allow-host";

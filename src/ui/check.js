@@ -3,8 +3,10 @@
 // the rule it breaks and the events involved, and the history as a
 // timeline, one lane per resource.  Grants are bars from the acquire's
 // answer to their end (the release's answer, or the last TTL counted from
-// the acquire or renew request that was sent last); sink decisions are
-// marks on the same axis.  Events that take part in a violation are drawn
+// the acquire or renew request that was sent last; a grant under a
+// session ends with its session: its end's answer, or the last TTL
+// counted from its open or renew); sink decisions are marks on the same
+// axis.  Events that take part in a violation are drawn
 // in red.  The data is in the page itself (script#tenure-history).
 'use strict';
 
@@ -21,23 +23,50 @@
 
     const ms = (t) => t / NS_PER_MS;
 
+    // Each session's end as the bars of its leases show it: the TTL from
+    // its open or its last ok renew, or its end's answer.
+    function sessions(ops) {
+        const ends = new Map(); // session id -> {end, endKind}
+        for (const op of ops) {
+            if (op.outcome !== 'ok' || op.session === undefined)
+                continue;
+            const s = ends.get(op.session);
+            if (op.op === 'session_open' && !s)
+                ends.set(op.session, {end: ms(op.invoke_t) + op.ttl_ms,
+                                      endKind: 'expired'});
+            else if (op.op === 'session_renew' && s && s.endKind === 'expired')
+                s.end = Math.max(s.end, ms(op.invoke_t) + (op.ttl_ms || 0));
+            else if (op.op === 'session_end' && s) {
+                s.end = Math.min(s.end, ms(op.complete_t));
+                s.endKind = 'released';
+            }
+        }
+        return ends;
+    }
+
     function grants(ops) {
         const byKey = new Map(); // name + token -> bar
         const lanes = new Map();
+        const ends = sessions(ops);
         const lane = (name) => {
             if (!lanes.has(name))
                 lanes.set(name, {name: name, bars: [], marks: []});
             return lanes.get(name);
         };
         for (const op of ops) {
+            if (op.name === undefined)
+                continue; // a session operation: no lane of its own
             lane(op.name);
             if (op.op !== 'acquire' || op.outcome !== 'ok' || op.token_returned === undefined)
                 continue;
+            const s = op.session !== undefined ? ends.get(op.session) : undefined;
             const bar = {start: ms(op.complete_t), token: op.token_returned,
-                         owner: op.proc, endKind: 'expired',
-                         end: ms(op.invoke_t) + op.ttl_ms,
+                         owner: op.proc, endKind: s ? s.endKind : 'expired',
+                         end: s ? s.end : op.session !== undefined ?
+                             ms(op.complete_t) : ms(op.invoke_t) + op.ttl_ms,
                          bad: badLines.has(op.line),
-                         note: `acquire, line ${op.line}`};
+                         note: `acquire, line ${op.line}` +
+                             (op.session !== undefined ? `, session ${op.session}` : '')};
             byKey.set(op.name + "\u0000" + op.token_returned, bar);
             lane(op.name).bars.push(bar);
         }

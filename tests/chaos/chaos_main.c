@@ -4,6 +4,7 @@
  *   tn-chaos now                      CLOCK_MONOTONIC ns (the history clock)
  *   tn-chaos clocks                   wall, monotonic and boottime ms
  *   tn-chaos client --url U --out F [--sink PATH] [options]
+ *                                     (--sessions N: session workers)
  *   tn-chaos sink-dump PATH           committed sink decisions as history
  *   tn-chaos note --out F TEXT        a nemesis line, stamped now
  *   tn-chaos sql DB SQL               run SQL on a stopped server's file
@@ -100,8 +101,8 @@ static int usage(void)
         "         [--ttl-min MS] [--ttl-max MS] [--duration-ms MS] "
         "[--stop-file F]\n"
         "         [--timeout-ms MS] [--abort-pct N] [--max-rounds N] [--reveal "
-        "N] [--seed "
-        "N]\n");
+        "N]\n"
+        "         [--sessions BATCH] [--seed N]\n");
     return 2;
 }
 
@@ -160,6 +161,8 @@ static int cmd_client(int argc, char **argv)
             o.max_rounds = (unsigned)n;
         else if (strcmp(k, "--reveal") == 0 && n <= 100)
             o.reveal = (unsigned)n;
+        else if (strcmp(k, "--sessions") == 0 && n <= 256)
+            o.sessions = (unsigned)n;
         else if (strcmp(k, "--seed") == 0)
             o.seed = (uint64_t)n;
         else

@@ -128,6 +128,38 @@ rollback:
     return abort ? -2 : -1;
 }
 
+int chaos_sink_write_many(sqlite3 *db, const char *const *resources,
+                          const uint64_t *tokens, size_t n, const char *proc,
+                          bool *admitted)
+{
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t hwm = 0;
+        int rc = tn_fence_sqlite_advance(db, resources[i], strlen(resources[i]),
+                                         tokens[i], &hwm, NULL);
+        if (rc != 0 && rc != TN_ESTALE)
+            goto rollback;
+        admitted[i] = rc == 0;
+        if (exec_bind(db,
+                      "INSERT INTO chaos_decisions(t, resource, token,"
+                      " decision, hwm_before) VALUES (?1, ?2, ?3, ?4, ?5)",
+                      resources[i], tokens[i], admitted[i] ? "admit" : "reject",
+                      hwm) < 0)
+            goto rollback;
+        if (admitted[i] && exec_bind(db,
+                                     "INSERT INTO chaos_data(t, resource,"
+                                     " token, proc) VALUES (?1, ?2, ?3, ?4)",
+                                     resources[i], tokens[i], proc, 0) < 0)
+            goto rollback;
+    }
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+        return 0;
+rollback:
+    (void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}
+
 int chaos_sink_dump(const char *path)
 {
     sqlite3 *db = NULL;

@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "contract.h"
+#include "contract_pg.h"
 #include "store/pg/pg.h"
 #include "store/pg/sql.h"
 
@@ -21,35 +22,6 @@ static struct {
     char url[1024];        /* E.url inside it */
 } P;
 
-static void quiet(void *arg, const char *message)
-{
-    (void)arg;
-    (void)message;
-}
-
-static PGconn *connect_to(const char *url)
-{
-    PGconn *c = PQconnectdb(url);
-    PQsetNoticeProcessor(c, quiet, NULL);
-    if (PQstatus(c) != CONNECTION_OK) {
-        fprintf(stderr, "admin connection: %s", PQerrorMessage(c));
-        PQfinish(c);
-        return NULL;
-    }
-    return c;
-}
-
-static bool run_sql(PGconn *c, const char *sql)
-{
-    PGresult *r = PQexec(c, sql);
-    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK ||
-              PQresultStatus(r) == PGRES_TUPLES_OK;
-    if (!ok)
-        fprintf(stderr, "%s: %s", sql, PQresultErrorMessage(r));
-    PQclear(r);
-    return ok;
-}
-
 /* Drop the private schema, and create it again when create. */
 static bool schema_sql(bool create)
 {
@@ -57,8 +29,8 @@ static bool schema_sql(bool create)
     (void)snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS %s CASCADE%s%s",
                    P.schema, create ? "; CREATE SCHEMA " : "",
                    create ? P.schema : "");
-    PGconn *db = connect_to(P.saved_url);
-    bool ok = db != NULL && run_sql(db, sql);
+    PGconn *db = admin_at(P.saved_url);
+    bool ok = db != NULL && exec_ok(db, sql);
     PQfinish(db);
     return ok;
 }
@@ -67,8 +39,7 @@ int pg_private_schema_begin(const char *tag)
 {
     P.saved_url = E.url;
     (void)snprintf(P.schema, sizeof(P.schema), "%s_%d", tag, (int)getpid());
-    (void)snprintf(P.url, sizeof(P.url), "%s%coptions=-csearch_path%%3D%s",
-                   E.url, strchr(E.url, '?') != NULL ? '&' : '?', P.schema);
+    url_with_schema(P.schema, P.url, sizeof(P.url));
     if (!schema_sql(true))
         return -1;
     E.url = P.url;
@@ -129,10 +100,10 @@ static bool await_retired_count(struct tn_store *s, long n, int64_t ms)
  * and holds ROW EXCLUSIVE on leases.  The token, or 0. */
 static uint64_t acquire_in_open_txn(PGconn *h, const char *name)
 {
-    if (!run_sql(h, "CREATE TEMPORARY TABLE IF NOT EXISTS tn_outbox"
+    if (!exec_ok(h, "CREATE TEMPORARY TABLE IF NOT EXISTS tn_outbox"
                     " (seq bigint GENERATED ALWAYS AS IDENTITY,"
                     " line text NOT NULL)") ||
-        !run_sql(h, "BEGIN"))
+        !exec_ok(h, "BEGIN"))
         return 0;
     const struct tn_pg_stmt_def *d = &tn_pg_stmts[TN_PG_ACQUIRE];
     const char *v[TN_PG_MAX_PARAMS] = {name, "held-open", "60000", "0",
@@ -177,7 +148,7 @@ static void race_steps(PGconn *h)
                 (unsigned long long)c.res.floor, (unsigned long long)t);
     CHECK(!c.res.has_live && c.res.floor < t);
     CHECK(store_gauge(E.s, "tenure_pg_retire_lock_timeouts_total") > 0);
-    CHECK(run_sql(h, "COMMIT"));
+    CHECK(exec_ok(h, "COMMIT"));
     CHECK(await_retired_count(E.s, 1, 5000));
     CHECK_RC(check(fresh, t, &c), TN_OK);
     CHECK(c.res.current && c.res.floor == t);
@@ -198,7 +169,7 @@ void case_pg_retire_race(void)
     E.s = NULL;
     PGconn *h = NULL;
     if (open_retaining(1, &E.s) == TN_OK) {
-        h = connect_to(P.url);
+        h = admin_at(P.url);
         if (h != NULL)
             race_steps(h);
         else

@@ -10,7 +10,6 @@
 
 #include "check/check.h"
 #include "check/history.h"
-#include "check/history_read.h"
 #include "common/assert.h"
 #include "fuzz.h"
 

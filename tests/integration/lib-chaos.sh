@@ -133,6 +133,49 @@ chaos_stop_client() {
     chaos_note "SIGCONT client c$((i + 1))"
 }
 
+# chaos_pg_restart DATADIR: crash (SIGKILL of the postmaster) or stop
+# (immediate) the private PostgreSQL cluster for 0.3-1.5 s and start it
+# again; tenured must be ready again within 20 s, by itself.
+chaos_pg_restart() {
+    local db=$1 down
+    CHAOS_FAULTS=$((CHAOS_FAULTS + 1))
+    down=$(chaos_rand 300 1500)
+    if [ $((RANDOM % 2)) = 0 ]; then
+        chaos_note "PostgreSQL crash (SIGKILL of the postmaster) for $down ms"
+        pg_cluster kill "$db" >>"$T/pg.log" 2>&1 || fail "cannot kill PostgreSQL"
+    else
+        chaos_note "PostgreSQL immediate stop for $down ms"
+        pg_cluster stop "$db" >>"$T/pg.log" 2>&1 || fail "cannot stop PostgreSQL"
+    fi
+    chaos_sleep_ms "$down"
+    pg_cluster start "$db" >>"$T/pg.log" 2>&1 || fail "cannot restart PostgreSQL: $(tail -5 "$T/pg.log")"
+    chaos_note "PostgreSQL started"
+    tn_wait_ready "$URL" 20 || fail "tenured did not come back after PostgreSQL restarted"
+}
+
+# chaos_session_support: skip (77) when the store under tenured has no
+# sessions (501 not_implemented).
+chaos_session_support() {
+    local code
+    code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/v1/sessions" \
+        -d '{"owner_id":"chaos-probe","ttl_ms":1000}')
+    if [ "$code" = 501 ]; then
+        echo "skip: this store has no sessions yet"
+        exit 77
+    fi
+    [ "$code" = 201 ] || fail "opening a session: HTTP $code"
+}
+
+# chaos_session_counts: after chaos_check, CHAOS_SESSIONS (sessions opened),
+# CHAOS_CLAIMS (names granted by batch claims: the procs "<worker>/<name>"
+# of chaos_session.c) and CHAOS_LOST (session renews answered lost: a
+# holder that learned its session had ended) of the history.
+chaos_session_counts() {
+    CHAOS_SESSIONS=$(grep -c '"op":"session_open","phase":"ok"' "$T/history.jsonl" || true)
+    CHAOS_CLAIMS=$(grep -c '"proc":"[^"/]*/[^"]*","op":"acquire","phase":"ok"' "$T/history.jsonl" || true)
+    CHAOS_LOST=$(grep -c '"op":"session_renew","phase":"fail","error":"lost"' "$T/history.jsonl" || true)
+}
+
 # Wall-clock jumps through libfaketime: tenured runs with
 # LD_PRELOAD=libfaketime, FAKETIME_DONT_FAKE_MONOTONIC=1 and a timestamp
 # file that chaos_jump rewrites with an offset of +-2^k ms, k in 2..18
@@ -180,7 +223,8 @@ chaos_check() {
     cat "$T"/h/*.jsonl >"$T/history.jsonl"
     "$TN_BIN/tenure-check" "$T/history.jsonl" >"$T/report.json" 2>"$T/check.err" || rc=$?
     CHAOS_EVENTS=$(chaos_field events)
-    CHAOS_OPS=$(($(chaos_field operations.acquire) + $(chaos_field operations.renew) + $(chaos_field operations.release)))
+    CHAOS_OPS=$(($(chaos_field operations.acquire) + $(chaos_field operations.renew) + $(chaos_field operations.release) +
+        $(chaos_field operations.session_open) + $(chaos_field operations.session_renew) + $(chaos_field operations.session_end)))
     CHAOS_OK=$(chaos_field operations.ok)
     CHAOS_INFO=$(chaos_field operations.info)
     CHAOS_ADMIT=$(chaos_field sink_decisions.admit)

@@ -20,35 +20,13 @@ fence_cleanup() {
 }
 trap 'fence_cleanup; tn_cleanup' EXIT
 
-# fence_start_server [tenured args...]: like tn_start_server, but retries on
-# another port when the chosen one was taken meanwhile (parallel tests and
-# the mock cluster also bind ephemeral ports).  Sets PORT, URL, SERVER_PID.
+# fence_start_server [tenured args...]: tn_start_server on a new free
+# port each time (lib-tenured.sh picks another one when the port was
+# taken meanwhile: parallel tests and the mock cluster bind ports too).
+# Sets PORT, URL, SERVER_PID.
 fence_start_server() {
-    local attempt
-    mkdir -p "$T/data"
-    for attempt in 1 2 3 4 5; do
-        PORT=$(tn_free_port)
-        URL="http://127.0.0.1:$PORT"
-        "$TN_BIN/tenured" --listen "127.0.0.1:$PORT" --data-dir "$T/data" "$@" \
-            >>"$T/tenured.log" 2>&1 &
-        SERVER_PID=$!
-        fence_track "$SERVER_PID"
-        local i
-        for i in $(seq 1 400); do
-            kill -0 "$SERVER_PID" 2>/dev/null || break
-            if [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz" 2>/dev/null)" = 200 ]; then
-                # Still alive a moment later: the answer came from ours, not
-                # from another process that holds the port.
-                sleep 0.1
-                kill -0 "$SERVER_PID" 2>/dev/null && return 0
-                break
-            fi
-            sleep 0.05
-        done
-        kill -9 "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    done
-    fail "tenured did not become ready"
+    PORT=
+    tn_start_server "$@"
 }
 
 fence_start_mock() {

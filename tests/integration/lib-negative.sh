@@ -6,7 +6,9 @@
 # violation; then run the same profile against the build under test, which
 # must pass.  Source after lib.sh.  Planted builds are cached in
 # TN_PLANT_DIR (default: chaos-plants beside the build tree), so a second
-# run only rebuilds what changed.
+# run only rebuilds what changed; with ccache the plants share one compiler
+# cache with each other and the recipes' tree (tn_copy_cmake, lib.sh), so a
+# fresh tree compiles the files no patch touches once, not once per plant.
 
 TN_PLANT_DIR=${TN_PLANT_DIR:-$(cd "$TN_BIN/../.." && pwd)/chaos-plants}
 IT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,11 +27,12 @@ neg_plant() {
         [ -f "$b/build/CMakeCache.txt" ] || rm -rf "$b"/* # an older layout
         "$IT/../plants/plant-tree.sh" "$TN_SRC" "$name" "$b/src" || exit 1
         if [ ! -f "$b/build/CMakeCache.txt" ]; then
-            cmake -S "$b/src" -B "$b/build" \
-                -DCMAKE_BUILD_TYPE=Debug >"$b/configure.log" 2>&1 ||
+            tn_copy_cmake "$(dirname "$TN_PLANT_DIR")" -S "$b/src" -B "$b/build" \
+                "${TN_COPY_FLAGS[@]}" >"$b/configure.log" 2>&1 ||
                 { cat "$b/configure.log" >&2; exit 1; }
         fi
-        cmake --build "$b/build" -j2 --target "$@" >"$b/build.log" 2>&1 ||
+        tn_copy_cmake "$(dirname "$TN_PLANT_DIR")" --build "$b/build" -j2 --target "$@" \
+            >"$b/build.log" 2>&1 ||
             { tail -30 "$b/build.log" >&2; exit 1; }
     ) 9>"$b.lock" || fail "cannot build the $name plant"
     grep -qx "$name" "$b/src/.tn-plant" || fail "$b is not a $name build"

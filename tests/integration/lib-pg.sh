@@ -11,7 +11,7 @@
 #                     that is meant to refuse)
 #   pg_need_server    skip (77) when PostgreSQL 15 is not installed (for
 #                     the tests that run private clusters, pg_private_dir)
-#   pg_kill_instance N / pg_restart_instance N
+#   pg_kill_instance N / pg_stop_instance N [SIG] / pg_restart_instance N
 
 pg_need() {
     if [ -z "${TENURE_TEST_PG_URL:-}" ]; then
@@ -44,30 +44,29 @@ pg_fresh_schema() {
     PG_URL=$(pg_url_with_schema "$TENURE_TEST_PG_URL" "$1")
 }
 
-declare -a PORTS=() URLS=() PIDS=() IARGS=()
+# Instance N is the launcher's (lib-tenured.sh) instance "N", with its
+# data in $T/dataN and its log in $T/tenuredN.log; PORTS, URLS and PIDS
+# mirror it for the tests.
+declare -ga PORTS=() URLS=() PIDS=()
 
-pg_launch() { # N: start instance N with the arguments it was created with
-    local n=$1
-    mkdir -p "$T/data$n"
-    # shellcheck disable=SC2086
-    "$TN_BIN/tenured" --listen "127.0.0.1:${PORTS[$n]}" --data-dir "$T/data$n" \
-        ${IARGS[$n]} >>"$T/tenured$n.log" 2>&1 &
-    PIDS[$n]=$!
-    TN_PIDS+=("${PIDS[$n]}")
+pg_vars() { # N
+    PORTS[$1]=${TN_SRV_PORT[$1]} URLS[$1]=${TN_SRV_URL[$1]} PIDS[$1]=${TN_SRV_PID[$1]}
 }
 
 pg_spawn_instance() { # N URL [extra args]
     local n=$1 url=$2
     shift 2
-    PORTS[$n]=$(tn_free_port)
-    URLS[$n]="http://127.0.0.1:${PORTS[$n]}"
-    IARGS[$n]="--store $url $*"
-    pg_launch "$n"
+    tn_server_start -n -i "$n" -d "$T/data$n" -l "$T/tenured$n.log" -- \
+        --store "$url" "$@"
+    pg_vars "$n"
 }
 
 pg_start_instance() { # N URL [extra args]
-    pg_spawn_instance "$@"
-    tn_wait_ready "${URLS[$1]}" || fail "instance $1 did not become ready"
+    local n=$1 url=$2
+    shift 2
+    tn_server_start -i "$n" -d "$T/data$n" -l "$T/tenured$n.log" -- \
+        --store "$url" "$@" || fail "instance $n did not become ready: $TN_SERVER_ERR"
+    pg_vars "$n"
 }
 
 pg_need_server() {
@@ -75,23 +74,17 @@ pg_need_server() {
     [ -x "$PG_BINDIR/initdb" ] || { echo "skip: PostgreSQL 15 is not installed"; exit 77; }
 }
 
-# Dead pids leave TN_PIDS: lib.sh's cleanup must only see live ones.
-pg_forget_pid() {
-    local keep=() p
-    for p in "${TN_PIDS[@]}"; do
-        if [ "$p" != "$1" ]; then keep+=("$p"); fi
-    done
-    TN_PIDS=("${keep[@]}")
-    return 0
-}
+pg_kill_instance() { tn_server_kill "$1"; }
 
-pg_kill_instance() {
-    kill -9 "${PIDS[$1]}" 2>/dev/null || true
-    wait "${PIDS[$1]}" 2>/dev/null || true
-    pg_forget_pid "${PIDS[$1]}"
-}
+# pg_stop_instance N [SIGNAL]: SIGNAL (TERM), wait; status in TN_SERVER_RC.
+pg_stop_instance() { tn_server_stop "$1" "${2:-TERM}"; }
 
-pg_restart_instance() { pg_launch "$1"; }
+# pg_restart_instance N: start instance N again (same port, data dir and
+# arguments) without waiting for it.
+pg_restart_instance() {
+    tn_server_restart -n "$1"
+    pg_vars "$1"
+}
 
 # pg_private_dir: a directory for private clusters (outside $T, which the
 # postgres user cannot enter); removed with every cluster in it on exit.

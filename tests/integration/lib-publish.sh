@@ -45,6 +45,10 @@ pub_wait_grants() {
     fail "tn-hammer wrote no grants to $1"
 }
 
+# pub_wait_expired: until every lease has expired, so that its expiry is
+# in the log (after a load of short leases, before pub_wait_caught_up).
+pub_wait_expired() { tn_wait_metric tenure_leases_live 0 "every lease expired"; }
+
 # pub_wait_caught_up: until every target has sent the whole log (bounded).
 pub_wait_caught_up() {
     local i lag

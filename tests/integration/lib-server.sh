@@ -142,12 +142,11 @@ wait_gone() {
 
 # tn_restart_server [SIGNAL] [extra tenured args...]: stop tenured with
 # SIGNAL (default KILL), wait for it, start it again on the same port and
-# data dir.
+# data dir with the arguments given (none: none).
 tn_restart_server() {
     local sig=${1:-KILL}
     [ $# -gt 0 ] && shift
-    kill "-$sig" "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
+    tn_server_stop main "$sig"
     tn_start_server "$@"
 }
 
@@ -159,18 +158,13 @@ need_tools() {
     done
 }
 
-# tn_safe_port: a free port below the kernel's ephemeral range (32768 and
-# up here), where outgoing connections of the load tools cannot take it
-# between the check and the bind; not in use in any TCP state.
-tn_safe_port() {
-    local p
-    for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 12000))
-        ss -tanH "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
-    done
-    return 1
-}
-PORT=${PORT:-$(tn_safe_port)}
+# tn_safe_port: lib.sh's tn_free_port (below the kernel's ephemeral
+# range, where outgoing connections of the load tools cannot take it
+# between the check and the bind; not in use in any TCP state).
+tn_safe_port() { tn_free_port; }
+# The main server's first choice of port (another when it is taken).
+PORT=${PORT:-$(tn_free_port)}
+TN_PORT_PICKED=$PORT
 
 # lib.sh's cleanup runs under set -e, where killing an already reaped
 # tenured (after a restart or a crash test) would end it early with status

@@ -17,7 +17,17 @@ tn_cleanup() {
         kill -CONT "$p" 2>/dev/null || true
         kill -9 "$p" 2>/dev/null || true
     done
+    tn_server_kill_all
     wait 2>/dev/null || true
+    # A sanitizer build's report in a server's log is a failure, even
+    # when the test did not look at how that server ended.
+    local reports
+    reports=$(tn_server_sanitizer_reports)
+    if [ -n "$reports" ]; then
+        echo "FAIL: sanitizer reports in the server logs ($T kept):" >&2
+        echo "$reports" >&2
+        TN_KEEP=1 bad=1
+    fi
     # The answers recorded by rq (lib-server.sh) must be as
     # docs/openapi.yaml describes them; one process checks them all.
     if [ -d "$T/openapi" ] && [ "${TN_OPENAPI_CHECK:-1}" = 1 ]; then
@@ -32,34 +42,49 @@ trap tn_cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$T/tenured.log" ] && tail -20 "$T/tenured.log" >&2; exit 1; }
 pass() { echo "ok - $*"; }
 
-# A free TCP port on 127.0.0.1, below the kernel's range for outgoing
-# connections (so no client socket can be holding it), not in any state.
-tn_free_port() {
-    local p lo
-    lo=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-    [ "$lo" -gt 12000 ] || lo=32768
-    for _ in $(seq 1 200); do
-        p=$((10000 + RANDOM % (lo - 10000)))
-        ss -tanH "( sport = :$p or dport = :$p )" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
-    done
-    return 1
+# The launcher (lib-tenured.sh): tn_free_port, tn_server_* for tests
+# that run several instances.  The helpers below drive the test's main
+# instance, with its data in $T/data (or TN_DATA_DIR) and its log in
+# $T/tenured.log.
+TN_SERVER_WORK=$T
+. "$TN_SRC/tests/integration/lib-tenured.sh"
+
+# tn_use_store STORE: run this test's servers on STORE, "embedded" (the
+# default) or "pg" (a schema of its own in TENURE_TEST_PG_URL; skips, 77,
+# only when that is unset).  For the scripts ctest runs once per store
+# (tests/integration/CMakeLists.txt, "# stores:"); sets STORE, and PG_URL
+# on PostgreSQL.
+tn_use_store() {
+    STORE=${1:-embedded}
+    case $STORE in
+    embedded) TN_SERVER_STORE= ;;
+    pg)
+        . "$TN_SRC/tests/integration/lib-pg.sh"
+        pg_need
+        pg_fresh_schema "$(basename "$0" .sh | tr -c 'a-z0-9\n' _ | cut -c1-40)_$$"
+        TN_SERVER_STORE=$PG_URL
+        ;;
+    *) fail "unknown store '$STORE' (embedded or pg)" ;;
+    esac
 }
 
-# tn_start_server [extra tenured args...]: start tenured on a free port with
-# data in $T/data (or TN_DATA_DIR); sets PORT, URL, SERVER_PID.
+# tn_start_server [extra tenured args...]: start the main tenured, on PORT
+# when it was set (a restart keeps it), with data in $T/data (or
+# TN_DATA_DIR); sets PORT, URL, SERVER_PID.
 tn_start_server() {
-    PORT=${PORT:-$(tn_free_port)}
-    URL="http://127.0.0.1:$PORT"
-    local data=${TN_DATA_DIR:-$T/data}
-    mkdir -p "$data"
-    ${TN_WRAP:-} "$TN_BIN/tenured" --listen "127.0.0.1:$PORT" --data-dir "$data" "$@" \
-        >>"$T/tenured.log" 2>&1 &
-    SERVER_PID=$!
-    TN_PIDS+=("$SERVER_PID")
-    tn_wait_ready "$URL" || fail "tenured did not become ready on $URL"
+    local pick=-p
+    # lib-server.sh's pick is a first choice: another one when taken.
+    [ -z "${TN_SRV_PORT[main]:-}" ] && [ "${PORT:-}" = "${TN_PORT_PICKED:-}" ] && pick=-P
+    tn_server_start -i main -d "${TN_DATA_DIR:-$T/data}" -l "$T/tenured.log" \
+        ${PORT:+$pick "$PORT"} -- "$@" || fail "$TN_SERVER_ERR"
+    tn_main_vars
+}
+tn_main_vars() {
+    PORT=${TN_SRV_PORT[main]} URL=${TN_SRV_URL[main]} SERVER_PID=${TN_SRV_PID[main]}
 }
 
-# tn_wait_ready URL [seconds]: poll /readyz until 200.
+# tn_wait_ready URL [seconds]: poll /readyz until 200 (for a server the
+# test started itself; 1 when SERVER_PID exited).
 tn_wait_ready() {
     local url=$1 secs=${2:-20} i
     for i in $(seq 1 $((secs * 20))); do
@@ -71,6 +96,26 @@ tn_wait_ready() {
     done
     return 1
 }
+
+# The tests that build a copy of the tree (the negative controls' planted
+# trees, the recipes' tree) keep it as NAME/src beside NAME/build in the
+# folder of the presets' builds (ROOT, build/), with the dev preset's
+# flags.  tn_copy_cmake ROOT ARGS...: cmake for such a copy; with ccache
+# (scripts/deps.sh) every copy shares one compiler cache, ROOT/ccache:
+# paths relative to ROOT and the build folder left out of the hash make a
+# file no copy changes compile once for all of them.  TN_NICE: its nice.
+tn_copy_cmake() {
+    local root=$1 launcher=()
+    shift
+    if command -v ccache >/dev/null; then
+        [ "${1:-}" = --build ] || launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
+        CCACHE_DIR=$root/ccache CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1 \
+            nice -n "${TN_NICE:-0}" cmake "$@" "${launcher[@]}"
+    else
+        nice -n "${TN_NICE:-0}" cmake "$@"
+    fi
+}
+TN_COPY_FLAGS=(-DCMAKE_BUILD_TYPE=Debug -DTN_WERROR=ON "-DCMAKE_C_FLAGS=-O1 -g")
 
 # tn_wait_metric NAME VALUE WHAT: wait (bounded, 10 s) until the metric
 # NAME of the server at $URL reads VALUE, so that a test acts only once
@@ -90,6 +135,7 @@ tn_wait_metric() {
 tn_wait_subscribers() { tn_wait_metric tenure_event_subscribers "$1" "$1 event subscribers"; }
 
 tn_kill_server() {
+    tn_server_kill main
     kill -9 "$SERVER_PID" 2>/dev/null || true
     wait "$SERVER_PID" 2>/dev/null || true
 }

@@ -152,7 +152,7 @@ else
         -d '{"name":"wait:1","owner_id":"c","ttl_ms":5000,"wait_ms":5000}' \
         "$URL/v1/leases" >"$T/waiter.code" &
     waiter=$!
-    sleep 0.5 # let the waiter queue up
+    tn_wait_metric tenure_waiters 1 "the waiter queued"
     release "wait:1" "$w1" "$w1s"
     expect_code 204 "release while a waiter queues"
     acquire "wait:1" d 1000

@@ -6,6 +6,7 @@
 # client is served all along.  The default event options; the connection
 # cap is raised above the 1,000 streams so that the load and the
 # keep-alive client have room (the cap has a test of its own, t105).
+# in the dev stage too: the RSS bound is checked only without AddressSanitizer.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 . "$(dirname "$0")/lib-http.sh"

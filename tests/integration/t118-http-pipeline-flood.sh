@@ -8,6 +8,7 @@
 # (checked where RSS measures it: not under AddressSanitizer).
 # The probes' latency is printed, not asserted (a bound of 5 s only tells
 # "answered" from "starved": the flood kept every probe unanswered before).
+# in the dev stage too: the memory bound is checked only without AddressSanitizer.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 . "$(dirname "$0")/lib-http.sh"

@@ -35,8 +35,8 @@ EOF
 
 # The server holds the file exclusively: read it only while it is stopped.
 stop_server() {
-    kill -TERM "$SERVER_PID"
-    wait "$SERVER_PID" || fail "tenured exited $? after SIGTERM"
+    tn_server_stop main TERM
+    [ "$TN_SERVER_RC" = 0 ] || fail "tenured exited $TN_SERVER_RC after SIGTERM"
 }
 
 tn_start_server

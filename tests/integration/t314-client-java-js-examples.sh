@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the Java and TypeScript examples (their clients
+#   are not built with the sanitizers; tenured's side is the other tests')
 # The first examples of docs/JAVA.md and docs/JS.md, pasted as written: the
 # first ```java block is saved as Example.java and run as a single source
 # file with the jar of this build and Debian's SQLite driver, the first

@@ -10,7 +10,9 @@
 # 4. resumed, the frozen worker first writes what it was writing when it
 #    froze (with its old tokens): the fence refuses every one of those
 #    writes (unfenced, in plain_writes, they land: the negative control),
-#    and the admitted tokens of every shard never go down;
+#    its keepalive reports every one of its shards lost, no write of it
+#    with an old token lands after the freeze, and the admitted tokens of
+#    every shard never go down;
 # 5. it rejoins with a new session and the group balances again; stopped,
 #    every worker's session ends and every shard is free.
 # TN_SHARE_FENCE=off runs the workers without the fence: step 4 must fail.
@@ -71,6 +73,17 @@ held_by() {
          END {for (n in t) {sub("token=", "", t[n]); print n, t[n]}}' "$T/$1.out" | sort
 }
 
+# wrote_all WORKER: true when the worker holds shards and has written each
+# of them with its token since its last gain or loss (a whole round of
+# what it holds now).
+wrote_all() {
+    awk '$1 == "gained" || $1 == "lost" {split("", w)}
+         $1 == "gained" {t[$2] = $3} $1 == "lost" {delete t[$2]}
+         $1 == "wrote" {w[$2 " " $3] = 1}
+         END {n = 0; for (k in t) {n++; if (!((k " " t[k]) in w)) exit 1}
+              exit n == 0}' "$T/$1.out"
+}
+
 # 1. Three workers.
 say "three workers join group $G over $N shards"
 for w in w1 w2 w3; do start_worker "$w"; done
@@ -82,6 +95,16 @@ wait_shares 4 30
 [ "$(held_by w4 | wc -l)" -ge $((N / 4)) ] || fail "w4 holds $(held_by w4 | wc -l) shards"
 
 # 3. w2 freezes past its TTL.
+# Step 4 replays the writes w2 was making when it froze (its last round),
+# so it must freeze with a round of what it holds behind it.  Its writer
+# runs every 200 ms, but the group settles in well under a second, and on
+# a loaded machine w2 had not written once when the freeze came: nothing
+# to replay, "w2 made no zombie write".
+for i in $(seq 1 100); do
+    wrote_all w2 && break
+    sleep 0.1
+done
+wrote_all w2 || fail "w2 has not written the shards it holds: $(cat "$T/w2.out")"
 say "w2 freezes (SIGSTOP) past its session's TTL of $TTL ms"
 kill -USR1 "${WPID[w2]}"
 wait_grep "$T/w2.out" '^frozen' 1 10 || fail "w2 did not freeze"
@@ -89,6 +112,8 @@ grep -q '^T' <(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/${WPID[w2]}/sta
     fail "w2 is not stopped"
 held_by w2 >"$T/w2.held" # what it held when it froze
 [ -s "$T/w2.held" ] || fail "w2 held nothing when it froze"
+# Every write w2 makes from now on comes after this row of the sink.
+r0=$(sqlite3 "$SINK" "SELECT COALESCE(MAX(rowid), 0) FROM writes")
 # Three live sessions again (w2's expired), and they hold everything.
 wait_shares 3 30
 while read -r name tok; do
@@ -127,6 +152,17 @@ done
 admitted=$(sqlite3 "$SINK" "SELECT COUNT(*) FROM writes WHERE zombie = 1")
 [ "$admitted" = 0 ] || fail "the sink admitted $admitted stale writes of the frozen worker: $(sqlite3 "$SINK" 'SELECT * FROM writes WHERE zombie = 1')"
 say "the fence refused all $n_zombie of them (unfenced, $control would have landed)"
+# Its keepalive tells it every shard is lost, and nothing it wrote with
+# a token of its old session landed, zombie or not.
+while read -r name tok; do
+    wait_grep "$T/w2.out" "^lost $name token=$tok " 1 15 ||
+        fail "w2 was never told that $name (token $tok) was lost: $(grep " $name " "$T/w2.out")"
+done <"$T/w2.held"
+while read -r name tok; do
+    late=$(sqlite3 "$SINK" "SELECT COUNT(*) FROM writes WHERE rowid > $r0 AND worker = 'w2' AND shard = '$name' AND token = $tok")
+    [ "$late" = 0 ] || fail "$late write(s) of w2 with its old token $tok of $name were admitted after it froze"
+done <"$T/w2.held"
+say "resumed, w2 was told all $(wc -l <"$T/w2.held") shards were lost; none of its writes with their old tokens landed"
 down=$(sqlite3 "$SINK" "SELECT COUNT(*) FROM writes a JOIN writes b ON a.shard = b.shard AND b.rowid > a.rowid AND b.token < a.token")
 [ "$down" = 0 ] || fail "$down admitted writes went below a token already admitted"
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the comparison's Python harness and the other
+#   locks (tenure's fence runs under the sanitizers in t401-t404)
 # A short `make compare` (docs/COMPARE.md): the incident replayed a few
 # times against every lock whose server is installed (each one missing is
 # named in the output), every pause long enough to stage it.  Fails if
@@ -14,12 +16,6 @@ export COMPARE_PAUSE=2.0:2.5
 export COMPARE_BENCH_ROUNDS=1 COMPARE_BENCH_N=20 COMPARE_BENCH_WORKERS=2
 export COMPARE_OUT=$T/compare COMPARE_REPORT=$T/report.md TN_BIN
 PY=${TN_PYTHON3:-/usr/bin/python3}
-# Under the sanitizers only tenure's own binaries are instrumented, and the
-# peers were compared by the dev build's run of this test: tenure alone.
-if ldd "$TN_BIN/tenured" 2>/dev/null | grep -q libasan; then
-    export COMPARE_ONLY=${COMPARE_ONLY:-tenure}
-    echo "compare: sanitizer build: tenure only (the peers run in the dev build's test)"
-fi
 
 "$TN_SRC/compare/run.sh" >"$T/run.log" 2>&1 || { cat "$T/run.log" >&2; fail "compare/run.sh failed"; }
 grep -E '^compare: (systems|.*not run)' "$T/run.log" || true

@@ -28,10 +28,7 @@ done
     fail "the holder never held its lock: $(cat "$T/holder.log")"
 
 # Instance 2 starts meanwhile: its setup asks for SHARE ROW EXCLUSIVE.
-PORTS[2]=$(tn_free_port)
-URLS[2]="http://127.0.0.1:${PORTS[2]}"
-IARGS[2]="--store $PG_URL"
-pg_launch 2
+pg_spawn_instance 2 "$PG_URL"
 queued=0
 for _ in $(seq 1 200); do
     if grep -q 'waits for a table lock' "$T/tenured2.log" 2>/dev/null ||
@@ -57,7 +54,7 @@ kill -0 "$holder" 2>/dev/null ||
 pass "writes go on while a starting instance waits for a table lock ($((t1 - t0)) ms for 5 acquires)"
 
 wait "$holder" || fail "the holder failed: $(cat "$T/holder.log")"
-SERVER_PID=${PIDS[2]} tn_wait_ready "${URLS[2]}" 20 ||
+tn_server_wait 2 20 ||
     fail "instance 2 did not start after the lock was released"
 URL=${URLS[2]}
 n=$(curl -s "$URL/metrics" | awk '$1 == "tenure_pg_setup_lock_timeouts_total" {print $2}')

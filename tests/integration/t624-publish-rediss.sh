@@ -33,7 +33,7 @@ start 1 --publish "rediss://127.0.0.1:$REDIS_PORT/s1" --publish-maxlen 0 \
 "$TN_BIN/tn-hammer" load --url "$URL" --conns 4 --out "$T/g1" --names 100 --ttl-min 100 \
     --ttl-max 300 --count 1000 --duration-ms 60000 2>>"$T/hammer.log" ||
     fail "load: $(tail -2 "$T/hammer.log")"
-sleep 0.5
+pub_wait_expired
 pub_wait_caught_up
 [ "$(pub_metric tenure_publish_up)" = 1 ] || fail "target not up over TLS: $(tail -3 "$T/tenured.log")"
 pub_dump s1 >"$T/d1"

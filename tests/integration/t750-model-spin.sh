@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the spin model, no C of ours
 # SPDX-License-Identifier: MIT
 # The Promela model of acquire, renew, expiry, crash, holder pause, claim
 # and fence (tests/model/tenure.pml), checked exhaustively with spin: the

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tenure-check on the sample histories of tests/check/: clean-*.jsonl exit 0
-# with "valid": true; viol-<class>.jsonl exit 1 and report exactly that
-# class with a witness; malformed-*.jsonl exit 2 with nothing on stdout and
-# the line on stderr.  Files and stdin alike; --help exits 0.
+# with "valid": true; viol-<class>.jsonl (one per class) and
+# viol-<class>--<case>.jsonl (more cases of a class, such as the session
+# rules') exit 1 and report exactly that class with a witness;
+# malformed-*.jsonl exit 2 with nothing on stdout and the line on stderr.
+# Files and stdin alike; --help exits 0.
 . "$(dirname "$0")/lib.sh"
 
 CHECK=$TN_BIN/tenure-check
@@ -45,24 +47,31 @@ done
 pass "$n clean histories exit 0"
 
 for c in $CLASSES; do
-    f=$DIR/viol-$c.jsonl
-    [ -f "$f" ] || fail "no sample for class $c"
+    [ -f "$DIR/viol-$c.jsonl" ] || fail "no sample for class $c"
+done
+n=0
+for f in "$DIR"/viol-*.jsonl; do
+    v=$(basename "$f" .jsonl)
+    c=${v#viol-}
+    c=${c%%--*} # viol-<class>--<what>.jsonl: another case of that class
+    grep -qw "$c" <<<"$CLASSES" || fail "$v: no class $c"
     run "$f"
-    [ "$RC" = 1 ] || { cat "$OUT" "$ERR" >&2; fail "viol-$c: exit $RC, want 1"; }
-    [ "$("$JGET" valid <"$OUT")" = false ] || fail "viol-$c: valid"
+    [ "$RC" = 1 ] || { cat "$OUT" "$ERR" >&2; fail "$v: exit $RC, want 1"; }
+    [ "$("$JGET" valid <"$OUT")" = false ] || fail "$v: valid"
     for other in $CLASSES; do
         got=$("$JGET" "counts.$other" <"$OUT")
         if [ "$other" = "$c" ]; then
-            [ "$got" -ge 1 ] || fail "viol-$c: $c not counted"
+            [ "$got" -ge 1 ] || fail "$v: $c not counted"
         else
-            [ "$got" = 0 ] || fail "viol-$c: unexpected $other ($got)"
+            [ "$got" = 0 ] || fail "$v: unexpected $other ($got)"
         fi
     done
-    [ "$("$JGET" violations.0.class <"$OUT")" = "$c" ] || fail "viol-$c: wrong class first"
-    "$JGET" violations.0.events.0.line <"$OUT" >/dev/null || fail "viol-$c: no witness"
-    [ -n "$("$JGET" violations.0.why <"$OUT")" ] || fail "viol-$c: no why"
+    [ "$("$JGET" violations.0.class <"$OUT")" = "$c" ] || fail "$v: wrong class first"
+    "$JGET" violations.0.events.0.line <"$OUT" >/dev/null || fail "$v: no witness"
+    [ -n "$("$JGET" violations.0.why <"$OUT")" ] || fail "$v: no why"
+    n=$((n + 1))
 done
-pass "every violation class is reported with a witness, exit 1"
+pass "every violation class is reported with a witness, exit 1 ($n samples)"
 
 n=0
 for f in "$DIR"/malformed-*.jsonl; do

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the planted build is not sanitized (its clean
+#   half, the same profile on the build under test, runs under them as t76x)
 # Negative control: REPLY_BEFORE_COMMIT (src/store/embedded/change.c answers
 # a mutation before its commit).  Under a fast acquire/release load with
 # kill -9 every 0.15-0.5 s, grants acknowledged but not yet committed are

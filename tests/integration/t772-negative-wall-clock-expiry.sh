@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the planted build is not sanitized (its clean
+#   half, the same profile on the build under test, runs under them as t76x)
 # Negative control: WALL_CLOCK_EXPIRY (src/common/clock.c: the server clock
 # is CLOCK_REALTIME).  The clock profile, with forward jumps only, makes
 # live leases expire early and another client gets them: tenure-check must

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the planted build is not sanitized (its clean
+#   half, the same profile on the build under test, runs under them as t76x)
 # Negative control: NO_HOLD_AFTER_RESTART (src/store/embedded/sqlite.c trusts the
 # stored expiries after a restart).  Two catches:
 #  1. the reboot profile (kill -9, restart as if on another boot, where the

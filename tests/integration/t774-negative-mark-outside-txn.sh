@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the planted build is not sanitized (its clean
+#   half, the same profile on the build under test, runs under them as t76x)
 # Negative control: MARK_OUTSIDE_TXN (src/fence/sqlite.c commits the
 # mark on its own, outside the data transaction).  The sink-crash profile
 # kills sink writers in the middle of their transactions and rolls 10% of

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the planted build is not sanitized (its clean
+#   half, the same profile on the build under test, runs under them as t76x)
 # Negative control: REVEAL_BEFORE_DURABLE (src/store/embedded/events.c
 # reveals an expiry without recording it, as tenured did before
 # docs/safety/revealed-end.md).  Two catches:

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: a negative control of the HA profile's setup
+#   (asynchronous replication); tenured's side is t777's, which runs under them
 # Negative control of the HA profile (docs/HA.md): the same cluster,
 # clients and failover as t777, on asynchronous replication (no
 # synchronous_standby_names, tenured without --require-sync-standby).  On

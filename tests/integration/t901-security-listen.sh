@@ -38,13 +38,9 @@ refused "192.0.2.1:$p" "$p"
 pass "non-loopback listen without auth refused with a message naming the fixes"
 
 # --insecure-no-auth: starts on 0.0.0.0 and answers on loopback.
-PORT=$(tn_free_port)
-URL="http://127.0.0.1:$PORT"
-"$TN_BIN/tenured" --listen "0.0.0.0:$PORT" --data-dir "$T/d-insecure" \
-    --insecure-no-auth >>"$T/tenured.log" 2>&1 &
-SERVER_PID=$!
-TN_PIDS+=("$SERVER_PID")
-tn_wait_ready "$URL" || fail "--insecure-no-auth on 0.0.0.0 did not start"
+tn_server_start -H 0.0.0.0 -d "$T/d-insecure" -l "$T/tenured.log" -- --insecure-no-auth ||
+    fail "--insecure-no-auth on 0.0.0.0 did not start: $TN_SERVER_ERR"
+tn_main_vars
 acquire "open:1" a 1000
 expect_code 201 "acquire without auth under --insecure-no-auth"
 tn_kill_server
@@ -58,13 +54,9 @@ tn_kill_server
 
 if [ "$wired" = 1 ]; then
     sec_write_auth "$T/auth.json"
-    PORT=$(tn_free_port)
-    URL="http://127.0.0.1:$PORT"
-    "$TN_BIN/tenured" --listen "0.0.0.0:$PORT" --data-dir "$T/d-auth" \
-        --auth-file "$T/auth.json" >>"$T/tenured.log" 2>&1 &
-    SERVER_PID=$!
-    TN_PIDS+=("$SERVER_PID")
-    tn_wait_ready "$URL" || fail "0.0.0.0 with --auth-file did not start"
+    tn_server_start -H 0.0.0.0 -d "$T/d-auth" -l "$T/tenured.log" -- \
+        --auth-file "$T/auth.json" || fail "0.0.0.0 with --auth-file did not start: $TN_SERVER_ERR"
+    tn_main_vars
     acquire "shard:1" a 1000
     expect_unauth "acquire without credentials on 0.0.0.0 with auth"
     as_acquire "$TOK_INDEXER" "shard:1" a 1000

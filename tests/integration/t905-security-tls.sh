@@ -32,17 +32,9 @@ mkcert server 127.0.0.1 ca "IP:127.0.0.1"
 mkcert indexer indexer ca
 mkcert stranger indexer other-ca
 
-PORT=$(tn_free_port)
-URL="https://127.0.0.1:$PORT"
-mkdir -p "$T/data"
-"$TN_BIN/tenured" --listen "127.0.0.1:$PORT" --data-dir "$T/data" \
-    --tls-cert "$P/server.pem" --tls-key "$P/server.key" >>"$T/tenured.log" 2>&1 &
-SERVER_PID=$!
-TN_PIDS+=("$SERVER_PID")
-for _ in $(seq 1 100); do
-    [ "$(curl -s --cacert "$P/ca.pem" -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ] && break
-    sleep 0.05
-done
+tn_server_start -c "$P/ca.pem" -d "$T/data" -l "$T/tenured.log" -- \
+    --tls-cert "$P/server.pem" --tls-key "$P/server.key" || fail "HTTPS: $TN_SERVER_ERR"
+tn_main_vars
 code=$(curl -s --cacert "$P/ca.pem" -o /dev/null -w '%{http_code}' \
     -d '{"name":"tls:1","owner_id":"o","ttl_ms":5000}' "$URL/v1/leases")
 [ "$code" = 201 ] || fail "acquire over HTTPS: $code"
@@ -53,8 +45,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$URL/readyz" || true
 out=$("$TN_BIN/tenure" --server "$URL" --cacert "$P/ca.pem" acquire tls:2 --ttl 5s --json) ||
     fail "tenure acquire over HTTPS failed: $out"
 pass "HTTPS: curl and the tenure CLI with the CA; plain HTTP refused"
-kill "$SERVER_PID"
-wait "$SERVER_PID" 2>/dev/null || true
+tn_server_stop main
 
 # Mutual TLS with an auth file: the CN "indexer" is the principal.
 cat >"$T/auth.json" <<EOF2
@@ -62,15 +53,10 @@ cat >"$T/auth.json" <<EOF2
   "allow": [{"prefix": "shard:", "actions": ["acquire", "read"]}]}]}
 EOF2
 chmod 600 "$T/auth.json"
-"$TN_BIN/tenured" --listen "127.0.0.1:$PORT" --data-dir "$T/data" \
+tn_server_start -p "$PORT" -c "$P/ca.pem" -d "$T/data" -l "$T/tenured.log" -- \
     --tls-cert "$P/server.pem" --tls-key "$P/server.key" \
-    --tls-client-ca "$P/ca.pem" --auth-file "$T/auth.json" >>"$T/tenured.log" 2>&1 &
-SERVER_PID=$!
-TN_PIDS+=("$SERVER_PID")
-for _ in $(seq 1 100); do
-    [ "$(curl -s --cacert "$P/ca.pem" -o /dev/null -w '%{http_code}' "$URL/readyz")" = 200 ] && break
-    sleep 0.05
-done
+    --tls-client-ca "$P/ca.pem" --auth-file "$T/auth.json" || fail "mutual TLS: $TN_SERVER_ERR"
+tn_main_vars
 mt() { curl -s --cacert "$P/ca.pem" -o "$T/body" -w '%{http_code}' "$@"; }
 code=$(mt --cert "$P/indexer.pem" --key "$P/indexer.key" \
     -d '{"name":"shard:1","owner_id":"o","ttl_ms":5000}' "$URL/v1/leases")

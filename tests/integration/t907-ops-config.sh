@@ -37,7 +37,7 @@ pass "docs/CONFIG.md table equals --config-markdown ($n options, all in --help)"
 
 # start_cfg PORT [env assignments...] -- [tenured args...]: start tenured
 # with the environment and arguments given (no --listen/--data-dir added)
-# and wait until /healthz answers on PORT.
+# and wait until it is ready on PORT.
 start_cfg() {
     local port=$1 envs=()
     shift
@@ -46,25 +46,15 @@ start_cfg() {
         shift
     done
     [ $# -gt 0 ] && shift
-    env "${envs[@]}" "$TN_BIN/tenured" "$@" >>"$T/tenured.log" 2>&1 &
-    SERVER_PID=$!
-    TN_PIDS+=("$SERVER_PID")
-    URL="http://127.0.0.1:$port"
-    for _ in $(seq 1 400); do
-        [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$URL/healthz" 2>/dev/null)" = 200 ] &&
-            return 0
-        kill -0 "$SERVER_PID" 2>/dev/null || fail "tenured $* exited before answering on $port"
-        sleep 0.05
-    done
-    fail "tenured $* did not answer /healthz on $port"
+    TN_WRAP="env ${envs[*]}" tn_server_start -N -p "$port" -l "$T/tenured.log" -- "$@" ||
+        fail "tenured $* on $port: $TN_SERVER_ERR"
+    tn_main_vars
 }
 # stop_server: SIGTERM; tenured drains and exits 0 (under ASan, a leak
 # report would make it exit non-zero).
 stop_server() {
-    local rc=0
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || rc=$?
-    [ "$rc" = 0 ] || fail "tenured exited $rc after SIGTERM"
+    tn_server_stop main TERM
+    [ "$TN_SERVER_RC" = 0 ] || fail "tenured exited $TN_SERVER_RC after SIGTERM"
 }
 # closed PORT: nothing answers on PORT.
 closed() {

@@ -37,19 +37,16 @@ pass "a --listen port outside 1..65535 is a usage error (exit 2)"
 
 # started ADDR URL: tenured --listen ADDR starts without auth; stop it.
 started() {
-    "$TN_BIN/tenured" --listen "$1" --data-dir "$T/d-ok.$PORT" >>"$T/tenured.log" 2>&1 &
-    SERVER_PID=$!
-    TN_PIDS+=("$SERVER_PID")
-    URL=$2
-    tn_wait_ready "$URL" || fail "--listen $1 (loopback) did not start without auth"
+    tn_server_start -H "$1" -d "$T/d-ok.$1" -l "$T/tenured.log" ||
+        fail "--listen $1 (loopback) did not start without auth: $TN_SERVER_ERR"
+    tn_main_vars
+    [ "$URL" = "$2:$PORT" ] || fail "asked $URL, not $2:$PORT"
     acquire "lo:1" a 1000
     expect_code 201 "acquire on $1"
     tn_kill_server
 }
-PORT=$(tn_free_port)
-started "127.0.0.2:$PORT" "http://127.0.0.2:$PORT"
-PORT=$(tn_free_port)
-started "localhost:$PORT" "http://127.0.0.1:$PORT"
+started 127.0.0.2 http://127.0.0.2
+started localhost http://127.0.0.1
 PORT=$(tn_free_port)
 usage_error "0.0.0.0 without auth" "$TN_BIN/tenured" --listen "0.0.0.0:$PORT" --data-dir "$T/d-any"
 grep -q -- --insecure-no-auth "$T/out" "$T/err" || fail "0.0.0.0: refusal does not name the fix"
@@ -74,14 +71,14 @@ if unshare -m true 2>/dev/null; then
     ! ss -ltnH "sport = :$PORT" 2>/dev/null | grep -q . ||
         fail "something listens on $PORT after the refusal of 127.internal.example"
     # A name that resolves to loopback is loopback.
-    PORT=$(tn_free_port)
-    unshare -m sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
-        sh "$T/hosts" "$TN_BIN/tenured" --listen "loop.example:$PORT" \
-        --data-dir "$T/d-loopname" >>"$T/tenured.log" 2>&1 &
-    SERVER_PID=$!
-    TN_PIDS+=("$SERVER_PID")
-    URL="http://127.0.0.1:$PORT"
-    tn_wait_ready "$URL" || fail "loop.example (127.0.0.1) did not start without auth"
+    cat >"$T/inns" <<EOF
+#!/bin/sh
+exec unshare -m sh -c 'mount --bind "\$1" /etc/hosts && shift && exec "\$@"' sh "$T/hosts" "\$@"
+EOF
+    chmod +x "$T/inns"
+    TN_WRAP=$T/inns tn_server_start -H loop.example -d "$T/d-loopname" -l "$T/tenured.log" ||
+        fail "loop.example (127.0.0.1) did not start without auth: $TN_SERVER_ERR"
+    tn_main_vars
     tn_kill_server
     pass "a name is judged by what it resolves to: 127.internal.example -> 0.0.0.0 refused, loop.example -> 127.0.0.1 starts"
 else

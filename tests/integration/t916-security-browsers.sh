@@ -87,7 +87,20 @@ done
 printf 'GET /healthz HTTP/1.0\r\n\r\n' >"$T/h10.req"
 http_exchange "$T/h10.req"
 expect_code 200 "HTTP/1.0 without Host"
-[ "$(metric tenure_http_cross_site_refused_total)" -ge 29 ] ||
+# One keep-alive connection: the server keeps the answer of the Host
+# check for the connection's last Host; a different Host of the same
+# length after two good ones is still checked.
+bad=$(printf 'x%.0s' $(seq 1 9)):$PORT
+{
+    printf 'GET /healthz HTTP/1.1\r\nHost: localhost:%s\r\n\r\n' "$PORT"
+    printf 'GET /healthz HTTP/1.1\r\nHost: localhost:%s\r\n\r\n' "$PORT"
+    printf 'GET /healthz HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$bad"
+} >"$T/keep.req"
+http_exchange "$T/keep.req" 3
+[ "$(grep -o '^response status=[0-9]*' "$T/ex.out" | tr '\n' ' ')" = \
+    "response status=200 response status=200 response status=421 " ] ||
+    fail "a foreign Host after good ones on one connection: $EX"
+[ "$(metric tenure_http_cross_site_refused_total)" -ge 30 ] ||
     fail "tenure_http_cross_site_refused_total: $(metric tenure_http_cross_site_refused_total)"
 pass "foreign Host names: 421; loopback names, IP addresses and no Host: served"
 tn_kill_server

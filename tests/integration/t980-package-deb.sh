@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the packages, built by dpkg-buildpackage without
+#   the sanitizers
 # The Debian packages (make deb): each .deb is extracted with dpkg-deb -x
 # into a temp root and used from there: every binary answers --help,
 # tenured from the extracted tree serves an acquire made by the extracted
@@ -9,7 +11,7 @@
 # manual page, and lintian reports no error and no missing or faulty manual page (other
 # warnings are printed).  The packages of build/deb/ are reused when
 # no source file is newer than them; else scripts/deb.sh builds them
-# (a few minutes on a busy machine).
+# (a few minutes on a busy machine; --if-stale, as it/t982 does).
 . "$(dirname "$0")/lib.sh"
 cd "$TN_SRC"
 for tool in dpkg-deb dpkg-buildpackage lintian fakeroot; do
@@ -19,21 +21,8 @@ version=$(dpkg-parsechangelog -S Version)
 arch=$(dpkg --print-architecture)
 deb() { echo "build/deb/${1}_${version}_${arch}.deb"; }
 pkgs="tenured tenure-tools libtenure0 libtenure-pg0 libtenure-kafka0 libtenure-dev"
-fresh=1
-for p in $pkgs; do
-    [ -f "$(deb $p)" ] || fresh=0
-done
 jdeb=build/deb/libtenure-java_${version}_all.deb
-[ -f "$jdeb" ] || fresh=0
-if [ "$fresh" = 1 ]; then
-    while IFS= read -r f; do
-        if [ "$f" -nt "$(deb tenured)" ]; then fresh=0; echo "stale: $f is newer"; break; fi
-    done < <(git ls-files -co --exclude-standard -- src include debian contrib man java CMakeLists.txt)
-fi
-if [ "$fresh" = 0 ]; then
-    echo "building the packages (scripts/deb.sh)"
-    nice -n 5 scripts/deb.sh >/dev/null || fail "make deb failed"
-fi
+nice -n 5 scripts/deb.sh --if-stale >/dev/null || fail "make deb failed"
 
 R=$T/root
 for p in $pkgs; do
@@ -59,10 +48,9 @@ for b in tenured tenure tenure-materializer tenure-check tenure-migrate; do
     "$R/usr/bin/$b" --help >"$T/help" 2>&1 || fail "$b --help exited $?: $(cat "$T/help")"
     grep -qi usage "$T/help" || fail "$b --help: $(cat "$T/help")"
 done
-PORT=$(tn_free_port)
-"$R/usr/bin/tenured" --listen "127.0.0.1:$PORT" --data-dir "$T/data" >>"$T/tenured.log" 2>&1 &
-TN_PIDS+=("$!")
-tn_wait_ready "http://127.0.0.1:$PORT" || fail "the packaged tenured did not become ready"
+TN_SERVER_BIN=$R/usr/bin/tenured tn_server_start -d "$T/data" -l "$T/tenured.log" ||
+    fail "the packaged tenured did not become ready: $TN_SERVER_ERR"
+tn_main_vars
 "$R/usr/bin/tenure" --server "127.0.0.1:$PORT" --json acquire deb:1 --ttl 30s --owner pkg \
     >"$T/acq" || fail "acquire through the packaged CLI: $(cat "$T/acq")"
 BODY=$(cat "$T/acq"); expect_field token 1 "packaged acquire"; expect_field owner_id pkg "owner"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the manual pages, made at build time from --help
 # The manual pages (man/, made by help2man from each binary's --help at
 # build time): the build tree is installed into a temp prefix as `make
 # install` does, and every binary it installs has a section 1 page there

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# not under the sanitizers: the container recipe and image, made from the
+#   packages
 # The container recipe, contrib/container/ (docs/OPERATIONS.md, "Container").
 # Always, without a container engine:
 #  - the Dockerfile: FROM debian:12-slim, every COPY source is a package
@@ -115,8 +117,7 @@ if ! why=$(ctr_engine); then
     exit 0
 fi
 trap ctr_cleanup EXIT
-ls "$TN_SRC"/build/deb/tenured_*.deb >/dev/null 2>&1 || nice -n 5 "$TN_SRC/scripts/deb.sh" >/dev/null ||
-    fail "make deb failed"
+nice -n 5 "$TN_SRC/scripts/deb.sh" --if-stale >/dev/null || fail "make deb failed"
 "$C/local-images.sh" "$TN_SRC/build/container" 2>"$T/images.log" ||
     fail "the local base images: $(tail -20 "$T/images.log")"
 img=localhost/tenure:t982

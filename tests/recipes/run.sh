@@ -91,11 +91,10 @@ mkdir -p "$R"
         mv "$R/src.new" "$R/src"
     fi
     if [ ! -f "$R/build/CMakeCache.txt" ]; then
-        cmake -S "$R/src" -B "$R/build" -DCMAKE_BUILD_TYPE=Debug -DTN_WERROR=ON \
-            -DCMAKE_C_FLAGS="-O1 -g" >"$R/configure.log" 2>&1 ||
-            { cat "$R/configure.log" >&2; exit 1; }
+        tn_copy_cmake "$(dirname "$R")" -S "$R/src" -B "$R/build" "${TN_COPY_FLAGS[@]}" \
+            >"$R/configure.log" 2>&1 || { cat "$R/configure.log" >&2; exit 1; }
     fi
-    nice -n 5 cmake --build "$R/build" -j2 --target "${targets[@]}" \
+    TN_NICE=5 tn_copy_cmake "$(dirname "$R")" --build "$R/build" -j2 --target "${targets[@]}" \
         >"$R/build.log" 2>&1 || { grep -E 'error|Error' "$R/build.log" | head -30 >&2; exit 1; }
 ) 9>"$R.lock" || fail "the tree with the recipes does not build (log: $R/build.log)"
 pass "the tree with every recipe builds with warnings as errors (${targets[*]})"

@@ -8,10 +8,8 @@ import json
 import os
 import secrets
 import shutil
-import socket
-import subprocess
+import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
@@ -19,38 +17,22 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-TN_BIN = os.environ.get("TN_BIN", "build/dev/bin")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
+from tenured import BIN, Tenured, free_port  # noqa: E402
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+TN_BIN = str(BIN)
+__all__ = ["TN_BIN", "free_port"]
 
 
 class Server:
-    """One tenured process and a small JSON client for it."""
+    """One tenured process (tests/tools/tenured.py) and a small JSON
+    client for it."""
 
     def __init__(self, tmp, args=()):
-        self.port = free_port()
-        self.base = "http://127.0.0.1:%d" % self.port
-        self.log = open(os.path.join(tmp, "tenured.log"), "w")
-        self.proc = subprocess.Popen(
-            [os.path.join(TN_BIN, "tenured"), "--listen",
-             "127.0.0.1:%d" % self.port, "--data-dir",
-             os.path.join(tmp, "data"), *args],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if self.call("GET", "/readyz")[0] == 200:
-                    return
-            except OSError:
-                pass
-            if self.proc.poll() is not None:
-                raise RuntimeError("tenured exited %d" % self.proc.returncode)
-            time.sleep(0.05)
-        raise RuntimeError("tenured not ready within 30 s")
+        self.tenured = Tenured(tmp, list(args)).start()
+        self.port = self.tenured.port
+        self.base = self.tenured.url
 
     def call(self, method, path, body=None, bearer=None):
         data = json.dumps(body).encode() if body is not None else None
@@ -67,13 +49,9 @@ class Server:
             return e.code, json.loads(raw) if raw else None
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+        self.tenured.stop()
+        bad = self.tenured.sanitizer_reports()
+        assert not bad, "sanitizer report from tenured:\n" + "\n".join(bad[:20])
 
 
 @pytest.fixture

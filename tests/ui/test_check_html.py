@@ -57,6 +57,21 @@ def test_check_html__shows_an_overlapping_grant(browser):
     os.unlink(page)
 
 
+def test_check_html__shows_a_session_lease_overlap(browser):
+    # A lease under a session is drawn to its session's end (the TTL of
+    # the session's last renew), and the grant inside it in red.
+    rc, page = check_html("viol-overlapping_grant--session-renew.jsonl")
+    assert rc == 1
+    browser.get("file://" + page)
+    assert browser.find_element(
+        By.CSS_SELECTOR,
+        'li.violation[data-violation="overlapping_grant"]').is_displayed()
+    bars = browser.find_elements(By.CSS_SELECTOR, "#timeline g.grant.violating")
+    assert {b.get_attribute("data-token") for b in bars} >= {"1", "2"}
+    assert console_errors(browser) == []
+    os.unlink(page)
+
+
 def test_check_html__clean_history_has_no_violation(browser):
     rc, page = check_html("clean-basic.jsonl")
     assert rc == 0

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # tenure-check: the rules on hand-made histories (renews that shorten a
-# lease in test_check_renew), the parser on malformed
-# input, and the command line's exit codes.
+# lease in test_check_renew, sessions in test_check_session), the parser
+# on malformed input, and the command line's exit codes.
 tn_add_unit_test(test_check
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check.c
     LIBS tn_check)
@@ -13,4 +13,10 @@ tn_add_unit_test(test_check_random
     LIBS tn_check)
 tn_add_unit_test(test_check_history
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check_history.c
+    LIBS tn_check)
+tn_add_unit_test(test_check_session
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check_session.c
+    LIBS tn_check)
+tn_add_unit_test(test_check_session_random
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test_check_session_random.c
     LIBS tn_check)

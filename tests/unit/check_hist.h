@@ -14,7 +14,6 @@
 
 #include "check/check.h"
 #include "check/history.h"
-#include "check/history_read.h"
 
 #include <cmocka.h>
 

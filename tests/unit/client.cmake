@@ -19,7 +19,7 @@ if(TARGET tn_client)
         LIBS tenure_static)
     tn_add_unit_test(test_client_cli SOURCES test_client_cli.c
         ${CMAKE_SOURCE_DIR}/src/cli/util.c LIBS tenure_static)
-    set_tests_properties(unit/test_client_keepalive unit/test_client_http
+    set_property(TEST unit/test_client_keepalive unit/test_client_http
         unit/test_client_session unit/test_client_multi
-        PROPERTIES LABELS "unit;tsan")
+        APPEND PROPERTY LABELS tsan)
 endif()

@@ -143,6 +143,25 @@ static void test_check__request_id_retry_same_grant_pass(void **state)
     assert_clean(&b);
 }
 
+static void test_check__request_id_retry_after_another_grant_pass(void **s)
+{
+    (void)s;
+    /* The retry answers the grant of token 3 again, after token 4 of
+     * another name was granted: the same grant, not a new one that token
+     * order would judge. */
+    struct hb b = {.len = 0};
+    hb_add(&b, "{\"t\":0,\"proc\":\"w1\",\"op\":\"acquire\",\"phase\":"
+               "\"invoke\",\"name\":\"a\",\"ttl_ms\":100,"
+               "\"request_id\":\"r1\"}\n");
+    done(&b, 1, "w1", "acquire", "ok", 3);
+    grant(&b, 1, 1, "w2", "b", 100, 4);
+    hb_add(&b, "{\"t\":2000000,\"proc\":\"w1\",\"op\":\"acquire\",\"phase\":"
+               "\"invoke\",\"name\":\"a\",\"ttl_ms\":100,"
+               "\"request_id\":\"r1\"}\n");
+    done(&b, 3, "w1", "acquire", "ok", 3);
+    assert_clean(&b);
+}
+
 static void test_check__concurrent_renew_with_new_grant_pass(void **state)
 {
     (void)state;
@@ -408,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_check__concurrent_grants_any_order_pass),
         cmocka_unit_test(test_check__boundaries_are_not_certain),
         cmocka_unit_test(test_check__request_id_retry_same_grant_pass),
+        cmocka_unit_test(test_check__request_id_retry_after_another_grant_pass),
         cmocka_unit_test(test_check__concurrent_renew_with_new_grant_pass),
         cmocka_unit_test(test_check__nemesis_lines_and_blank_lines_ignored),
         cmocka_unit_test(test_check__sink_first_mark_adopted_from_hwm),

@@ -62,6 +62,49 @@ static void test_check_history__pairs_per_process(void **state)
     tn_history_release(&h);
 }
 
+static void test_check_history__session_ops(void **state)
+{
+    (void)state;
+    /* An open names its session in its ok; a claim under it carries the
+     * session and no ttl_ms; renew and end name it on the invoke. */
+    const char *text =
+        "{\"t\":1,\"proc\":\"w\",\"op\":\"session_open\",\"phase\":"
+        "\"invoke\",\"ttl_ms\":500}\n"
+        "{\"t\":2,\"proc\":\"w\",\"op\":\"session_open\",\"phase\":"
+        "\"ok\",\"session\":\"s1\"}\n"
+        "{\"t\":3,\"proc\":\"w/a\",\"op\":\"acquire\",\"phase\":"
+        "\"invoke\",\"name\":\"a\",\"session\":\"s1\"}\n"
+        "{\"t\":4,\"proc\":\"w/a\",\"op\":\"acquire\",\"phase\":\"ok\","
+        "\"token\":9,\"session\":\"s1\"}\n"
+        "{\"t\":5,\"proc\":\"w\",\"op\":\"session_renew\",\"phase\":"
+        "\"invoke\",\"session\":\"s1\"}\n"
+        "{\"t\":6,\"proc\":\"w\",\"op\":\"session_renew\",\"phase\":"
+        "\"fail\",\"error\":\"lost\"}\n"
+        "{\"t\":7,\"proc\":\"w\",\"op\":\"session_end\",\"phase\":"
+        "\"invoke\",\"session\":\"s1\"}\n";
+    struct tn_history h;
+    struct tn_errmsg em = {{0}};
+    tn_history_init(&h);
+    assert_int_equal(tn_history_parse(&h, text, strlen(text), &em), 0);
+    assert_int_equal(h.n_ops, 4);
+    const struct tn_history_op *open = &h.ops[0];
+    assert_int_equal(open->kind, TN_HISTORY_SESSION_OPEN);
+    assert_string_equal(tn_history_str(&h, open->session), "s1");
+    assert_int_equal(open->ttl_ms, 500);
+    assert_int_equal(open->name, TN_HISTORY_NO_ID);
+    const struct tn_history_op *claim = &h.ops[1];
+    assert_int_equal(claim->session, open->session);
+    assert_int_equal(claim->ttl_ms, NONE);
+    assert_int_equal(claim->token_out, 9);
+    const struct tn_history_op *renew = &h.ops[2];
+    assert_int_equal(renew->kind, TN_HISTORY_SESSION_RENEW);
+    assert_int_equal(renew->ttl_ms, NONE);
+    assert_true(renew->lost);
+    assert_int_equal(h.ops[3].kind, TN_HISTORY_SESSION_END);
+    assert_int_equal(h.ops[3].outcome, TN_HISTORY_PENDING);
+    tn_history_release(&h);
+}
+
 struct bad_case {
     const char *text; /* the history */
     unsigned line;    /* line the error must name */
@@ -136,6 +179,37 @@ static const struct bad_case cases[] = {
     {"{\"t\":5,\"proc\":\"w\",\"op\":\"acquire\",\"phase\":\"invoke\","
      "\"name\":\"a\",\"ttl_ms\":1}\n"
      "{\"t\":6,\"proc\":\"w\",\"op\":\"acquire\",\"phase\":\"ok\"}\n",
+     2},
+    /* an acquire under a session with a ttl_ms of its own */
+    {"{\"t\":1,\"proc\":\"w\",\"op\":\"acquire\",\"phase\":\"invoke\","
+     "\"name\":\"a\",\"session\":\"s1\",\"ttl_ms\":1}\n",
+     1},
+    /* a session open without ttl_ms, a renew and an end without session */
+    {"{\"t\":1,\"proc\":\"w\",\"op\":\"session_open\",\"phase\":"
+     "\"invoke\"}\n",
+     1},
+    {"{\"t\":1,\"proc\":\"w\",\"op\":\"session_renew\",\"phase\":"
+     "\"invoke\",\"ttl_ms\":1}\n",
+     1},
+    {"{\"t\":1,\"proc\":\"w\",\"op\":\"session_end\",\"phase\":"
+     "\"invoke\"}\n",
+     1},
+    /* an ok open without the session's id */
+    {"{\"t\":1,\"proc\":\"w\",\"op\":\"session_open\",\"phase\":"
+     "\"invoke\",\"ttl_ms\":1}\n"
+     "{\"t\":2,\"proc\":\"w\",\"op\":\"session_open\",\"phase\":"
+     "\"ok\"}\n",
+     2},
+    /* a completion naming another session, or a session on a lease op */
+    {"{\"t\":1,\"proc\":\"w\",\"op\":\"session_end\",\"phase\":"
+     "\"invoke\",\"session\":\"s1\"}\n"
+     "{\"t\":2,\"proc\":\"w\",\"op\":\"session_end\",\"phase\":"
+     "\"ok\",\"session\":\"s2\"}\n",
+     2},
+    {"{\"t\":1,\"proc\":\"w\",\"op\":\"acquire\",\"phase\":\"invoke\","
+     "\"name\":\"a\",\"ttl_ms\":1}\n"
+     "{\"t\":2,\"proc\":\"w\",\"op\":\"acquire\",\"phase\":\"ok\","
+     "\"session\":\"s1\",\"token\":1}\n",
      2},
     /* unknown src */
     {"{\"t\":1,\"src\":\"snik\",\"resource\":\"a\",\"token\":1,"
@@ -347,6 +421,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_history__pairs_per_process),
+        cmocka_unit_test(test_check_history__session_ops),
         cmocka_unit_test(test_check_history__malformed_is_einval),
         cmocka_unit_test(test_check_history__overlong_line_is_etoobig),
         cmocka_unit_test(test_check_history__stream_equals_buffer),

@@ -157,7 +157,8 @@ const char tn_pg_sql_session_list[] =
  * the same owner is answered as granted again, with its token and secret.
  * When the free names would pass a limit, nothing is granted ('C', 'M').
  * A free name that g did not grant was inserted by a transaction this
- * statement's snapshot cannot see: 'A', and the caller runs the claim
+ * statement's snapshot cannot see, and a row under a session it cannot
+ * see (END_SE) is that session's: 'A', and the caller runs the claim
  * again (what it granted is then this session's and answered so). */
 #define CLAIM_SE                                                               \
     " se AS (UPDATE tenure_sessions s SET ended_at = s.expires_at,"            \
@@ -166,9 +167,18 @@ const char tn_pg_sql_session_list[] =
     " AND NOT x.released) AND s.ended_at IS NULL AND s.expires_at <= now()"    \
     " AND EXISTS (SELECT 1 FROM ok)"                                           \
     " RETURNING s.id, s.owner_id, s.expires_at),"
+/* An unreleased row under a session the snapshot does not hold: the
+ * sweep deletes a session only once every lease of it is released, so
+ * that session is newer than the snapshot, and the row is its newest
+ * version, read after waiting for a row lock (a claim locks its names in
+ * order; while it waits on one, another session is opened and claims the
+ * next).  It runs: 'infinity', not free (as the acquire's H_END), never
+ * 1970, which took that session's name (t618); and the claim runs again
+ * (CLAIM_AGAIN), on a snapshot that holds that session. */
 #define END_SE(a)                                                              \
-    LEASE_END_OR("(SELECT se.expires_at FROM se WHERE se.id = " a              \
-                 ".session_id)", a)
+    LEASE_END_ELSE("(SELECT se.expires_at FROM se WHERE se.id = " a            \
+                   ".session_id)",                                             \
+                   a, "'infinity'::timestamptz")
 #define CLAIM_CUR                                                              \
     " cur AS MATERIALIZED (SELECT c.name, c.owner_id, c.fencing_token,"        \
     " c.secret, c.released, c.session_id, " END_SE("c") " AS ends,"            \
@@ -249,7 +259,8 @@ const char tn_pg_sql_session_list[] =
  * so counting is enough (a NOT EXISTS per name ran as a nested loop over
  * g, quadratic in the names). */
 #define CLAIM_AGAIN                                                            \
-    " (SELECT count(*) FROM d WHERE d.k = 'f') > (SELECT count(*) FROM g)"
+    " ((SELECT count(*) FROM d WHERE d.k = 'f') > (SELECT count(*) FROM g)"    \
+    " OR EXISTS (SELECT 1 FROM d WHERE d.ends = 'infinity'))"
 /* Columns: kind, index (1-based), token, secret, holder's owner_id, its
  * expires_in_ms, retry_after_ms, the session's expires_in_ms. */
 #define D_RETRY                                                                \

@@ -77,13 +77,17 @@
  * statement that recorded the end itself knows it: its own change is not
  * visible to its other parts), or NULL.  A missing row (deleted once ended
  * and its leases settled) ended long ago: in 1970, an instant that stays
- * finite in arithmetic ('-infinity' minus now() is an error). */
-#define SESSION_END_OR(first, sid)                                             \
+ * finite in arithmetic ('-infinity' minus now() is an error); missing
+ * replaces that where a statement knows better (the claim's, in
+ * sql_session.c). */
+#define SESSION_END_ELSE(first, sid, missing)                                  \
     "coalesce(" first ", (SELECT s.expires_at FROM tenure_sessions s"          \
     " WHERE s.id = " sid                                                       \
     " AND (s.ended_at IS NOT NULL OR s.expires_at > now())),"                  \
     " (SELECT s.expires_at FROM tenure_sessions s WHERE s.id = " sid           \
-    " FOR SHARE), 'epoch'::timestamptz)"
+    " FOR SHARE), " missing ")"
+#define SESSION_END_OR(first, sid)                                             \
+    SESSION_END_ELSE(first, sid, "'epoch'::timestamptz")
 #define SESSION_END(sid) SESSION_END_OR("NULL", sid)
 
 /* When the lease row a (an alias) ends: its own expires_at, or its
@@ -92,9 +96,11 @@
  * free it early).  A released row keeps the session it had (which may
  * be gone) but ended on its own: its expires_at is the release's
  * instant. */
-#define LEASE_END_OR(first, a)                                                 \
+#define LEASE_END_ELSE(first, a, missing)                                      \
     "(CASE WHEN " a ".session_id IS NULL OR " a ".released THEN " a            \
-    ".expires_at ELSE " SESSION_END_OR(first, a ".session_id") " END)"
+    ".expires_at ELSE " SESSION_END_ELSE(first, a ".session_id",               \
+                                         missing) " END)"
+#define LEASE_END_OR(first, a) LEASE_END_ELSE(first, a, "'epoch'::timestamptz")
 #define LEASE_END(a) LEASE_END_OR("NULL", a)
 
 /* How the lease row a ended, once it has: with its session ended by a

@@ -9,87 +9,32 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
-import subprocess
+import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Iterator, Optional
 
 import pytest
 
-SRC = Path(os.environ.get("TN_SRC", Path(__file__).resolve().parents[3]))
-BIN = Path(os.environ.get("TN_BIN", SRC / "build" / "dev" / "bin"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from tenured import BIN, SRC, Tenured, free_port  # noqa: E402
+
+__all__ = ["BIN", "SRC", "Server", "free_port"]
 
 
-def free_port() -> int:
-    """A port nothing listens on now, below the ephemeral range (so no
-    outgoing connection takes it between this check and the bind)."""
-    import random
-    for _ in range(200):
-        p = random.randint(12000, 31000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", p))
-            except OSError:
-                continue
-        return p
-    raise RuntimeError("no free port")
+class Server(Tenured):
+    """One tenured process (tests/tools/tenured.py); restart() keeps its
+    port and data dir; stop() kills it (-9) unless given a signal."""
+
+    def stop(self, sig: int = signal.SIGKILL,
+             timeout: float = 30) -> Optional[int]:
+        return super().stop(sig, timeout)
 
 
-class Server:
-    """One tenured process; restart() keeps its port and data dir."""
-
-    def __init__(self, tmp: Path, args: Optional[List[str]] = None) -> None:
-        self.tls_ca: Optional[str] = None  # set for an https:// server
-        self.tmp = tmp
-        self.data = tmp / "data"
-        self.data.mkdir(parents=True, exist_ok=True)
-        self.args = list(args or [])
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: Optional[subprocess.Popen[bytes]] = None
-        self.log = tmp / "tenured.log"
-
-    def start(self) -> None:
-        exe = BIN / "tenured"
-        assert exe.exists(), f"missing {exe} (build first)"
-        with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [str(exe), "--listen", f"127.0.0.1:{self.port}",
-                 "--data-dir", str(self.data)] + self.args,
-                stdout=log, stderr=subprocess.STDOUT)
-        ctx = None
-        if self.tls_ca is not None:
-            import ssl
-            self.url = f"https://127.0.0.1:{self.port}"
-            ctx = ssl.create_default_context(cafile=self.tls_ca)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("tenured exited: "
-                                   + self.log.read_text()[-2000:])
-            try:
-                with urllib.request.urlopen(self.url + "/readyz", timeout=2,
-                                            context=ctx) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("tenured did not become ready")
-
-    def stop(self, sig: int = signal.SIGKILL) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)
-            self.proc.send_signal(sig)
-            self.proc.wait(timeout=30)
-        self.proc = None
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
+def no_sanitizer_reports(s: Tenured) -> None:
+    bad = s.sanitizer_reports()
+    assert not bad, "sanitizer report from tenured:\n" + "\n".join(bad[:20])
 
 
 @pytest.fixture(scope="session")
@@ -99,6 +44,8 @@ def server() -> Iterator[Server]:
     s.start()
     try:
         yield s
+        s.stop()
+        no_sanitizer_reports(s)
     finally:
         s.stop()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -110,6 +57,7 @@ def own_server(tmp_path: Path) -> Iterator[Server]:
     s = Server(tmp_path)
     yield s
     s.stop()
+    no_sanitizer_reports(s)
 
 
 @pytest.fixture

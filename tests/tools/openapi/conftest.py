@@ -8,21 +8,16 @@ import hashlib
 import http.client
 import json
 import os
-import re
 import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))  # tests/tools: openapi_check
-
-SRC = os.environ.get("TN_SRC", os.path.abspath(os.path.join(HERE, "..", "..", "..")))
-BIN = os.environ.get("TN_BIN", os.path.join(SRC, "build", "dev", "bin"))
+sys.path.insert(0, os.path.dirname(HERE))  # tests/tools: openapi_check, tenured
+from tenured import Tenured  # noqa: E402
 
 
 class Answer:
@@ -36,19 +31,15 @@ class Answer:
 
 
 class Server:
-    """tenured on 127.0.0.1:<free port>; tokens maps principal -> bearer."""
+    """tenured (tests/tools/tenured.py) with or without --auth-file;
+    tokens maps principal -> bearer."""
 
     def __init__(self, auth):
         self.dir = tempfile.mkdtemp(prefix="tenure-openapi.")
         self.tokens = {}
-        args = [os.path.join(BIN, "tenured"), "--listen", "127.0.0.1:0",
-                "--data-dir", os.path.join(self.dir, "data")]
-        if auth:
-            args += ["--auth-file", self._write_auth()]
-        self.log = open(os.path.join(self.dir, "tenured.log"), "w+b")
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
-        self.port = self._wait_port()
-        self._wait_ready()
+        args = ["--auth-file", self._write_auth()] if auth else []
+        self.tenured = Tenured(self.dir, args).start()
+        self.port = self.tenured.port
 
     def _write_auth(self):
         rules = {
@@ -72,33 +63,6 @@ class Server:
             json.dump({"principals": principals}, f)
         os.chmod(path, 0o600)
         return path
-
-    def _wait_port(self):
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            self.log.seek(0)
-            m = re.search(rb'msg="listening" .*? port=(\d+)', self.log.read())
-            if m:
-                return int(m.group(1))
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise RuntimeError("tenured did not start: " + self.log_tail())
-
-    def _wait_ready(self):
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if self.request("GET", "/readyz").status == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("tenured never became ready: " + self.log_tail())
-
-    def log_tail(self):
-        self.log.seek(0)
-        return self.log.read()[-2000:].decode("utf-8", "replace")
 
     @property
     def admin(self):
@@ -140,18 +104,8 @@ class Server:
         finally:
             conn.close()
 
-    def stop_process(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
     def stop(self):
-        self.stop_process()
-        self.log.close()
+        self.tenured.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -159,16 +113,13 @@ class Server:
 def server(request):
     s = Server(auth=request.param == "auth")
     yield s
-    alive = s.proc.poll() is None
-    s.stop_process()
-    s.log.seek(0)
-    log = s.log.read().decode("utf-8", "replace")
+    alive = s.tenured.alive
+    s.tenured.stop()
+    log = s.tenured.log_tail()
+    bad = s.tenured.sanitizer_reports()
     s.stop()
-    assert alive, "tenured exited during the test:\n" + log[-2000:]
+    assert alive, "tenured exited during the test:\n" + log
     # The sanitizer builds report and may go on: their reports fail the test.
-    bad = [l for l in log.splitlines()
-           if "ERROR: AddressSanitizer" in l or "runtime error:" in l
-           or "ERROR: LeakSanitizer" in l]
     assert not bad, "sanitizer report from tenured:\n" + "\n".join(bad[:20])
 
 
