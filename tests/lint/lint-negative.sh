@@ -4,8 +4,11 @@
 # inside one folder, a cycle of two modules that no two files make (a.c
 # calls b.c, b.c takes a type from a.h), a Python import cycle, and one
 # whose back edge is an import inside a function (and passes with a new
-# fence_NAME.h, which needs no line in its table); scripts/check-exports.sh
-# on a libtenure.so that exports one function no header declares.
+# fence_NAME.h, which needs no line in its table); scripts/check-length.sh
+# on a small repository with a file of src/ one line past the cap (and
+# with its reason given, listed, listed once short again);
+# scripts/check-exports.sh on a libtenure.so that exports one function no
+# header declares.
 #
 #   tests/lint/lint-negative.sh LIBDIR    (the ctest lint/negative)
 set -euo pipefail
@@ -78,6 +81,38 @@ tree # a new fence backend's public header belongs to fence by its name
 printf '#include <tenure/fence.h>\n' >"$T/tree/include/tenure/fence_x.h"
 printf '#include <tenure/fence_x.h>\n' >"$T/tree/src/fence/x.c"
 expect "a new fence_NAME.h passes" 0 "no new cycle"
+
+# check-length in a repository of its own (it reads what git tracks).
+L="$T/len"
+mkdir -p "$L/scripts" "$L/src"
+cp "$ROOT/scripts/check-length.sh" "$L/scripts/"
+grep '^#' "$ROOT/scripts/length-allow.txt" >"$L/scripts/length-allow.txt"
+length() { # length WHAT RC PATTERN
+    local what=$1 want=$2 pattern=$3 rc=0
+    git -C "$L" add -A >/dev/null
+    bash "$L/scripts/check-length.sh" >"$T/out" 2>&1 || rc=$?
+    if [ "$rc" -ne "$want" ] ||
+        { [ -n "$pattern" ] && ! grep -q -- "$pattern" "$T/out"; }; then
+        echo "FAIL $what: check-length exit $rc (want $want), output:" >&2
+        cat "$T/out" >&2
+        fail=1
+    else
+        echo "ok   $what"
+    fi
+}
+git -C "$L" init -q
+seq 500 | sed 's|^|/* line |; s|$| */|' >"$L/src/x.c"
+length "a file of src/ at the cap passes" 0 ""
+echo '/* one more */' >>"$L/src/x.c"
+length "a file of src/ past the cap fails" 1 "src/x.c has 501 lines"
+{ echo '/* One file: the reason it stays whole. */'; cat "$L/src/x.c"; } \
+    >"$L/x" && mv "$L/x" "$L/src/x.c"
+length "one that says why it is one file passes" 0 ""
+sed -i 1d "$L/src/x.c"
+echo src/x.c >>"$L/scripts/length-allow.txt"
+length "one still listed as being split passes" 0 ""
+sed -i '$d' "$L/src/x.c"
+length "a listed file back under the cap fails" 1 "remove it from"
 
 # check-exports on libtenure.so's own objects plus one undeclared export.
 mkdir -p "$T/lib"
