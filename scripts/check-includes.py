@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Check that src/ depends downward only: no cycle between files, no folder
-reaching a folder above it.  Run by `make lint`; standard library only.
+"""Check that the code depends downward only: no cycle between files or
+modules of src/, no folder reaching a folder above it, and no import cycle
+between Python modules.  Run by `make lint`; standard library only.
 
 The graph
 ---------
@@ -20,16 +21,34 @@ Checks
 ------
 (a) no cycle among files: every strongly connected component of more than
     one file is reported with one cycle through it;
-(b) every edge between two folders (the first folder under src/; a public
+(b) no cycle among modules.  A module is a .c file and the header of its
+    stem (lease.c and lease.h); a header without a .c of its own (pg.h,
+    api_int.h, a public header) is no module: whoever includes it depends
+    on what it includes.  A .c file that defines functions declared by
+    its own header, or by a header of no module (internal.h, the insides
+    shared by the files of src/publish/), implements it: its include of
+    that header (and of what the header brings along) is no dependency.
+    A module's header that declares another file's functions ties the two
+    together both ways.  So lease.c calling table.c while table.c takes
+    its types from lease.h is a cycle, which (a) does not see: lease.h and
+    lease.c are two files there;
+(c) every edge between two folders (the first folder under src/; a public
     header belongs to the folder that implements it, PUBLIC below) is in
     ALLOWED: a folder may depend on itself and on the folders listed for
-    it, nothing else.
+    it, nothing else;
+(d) no cycle among the Python modules of the tree (python/, tests/,
+    compare/, examples/, bench/, scripts/): an edge for every import of a
+    module of the tree, at the top of a file or inside a function (an
+    import moved into a function still goes both ways).  Relative imports
+    resolve in their package; absolute ones beside the importing file, at
+    the top of its package and under python/.
 
 Known violations that are being removed live in scripts/include-allow.txt
 (one per line, exactly as this script prints them; `#` starts a comment).
 A listed violation that no longer occurs is reported as stale (not an
 error).  `--no-allow` ignores the file; `--dot` prints the folder graph.
 """
+import ast
 import fnmatch
 import os
 import re
@@ -74,6 +93,11 @@ PUBLIC = [
 ]
 
 ALLOW_FILE = "scripts/include-allow.txt"
+
+# Where the Python modules of the tree live (d), and the folder holding
+# the tenure package.
+PY_TOPS = ("python", "tests", "compare", "examples", "bench", "scripts")
+PY_PACKAGES = "python"
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<(tenure/[^>]+)>)')
 DEFINE_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)"
@@ -157,11 +181,11 @@ def build(root):
                 if r is not None and r != f:
                     includes[f].add(r)
         text[f] = strip_comments(raw)
+    defines = {f: functions(text[f], True) for f in files if f.endswith(".c")}
     defined = {}  # function name -> the .c file that defines it
-    for f in files:
-        if f.endswith(".c"):
-            for n in functions(text[f], True):
-                defined.setdefault(n, f)
+    for f in sorted(defines):
+        for n in defines[f]:
+            defined.setdefault(n, f)
     declared = {f: functions(text[f], False) for f in files
                 if f.endswith(".h")}
     macros = {}  # macro name -> identifiers of its body (headers only)
@@ -193,7 +217,40 @@ def build(root):
             g = defined.get(n)
             if g is not None and g != f and g not in edges[f]:
                 edges[f][g] = "calls " + n
-    return files, edges
+    implements = {f: {h for h in declared if declared[h] & defines[f]}
+                  for f in defines}
+    return files, edges, implements
+
+
+def module_of(f, stems):
+    """The module of f (its stem), or None for a header with no .c."""
+    stem = os.path.splitext(f)[0]
+    return stem if stem in stems else None
+
+
+def module_edges(files, edges, implements):
+    """The module graph of (b): stem -> {stem: the file edge behind it}."""
+    stems = {os.path.splitext(f)[0] for f in files if f.endswith(".c")}
+    out = {m: {} for m in stems}
+
+    def reach(src, f, via, seen):
+        a = module_of(src, stems)
+        for t in sorted(edges[f]):
+            if t in seen or (t in implements.get(src, ()) and
+                             module_of(t, stems) in (None, a)):
+                continue
+            why = edges[f][t] if via is None else "include via " + via
+            b = module_of(t, stems)
+            if b is None:
+                seen.add(t)
+                reach(src, t, via or t, seen)
+            elif b != a and b not in out[a]:
+                out[a][b] = "%s -> %s (%s)" % (src, t, why)
+
+    for f in sorted(files):
+        if module_of(f, stems) is not None:
+            reach(f, f, None, set())
+    return out
 
 
 def sccs(nodes, edges):
@@ -283,11 +340,15 @@ def check_table():
         visit(f, [])
 
 
-def violations(files, edges):
+def violations(files, edges, implements):
     out = []
     for comp in sccs(files, edges):
         out.append(("cycle: " + " ".join(comp),
                     ["    %s -> %s (%s)" % e for e in one_cycle(comp, edges)]))
+    mods = module_edges(files, edges, implements)
+    for comp in sccs(mods, mods):
+        out.append(("module cycle: " + " ".join(comp),
+                    ["    " + e[2] for e in one_cycle(comp, mods)]))
     for f in sorted(files):
         for t in sorted(edges[f]):
             a, b = folder_of(f), folder_of(t)
@@ -302,6 +363,88 @@ def violations(files, edges):
     return out
 
 
+# ---- Python (d) ----
+
+def py_files(root):
+    out = []
+    for top in PY_TOPS:
+        for d, dirs, names in os.walk(os.path.join(root, top)):
+            dirs[:] = sorted(x for x in dirs if not x.startswith((".", "__")))
+            out += [os.path.relpath(os.path.join(d, n), root)
+                    for n in sorted(names) if n.endswith(".py")]
+    return out
+
+
+def py_package(path, files):
+    """The dotted package of path ("tenure" for python/tenure/x.py) and
+    the folder it is relative to, or ("", its folder) outside a package."""
+    d, parts = os.path.dirname(path), []
+    while os.path.join(d, "__init__.py") in files:
+        d, tail = os.path.split(d)
+        parts.insert(0, tail)
+    return ".".join(parts), d
+
+
+def py_find(name, bases, files):
+    """The file of module name (dotted) under one of bases, or None."""
+    rel = name.replace(".", "/")
+    for b in bases:
+        for cand in (rel + ".py", rel + "/__init__.py"):
+            p = os.path.normpath(os.path.join(b, cand))
+            if p in files:
+                return p
+    return None
+
+
+def py_imports(path, files):
+    """(module file, line) of every import in path of a module of the tree."""
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read(), path)
+    pkg, top = py_package(path, files)
+    bases = [os.path.dirname(path), top, PY_PACKAGES]
+    out = []
+    for node in ast.walk(tree):
+        wanted = []  # dotted names, each with the names it may be a package of
+        if isinstance(node, ast.Import):
+            wanted = [(a.name, []) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level > 0:
+                up = pkg.split(".")[:len(pkg.split(".")) - node.level + 1]
+                base = ".".join([p for p in up if p] + ([base] if base else []))
+            wanted = [(base, [a.name for a in node.names])]
+        for name, subs in wanted:
+            found = [py_find(name + "." + n, bases, files) for n in subs]
+            found = [f for f in found if f is not None]
+            if len(found) < len(subs) or not subs:
+                f = py_find(name, bases, files) if name else None
+                found += [f] if f is not None else []
+            out += [(f, node.lineno) for f in found if f != path]
+    return out
+
+
+def py_graph(root):
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        files = set(py_files("."))
+        files = {os.path.normpath(f) for f in files}
+        edges = {f: {} for f in files}
+        for f in sorted(files):
+            for t, line in py_imports(f, files):
+                edges[f].setdefault(t, "imports it at line %d" % line)
+    finally:
+        os.chdir(cwd)
+    return files, edges
+
+
+def py_violations(root):
+    files, edges = py_graph(root)
+    return [("import cycle: " + " ".join(comp),
+             ["    %s -> %s (%s)" % e for e in one_cycle(comp, edges)])
+            for comp in sccs(files, edges)]
+
+
 def load_allow(root):
     path = os.path.join(root, ALLOW_FILE)
     if not os.path.exists(path):
@@ -313,7 +456,7 @@ def load_allow(root):
 def main(argv):
     root = os.path.normpath(os.path.join(os.path.dirname(__file__), ".."))
     check_table()
-    files, edges = build(root)
+    files, edges, implements = build(root)
     if "--dot" in argv:
         pairs = {(folder_of(f), folder_of(t)) for f in files for t in edges[f]}
         print("digraph layers {")
@@ -323,7 +466,7 @@ def main(argv):
         print("}")
         return 0
     allow = set() if "--no-allow" in argv else load_allow(root)
-    found = violations(files, edges)
+    found = violations(files, edges, implements) + py_violations(root)
     bad = [v for v in found if v[0] not in allow]
     known = [v for v in found if v[0] in allow]
     for head, detail in known:

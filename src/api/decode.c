@@ -4,8 +4,8 @@
  *
  * yajl does the grammar, the escapes and trailing bytes; what it lets through
  * and RFC 8259 (or the API) does not is checked here: before the parse, over
- * the whole body, control bytes, UTF-8 and surrogate escapes (prescan); during
- * it, escaped NULs, duplicate keys and the depth. */
+ * the whole body, control bytes, UTF-8 and surrogate escapes (prescan.c);
+ * during it, escaped NULs, duplicate keys and the depth. */
 #include "decode.h"
 
 #include <errno.h>
@@ -19,6 +19,7 @@
 
 #include "common/name.h"
 #include "common/rand.h"
+#include "prescan.h"
 
 #define TN_STR_(x) #x
 #define TN_STR(x) TN_STR_(x)
@@ -377,103 +378,6 @@ static const yajl_callbacks events = {
     .yajl_end_array = on_end_array,
 };
 
-/* The 4 hex digits at s as a number. */
-static bool hex4(const char *s, unsigned *out)
-{
-    uint8_t b[2];
-    if (tn_hex_decode(s, 4, b, sizeof(b)) < 0)
-        return false;
-    *out = (unsigned)b[0] << 8 | b[1];
-    return true;
-}
-
-/* Whether every \u escape of a surrogate in buf is a high one followed by
- * a low one.  In valid JSON every backslash is in a string and the first
- * of an escape, so the escapes are read in order from the start; what is
- * not valid JSON is yajl's to refuse. */
-static bool surrogates_paired(const char *buf, size_t len)
-{
-    const char *s = memchr(buf, '\\', len);
-    const char *end = buf + len;
-    while (s != NULL && end - s >= 2) {
-        unsigned hi = 0, lo = 0;
-        if (s[1] == 'u' && end - s >= 6 && hex4(s + 2, &hi) && hi >= 0xD800 &&
-            hi <= 0xDFFF) {
-            if (hi >= 0xDC00 || end - s < 12 || s[6] != '\\' || s[7] != 'u' ||
-                !hex4(s + 8, &lo) || lo < 0xDC00 || lo > 0xDFFF)
-                return false;
-            s += 12;
-        } else {
-            s += 2;
-        }
-        s = s < end ? memchr(s, '\\', (size_t)(end - s)) : NULL;
-    }
-    return true;
-}
-
-/* 8 bytes at a time: whether any is below 0x20, at or above 0x80, or a
- * backslash, i.e. whether the slow path has to look at them. */
-static bool plain8(const char *s)
-{
-    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
-    uint64_t w;
-    memcpy(&w, s, sizeof(w));
-    uint64_t bs = w ^ (ones * '\\');
-    uint64_t below = (w - ones * 0x20) | (bs - ones) | w;
-    return (below & high) == 0;
-}
-
-/* The white space RFC 8259 allows between tokens. */
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* What yajl lets through and the API does not, over the whole body at
- * once: a control byte but the white space RFC 8259 allows (yajl reads
- * form feed and vertical tab as white space), UTF-8 that is not well
- * formed (yajl checks only its shape: overlongs, surrogates and code
- * points past U+10FFFF pass), and \u escapes of unpaired surrogates
- * (which yajl turns into '?' or into another character).  NULL, or why
- * not; *escapes tells whether the body has a backslash. */
-static const char *prescan(const char *buf, size_t len, bool *escapes)
-{
-    size_t i = 0;
-    *escapes = false;
-    while (i < len) {
-        if (len - i >= 8 && plain8(buf + i)) {
-            i += 8;
-            continue;
-        }
-        unsigned char c = (unsigned char)buf[i];
-        if (c < 0x20 && !is_space((char)c))
-            return "a control byte outside the white space JSON allows";
-        if (c == '\\')
-            *escapes = true;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t n = tn_utf8_char(buf + i, len - i);
-        if (n == 0)
-            return "bytes that are not well-formed UTF-8";
-        i += n;
-    }
-    if (*escapes && !surrogates_paired(buf, len))
-        return "a \\u escape of an unpaired surrogate";
-    return NULL;
-}
-
-/* yajl lets a trailing token it has not seen the end of pass (an
- * unterminated string after the object): only white space may follow. */
-static bool only_space_after(const char *buf, size_t len, size_t end)
-{
-    for (size_t i = end; i < len; i++)
-        if (!is_space(buf[i]))
-            return false;
-    return true;
-}
-
 static int fail(char *msg, size_t msglen, const char *text)
 {
     (void)snprintf(msg, msglen, "%s", text);
@@ -525,7 +429,7 @@ static int decode(const char *buf, size_t len, size_t max_items,
     p.in_array = p.elem_obj = false;
     p.mkey = NULL;
     p.mkey_len = 0;
-    p.why = prescan(buf, len, &p.escapes);
+    p.why = tn_json_prescan(buf, len, &p.escapes);
     p.nomem = false;
     p.arena.used = 0;
     if (p.why != NULL) {
@@ -548,7 +452,7 @@ static int decode(const char *buf, size_t len, size_t max_items,
         st = yajl_complete_parse(h);
     int rc = st == yajl_status_ok ? TN_OK
                                   : parse_error(h, &p, buf, len, msg, msglen);
-    if (rc == TN_OK && !only_space_after(buf, len, p.end)) {
+    if (rc == TN_OK && !tn_json_only_space_after(buf, len, p.end)) {
         (void)snprintf(msg, msglen,
                        "malformed JSON body: trailing garbage at byte %zu",
                        p.end);

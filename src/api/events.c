@@ -16,6 +16,7 @@
 #include "common/loop.h"
 #include "common/rand.h"
 #include "reply.h"
+#include "store/names.h"
 
 /* A slot of the backlog.  Events are kept as data and formatted only when
  * a subscriber wants them, once per slot use; the slot's buffers are
@@ -56,32 +57,9 @@ struct tn_events {
     struct tn_loop_timer hb;     /* heartbeat */
 };
 
-static const char *const type_names[] = {
-    [TN_EVENT_ACQUIRED] = "acquired",
-    [TN_EVENT_RELEASED] = "released",
-    [TN_EVENT_EXPIRED] = "expired",
-    [TN_EVENT_REVOKED] = "revoked",
-    [TN_EVENT_SESSION_OPENED] = "session_opened",
-    [TN_EVENT_SESSION_ENDED] = "session_ended",
-    [TN_EVENT_RESET] = "reset",
-};
-
 static bool is_session(enum tn_event_type t)
 {
     return t == TN_EVENT_SESSION_OPENED || t == TN_EVENT_SESSION_ENDED;
-}
-
-/* How a session ended, as the event's "reason" says it. */
-static const char *end_reason(enum tn_grant_end end)
-{
-    switch (end) {
-    case TN_GRANT_RELEASED:
-        return "released";
-    case TN_GRANT_REVOKED:
-        return "revoked";
-    default:
-        return "expired";
-    }
 }
 
 static void cut(struct sub *s);
@@ -164,12 +142,12 @@ static bool format(struct entry *e)
     const char *name = e->strs.data;
     tn_buf_reset(b);
     (void)tn_buf_printf(b, "id: %llu\ndata: {", (unsigned long long)e->id);
-    tn_reply_kv_str(b, "type", type_names[e->type], true);
+    tn_reply_kv_str(b, "type", tn_event_type_name(e->type), true);
     if (is_session(e->type)) {
         tn_reply_kv_str(b, "session_id", e->session_id, false);
         tn_reply_kv_str(b, "owner_id", name + e->name_len + 1, false);
         if (e->type == TN_EVENT_SESSION_ENDED)
-            tn_reply_kv_str(b, "reason", end_reason(e->end), false);
+            tn_reply_kv_str(b, "reason", tn_grant_end_name(e->end), false);
     } else {
         tn_reply_kv_str(b, "name", name, false);
         tn_reply_kv_str(b, "owner_id", name + e->name_len + 1, false);

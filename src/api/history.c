@@ -5,17 +5,11 @@
 
 #include "api_int.h"
 #include "reply.h"
+#include "store/names.h"
 
 bool tn_api_history_is_on(const struct tn_api *api)
 {
     return api->cfg.store->backend->caps.history;
-}
-
-static const char *end_name(enum tn_grant_end end)
-{
-    static const char *const names[] = {NULL, "released", "expired", "revoked",
-                                        "superseded"};
-    return (size_t)end < sizeof(names) / sizeof(names[0]) ? names[end] : NULL;
 }
 
 static void historied(void *arg)
@@ -38,7 +32,7 @@ static void historied(void *arg)
             (void)tn_buf_printf(&b, ",\"ended_ms_ago\":null,\"end\":null");
         } else {
             tn_reply_kv_int(&b, "ended_ms_ago", g->ended_ms_ago, false);
-            tn_reply_kv_str(&b, "end", end_name(g->end), false);
+            tn_reply_kv_str(&b, "end", tn_grant_end_name(g->end), false);
         }
         (void)tn_buf_append(&b, "}", 1);
     }

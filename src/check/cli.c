@@ -10,6 +10,7 @@
 
 #include "check/check.h"
 #include "check/history.h"
+#include "check/history_read.h"
 #include "common/opt.h"
 
 /* The options; the values go into struct check_args. */

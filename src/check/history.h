@@ -109,24 +109,14 @@ void tn_history_init(struct tn_history *h);
 /* Free everything h owns and leave it as after init. */
 void tn_history_release(struct tn_history *h);
 
-/* Parse one line (no newline; blank lines are skipped).  Returns 0,
- * TN_EINVAL when the line is malformed (detail with the line number in em),
- * TN_ETOOBIG for an over-long line, or TN_ENOMEM. */
-int tn_history_add_line(struct tn_history *h, const char *line, size_t len,
-                        struct tn_errmsg *em);
-
-/* Parse buf[0..len) as lines and finish the history (see
- * tn_history_finish).  Same return codes as tn_history_add_line. */
-int tn_history_parse(struct tn_history *h, const char *buf, size_t len,
-                     struct tn_errmsg *em);
-
-/* Read every line of f and finish the history.  Returns 0, TN_EINVAL,
- * TN_ETOOBIG, TN_ENOMEM or TN_EIO (read error, detail in em). */
-int tn_history_read_stream(struct tn_history *h, FILE *f, struct tn_errmsg *em);
-
-/* End of input: operations still pending keep TN_HISTORY_PENDING, which
- * every rule reads as an unknown outcome (like info).  Always 0. */
-int tn_history_finish(struct tn_history *h);
+/* For the reader (history_read.c): the id of s[0..len) interned in h
+ * (the same id for the same bytes); 0, TN_ETOOBIG or TN_ENOMEM. */
+int tn_history_intern(struct tn_history *h, const char *s, size_t len,
+                      uint32_t *id_out);
+/* Room in *arr (of *cap elements of elem bytes) for one past used. */
+int tn_history_grow(void **arr, size_t *cap, size_t used, size_t elem);
+/* Room in h->pending for process proc. */
+int tn_history_pending_reserve(struct tn_history *h, uint32_t proc);
 
 /* The interned string for id (borrowed from h until release). */
 const char *tn_history_str(const struct tn_history *h, uint32_t id);

@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/url.h"
 
 /* Append one server to cli->servers (NUL-terminated entries back to back)
  * and point the next URL at it.  "host:port" means "http://host:port", as
- * etcdctl --endpoints takes it; http:// and https:// are kept as given. */
+ * etcdctl --endpoints takes it; http:// and https:// are kept as given.
+ * Both are read by the one parser of addresses (common/url.h). */
 static int add_url(struct tn_cli *cli, const char *url, size_t len,
                    size_t *used)
 {
@@ -21,18 +23,20 @@ static int add_url(struct tn_cli *cli, const char *url, size_t len,
         tn_cli_err(cli, "--server: at most %d URLs", TN_CLIENT_MAX_URLS);
         return -1;
     }
-    const char *scheme = "";
-    const char *sep = strstr(url, "://");
-    if (sep == NULL || sep >= url + len)
-        scheme = "http://";
-    else if (strncmp(url, "http://", 7) != 0 &&
-             strncmp(url, "https://", 8) != 0) {
+    struct tn_url u;
+    struct tn_hostport hp;
+    bool is_url = tn_url_parse(url, len, 80, 0, &u) == 0;
+    bool ok =
+        is_url ? tn_url_is_scheme(&u, "http") || tn_url_is_scheme(&u, "https")
+               : tn_url_parse_hostport(url, len, 80, 0, &hp) == 0;
+    if (!ok) {
         tn_cli_err(cli,
                    "--server: expected http:// or https:// URLs or "
                    "host:port, got '%.*s'",
                    (int)len, url);
         return -1;
     }
+    const char *scheme = is_url ? "" : "http://";
     char *dst = cli->servers + *used;
     size_t room = sizeof(cli->servers) - *used;
     int n = snprintf(dst, room, "%s%.*s", scheme, (int)len, url);

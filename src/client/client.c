@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/rand.h"
+#include "common/url.h"
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_OK;
@@ -36,6 +37,14 @@ void tn_client_options_init(struct tn_client_options *o)
     o->keepalive_connections = TN_CLIENT_KEEPALIVE_CONNECTIONS;
 }
 
+/* http:// or https://, then a host and port common/url.h takes. */
+static bool is_server_url(const char *s)
+{
+    struct tn_url u;
+    return tn_url_parse(s, strlen(s), 80, 0, &u) == 0 &&
+           (tn_url_is_scheme(&u, "http") || tn_url_is_scheme(&u, "https"));
+}
+
 static int check_options(const struct tn_client_options *o,
                          struct tn_errmsg *em)
 {
@@ -46,9 +55,10 @@ static int check_options(const struct tn_client_options *o,
     }
     for (size_t i = 0; i < o->n_urls; i++) {
         const char *u = o->urls[i];
-        if (u == NULL ||
-            (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0)) {
-            tn_errmsg_set(em, "server URL \"%s\" must start with http://",
+        if (u == NULL || !is_server_url(u)) {
+            tn_errmsg_set(em,
+                          "server URL \"%s\" must be http[s]://HOST[:PORT]"
+                          "[/PATH] (an IPv6 address in brackets)",
                           u != NULL ? u : "(null)");
             return TN_EINVAL;
         }

@@ -431,6 +431,11 @@ char *tn_client_session_renew_body(const struct tn_session *s, int64_t ttl_ms);
  * a 200, else the mapped error. */
 int tn_client_decode_renew(long status, const char *body, size_t len,
                            struct tn_renew_io *io, struct tn_errmsg *em);
+/* decode.c: the outcome of the finished keepalive renew x of a lease or a
+ * session whose TTL is ttl_ms: its rc, with *ro (the answer) and em (why
+ * not) filled.  x stays the caller's (tn_xfer_put). */
+int tn_client_decode_renew_xfer(const struct tn_xfer *x, int64_t ttl_ms,
+                                struct tn_renew_io *ro, struct tn_errmsg *em);
 
 /* Apply the outcome rc of a renew (ro on success) to l: lost on
  * TN_ELOST/TN_EFORBIDDEN, new deadline on success.  Returns rc, or
@@ -451,6 +456,11 @@ int tn_client_decode_session(json_t *obj, struct tn_session_info *out,
 /* sched.c: the next attempt after a failed renew (backoff from ttl/30,
  * doubling up to ttl/6), into *backoff_ms; returns its time. */
 int64_t tn_sched_backoff(int64_t ttl_ms, int64_t *backoff_ms, int64_t now_ms);
+/* sched.c: when a kept lease or session renews next after a renew whose
+ * outcome was rc (sent at sent_ms): a third of ttl_ms after it was sent,
+ * *backoff_ms reset, or after a failure the backoff. */
+int64_t tn_sched_next_renew(int rc, int64_t sent_ms, int64_t ttl_ms,
+                            int64_t *backoff_ms, int64_t now_ms);
 /* sched.c: hand msg to the client's log hook with mu dropped meanwhile
  * (the hook may call into the client). */
 void tn_client_log_locked(struct tn_client *c, const char *msg);

@@ -203,3 +203,17 @@ int tn_client_decode_renew(long status, const char *body, size_t len,
     json_decref(o);
     return rc;
 }
+
+int tn_client_decode_renew_xfer(const struct tn_xfer *x, int64_t ttl_ms,
+                                struct tn_renew_io *ro, struct tn_errmsg *em)
+{
+    *ro = (struct tn_renew_io){.ttl_send_ms = ttl_ms, .ttl_ms = ttl_ms};
+    int rc = x->rc;
+    if (rc == 0)
+        rc = tn_client_decode_renew(x->status, x->resp.data, x->resp.len, ro,
+                                    em);
+    else
+        tn_errmsg_set(em, "%s", x->err);
+    ro->sent_ms = x->sent_ms;
+    return rc;
+}

@@ -21,6 +21,7 @@
 #include <tenure/session.h>
 
 #include "common/kafka_conf.h"
+#include "common/kafka_url.h"
 
 #define VALUE_MAX 65536
 #define POLL_MS 200
@@ -38,22 +39,6 @@ struct tn_kafka_follower {
                             only sets last_id */
     unsigned long long last_id; /* last event id fed, 0 none */
 };
-
-static int parse_url(struct tn_kafka_follower *f, const char *url,
-                     char *brokers, size_t len)
-{
-    if (strncmp(url, "kafka://", 8) != 0)
-        return -1;
-    const char *s = url + 8;
-    const char *slash = strchr(s, '/');
-    if (slash == NULL || slash == s || (size_t)(slash - s) >= len ||
-        slash[1] == '\0' || strchr(slash + 1, '/') != NULL ||
-        strlen(slash + 1) >= sizeof(f->topic))
-        return -1;
-    (void)snprintf(brokers, len, "%.*s", (int)(slash - s), s);
-    (void)snprintf(f->topic, sizeof(f->topic), "%s", slash + 1);
-    return 0;
-}
 
 static int configure(rd_kafka_conf_t *conf, const char *brokers,
                      const char *const *kv, size_t n, struct tn_errmsg *em)
@@ -211,10 +196,10 @@ int tn_kafka_follower_start(struct tn_client *c, const char *url,
     if (f == NULL)
         return TN_ENOMEM;
     f->c = c;
-    char brokers[1024];
+    struct tn_kafka_url ku;
     rd_kafka_conf_t *kc = NULL;
     int rc = c != NULL && url != NULL && out != NULL &&
-                     parse_url(f, url, brokers, sizeof(brokers)) == 0
+                     tn_kafka_url_parse(url, &ku) == 0
                  ? TN_OK
                  : TN_EINVAL;
     if (rc < 0)
@@ -222,7 +207,9 @@ int tn_kafka_follower_start(struct tn_client *c, const char *url,
     if (rc == 0 && (kc = rd_kafka_conf_new()) == NULL)
         rc = TN_ENOMEM;
     if (rc == 0)
-        rc = configure(kc, brokers, conf, n_conf, em);
+        rc = configure(kc, ku.brokers, conf, n_conf, em);
+    if (rc == 0)
+        memcpy(f->topic, ku.topic, sizeof(f->topic));
     char err[256];
     if (rc == 0) {
         f->rk = rd_kafka_new(RD_KAFKA_CONSUMER, kc, err, sizeof(err));

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The event follower over a Redis stream (opts.events_url = redis://... or
  * rediss://...?tls_ca=FILE&tls_cert=FILE&tls_key=FILE&tls_sni=NAME&
- * tls_verify=0|1 for TLS, over common/tcp.c),
- * the one tenured --publish fills: XREAD BLOCK from the last entry seen,
+ * tls_verify=0|1 for TLS, over common/tcp.c; the URL is read as the
+ * publisher reads it: common/redis_url.h), the one tenured --publish
+ * fills: XREAD BLOCK from the last entry seen,
  * with the same effect as the SSE follower (events.c).  It speaks the few
  * RESP2 commands it needs itself, so that libtenure pulls in no Redis
  * library for programs that never use it; replies are parsed with caps
@@ -21,6 +22,7 @@
 
 #include "client_internal.h"
 #include "common/alloc.h"
+#include "common/redis_url.h"
 #include "common/tcp.h"
 
 #define RBUF 65536
@@ -39,13 +41,7 @@ struct rnode {
 
 struct rf {
     struct tn_client *c;   /* owner */
-    char host[256];        /* Redis */
-    int port;              /* its port */
-    struct tn_tcp_tls tls; /* TLS for rediss:// */
-    char db[16];           /* SELECT or "" */
-    char stream[512];      /* the key */
-    char user[128];        /* AUTH user or "" */
-    char pass[256];        /* AUTH password or "" */
+    struct tn_redis_url u; /* where: common/redis_url.h */
     struct tn_tcp *conn;   /* connection or NULL */
     char buf[RBUF];        /* received, unparsed */
     size_t len;            /* bytes in buf */
@@ -53,78 +49,6 @@ struct rf {
     char last_entry[64];   /* stream entry id to read after */
     uint64_t last_id;      /* last event id applied, 0 none */
 };
-
-/* The query of a rediss:// URL: tls_KEY=VALUE&... (not decoded). */
-static bool parse_query(struct rf *f, char *q)
-{
-    for (char *save = NULL, *kv = strtok_r(q, "&", &save); kv != NULL;
-         kv = strtok_r(NULL, "&", &save)) {
-        char *eq = strchr(kv, '=');
-        if (eq == NULL || !f->tls.on)
-            return false;
-        *eq = '\0';
-        if (tn_tcp_tls_set(&f->tls, kv, eq + 1) < 0)
-            return false;
-    }
-    return true;
-}
-
-static bool parse_url(struct rf *f, const char *url)
-{
-    f->tls.on = strncmp(url, "rediss://", 9) == 0;
-    char u[1024];
-    if ((!f->tls.on && strncmp(url, "redis://", 8) != 0) ||
-        strlen(url) >= sizeof(u))
-        return false;
-    memcpy(u, url, strlen(url) + 1);
-    char *q = strchr(u, '?');
-    if (q != NULL) {
-        *q = '\0';
-        if (!parse_query(f, q + 1))
-            return false;
-    }
-    const char *s = strstr(u, "://") + 3;
-    const char *slash = strchr(s, '/');
-    if (slash == NULL || slash[1] == '\0')
-        return false;
-    const char *at = memchr(s, '@', (size_t)(slash - s));
-    if (at != NULL) {
-        const char *colon = memchr(s, ':', (size_t)(at - s));
-        const char *pw = colon != NULL ? colon + 1 : s;
-        if (colon != NULL)
-            (void)snprintf(f->user, sizeof(f->user), "%.*s", (int)(colon - s),
-                           s);
-        (void)snprintf(f->pass, sizeof(f->pass), "%.*s", (int)(at - pw), pw);
-        s = at + 1;
-    }
-    const char *colon = memchr(s, ':', (size_t)(slash - s));
-    const char *hend = colon != NULL ? colon : slash;
-    if (hend == s || (size_t)(hend - s) >= sizeof(f->host))
-        return false;
-    (void)snprintf(f->host, sizeof(f->host), "%.*s", (int)(hend - s), s);
-    f->port = 6379;
-    if (colon != NULL) {
-        char *end = NULL;
-        long port = strtol(colon + 1, &end, 10);
-        if (end != slash || port <= 0 || port > 65535)
-            return false;
-        f->port = (int)port;
-    }
-    const char *path = slash + 1;
-    const char *next = strchr(path, '/');
-    if (next != NULL) {
-        char *end = NULL;
-        long db = strtol(path, &end, 10);
-        if (end != next || db < 0 || db > 100000)
-            return false;
-        (void)snprintf(f->db, sizeof(f->db), "%ld", db);
-        path = next + 1;
-    }
-    if (*path == '\0' || strlen(path) >= sizeof(f->stream))
-        return false;
-    (void)snprintf(f->stream, sizeof(f->stream), "%s", path);
-    return true;
-}
 
 static void drop(struct rf *f)
 {
@@ -137,7 +61,7 @@ static int dial(struct rf *f)
 {
     f->len = f->pos = 0;
     /* A reply may take BLOCK_MS; anything far beyond is a dead peer. */
-    return tn_tcp_open(f->host, f->port, 3000, &f->tls, &f->conn, NULL);
+    return tn_tcp_open(f->u.host, f->u.port, 3000, &f->u.tls, &f->conn, NULL);
 }
 
 static int send_cmd(struct rf *f, int argc, const char **argv)
@@ -282,14 +206,17 @@ static const char *field(const struct rnode *kv, const char *key)
 
 static bool setup(struct rf *f)
 {
-    if (f->pass[0] != '\0') {
-        const char *a2[] = {"AUTH", f->pass};
-        const char *a3[] = {"AUTH", f->user, f->pass};
-        if (!(f->user[0] != '\0' ? call(f, 3, a3, NULL) : call(f, 2, a2, NULL)))
+    const struct tn_redis_url *u = &f->u;
+    if (u->password[0] != '\0') {
+        const char *a2[] = {"AUTH", u->password};
+        const char *a3[] = {"AUTH", u->user, u->password};
+        if (!(u->user[0] != '\0' ? call(f, 3, a3, NULL) : call(f, 2, a2, NULL)))
             return false;
     }
-    if (f->db[0] != '\0') {
-        const char *a[] = {"SELECT", f->db};
+    if (u->db >= 0) {
+        char db[16];
+        (void)snprintf(db, sizeof(db), "%d", u->db);
+        const char *a[] = {"SELECT", db};
         if (!call(f, 2, a, NULL))
             return false;
     }
@@ -297,7 +224,7 @@ static bool setup(struct rf *f)
         return true;
     /* The first time: start after the newest entry, like a new SSE
      * subscriber; "$" on every XREAD would lose what comes in between. */
-    const char *a[] = {"XREVRANGE", f->stream, "+", "-", "COUNT", "1"};
+    const char *a[] = {"XREVRANGE", f->u.stream, "+", "-", "COUNT", "1"};
     struct rnode r;
     if (!call(f, 6, a, &r))
         return false;
@@ -350,8 +277,8 @@ static bool read_once(struct rf *f)
     char count[16], block[16];
     (void)snprintf(count, sizeof(count), "%d", COUNT);
     (void)snprintf(block, sizeof(block), "%d", BLOCK_MS);
-    const char *a[] = {"XREAD", "COUNT",   count,     "BLOCK",
-                       block,   "STREAMS", f->stream, f->last_entry};
+    const char *a[] = {"XREAD", "COUNT",   count,       "BLOCK",
+                       block,   "STREAMS", f->u.stream, f->last_entry};
     struct rnode r;
     if (!call(f, 8, a, &r))
         return false;
@@ -368,17 +295,15 @@ static bool read_once(struct rf *f)
 
 bool tn_client_events_redis_url_ok(const char *url)
 {
-    struct rf *f = tn_calloc(1, sizeof(*f));
-    bool ok = f != NULL && strlen(url) <= 1000 && parse_url(f, url);
-    tn_free(f);
-    return ok;
+    struct tn_redis_url u;
+    return strlen(url) <= 1000 && tn_redis_url_parse(url, &u) == 0;
 }
 
 void *tn_client_events_redis_main(void *arg)
 {
     struct tn_client *c = arg;
     struct rf *f = tn_calloc(1, sizeof(*f));
-    if (f == NULL || !parse_url(f, c->events_url)) {
+    if (f == NULL || tn_redis_url_parse(c->events_url, &f->u) < 0) {
         tn_free(f);
         return NULL;
     }

@@ -76,27 +76,17 @@ static void describe(char *msg, const struct tn_session *s, int rc,
 void tn_ka_session_done_locked(struct tn_client *c, struct tn_xfer *x)
 {
     struct tn_session *s = x->owner;
-    struct tn_renew_io ro = {.ttl_send_ms = s->ttl_ms, .ttl_ms = s->ttl_ms};
+    struct tn_renew_io ro;
     struct tn_errmsg em = {{0}};
-    int rc = x->rc;
-    if (rc == 0)
-        rc = tn_client_decode_renew(x->status, x->resp.data, x->resp.len, &ro,
-                                    &em);
-    else
-        tn_errmsg_set(&em, "%s", x->err);
-    ro.sent_ms = x->sent_ms;
+    int rc = tn_client_decode_renew_xfer(x, s->ttl_ms, &ro, &em);
     tn_xfer_put(&c->ka, x);
     s->in_flight = false;
     if (s->state == TN_LEASE_HELD)
         rc = tn_client_session_apply_renew_locked(s, rc, &ro);
     int64_t now = c->now_ms();
     int64_t safe = tn_client_session_safe_at_locked(s, now);
-    if (rc == 0) {
-        s->backoff_ms = 0;
-        s->next_renew_ms = s->sent_ms + s->ttl_ms / 3;
-    } else {
-        s->next_renew_ms = tn_sched_backoff(s->ttl_ms, &s->backoff_ms, now);
-    }
+    s->next_renew_ms =
+        tn_sched_next_renew(rc, s->sent_ms, s->ttl_ms, &s->backoff_ms, now);
     char msg[MSG_MAX];
     describe(msg, s, rc, safe, em.text);
     if (s->state != TN_LEASE_RELEASED)

@@ -122,17 +122,26 @@ static int decode_list(json_t *o, struct tn_lease_list *list,
     return TN_OK;
 }
 
+/* GET base with a's prefix, after and limit: the answer's object. */
+static int fetch_list(struct tn_client *c, const char *base,
+                      const struct tn_list_args *a, json_t **o,
+                      struct tn_errmsg *em)
+{
+    struct tn_buf path;
+    tn_buf_init(&path, 4096);
+    int rc = list_path(base, a, &path);
+    if (rc == 0)
+        rc = fetch(c, path.data, o, em);
+    tn_buf_release(&path);
+    return rc;
+}
+
 int tn_client_list(struct tn_client *c, const struct tn_list_args *a,
                    struct tn_lease_list **out, struct tn_errmsg *em)
 {
     *out = NULL;
-    struct tn_buf path;
-    tn_buf_init(&path, 4096);
     json_t *o = NULL;
-    int rc = list_path("/v1/leases", a, &path);
-    if (rc == 0)
-        rc = fetch(c, path.data, &o, em);
-    tn_buf_release(&path);
+    int rc = fetch_list(c, "/v1/leases", a, &o, em);
     if (rc < 0)
         return rc;
     struct tn_lease_list *list = tn_calloc(1, sizeof(*list));
@@ -246,14 +255,9 @@ int tn_client_session_list(struct tn_client *c,
                            struct tn_session_list **out, struct tn_errmsg *em)
 {
     *out = NULL;
-    struct tn_buf path;
-    tn_buf_init(&path, 4096);
     json_t *o = NULL;
     struct tn_list_args q = {a->prefix, a->after, a->limit};
-    int rc = list_path("/v1/sessions", &q, &path);
-    if (rc == 0)
-        rc = fetch(c, path.data, &o, em);
-    tn_buf_release(&path);
+    int rc = fetch_list(c, "/v1/sessions", &q, &o, em);
     if (rc < 0)
         return rc;
     struct tn_session_list *list = tn_calloc(1, sizeof(*list));

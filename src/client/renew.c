@@ -131,27 +131,17 @@ static void start_renew_locked(struct tn_client *c, struct tn_lease *l,
 static void lease_done_locked(struct tn_client *c, struct tn_xfer *x)
 {
     struct tn_lease *l = x->owner;
-    struct tn_renew_io ro = {.ttl_send_ms = l->ttl_ms, .ttl_ms = l->ttl_ms};
+    struct tn_renew_io ro;
     struct tn_errmsg em = {{0}};
-    int rc = x->rc;
-    if (rc == 0)
-        rc = tn_client_decode_renew(x->status, x->resp.data, x->resp.len, &ro,
-                                    &em);
-    else
-        tn_errmsg_set(&em, "%s", x->err);
-    ro.sent_ms = x->sent_ms;
+    int rc = tn_client_decode_renew_xfer(x, l->ttl_ms, &ro, &em);
     tn_xfer_put(&c->ka, x);
     l->in_flight = false;
     if (l->state == TN_LEASE_HELD)
         rc = tn_lease_apply_renew_locked(l, rc, &ro);
     int64_t now = c->now_ms();
     int64_t safe = tn_lease_safe_at_locked(l, now);
-    if (rc == 0) {
-        l->backoff_ms = 0;
-        l->next_renew_ms = l->sent_ms + l->ttl_ms / 3;
-    } else {
-        l->next_renew_ms = tn_sched_backoff(l->ttl_ms, &l->backoff_ms, now);
-    }
+    l->next_renew_ms =
+        tn_sched_next_renew(rc, l->sent_ms, l->ttl_ms, &l->backoff_ms, now);
     char msg[TN_RENEW_MSG_MAX];
     describe(msg, l, rc, safe, em.text);
     tn_sched_note_locked(c, l);
@@ -308,8 +298,8 @@ int tn_client_keepalive_start(struct tn_client *c, struct tn_lease *l,
         l->cb = cb;
         l->cb_ud = ud;
         l->refs++;
-        l->backoff_ms = 0;
-        l->next_renew_ms = l->sent_ms + l->ttl_ms / 3;
+        l->next_renew_ms =
+            tn_sched_next_renew(0, l->sent_ms, l->ttl_ms, &l->backoff_ms, 0);
         tn_sched_add_locked(c, l);
         tn_client_wake_locked(c);
     }
@@ -350,8 +340,8 @@ int tn_client_session_keepalive_start(struct tn_session *s,
         s->lease_cb = lease_cb;
         s->cb_ud = ud;
         s->refs++;
-        s->backoff_ms = 0;
-        s->next_renew_ms = s->sent_ms + s->ttl_ms / 3;
+        s->next_renew_ms =
+            tn_sched_next_renew(0, s->sent_ms, s->ttl_ms, &s->backoff_ms, 0);
         s->knext = c->sessions;
         c->sessions = s;
         tn_client_wake_locked(c);

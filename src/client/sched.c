@@ -129,6 +129,15 @@ int64_t tn_sched_backoff(int64_t ttl_ms, int64_t *backoff_ms, int64_t now_ms)
     return now_ms + *backoff_ms;
 }
 
+int64_t tn_sched_next_renew(int rc, int64_t sent_ms, int64_t ttl_ms,
+                            int64_t *backoff_ms, int64_t now_ms)
+{
+    if (rc != 0)
+        return tn_sched_backoff(ttl_ms, backoff_ms, now_ms);
+    *backoff_ms = 0;
+    return sent_ms + ttl_ms / 3;
+}
+
 void tn_client_log_locked(struct tn_client *c, const char *msg)
 {
     if (c->log == NULL)

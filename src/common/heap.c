@@ -170,3 +170,13 @@ void tn_heap_replace_top(struct tn_heap *h, const void *elem)
     memcpy(e, elem, h->size);
     sift_down(h, 0, e);
 }
+
+bool tn_heap_keep(struct tn_heap *h, const void *elem)
+{
+    if (tn_heap_push(h, elem) == TN_OK)
+        return false;
+    const void *top = tn_heap_top(h);
+    if (top != NULL && h->before(top, elem))
+        tn_heap_replace_top(h, elem);
+    return true;
+}

@@ -51,6 +51,11 @@ void tn_heap_remove(struct tn_heap *h, size_t i, void *out);
 void tn_heap_pop(struct tn_heap *h, void *out);
 /* Put elem in place of the top (a bounded heap keeping the best n). */
 void tn_heap_replace_top(struct tn_heap *h, const void *elem);
+/* Offer elem to a fixed heap that keeps the best of what it is offered,
+ * the worst of those on top (`before(a, b)`: a is worse than b): elem
+ * goes in while there is room, then only in place of a worse top.  True
+ * if something was left out (elem, or the top it replaced). */
+bool tn_heap_keep(struct tn_heap *h, const void *elem);
 /* Forget every element (keeps the array). */
 void tn_heap_clear(struct tn_heap *h);
 

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The values of options (opt.h): one setter per type, each taking exactly
+/* The values of options (opt_value.h): one setter per type, each taking exactly
  * what its type documents and refusing the rest with one line, "SUBJECT:
  * expected ..., got 'VALUE'".  A setter writes its field only when the
  * whole value is good. */
+#include "common/opt_value.h"
+
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/assert.h"
-#include "common/opt.h"
 
 static int set_bool(void *f, const struct tn_opt *o, const char *v,
                     const char *subject, struct tn_errmsg *em)

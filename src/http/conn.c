@@ -10,12 +10,8 @@
  * its end, one write per connection.  A connection is freed only at the
  * end of a turn, so an event fetched for it earlier in the turn is dropped,
  * never run on freed memory. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -37,11 +33,6 @@ static void read_some(struct conn *c);
 static void lru_unlink(struct tn_http *h, struct conn *c)
 {
     TAILQ_REMOVE(&h->conns, c, lru);
-}
-
-static void lru_push(struct tn_http *h, struct conn *c)
-{
-    TAILQ_INSERT_HEAD(&h->conns, c, lru);
 }
 
 /* Close at once.  Requests still waiting for their reply stay valid until
@@ -256,7 +247,7 @@ static void rdhup(struct conn *c)
         tn_http_out_peer_gone(c);
 }
 
-static void on_conn_event(void *arg, uint32_t events)
+void tn_http_conn_on_event(void *arg, uint32_t events)
 {
     struct conn *c = arg;
     if (events & (EPOLLERR | EPOLLHUP)) {
@@ -415,120 +406,4 @@ void tn_http_conn_tick(void *arg)
         TN_ASSERT(!c->in_flush);
         tn_http_conn_free(c);
     }
-}
-
-/* Over the cap, close the least recently active connection that has no
- * request waiting for its reply and no live stream: idle keep-alives,
- * clients still sending, ended streams whose client does not read.  A flood of
- * idle or slow connections then cycles through instead of locking well-behaved
- * clients out. */
-static bool make_room(struct tn_http *h)
-{
-    struct conn *c;
-    TAILQ_FOREACH_REVERSE(c, &h->conns, conn_lru, lru)
-    {
-        bool ended = c->q_head != NULL && c->q_head->stream != NULL &&
-                     c->q_head->stream->ending;
-        if ((c->n_queued == 0 || ended) && !c->dead) {
-            h->st.evicted++;
-            tn_http_conn_kill(c);
-            return true;
-        }
-    }
-    return false;
-}
-
-/* The client's address, for limits per client: an IPv4 client of an
- * IPv6 socket is written as IPv4, so that it counts as one client. */
-static void peer_of(int fd, char *out, size_t len)
-{
-    struct sockaddr_storage ss = {0};
-    socklen_t sl = sizeof(ss);
-    out[0] = '\0';
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
-        return;
-    const void *a = NULL;
-    int family = ss.ss_family;
-    if (family == AF_INET) {
-        a = &((struct sockaddr_in *)&ss)->sin_addr;
-    } else if (family == AF_INET6) {
-        const struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-        a = IN6_IS_ADDR_V4MAPPED(a6) ? (const void *)&a6->s6_addr[12] : a6;
-        family = IN6_IS_ADDR_V4MAPPED(a6) ? AF_INET : AF_INET6;
-    } else {
-        (void)snprintf(out, len, "local");
-        return;
-    }
-    if (inet_ntop(family, a, out, (socklen_t)len) == NULL)
-        out[0] = '\0';
-}
-
-void tn_http_conn_accept(struct tn_http *h, int fd)
-{
-    if (h->st.open >= h->cfg.max_connections && !make_room(h)) {
-        h->st.refused++;
-        (void)close(fd);
-        return;
-    }
-    struct conn *c = tn_calloc(1, sizeof(*c));
-    if (c == NULL) {
-        (void)close(fd);
-        return;
-    }
-    int one = 1;
-    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    c->h = h;
-    c->fd = fd;
-    peer_of(fd, c->peer, sizeof(c->peer));
-    c->idle_since_ms = tn_clock_now_ms();
-    c->reply_avg = TN_HTTP_SHARE_BYTES; /* one in flight until known */
-    http_parser_init(&c->p, HTTP_REQUEST);
-    c->p.data = c;
-    tn_buf_init(&c->pend, h->cfg.max_header_bytes + h->cfg.max_body_bytes +
-                              TN_HTTP_READ_BYTES);
-    tn_buf_init(&c->out, (size_t)-1);
-    if (h->tls != NULL && (c->ssl = tn_tls_accept(h->tls, fd)) == NULL) {
-        tn_http_conn_free(c);
-        (void)close(fd);
-        return;
-    }
-    if (tn_loop_watch_add(h->loop, &c->w, fd,
-                          EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-                          on_conn_event, c) < 0) {
-        if (c->ssl != NULL)
-            tn_tls_close(c->ssl);
-        tn_http_conn_free(c);
-        (void)close(fd);
-        return;
-    }
-    h->st.accepted++;
-    h->st.open++;
-    lru_push(h, c);
-}
-
-const char *tn_http_req_peer(const struct tn_http_req *r)
-{
-    return r->c != NULL ? r->c->peer : "";
-}
-
-/* A half-closed HTTP/1.1 client is there until writing to it fails (it
- * was sent an interim answer to find out, out.c); an HTTP/1.0 one cannot
- * be asked, and its half-close counts as leaving. */
-bool tn_http_req_is_connected(const struct tn_http_req *r)
-{
-    return r->c != NULL && !r->c->dead && !(r->http10 && r->c->rdhup);
-}
-
-void tn_http_req_on_disconnect(struct tn_http_req *r, tn_http_disconnect_fn fn,
-                               void *ctx)
-{
-    r->on_disc = fn;
-    r->disc_ctx = ctx;
-}
-
-int tn_http_req_peer_cn(const struct tn_http_req *r, char *out, size_t len)
-{
-    if (r->c == NULL || r->c->ssl == NULL || len == 0)
-        return TN_EUNAUTH;
-    return tn_tls_peer_cn(r->c->ssl, out, len);
 }

@@ -105,6 +105,21 @@ struct tn_http_config {
     void *app;                     /* its argument */
 };
 
+/* The addresses a listener on listen (host:port, "[v6]:port": common/url.h;
+ * port 0 picks a free one) binds: resolved with AI_PASSIVE as
+ * tn_http_start resolves them.  0 and *out (freeaddrinfo it), or
+ * TN_EINVAL (with em). */
+struct addrinfo;
+int tn_http_listen_addrs(const char *listen, struct addrinfo **out,
+                         struct tn_errmsg *em);
+
+/* Whether every address listen binds is a loopback one (127/8, ::1, a
+ * v4-mapped 127/8): decided on the addresses the listener will bind,
+ * resolved as it resolves them (AI_PASSIVE), never on the spelling (a
+ * name may resolve to 0.0.0.0).  An address that does not resolve is
+ * not loopback; the listener reports it. */
+bool tn_http_listen_is_loopback(const char *listen);
+
 /* Start listening.  0, TN_EINVAL (bad address, with em), TN_EIO. */
 int tn_http_start(struct tn_loop *loop, const struct tn_http_config *cfg,
                   struct tn_http **out, struct tn_errmsg *em);

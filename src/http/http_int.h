@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Internals of the HTTP front end shared by its files: conn.c (the
- * connection state machine and its budgets), parse.c (requests, over
- * libhttp-parser), out.c (replies and event streams), queue.c (the reply
- * queue and flush list they all use) and tls.c (OpenSSL).  Calls go
- * downward only: listen.c, conn.c, out.c, parse.c, queue.c.  Loop thread
- * only. */
+/* Internals of the HTTP front end shared by its files: accept.c (a new
+ * connection), conn.c (the connection state machine and its budgets),
+ * parse.c (requests, over libhttp-parser, into request.c's objects),
+ * out.c (replies and event streams), queue.c (the reply queue and flush
+ * list they all use) and tls.c (OpenSSL).  Calls go downward only:
+ * listen.c, accept.c, conn.c, out.c, parse.c, request.c, queue.c.  Loop
+ * thread only. */
 #ifndef TN_HTTP_HTTP_INT_H
 #define TN_HTTP_HTTP_INT_H
 
@@ -145,11 +146,16 @@ struct tn_http {
     struct tn_http_stats st;          /* counters */
 };
 
-/* parse.c */
-void tn_http_parse_settings(http_parser_settings *ps);
+/* request.c: a request from h's spares (or new) for c; back to the
+ * spares, or destroyed. */
 struct tn_http_req *tn_http_req_new(struct tn_http *h, struct conn *c);
 void tn_http_req_free(struct tn_http_req *r);
 void tn_http_req_destroy(struct tn_http_req *r);
+/* request.c: whether header names a and b are the same, case aside. */
+bool tn_http_same_name(const char *a, const char *b);
+
+/* parse.c */
+void tn_http_parse_settings(http_parser_settings *ps);
 /* Feed bytes to c's parser; returns bytes consumed, or TN_ENOMEM when c
  * must be killed (no memory to answer a malformed request).  Stops after
  * each whole request (dispatched), and at an error (dispatched as
@@ -170,9 +176,12 @@ int tn_http_check_site(const struct tn_http *h, enum tn_http_method method,
                        const char *host, bool host_passed, const char *origin,
                        const char **msg_out);
 
-/* conn.c */
-/* Serve fd, a new connected socket (closed when refused). */
+/* accept.c: serve fd, a new connected socket (closed when refused). */
 void tn_http_conn_accept(struct tn_http *h, int fd);
+
+/* conn.c */
+/* The loop's callback of a connection's socket (arg: the conn). */
+void tn_http_conn_on_event(void *arg, uint32_t events);
 /* End of a loop turn: write what the turn produced, free what died. */
 void tn_http_conn_tick(void *arg);
 void tn_http_conn_free(struct conn *c);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The front end's life: the listening socket, accepting, the deadline
  * sweep, start and stop.  The connections themselves are conn.c's. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -15,6 +17,7 @@
 #include "common/alloc.h"
 #include "common/assert.h"
 #include "common/clock.h"
+#include "common/url.h"
 #include "http_int.h"
 
 #define DEFAULT_PIPELINE 16
@@ -81,32 +84,67 @@ static void sweep(void *arg)
     tn_loop_timer_arm(h->loop, &h->sweep, now + TN_HTTP_SWEEP_MS, sweep, h);
 }
 
-/* Split "host:port" / "[v6]:port" and resolve numerically. */
-static int resolve(const char *listen, struct sockaddr_storage *ss,
-                   socklen_t *len, struct tn_errmsg *em)
+int tn_http_listen_addrs(const char *listen, struct addrinfo **out,
+                         struct tn_errmsg *em)
 {
-    char host[256];
-    const char *colon = strrchr(listen, ':');
-    if (colon == NULL || (size_t)(colon - listen) >= sizeof(host)) {
+    *out = NULL;
+    struct tn_hostport hp;
+    char host[TN_URL_HOST_MAX + 1];
+    char port[8];
+    if (tn_url_parse_hostport(listen, strlen(listen), 0,
+                              TN_URL_NEED_PORT | TN_URL_PORT_ZERO, &hp) < 0 ||
+        tn_url_host_copy(&hp, host, sizeof(host)) < 0) {
         tn_errmsg_set(em, "listen address \"%s\" is not host:port", listen);
         return TN_EINVAL;
     }
-    size_t hl = (size_t)(colon - listen);
-    memcpy(host, listen, hl);
-    host[hl] = '\0';
-    char *hp = host;
-    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-        host[hl - 1] = '\0';
-        hp = host + 1;
-    }
+    (void)snprintf(port, sizeof(port), "%u", (unsigned)hp.port);
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-    struct addrinfo *ai = NULL;
-    if (getaddrinfo(hp, colon + 1, &hints, &ai) != 0 || ai == NULL) {
+    if (getaddrinfo(host, port, &hints, out) != 0 || *out == NULL) {
         tn_errmsg_set(em, "cannot resolve listen address \"%s\"", listen);
+        *out = NULL;
         return TN_EINVAL;
     }
+    return TN_OK;
+}
+
+static bool is_loopback_addr(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a =
+            &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a))
+            return true;
+        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+    }
+    return false;
+}
+
+bool tn_http_listen_is_loopback(const char *listen)
+{
+    struct addrinfo *ai = NULL;
+    if (tn_http_listen_addrs(listen, &ai, NULL) < 0)
+        return false;
+    bool all = true;
+    for (const struct addrinfo *p = ai; p != NULL; p = p->ai_next)
+        all = all && is_loopback_addr(p->ai_addr);
+    freeaddrinfo(ai);
+    return all;
+}
+
+/* The first address of listen. */
+static int resolve(const char *listen, struct sockaddr_storage *ss,
+                   socklen_t *len, struct tn_errmsg *em)
+{
+    struct addrinfo *ai = NULL;
+    int rc = tn_http_listen_addrs(listen, &ai, em);
+    if (rc < 0)
+        return rc;
     memcpy(ss, ai->ai_addr, ai->ai_addrlen);
     *len = ai->ai_addrlen;
     freeaddrinfo(ai);

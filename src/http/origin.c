@@ -17,15 +17,16 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/url.h"
 #include "http_int.h"
 
-/* One "host[:port]" or "scheme://host[:port]", taken apart. */
+/* One "host[:port]" or "scheme://host[:port]", taken apart by the one
+ * parser of addresses (common/url.h). */
 struct site {
-    const char *scheme; /* "http", "https", or NULL: not an origin */
-    size_t scheme_len;
-    const char *host; /* a name, an IPv4 address or "[v6]" */
-    size_t host_len;
-    unsigned port; /* 0: none given */
+    const char *scheme;    /* "http", "https", or NULL: not an origin */
+    size_t scheme_len;     /* bytes */
+    struct tn_hostport hp; /* an IPv6 host without its brackets; port 0:
+                              none given */
 };
 
 static bool same_text(const char *a, size_t alen, const char *b, size_t blen)
@@ -33,55 +34,34 @@ static bool same_text(const char *a, size_t alen, const char *b, size_t blen)
     return alen == blen && strncasecmp(a, b, alen) == 0;
 }
 
-/* "host" or "host:port" (a port of 1-5 digits), s[0..len). */
-static bool split_host(const char *s, size_t len, struct site *out)
+/* s without the blanks a header value may end in. */
+static size_t trimmed(const char *s)
 {
+    size_t len = strlen(s);
     while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
         len--;
-    size_t hl = len;
-    if (len > 0 && s[0] == '[') {
-        const char *close = memchr(s, ']', len);
-        if (close == NULL)
-            return false;
-        hl = (size_t)(close - s) + 1;
-    } else {
-        const char *colon = memchr(s, ':', len);
-        if (colon != NULL)
-            hl = (size_t)(colon - s);
-    }
-    out->host = s;
-    out->host_len = hl;
-    out->port = 0;
-    if (hl == 0 || (hl < len && s[hl] != ':'))
-        return false;
-    if (hl == len)
-        return true;
-    size_t digits = len - hl - 1;
-    if (digits == 0 || digits > 5)
-        return false;
-    for (size_t i = hl + 1; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        out->port = out->port * 10 + (unsigned)(s[i] - '0');
-    }
-    return out->port > 0 && out->port <= 65535;
+    return len;
 }
 
-/* An IPv4 address, or an IPv6 one in brackets: no DNS name, so no page
- * can have it rebound to this server. */
-static bool is_ip_literal(const char *h, size_t len)
+/* "host" or "host:port", the value of a Host header. */
+static bool split_host(const char *s, struct site *out)
 {
-    char buf[INET6_ADDRSTRLEN + 2];
-    unsigned char addr[sizeof(struct in6_addr)];
-    if (len < 2 || len >= sizeof(buf))
+    out->scheme = NULL;
+    return tn_url_parse_hostport(s, trimmed(s), 0, 0, &out->hp) == 0;
+}
+
+/* An IPv4 address, or an IPv6 one (in brackets): no DNS name, so no page
+ * can have it rebound to this server. */
+static bool is_ip_literal(const struct tn_hostport *hp)
+{
+    char buf[INET_ADDRSTRLEN];
+    unsigned char addr[sizeof(struct in_addr)];
+    if (hp->bracketed)
+        return true; /* the parser took it for an IPv6 address */
+    if (hp->host_len >= sizeof(buf))
         return false;
-    if (h[0] == '[' && h[len - 1] == ']') {
-        memcpy(buf, h + 1, len - 2);
-        buf[len - 2] = '\0';
-        return inet_pton(AF_INET6, buf, addr) == 1;
-    }
-    memcpy(buf, h, len);
-    buf[len] = '\0';
+    memcpy(buf, hp->host, hp->host_len);
+    buf[hp->host_len] = '\0';
     return inet_pton(AF_INET, buf, addr) == 1;
 }
 
@@ -110,34 +90,38 @@ static bool listed(const char *list, const char *s, size_t len)
 static bool is_listen_host(const struct tn_http *h, const char *s, size_t len)
 {
     const char *l = h->cfg.listen;
-    const char *colon = l != NULL ? strrchr(l, ':') : NULL;
-    return colon != NULL && same_text(l, (size_t)(colon - l), s, len);
+    struct tn_hostport hp;
+    return l != NULL &&
+           tn_url_parse_hostport(l, strlen(l), 0, TN_URL_PORT_ZERO, &hp) == 0 &&
+           same_text(hp.host, hp.host_len, s, len);
 }
 
 static bool host_allowed(const struct tn_http *h, const struct site *s)
 {
-    return is_ip_literal(s->host, s->host_len) ||
-           same_text(s->host, s->host_len, "localhost", 9) ||
-           is_listen_host(h, s->host, s->host_len) ||
-           listed(h->cfg.allow_hosts, s->host, s->host_len);
+    const struct tn_hostport *hp = &s->hp;
+    return is_ip_literal(hp) ||
+           same_text(hp->host, hp->host_len, "localhost", 9) ||
+           is_listen_host(h, hp->host, hp->host_len) ||
+           listed(h->cfg.allow_hosts, hp->host, hp->host_len);
 }
 
-/* "scheme://host[:port]", as browsers send it (no path, no user). */
+/* "scheme://host[:port]", as browsers send it (no user, no path). */
 static bool split_origin(const char *o, struct site *out)
 {
-    const char *sep = strstr(o, "://");
-    if (sep == NULL)
+    struct tn_url u;
+    if (tn_url_parse(o, trimmed(o), 0, 0, &u) < 0 || u.user != NULL ||
+        u.path != NULL || u.query != NULL)
         return false;
-    out->scheme = o;
-    out->scheme_len = (size_t)(sep - o);
-    const char *rest = sep + 3;
-    return split_host(rest, strlen(rest), out);
+    out->scheme = u.scheme;
+    out->scheme_len = u.scheme_len;
+    out->hp = u.hp;
+    return true;
 }
 
 static unsigned port_or_default(const struct site *s, bool https)
 {
-    if (s->port != 0)
-        return s->port;
+    if (s->hp.port != 0)
+        return s->hp.port;
     return https ? 443 : 80;
 }
 
@@ -148,12 +132,12 @@ static bool is_own_origin(const struct tn_http *h, const char *origin,
 {
     struct site o, self;
     bool https = h->tls != NULL;
-    if (host == NULL || !split_origin(origin, &o) ||
-        !split_host(host, strlen(host), &self))
+    if (host == NULL || !split_origin(origin, &o) || !split_host(host, &self))
         return false;
     return same_text(o.scheme, o.scheme_len, https ? "https" : "http",
                      https ? 5 : 4) &&
-           same_text(o.host, o.host_len, self.host, self.host_len) &&
+           same_text(o.hp.host, o.hp.host_len, self.hp.host,
+                     self.hp.host_len) &&
            port_or_default(&o, https) == port_or_default(&self, https);
 }
 
@@ -163,7 +147,7 @@ int tn_http_check_site(const struct tn_http *h, enum tn_http_method method,
 {
     struct site s;
     if (host != NULL && !host_passed && h->cfg.check_host &&
-        (!split_host(host, strlen(host), &s) || !host_allowed(h, &s))) {
+        (!split_host(host, &s) || !host_allowed(h, &s))) {
         *msg_out = "the Host header names no name of this server (DNS "
                    "rebinding?); allow the name with --allow-host";
         return TN_EMISDIRECTED;

@@ -14,12 +14,8 @@
 
 #include "common/alloc.h"
 #include "common/rand.h"
+#include "common/url.h"
 #include "http_int.h"
-
-/* Finished requests kept, with their buffers, so that a request in the
- * steady state allocates nothing here. */
-#define SPARE_REQS 256
-#define SPARE_BUF_BYTES 8192 /* a spare keeps buffers up to this big */
 
 static struct tn_http_req *req_of(http_parser *p)
 {
@@ -35,84 +31,6 @@ static int refuse(struct tn_http_req *r, int err, const char *msg)
         r->error_msg = msg;
     }
     return -1;
-}
-
-struct tn_http_req *tn_http_req_new(struct tn_http *h, struct conn *c)
-{
-    struct tn_http_req *r = h->spare;
-    if (r != NULL) {
-        h->spare = r->next_spare;
-        h->n_spare--;
-        struct tn_buf head = r->head, args = r->args, body = r->body,
-                      out = r->out;
-        memset(r, 0, sizeof(*r));
-        r->head = head; /* emptied by tn_http_req_free, storage kept */
-        r->args = args;
-        r->body = body;
-        r->out = out;
-    } else {
-        if ((r = tn_calloc(1, sizeof(*r))) == NULL)
-            return NULL;
-        tn_buf_init(&r->head, h->cfg.max_header_bytes);
-        tn_buf_init(&r->args, h->cfg.max_header_bytes);
-        tn_buf_init(&r->body, h->cfg.max_body_bytes);
-        tn_buf_init(&r->out, (size_t)-1);
-    }
-    r->h = h;
-    r->c = c;
-    return r;
-}
-
-void tn_http_req_destroy(struct tn_http_req *r)
-{
-    tn_buf_release(&r->head);
-    tn_buf_release(&r->args);
-    tn_buf_release(&r->body);
-    tn_buf_release(&r->out);
-    tn_free(r);
-}
-
-void tn_http_req_set_app(struct tn_http_req *r, void *data,
-                         void (*free_fn)(void *data))
-{
-    r->app = data;
-    r->app_free = free_fn;
-}
-
-void *tn_http_req_take_app(struct tn_http_req *r)
-{
-    void *data = r->app;
-    r->app = NULL;
-    return data;
-}
-
-void tn_http_req_free(struct tn_http_req *r)
-{
-    struct tn_http *h = r->h;
-    if (r->app != NULL && r->app_free != NULL)
-        r->app_free(r->app);
-    r->app = NULL;
-    tn_free(r->stream);
-    r->stream = NULL;
-    if (h->n_spare >= SPARE_REQS || r->head.cap > SPARE_BUF_BYTES ||
-        r->args.cap > SPARE_BUF_BYTES || r->body.cap > SPARE_BUF_BYTES ||
-        r->out.cap > SPARE_BUF_BYTES) {
-        tn_http_req_destroy(r);
-        return;
-    }
-    if (r->body.max_bytes != h->cfg.max_body_bytes) {
-        /* Its cap was raised (body_cap): the next request starts from the
-         * usual one, with no storage past it. */
-        tn_buf_release(&r->body);
-        r->body.max_bytes = h->cfg.max_body_bytes;
-    }
-    tn_buf_reset(&r->head);
-    tn_buf_reset(&r->args);
-    tn_buf_reset(&r->body);
-    tn_buf_reset(&r->out);
-    r->next_spare = h->spare;
-    h->spare = r;
-    h->n_spare++;
 }
 
 static int on_message_begin(http_parser *p)
@@ -207,13 +125,6 @@ static enum tn_http_method method_of(unsigned m)
     }
 }
 
-/* Whether header names a and b are the same, case aside: most names a
- * request carries differ from the one looked for in the first letter. */
-static bool same_name(const char *a, const char *b)
-{
-    return (a[0] | 0x20) == (b[0] | 0x20) && strcasecmp(a, b) == 0;
-}
-
 /* "chunked", the one transfer coding served, with optional spaces. */
 static bool is_chunked(const char *v)
 {
@@ -227,23 +138,14 @@ static int check_codings(struct tn_http_req *r)
 {
     size_t n = 0;
     for (size_t i = 0; i < r->n_hdr; i++) {
-        if (!same_name(r->head.data + r->hdr[i][0], "Transfer-Encoding"))
+        if (!tn_http_same_name(r->head.data + r->hdr[i][0],
+                               "Transfer-Encoding"))
             continue;
         if (++n > 1 || !is_chunked(r->head.data + r->hdr[i][1]))
             return refuse(r, TN_ENOTIMPL,
                           "only the chunked transfer coding is supported");
     }
     return 0;
-}
-
-static bool has_control(const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch < 0x20 || ch == 0x7f)
-            return true;
-    }
-    return false;
 }
 
 /* Decode one "key=value" of the query into r->args. */
@@ -266,7 +168,7 @@ static int add_arg(struct tn_http_req *r, const char *s, size_t len)
         return -1; /* a bad escape: the application says 400 */
     /* A NUL would cut a key or value short, and no argument takes a
      * control byte: refused as one in the target is, never truncated. */
-    if (has_control(key, (size_t)kn) || has_control(val, (size_t)vn))
+    if (!tn_url_is_clean(key, (size_t)kn) || !tn_url_is_clean(val, (size_t)vn))
         return refuse(r, TN_EINVAL,
                       "control byte or NUL in a decoded query argument");
     size_t mark = r->args.len;
@@ -482,78 +384,6 @@ long tn_http_conn_feed(struct conn *c, const char *p, size_t len)
         return (long)len;
     }
     return (long)n;
-}
-
-/* Accessors. */
-
-enum tn_http_method tn_http_req_method(const struct tn_http_req *r)
-{
-    return r->method;
-}
-
-const char *tn_http_req_path(const struct tn_http_req *r)
-{
-    return r->head.data != NULL ? r->head.data : "";
-}
-
-int tn_http_req_error(const struct tn_http_req *r)
-{
-    return r->error;
-}
-
-const char *tn_http_req_error_message(const struct tn_http_req *r)
-{
-    return r->error_msg != NULL ? r->error_msg : "";
-}
-
-const char *tn_http_req_header(const struct tn_http_req *r, const char *name)
-{
-    for (size_t i = 0; i < r->n_hdr; i++) {
-        if (same_name(r->head.data + r->hdr[i][0], name))
-            return r->head.data + r->hdr[i][1];
-    }
-    return NULL;
-}
-
-const char *tn_http_req_body(const struct tn_http_req *r, size_t *len_out)
-{
-    *len_out = r->body.len;
-    return r->body.data != NULL ? r->body.data : "";
-}
-
-bool tn_http_req_query_valid(struct tn_http_req *r)
-{
-    return r->args_ok;
-}
-
-const char *tn_http_req_query(struct tn_http_req *r, const char *key,
-                              size_t *len_out)
-{
-    const char *p = r->args.data;
-    if (p == NULL)
-        return NULL;
-    const char *end = p + r->args.len;
-    while (p < end) {
-        size_t kl = strlen(p);
-        const char *v = p + kl + 1;
-        size_t vl = strlen(v);
-        if (strcmp(p, key) == 0) {
-            *len_out = vl;
-            return v;
-        }
-        p = v + vl + 1;
-    }
-    return NULL;
-}
-
-void tn_http_req_set_allow(struct tn_http_req *r, const char *methods)
-{
-    r->allow = methods;
-}
-
-void tn_http_req_set_fields(struct tn_http_req *r, const char *fields)
-{
-    r->fields = fields;
 }
 
 long tn_http_pct_decode(const char *s, size_t len, bool form, char *out)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The lease state machine: acquire, renew, release and restore decide on
- * entries of the table (table.c keeps them) at a now_ms they are given.
- * No I/O, no clock, no memory of its own beyond the entries' strings. */
+ * entries of the table (table.c keeps them) and on the sessions
+ * (session.c) at a now_ms they are given, and the reads (list, count) say
+ * which leases are live.  No I/O, no clock, no memory of its own beyond
+ * the entries' strings. */
 #include "lease.h"
 
 #include <stddef.h>
@@ -10,8 +12,27 @@
 #include <tenure/err.h>
 
 #include "common/assert.h"
+#include "common/heap.h"
 #include "common/rand.h"
-#include "table.h"
+#include "lease/session.h"
+#include "lease/table.h"
+
+int tn_lease_table_init(struct tn_lease_table *t, size_t expected)
+{
+    int rc = tn_lease_entries_init(t, expected);
+    if (rc < 0)
+        return rc;
+    rc = tn_session_table_init(t);
+    if (rc < 0)
+        tn_lease_entries_release(t);
+    return rc;
+}
+
+void tn_lease_table_release(struct tn_lease_table *t)
+{
+    tn_session_table_release(t);
+    tn_lease_entries_release(t);
+}
 
 static bool same_str(const char *a, const char *b)
 {
@@ -302,4 +323,80 @@ struct tn_lease_entry *tn_lease_stage_link(struct tn_lease_table *t,
     if (old == NULL)
         tn_lease_link(t, l);
     return old;
+}
+
+/* ---- the reads: live leases, listed and counted ---- */
+
+static int name_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    if (c != 0)
+        return c;
+    return alen < blen ? -1 : alen > blen;
+}
+
+static int lease_cmp(const struct tn_lease_entry *a,
+                     const struct tn_lease_entry *b)
+{
+    return name_cmp(a->name, a->name_len, b->name, b->name_len);
+}
+
+/* Max-heap on name: the top is the largest of the smallest names kept. */
+static bool later_name(const void *a, const void *b)
+{
+    return lease_cmp(*(const struct tn_lease_entry *const *)a,
+                     *(const struct tn_lease_entry *const *)b) > 0;
+}
+
+static int qsort_cmp(const void *a, const void *b)
+{
+    return lease_cmp(*(const struct tn_lease_entry *const *)a,
+                     *(const struct tn_lease_entry *const *)b);
+}
+
+static bool list_one(const struct tn_lease_entry *l, void *ctx)
+{
+    struct tn_list_page *w = ctx;
+    if (!tn_lease_is_live(l, w->now_ms) || l->name_len < w->prefix_len ||
+        memcmp(l->name, w->prefix, w->prefix_len) != 0)
+        return true;
+    if (w->after != NULL &&
+        name_cmp(l->name, l->name_len, w->after, w->after_len) <= 0)
+        return true;
+    tn_list_page_offer(w, &l);
+    return true;
+}
+
+size_t tn_lease_list(const struct tn_lease_table *t, const char *prefix,
+                     size_t prefix_len, const char *after, size_t after_len,
+                     int64_t now_ms, const struct tn_lease_entry **out,
+                     size_t limit, bool *more_out)
+{
+    struct tn_list_page w = {.prefix = prefix,
+                             .prefix_len = prefix_len,
+                             .after = after,
+                             .after_len = after_len,
+                             .now_ms = now_ms};
+    tn_heap_init_fixed(&w.h, out, limit, sizeof(*out), later_name);
+    tn_lease_each(t, list_one, &w);
+    return tn_list_page_sort(&w, qsort_cmp, more_out);
+}
+
+struct live_count {
+    int64_t now_ms;
+    size_t n;
+};
+
+static bool count_one(const struct tn_lease_entry *l, void *ctx)
+{
+    struct live_count *c = ctx;
+    c->n += tn_lease_is_live(l, c->now_ms);
+    return true;
+}
+
+size_t tn_lease_count_live(const struct tn_lease_table *t, int64_t now_ms)
+{
+    struct live_count c = {.now_ms = now_ms, .n = 0};
+    tn_lease_each(t, count_one, &c);
+    return c.n;
 }

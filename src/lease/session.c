@@ -15,7 +15,6 @@
 #include "common/heap.h"
 #include "common/map.h"
 #include "common/rand.h"
-#include "lease/lease.h"
 #include "lease/table.h"
 
 static bool id_eq(const void *entry, const void *key, size_t len)
@@ -215,16 +214,6 @@ static bool later_id(const void *a, const void *b)
     return id_cmp(a, b) > 0;
 }
 
-struct list_walk {
-    struct tn_heap h;   /* the smallest ids so far, in the caller's out */
-    const char *prefix; /* of the owners wanted */
-    size_t prefix_len;
-    const char *after; /* ids after this one, or NULL */
-    size_t after_len;
-    int64_t now_ms;
-    bool more; /* a match did not fit */
-};
-
 /* Does id sort after a[0..len) (byte order, a prefix first)? */
 static bool id_after(const char *id, const char *a, size_t len)
 {
@@ -234,19 +223,14 @@ static bool id_after(const char *id, const char *a, size_t len)
 
 static bool list_one(struct tn_session *s, void *ctx)
 {
-    struct list_walk *w = ctx;
+    struct tn_list_page *w = ctx;
     if (!tn_session_is_live(s, w->now_ms) ||
         (w->prefix_len > 0 &&
          strncmp(s->owner_id, w->prefix, w->prefix_len) != 0))
         return true;
     if (w->after != NULL && !id_after(s->id, w->after, w->after_len))
         return true;
-    if (tn_heap_push(&w->h, &s) == TN_OK)
-        return true;
-    w->more = true;
-    struct tn_session *const *top = tn_heap_top(&w->h);
-    if (top != NULL && strcmp(s->id, (*top)->id) < 0)
-        tn_heap_replace_top(&w->h, &s);
+    tn_list_page_offer(w, &s);
     return true;
 }
 
@@ -254,15 +238,12 @@ size_t tn_session_list(const struct tn_lease_table *t,
                        const struct tn_session_query *q, int64_t now_ms,
                        struct tn_session **out, size_t limit, bool *more_out)
 {
-    struct list_walk w = {.prefix = q->prefix,
-                          .prefix_len = q->prefix_len,
-                          .after = q->after,
-                          .after_len = q->after_len,
-                          .now_ms = now_ms};
+    struct tn_list_page w = {.prefix = q->prefix,
+                             .prefix_len = q->prefix_len,
+                             .after = q->after,
+                             .after_len = q->after_len,
+                             .now_ms = now_ms};
     tn_heap_init_fixed(&w.h, out, limit, sizeof(*out), later_id);
     tn_session_each(t, list_one, &w);
-    size_t n = tn_heap_count(&w.h);
-    qsort(out, n, sizeof(*out), id_cmp);
-    *more_out = w.more;
-    return n;
+    return tn_list_page_sort(&w, id_cmp, more_out);
 }

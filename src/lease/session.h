@@ -77,6 +77,11 @@ static inline int64_t tn_session_end_at(const struct tn_session *s)
     return s->end != TN_SESSION_LIVE ? s->ended_at_ms : s->expires_at_ms;
 }
 
+/* The session map of t: set up empty, and freed with every session in
+ * it (tn_lease_table_init and tn_lease_table_release call these). */
+int tn_session_table_init(struct tn_lease_table *t);
+void tn_session_table_release(struct tn_lease_table *t);
+
 /* The session of id (NUL-terminated), or NULL. */
 struct tn_session *tn_session_find(const struct tn_lease_table *t,
                                    const char *id);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The lease table: entries cut from slabs, filed by name in a tn_map,
  * removed only when the store retires their name.  Holds no decisions
- * (those are lease.c's); the reads here (list, count) only look. */
+ * and knows no session (those are lease.c's and session.c's, above it). */
 #include "table.h"
 
 #include <assert.h>
@@ -13,7 +13,6 @@
 
 #include "common/alloc.h"
 #include "common/assert.h"
-#include "common/heap.h"
 #include "common/map.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -54,19 +53,13 @@ uint32_t tn_lease_hash(const char *name, size_t len)
  * name, the largest inline room, rounding). */
 #define TN_LEASE_SIZE_CLASSES ((size_t)128)
 
-int tn_lease_table_init(struct tn_lease_table *t, size_t expected)
+int tn_lease_entries_init(struct tn_lease_table *t, size_t expected)
 {
     memset(t, 0, sizeof(*t));
     t->free_lists = tn_calloc(TN_LEASE_SIZE_CLASSES, sizeof(*t->free_lists));
     if (t->free_lists == NULL)
         return TN_ENOMEM;
     if (tn_map_init(&t->map, &lease_map, expected) < 0) {
-        tn_free(t->free_lists);
-        t->free_lists = NULL;
-        return TN_ENOMEM;
-    }
-    if (tn_session_table_init(t) < 0) {
-        tn_map_release(&t->map);
         tn_free(t->free_lists);
         t->free_lists = NULL;
         return TN_ENOMEM;
@@ -177,13 +170,12 @@ static bool free_one(void *l, void *ctx)
     return true;
 }
 
-void tn_lease_table_release(struct tn_lease_table *t)
+void tn_lease_entries_release(struct tn_lease_table *t)
 {
     if (t->map.buckets == NULL)
         return;
     tn_map_each(&t->map, free_one, NULL);
     tn_map_release(&t->map);
-    tn_session_table_release(t);
     tn_free(t->free_lists);
     tn_free(t->free_rows);
     struct slab *s = t->slabs;
@@ -386,101 +378,18 @@ size_t tn_lease_scan(struct tn_lease_table *t, size_t *cursor, size_t buckets,
     return tn_map_scan(&t->map, cursor, buckets, scan_one, &c);
 }
 
-static int name_cmp(const char *a, size_t alen, const char *b, size_t blen)
+void tn_list_page_offer(struct tn_list_page *p, const void *elem)
 {
-    int c = memcmp(a, b, alen < blen ? alen : blen);
-    if (c != 0)
-        return c;
-    return alen < blen ? -1 : alen > blen;
+    if (tn_heap_keep(&p->h, elem))
+        p->more = true;
 }
 
-static int lease_cmp(const struct tn_lease_entry *a,
-                     const struct tn_lease_entry *b)
+size_t tn_list_page_sort(struct tn_list_page *p,
+                         int (*cmp)(const void *a, const void *b),
+                         bool *more_out)
 {
-    return name_cmp(a->name, a->name_len, b->name, b->name_len);
-}
-
-/* Max-heap on name: the top is the largest of the smallest names kept. */
-static bool later_name(const void *a, const void *b)
-{
-    return lease_cmp(*(const struct tn_lease_entry *const *)a,
-                     *(const struct tn_lease_entry *const *)b) > 0;
-}
-
-static int qsort_cmp(const void *a, const void *b)
-{
-    return lease_cmp(*(const struct tn_lease_entry *const *)a,
-                     *(const struct tn_lease_entry *const *)b);
-}
-
-struct list_walk {
-    struct tn_heap h;   /* the smallest names so far, in the caller's out */
-    const char *prefix; /* of the names wanted */
-    size_t prefix_len;
-    const char *after; /* names after this one, or NULL */
-    size_t after_len;
-    int64_t now_ms;
-    bool more; /* a match did not fit */
-};
-
-/* Offer l to the bounded heap; true if something was left out. */
-static bool keep_smallest(struct tn_heap *h, const struct tn_lease_entry *l)
-{
-    if (tn_heap_push(h, &l) == TN_OK)
-        return false;
-    const struct tn_lease_entry *const *top = tn_heap_top(h);
-    if (top != NULL && lease_cmp(l, *top) < 0)
-        tn_heap_replace_top(h, &l);
-    return true;
-}
-
-static bool list_one(const struct tn_lease_entry *l, void *ctx)
-{
-    struct list_walk *w = ctx;
-    if (!tn_lease_is_live(l, w->now_ms) || l->name_len < w->prefix_len ||
-        memcmp(l->name, w->prefix, w->prefix_len) != 0)
-        return true;
-    if (w->after != NULL &&
-        name_cmp(l->name, l->name_len, w->after, w->after_len) <= 0)
-        return true;
-    if (keep_smallest(&w->h, l))
-        w->more = true;
-    return true;
-}
-
-size_t tn_lease_list(const struct tn_lease_table *t, const char *prefix,
-                     size_t prefix_len, const char *after, size_t after_len,
-                     int64_t now_ms, const struct tn_lease_entry **out,
-                     size_t limit, bool *more_out)
-{
-    struct list_walk w = {.prefix = prefix,
-                          .prefix_len = prefix_len,
-                          .after = after,
-                          .after_len = after_len,
-                          .now_ms = now_ms};
-    tn_heap_init_fixed(&w.h, out, limit, sizeof(*out), later_name);
-    tn_lease_each(t, list_one, &w);
-    size_t n = tn_heap_count(&w.h);
-    qsort(out, n, sizeof(*out), qsort_cmp);
-    *more_out = w.more;
+    size_t n = tn_heap_count(&p->h);
+    qsort(p->h.v, n, p->h.size, cmp);
+    *more_out = p->more;
     return n;
-}
-
-struct live_count {
-    int64_t now_ms;
-    size_t n;
-};
-
-static bool count_one(const struct tn_lease_entry *l, void *ctx)
-{
-    struct live_count *c = ctx;
-    c->n += tn_lease_is_live(l, c->now_ms);
-    return true;
-}
-
-size_t tn_lease_count_live(const struct tn_lease_table *t, int64_t now_ms)
-{
-    struct live_count c = {.now_ms = now_ms, .n = 0};
-    tn_lease_each(t, count_one, &c);
-    return c.n;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The Kafka target: kafka://BROKER[,BROKER...]/TOPIC.  Each record is
+/* The Kafka target: kafka://BROKER[,BROKER...]/TOPIC (common/kafka_url.h,
+ * as the followers read it).  Each record is
  * produced keyed by the lease name (a session's by its id, a reset has no
  * key), its value the record as JSON, by an idempotent producer
  * (enable.idempotence=true: acks=all, no duplicates or reordering from
@@ -8,6 +9,7 @@
  * --publish-opt kafka.KEY=VALUE is handed to librdkafka as KEY=VALUE
  * (security.protocol, ssl.*, sasl.* ...).  Order holds per partition,
  * so per lease name; a topic of one partition keeps the whole id order. */
+#include <assert.h>
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "common/alloc.h"
 #include "common/buf.h"
 #include "common/kafka_conf.h"
+#include "common/kafka_url.h"
 #include "target.h"
 
 #define FLUSH_SLICE_MS 100
@@ -109,12 +112,8 @@ static int copy_opts(struct kafka_target *k, const struct tn_pub_target_opts *o,
 static int kafka_open(const char *url, const struct tn_pub_target_opts *o,
                       void **out, struct tn_errmsg *em)
 {
-    const char *s = strstr(url, "://") + 3;
-    const char *slash = strchr(s, '/');
-    if (slash == NULL || slash == s || slash[1] == '\0' ||
-        strchr(slash + 1, '/') != NULL ||
-        (size_t)(slash - s) >= sizeof(((struct kafka_target *)0)->brokers) ||
-        strlen(slash + 1) >= sizeof(((struct kafka_target *)0)->topic)) {
+    struct tn_kafka_url ku;
+    if (tn_kafka_url_parse(url, &ku) < 0) {
         tn_errmsg_set(em, "--publish: expected kafka://BROKER[,BROKER]/TOPIC");
         return TN_EINVAL;
     }
@@ -122,8 +121,11 @@ static int kafka_open(const char *url, const struct tn_pub_target_opts *o,
     if (k == NULL)
         return TN_ENOMEM;
     tn_buf_init(&k->value, 4096);
-    memcpy(k->brokers, s, (size_t)(slash - s));
-    memcpy(k->topic, slash + 1, strlen(slash + 1) + 1);
+    static_assert(sizeof(k->brokers) == sizeof(ku.brokers) &&
+                      sizeof(k->topic) == sizeof(ku.topic),
+                  "kafka_target holds what the URL gives");
+    memcpy(k->brokers, ku.brokers, sizeof(k->brokers));
+    memcpy(k->topic, ku.topic, sizeof(k->topic));
     int rc = copy_opts(k, o, em);
     if (rc < 0) {
         kafka_close(k);

@@ -23,38 +23,13 @@
 #include "common/alloc.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/url.h"
 #include "internal.h"
 
 static const struct tn_pub_target_ops *const target_kinds[] = {
     &tn_pub_redis_ops, &tn_pub_rediss_ops, &tn_pub_kafka_ops};
 
 /* ---- shared helpers ---- */
-
-const char *tn_pub_type_name(enum tn_event_type t)
-{
-    static const char *const names[] = {
-        [TN_EVENT_ACQUIRED] = "acquired",
-        [TN_EVENT_RELEASED] = "released",
-        [TN_EVENT_EXPIRED] = "expired",
-        [TN_EVENT_REVOKED] = "revoked",
-        [TN_EVENT_SESSION_OPENED] = "session_opened",
-        [TN_EVENT_SESSION_ENDED] = "session_ended",
-        [TN_EVENT_RESET] = "reset",
-    };
-    return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "reset";
-}
-
-const char *tn_pub_end_name(enum tn_grant_end end)
-{
-    switch (end) {
-    case TN_GRANT_RELEASED:
-        return "released";
-    case TN_GRANT_REVOKED:
-        return "revoked";
-    default:
-        return "expired";
-    }
-}
 
 void tn_pub_json_str(struct tn_buf *b, const char *s)
 {
@@ -79,11 +54,11 @@ static void json_session(struct tn_buf *b, const struct tn_pub_record *r)
     (void)tn_buf_printf(b,
                         "{\"id\":%llu,\"type\":\"%s\",\"session_id\":\"%s\","
                         "\"owner_id\":",
-                        (unsigned long long)r->id, tn_pub_type_name(r->type),
+                        (unsigned long long)r->id, tn_event_type_name(r->type),
                         r->session_id);
     tn_pub_json_str(b, r->owner_id);
     if (r->type == TN_EVENT_SESSION_ENDED)
-        (void)tn_buf_printf(b, ",\"reason\":\"%s\"", tn_pub_end_name(r->end));
+        (void)tn_buf_printf(b, ",\"reason\":\"%s\"", tn_grant_end_name(r->end));
     (void)tn_buf_printf(b, ",\"at_ms\":%lld}", (long long)r->at_ms);
 }
 
@@ -94,7 +69,7 @@ void tn_pub_json_record(struct tn_buf *b, const struct tn_pub_record *r)
         return;
     }
     (void)tn_buf_printf(b, "{\"id\":%llu,\"type\":\"%s\",\"name\":",
-                        (unsigned long long)r->id, tn_pub_type_name(r->type));
+                        (unsigned long long)r->id, tn_event_type_name(r->type));
     tn_pub_json_str(b, r->name);
     (void)tn_buf_append(b, ",\"owner_id\":", 12);
     tn_pub_json_str(b, r->owner_id);
@@ -106,15 +81,21 @@ void tn_pub_json_record(struct tn_buf *b, const struct tn_pub_record *r)
 /* ---- configuration ---- */
 
 /* A label for metrics and the cursor file: the URL without userinfo and
- * with every byte outside [A-Za-z0-9._:/-] made '_'. */
+ * with every byte outside [A-Za-z0-9._:/-] made '_'.  The userinfo is
+ * what the one URL parser (common/url.h) takes for it, up to the last '@'
+ * (a password may hold one); a URL it refuses loses everything up to its
+ * last '@'. */
 static void make_label(const char *url, char *out, size_t len)
 {
     const char *s = strstr(url, "://");
-    const char *rest = s != NULL ? s + 3 : url;
-    const char *at = strchr(rest, '@');
-    const char *slash = strchr(rest, '/');
-    if (at != NULL && (slash == NULL || at < slash))
-        rest = at + 1;
+    struct tn_url u;
+    const char *rest = strrchr(url, '@');
+    if (tn_url_parse(url, strlen(url), 0, TN_URL_HOST_LIST, &u) == 0)
+        rest = u.authority;
+    else if (rest != NULL)
+        rest++;
+    else
+        rest = s != NULL ? s + 3 : url;
     size_t o = 0;
     if (s != NULL) {
         size_t sl = (size_t)(s - url);

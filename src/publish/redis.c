@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The Redis Streams target: redis://[USER:PASS@]HOST:PORT[/DB]/STREAM.
+/* The Redis Streams target: redis://[USER:PASS@]HOST[:PORT][/DB]/STREAM,
+ * read as the followers read it (common/redis_url.h).
  * Each record becomes one XADD STREAM [MAXLEN ~ N] * id .. type .. name ..
  * owner_id .. token .. floor .. at_ms .. (a session's: id .. type ..
  * session_id .. owner_id .. [reason ..] at_ms ..), pipelined per batch;
@@ -7,9 +8,9 @@
  * memory and in its AOF as configured: durability is the server's
  * setting).  Options: redis.password, redis.user, redis.timeout_ms, and
  * for rediss:// redis.tls_ca, redis.tls_cert, redis.tls_key,
- * redis.tls_sni, redis.tls_verify.  Debian 12's hiredis (0.14) has no
- * TLS, so hiredis only formats the commands and parses the replies; the
- * connection, plain or TLS, is common/tcp.c's. */
+ * redis.tls_sni, redis.tls_verify (or the URL's ?tls_KEY=VALUE&...).  Debian
+ * 12's hiredis (0.14) has no TLS, so hiredis only formats the commands and
+ * parses the replies; the connection, plain or TLS, is common/tcp.c's. */
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -18,101 +19,19 @@
 
 #include "common/alloc.h"
 #include "common/buf.h"
+#include "common/redis_url.h"
 #include "common/tcp.h"
 #include "target.h"
 
 struct redis_target {
-    char host[256];        /* to connect to */
-    int port;              /* its port */
-    int db;                /* SELECT, -1 for none */
-    char stream[512];      /* the key */
-    char user[128];        /* AUTH user or "" */
-    char password[256];    /* AUTH password or "" */
+    struct tn_redis_url u; /* where (common/redis_url.h), with the
+                              redis.* options applied */
     int64_t timeout_ms;    /* connect and each reply */
     uint64_t maxlen;       /* MAXLEN ~, 0 none */
-    struct tn_tcp_tls tls; /* TLS settings (tls.on for rediss://) */
     struct tn_tcp *c;      /* connection or NULL */
     redisReader *rd;       /* replies of c, NULL with it */
     struct tn_buf out;     /* commands of one batch, formatted */
 };
-
-/* Percent-decode s[0..n) into out (len bytes); false if malformed. */
-static bool pct_decode(const char *s, size_t n, char *out, size_t len)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (o + 1 >= len)
-            return false;
-        if (s[i] == '%') {
-            unsigned v;
-            if (i + 2 >= n)
-                return false;
-            if (sscanf(s + i + 1, "%2x", &v) != 1)
-                return false;
-            out[o++] = (char)v;
-            i += 2;
-        } else {
-            out[o++] = s[i];
-        }
-    }
-    out[o] = '\0';
-    return true;
-}
-
-static int parse_url(struct redis_target *r, const char *url,
-                     struct tn_errmsg *em)
-{
-    const char *s = strstr(url, "://") + 3;
-    const char *slash = strchr(s, '/');
-    if (slash == NULL || slash[1] == '\0')
-        goto bad;
-    const char *at = memchr(s, '@', (size_t)(slash - s));
-    if (at != NULL) {
-        const char *colon = memchr(s, ':', (size_t)(at - s));
-        const char *pw = colon != NULL ? colon + 1 : s;
-        if (colon != NULL &&
-            !pct_decode(s, (size_t)(colon - s), r->user, sizeof(r->user)))
-            goto bad;
-        if (!pct_decode(pw, (size_t)(at - pw), r->password,
-                        sizeof(r->password)))
-            goto bad;
-        s = at + 1;
-    }
-    const char *colon = memchr(s, ':', (size_t)(slash - s));
-    size_t hlen = (size_t)((colon != NULL ? colon : slash) - s);
-    if (hlen == 0 || hlen >= sizeof(r->host))
-        goto bad;
-    memcpy(r->host, s, hlen);
-    r->host[hlen] = '\0';
-    r->port = 6379;
-    if (colon != NULL) {
-        char *end = NULL;
-        long port = strtol(colon + 1, &end, 10);
-        if (end != slash || port <= 0 || port > 65535)
-            goto bad;
-        r->port = (int)port;
-    }
-    const char *path = slash + 1;
-    const char *next = strchr(path, '/');
-    r->db = -1;
-    if (next != NULL) {
-        char *end = NULL;
-        long db = strtol(path, &end, 10);
-        if (end != next || db < 0 || db > 100000)
-            goto bad;
-        r->db = (int)db;
-        path = next + 1;
-    }
-    if (path[0] == '\0' || strlen(path) >= sizeof(r->stream) ||
-        !pct_decode(path, strlen(path), r->stream, sizeof(r->stream)))
-        goto bad;
-    return TN_OK;
-bad:
-    tn_errmsg_set(em,
-                  "--publish: expected redis[s]://[USER:PASS@]HOST:PORT[/DB]/"
-                  "STREAM");
-    return TN_EINVAL;
-}
 
 static int apply_opts(struct redis_target *r,
                       const struct tn_pub_target_opts *o, struct tn_errmsg *em)
@@ -127,11 +46,11 @@ static int apply_opts(struct redis_target *r,
         size_t klen = (size_t)(eq - kv);
         const char *v = eq + 1;
         if (klen == 14 && strncmp(kv, "redis.password", klen) == 0 &&
-            strlen(v) < sizeof(r->password)) {
-            memcpy(r->password, v, strlen(v) + 1);
+            strlen(v) < sizeof(r->u.password)) {
+            memcpy(r->u.password, v, strlen(v) + 1);
         } else if (klen == 10 && strncmp(kv, "redis.user", klen) == 0 &&
-                   strlen(v) < sizeof(r->user)) {
-            memcpy(r->user, v, strlen(v) + 1);
+                   strlen(v) < sizeof(r->u.user)) {
+            memcpy(r->u.user, v, strlen(v) + 1);
         } else if (klen == 16 && strncmp(kv, "redis.timeout_ms", klen) == 0) {
             char *end = NULL;
             long long ms = strtoll(v, &end, 10);
@@ -142,7 +61,7 @@ static int apply_opts(struct redis_target *r,
                    klen < 32) {
             char key[32];
             (void)snprintf(key, sizeof(key), "%.*s", (int)klen - 6, kv + 6);
-            if (!r->tls.on || tn_tcp_tls_set(&r->tls, key, v) < 0)
+            if (!r->u.tls.on || tn_tcp_tls_set(&r->u.tls, key, v) < 0)
                 goto bad;
         } else {
             goto bad;
@@ -168,9 +87,11 @@ static int redis_open(const char *url, const struct tn_pub_target_opts *o,
         return TN_ENOMEM;
     r->timeout_ms = 2000;
     r->maxlen = o->maxlen;
-    r->tls.on = strncmp(url, "rediss://", 9) == 0;
     tn_buf_init(&r->out, 16u << 20);
-    int rc = parse_url(r, url, em);
+    int rc = tn_redis_url_parse(url, &r->u);
+    if (rc < 0)
+        tn_errmsg_set(em, "--publish: expected redis[s]://[USER:PASS@]HOST"
+                          "[:PORT][/DB]/STREAM[?tls_KEY=VALUE&...]");
     if (rc == 0)
         rc = apply_opts(r, o, em);
     if (rc < 0) {
@@ -208,7 +129,7 @@ static int flush(struct redis_target *r, struct tn_errmsg *em)
     int rc = tn_tcp_write(r->c, r->out.data, r->out.len);
     tn_buf_reset(&r->out);
     if (rc < 0)
-        tn_errmsg_set(em, "write to %s:%d failed", r->host, r->port);
+        tn_errmsg_set(em, "write to %s:%d failed", r->u.host, r->u.port);
     return rc;
 }
 
@@ -226,7 +147,7 @@ static redisReply *reply(struct redis_target *r, struct tn_errmsg *em)
         char buf[16384];
         ssize_t n = tn_tcp_read(r->c, buf, sizeof(buf));
         if (n <= 0) {
-            tn_errmsg_set(em, "read from %s:%d: %s", r->host, r->port,
+            tn_errmsg_set(em, "read from %s:%d: %s", r->u.host, r->u.port,
                           n == 0 ? "closed" : "failed or timed out");
             return NULL;
         }
@@ -254,7 +175,8 @@ static int command_ok(struct redis_target *r, int argc, const char **argv,
 
 static int connect_to(struct redis_target *r, struct tn_errmsg *em)
 {
-    int rc = tn_tcp_open(r->host, r->port, r->timeout_ms, &r->tls, &r->c, em);
+    int rc =
+        tn_tcp_open(r->u.host, r->u.port, r->timeout_ms, &r->u.tls, &r->c, em);
     if (rc < 0)
         return TN_EUNAVAIL;
     r->rd = redisReaderCreate();
@@ -262,15 +184,15 @@ static int connect_to(struct redis_target *r, struct tn_errmsg *em)
         disconnect(r);
         return TN_ENOMEM;
     }
-    if (r->password[0] != '\0') {
-        const char *a1[] = {"AUTH", r->password};
-        const char *a2[] = {"AUTH", r->user, r->password};
-        rc = r->user[0] != '\0' ? command_ok(r, 3, a2, em)
-                                : command_ok(r, 2, a1, em);
+    if (r->u.password[0] != '\0') {
+        const char *a1[] = {"AUTH", r->u.password};
+        const char *a2[] = {"AUTH", r->u.user, r->u.password};
+        rc = r->u.user[0] != '\0' ? command_ok(r, 3, a2, em)
+                                  : command_ok(r, 2, a1, em);
     }
-    if (rc == 0 && r->db >= 0) {
+    if (rc == 0 && r->u.db >= 0) {
         char db[16];
-        (void)snprintf(db, sizeof(db), "%d", r->db);
+        (void)snprintf(db, sizeof(db), "%d", r->u.db);
         const char *a[] = {"SELECT", db};
         rc = command_ok(r, 2, a, em);
     }
@@ -301,14 +223,14 @@ static int record_fields(const struct tn_pub_record *x, struct xadd *t,
     argv[argc++] = "id";
     argv[argc++] = t->id;
     argv[argc++] = "type";
-    argv[argc++] = tn_pub_type_name(x->type);
+    argv[argc++] = tn_event_type_name(x->type);
     argv[argc++] = session ? "session_id" : "name";
     argv[argc++] = session ? x->session_id : x->name;
     argv[argc++] = "owner_id";
     argv[argc++] = x->owner_id;
     if (x->type == TN_EVENT_SESSION_ENDED) {
         argv[argc++] = "reason";
-        argv[argc++] = tn_pub_end_name(x->end);
+        argv[argc++] = tn_grant_end_name(x->end);
     } else if (!session) {
         argv[argc++] = "token";
         argv[argc++] = t->token;
@@ -338,7 +260,7 @@ static int redis_send(void *arg, const struct tn_pub_record *recs, size_t n,
         const char *argv[24];
         int argc = 0;
         argv[argc++] = "XADD";
-        argv[argc++] = r->stream;
+        argv[argc++] = r->u.stream;
         if (r->maxlen > 0) {
             argv[argc++] = "MAXLEN";
             argv[argc++] = "~";

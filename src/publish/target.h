@@ -12,6 +12,7 @@
 #include <tenure/err.h>
 
 #include "common/buf.h"
+#include "store/names.h" /* a record's type and end, as text */
 #include "store/store.h"
 
 /* One record of the log: an event, or a reset. */
@@ -55,11 +56,6 @@ extern const struct tn_pub_target_ops tn_pub_redis_ops;
 extern const struct tn_pub_target_ops tn_pub_rediss_ops;
 extern const struct tn_pub_target_ops tn_pub_kafka_ops;
 
-/* The record's type as text: acquired, released, expired, revoked,
- * session_opened, session_ended, reset. */
-const char *tn_pub_type_name(enum tn_event_type t);
-/* How a session ended, as text (released, expired, revoked). */
-const char *tn_pub_end_name(enum tn_grant_end end);
 /* Whether t is a session's event (no name, token or floor). */
 static inline bool tn_pub_is_session(enum tn_event_type t)
 {

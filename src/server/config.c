@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/opt.h"
+#include "common/url.h"
 
 /* The kinds of options.def: how a value is read, and its field. */
 #define STR(f) .type = TN_OPT_TEXT, TN_OPT_AT(struct tn_config, f)
@@ -188,18 +189,18 @@ static int second_pass(struct tn_config *c, const char *path, int argc,
     return rc;
 }
 
-/* --listen is host:port with a decimal port in 0..65535 (0 picks a free
- * one): getaddrinfo would take 99999 modulo 65536, and a name as port. */
+/* --listen is host:port (common/url.h) with a decimal port in 0..65535
+ * (0 picks a free one): getaddrinfo would take 99999 modulo 65536, and a
+ * name as port. */
 static int check_listen(const char *listen, struct tn_errmsg *em)
 {
-    const char *colon = strrchr(listen, ':');
-    const char *p = colon != NULL ? colon + 1 : "";
-    size_t n = strspn(p, "0123456789");
-    if (colon == NULL || colon == listen || n == 0 || n > 5 || p[n] != '\0' ||
-        strtol(p, NULL, 10) > 65535) {
+    struct tn_hostport hp;
+    if (tn_url_parse_hostport(listen, strlen(listen), 0,
+                              TN_URL_NEED_PORT | TN_URL_PORT_ZERO, &hp) < 0) {
         tn_errmsg_set(em,
                       "--listen: expected host:port with a port in 1..65535 "
-                      "(0 picks a free one), got '%s'",
+                      "(0 picks a free one, an IPv6 address in brackets), "
+                      "got '%s'",
                       listen);
         return TN_EINVAL;
     }

@@ -5,11 +5,8 @@
  * requests (their commits included), close the store, stop HTTP. */
 #include "server.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sodium.h>
@@ -53,54 +50,6 @@ struct server {
     char *tls_ca_pem;            /* file contents, owned */
     int exit_code;               /* returned by tn_server_run */
 };
-
-static bool is_loopback_addr(const struct sockaddr *sa)
-{
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-    }
-    if (sa->sa_family == AF_INET6) {
-        const struct in6_addr *a =
-            &((const struct sockaddr_in6 *)sa)->sin6_addr;
-        if (IN6_IS_ADDR_LOOPBACK(a))
-            return true;
-        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
-    }
-    return false;
-}
-
-/* Loopback is decided on the addresses the listener will bind, resolved
- * as it resolves them (AI_PASSIVE), never on the spelling: a name may
- * resolve to 0.0.0.0.  Every address the name resolves to must be
- * loopback; an address that does not resolve is left to the listener's
- * own error. */
-static bool is_loopback(const char *listen)
-{
-    char host[256];
-    const char *colon = strrchr(listen, ':');
-    if (colon == NULL || (size_t)(colon - listen) >= sizeof(host))
-        return false;
-    size_t hl = (size_t)(colon - listen);
-    memcpy(host, listen, hl);
-    host[hl] = '\0';
-    char *h = host;
-    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-        host[hl - 1] = '\0';
-        h = host + 1;
-    }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-    struct addrinfo *ai = NULL;
-    if (getaddrinfo(h, colon + 1, &hints, &ai) != 0 || ai == NULL)
-        return false;
-    bool all = true;
-    for (const struct addrinfo *p = ai; p != NULL; p = p->ai_next)
-        all = all && is_loopback_addr(p->ai_addr);
-    freeaddrinfo(ai);
-    return all;
-}
 
 static int lock_data_dir(struct server *s)
 {
@@ -478,7 +427,7 @@ int tn_server_run(const struct tn_config *cfg)
 {
     struct server s = {.cfg = cfg, .sigfd = -1, .lockfd = -1, .exit_code = 1};
     if (!cfg->insecure_no_auth && cfg->auth_file[0] == '\0' &&
-        !is_loopback(cfg->listen)) {
+        !tn_http_listen_is_loopback(cfg->listen)) {
         tn_log(TN_LOG_ERROR, "server",
                "\"refusing to listen on a non-loopback address without "
                "authentication: give --auth-file FILE (see docs/SECURITY.md), "

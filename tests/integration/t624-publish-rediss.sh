@@ -6,7 +6,9 @@
 # a server certificate from another CA, or one that does not name the
 # host asked for (tls_sni), is refused and nothing is sent; tls_verify=0
 # skips the checks; TLS options on a plain redis:// URL are refused at
-# start.
+# start.  The publisher reads the URL as the follower does (one parser,
+# common/redis_url.c): it takes the same ?tls_KEY=VALUE query, and a
+# refused URL's password (one holding an '@') never shows in the error.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 . "$(dirname "$0")/lib-publish.sh"
@@ -80,6 +82,13 @@ pub_wait_caught_up
 [ "$(rcli XLEN s4)" -ge 1 ] || fail "tls_verify=0: nothing reached the stream"
 pass "redis.tls_verify=0 connects without a CA file"
 
+# 4b. The publisher takes the follower's URL as it is, TLS query included.
+start 6 --publish "rediss://127.0.0.1:$REDIS_PORT/s6?tls_ca=$C/ca.pem&tls_cert=$C/client.pem&tls_key=$C/client.key"
+acquire q6 o 5000
+pub_wait_caught_up
+[ "$(rcli XLEN s6)" -ge 1 ] || fail "rediss:// with the TLS options in its query: nothing reached the stream: $(tail -3 "$T/tenured.log")"
+pass "tenured --publish takes the follower's rediss://...?tls_ca=...&tls_cert=...&tls_key=... URL"
+
 # 5. TLS options on redis:// are a start-up error, not silently plain.
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
 SERVER_PID=
@@ -88,3 +97,12 @@ out=$("$TN_BIN/tenured" --listen "127.0.0.1:$(tn_free_port)" --data-dir "$T/data
     fail "tenured started with redis.tls_ca on a redis:// URL"
 echo "$out" | grep -q "rediss://" || fail "no clear error for TLS options on redis://: $out"
 pass "TLS options on a redis:// URL stop tenured at start: $(echo "$out" | grep -m1 "rediss")"
+
+# 6. A refused URL is named without its userinfo, up to the last '@': a
+# password may hold one.
+out=$("$TN_BIN/tenured" --listen "127.0.0.1:$(tn_free_port)" --data-dir "$T/data7" \
+    --publish "http://alice:sekr@et9@127.0.0.1:$REDIS_PORT/s7" 2>&1) &&
+    fail "tenured started with an http:// publish URL"
+echo "$out" | grep -q "redis://" || fail "no clear error for an http:// publish URL: $out"
+! echo "$out" | grep -qE "sekr|et9|alice" || fail "the refused URL's userinfo is shown: $out"
+pass "a refused publish URL is named without its userinfo: $(echo "$out" | grep -m1 "redis://")"

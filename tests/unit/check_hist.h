@@ -14,6 +14,7 @@
 
 #include "check/check.h"
 #include "check/history.h"
+#include "check/history_read.h"
 
 #include <cmocka.h>
 

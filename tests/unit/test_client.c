@@ -316,6 +316,23 @@ static void test_client__options_are_checked(void **st)
     o.urls[0] = "ftp://x";
     o.n_urls = 1;
     assert_int_equal(tn_client_new(&o, &c, NULL), TN_EINVAL);
+    /* Read by the one parser of addresses (common/url.h): refused at
+     * creation, not at the first request. */
+    static const char *const bad[] = {"http://", "http://:7300",
+                                      "http://h:70000", "http://::1:7300",
+                                      "https://h h/"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        o.urls[0] = bad[i];
+        if (tn_client_new(&o, &c, NULL) != TN_EINVAL)
+            fail_msg("server URL %s was taken", bad[i]);
+    }
+    o.events_url = "redis://h:70000/s";
+    o.urls[0] = "http://[::1]:7300/base";
+    assert_int_equal(tn_client_new(&o, &c, NULL), TN_EINVAL);
+    o.events_url = NULL;
+    assert_int_equal(tn_client_new(&o, &c, NULL), 0);
+    tn_client_free(c);
+    c = NULL;
     o.urls[0] = "http://127.0.0.1:7300";
     o.request_timeout_ms = 0;
     assert_int_equal(tn_client_new(&o, &c, NULL), TN_EINVAL);

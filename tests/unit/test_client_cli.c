@@ -39,6 +39,21 @@ static void test_cli__server_list(void **st)
     assert_string_equal(cli.opts.urls[2], "http://c:3");
     assert_int_equal(tn_cli_set_servers(&cli, "ftp://a:1"), -1);
     assert_int_equal(tn_cli_set_servers(&cli, "h,h,h,h,h,h,h,h,h"), -1);
+    /* Read by the one parser of addresses (common/url.h): an IPv6 address
+     * in brackets, with or without a scheme; a bad port, no host, or an
+     * IPv6 address without brackets is refused here, with the option's
+     * name, not left to the first request. */
+    assert_int_equal(
+        tn_cli_set_servers(&cli, "[::1]:7300,https://[::1]:7443/t"), 0);
+    assert_string_equal(cli.opts.urls[0], "http://[::1]:7300");
+    assert_string_equal(cli.opts.urls[1], "https://[::1]:7443/t");
+    static const char *const bad[] = {"h:99999",    "::1:7300", "http://",
+                                      "http://:80", "h:0",      "a b:1",
+                                      "http://h:x/"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (tn_cli_set_servers(&cli, bad[i]) != -1)
+            fail_msg("--server %s was taken", bad[i]);
+    }
 }
 
 static void test_cli__exit_codes(void **st)

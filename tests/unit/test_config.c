@@ -320,15 +320,17 @@ static void test_config__usage_errors(void **state)
     assert_int_equal(parse(&c, &em, "--commit", "thread", NULL), TN_OK);
     assert_string_equal(c.commit, "thread");
     static const char *const listen[] = {
-        "--listen=7300",    "--listen=:7300",  "--listen=h:",
-        "--listen=h:65536", "--listen=h:http", "--listen=h:123456",
-        "--listen=h:-1",
+        "--listen=7300",     "--listen=:7300",    "--listen=h:",
+        "--listen=h:65536",  "--listen=h:http",   "--listen=h:123456",
+        "--listen=h:-1",     "--listen=::1:7300", "--listen=[::1:7300",
+        "--listen=[h]:7300",
     };
     for (size_t i = 0; i < sizeof(listen) / sizeof(listen[0]); i++) {
         assert_int_equal(parse(&c, &em, listen[i], NULL), TN_EINVAL);
         assert_non_null(strstr(em.text, "--listen: expected host:port"));
     }
     assert_int_equal(parse(&c, &em, "--listen=[::1]:0", NULL), TN_OK);
+    assert_int_equal(parse(&c, &em, "--listen=[::]:7300", NULL), TN_OK);
     assert_int_equal(parse(&c, &em, "--listen=h:65535", NULL), TN_OK);
 }
 

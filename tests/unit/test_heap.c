@@ -142,12 +142,42 @@ static void test_heap__fixed_keeps_k_smallest(void **state)
     tn_heap_release(&h); /* caller storage: not freed */
 }
 
+/* tn_heap_keep, as the lease and session lists use it: the k smallest of
+ * values offered in any order, and whether something was left out. */
+static void test_heap__keep_offers(void **state)
+{
+    (void)state;
+    int store[4];
+    struct tn_heap h;
+    tn_heap_init_fixed(&h, store, 4, sizeof(int), more_int);
+    static const int offered[] = {7, 3, 9, 1, 8, 2, 6};
+    bool left_out = false;
+    for (size_t i = 0; i < sizeof(offered) / sizeof(offered[0]); i++) {
+        bool out = tn_heap_keep(&h, &offered[i]);
+        assert_true(out == (i >= 4)); /* full from the fifth on */
+        left_out = left_out || out;
+    }
+    assert_true(left_out);
+    for (int want = 6; want >= 1; want--) {
+        if (want == 4 || want == 5)
+            continue;
+        int v;
+        tn_heap_pop(&h, &v);
+        assert_int_equal(v, want);
+    }
+    assert_int_equal(tn_heap_count(&h), 0);
+    /* No room at all: everything is left out. */
+    tn_heap_init_fixed(&h, store, 0, sizeof(int), more_int);
+    assert_true(tn_heap_keep(&h, &offered[0]));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heap__pops_in_order),
         cmocka_unit_test(test_heap__remove_from_middle),
         cmocka_unit_test(test_heap__fixed_keeps_k_smallest),
+        cmocka_unit_test(test_heap__keep_offers),
     };
     return TN_RUN_TESTS(tests, NULL, NULL);
 }

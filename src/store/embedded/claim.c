@@ -17,6 +17,7 @@
 #include "common/alloc.h"
 #include "common/assert.h"
 #include "lease/table.h"
+#include "store/embedded/announce.h"
 #include "store/embedded/change.h"
 #include "store/embedded/commit.h"
 #include "store/embedded/events.h"

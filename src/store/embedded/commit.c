@@ -20,8 +20,6 @@
 #include "common/clock.h"
 #include "common/log.h"
 
-#define STRINGS_MAX_BYTES ((size_t)1 << 30)
-
 enum state {
     ST_OK,         /* writing batches */
     ST_FAILED,     /* a write failed; batches are failed unwritten */
@@ -46,45 +44,6 @@ struct tn_commit {
     bool held;                          /* the loop asked: do not cut */
     int64_t last_io_ns;                 /* end of the last write or beat */
 };
-
-static struct tn_batch *batch_new(struct tn_commit *c)
-{
-    struct tn_batch *b = tn_calloc(1, sizeof(*b));
-    if (b == NULL)
-        return NULL;
-    tn_buf_init(&b->strings, STRINGS_MAX_BYTES);
-    b->owner = c;
-    return b;
-}
-
-static void batch_free(struct tn_batch *b)
-{
-    if (b == NULL)
-        return;
-    tn_free(b->rows);
-    tn_free(b->waiters);
-    tn_buf_release(&b->strings);
-    tn_free(b);
-}
-
-static void batch_reset(struct tn_batch *b)
-{
-    b->n_rows = 0;
-    b->n_waiters = 0;
-    b->last_seq = 0;
-    b->rc = 0;
-    tn_buf_reset(&b->strings);
-}
-
-static bool batch_is_empty(const struct tn_batch *b)
-{
-    return b->n_rows == 0 && b->n_waiters == 0;
-}
-
-const char *tn_batch_str(const struct tn_batch *b, size_t off)
-{
-    return off == SIZE_MAX ? NULL : b->strings.data + off;
-}
 
 static void post_batch(struct tn_commit *c, struct tn_batch *b);
 static void kick_later(struct tn_commit *c);
@@ -134,13 +93,13 @@ static void wait_or_heartbeat(struct tn_commit *c)
  * written now (not while recovering: the loop dropped what was open). */
 static struct tn_batch *take_ready(struct tn_commit *c)
 {
-    if (c->state == ST_RECOVERING || batch_is_empty(c->open))
+    if (c->state == ST_RECOVERING || tn_batch_is_empty(c->open))
         return NULL;
     struct tn_batch *b = c->open;
     struct tn_batch *fresh = c->free_list;
     if (fresh != NULL)
         c->free_list = fresh->next;
-    else if ((fresh = batch_new(c)) == NULL)
+    else if ((fresh = tn_batch_new(c)) == NULL)
         TN_ASSERT(!"out of memory for a commit batch");
     c->open = fresh;
     return b;
@@ -150,7 +109,7 @@ static struct tn_batch *take_ready(struct tn_commit *c)
  * the loop holds the open one)? */
 static bool thread_has_batch(struct tn_commit *c)
 {
-    return !c->cfg.in_loop && !c->held && !batch_is_empty(c->open);
+    return !c->cfg.in_loop && !c->held && !tn_batch_is_empty(c->open);
 }
 
 /* Committer thread: take the open batch, or NULL when stopping with
@@ -276,7 +235,7 @@ struct tn_commit *tn_commit_start(const struct tn_commit_config *cfg)
     if (c == NULL)
         return NULL;
     c->cfg = *cfg;
-    c->open = batch_new(c);
+    c->open = tn_batch_new(c);
     if (c->open == NULL) {
         tn_free(c);
         return NULL;
@@ -286,7 +245,7 @@ struct tn_commit *tn_commit_start(const struct tn_commit_config *cfg)
     pthread_mutex_init(&c->mu, NULL);
     if (tn_clock_cond_init(&c->cv) < 0 ||
         pthread_create(&c->thread, NULL, committer_main, c) != 0) {
-        batch_free(c->open);
+        tn_batch_free(c->open);
         tn_free(c);
         return NULL;
     }
@@ -316,11 +275,11 @@ void tn_commit_stop(struct tn_commit *c)
      * never written, as before). */
     if (c->kick_queued)
         tn_loop_cancel(c->cfg.loop, &c->kick_post);
-    batch_free(c->open);
+    tn_batch_free(c->open);
     while (c->free_list != NULL) {
         struct tn_batch *b = c->free_list;
         c->free_list = b->next;
-        batch_free(b);
+        tn_batch_free(b);
     }
     pthread_cond_destroy(&c->cv);
     pthread_mutex_destroy(&c->mu);
@@ -383,59 +342,11 @@ static void kick_later(struct tn_commit *c)
     }
 }
 
-static size_t add_string(struct tn_batch *b, const char *s)
-{
-    if (s == NULL)
-        return SIZE_MAX;
-    size_t off = b->strings.len;
-    if (tn_buf_append(&b->strings, s, strlen(s) + 1) < 0)
-        TN_ASSERT(!"out of memory for a commit batch");
-    return off;
-}
-
-static void *grow(void *p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return p;
-    size_t n = *cap < 16 ? 16 : *cap * 2;
-    void *q = tn_reallocarray(p, n, size);
-    TN_ASSERT(q != NULL);
-    *cap = n;
-    return q;
-}
-
-/* mu held: a fresh row at the end of the open batch. */
-static struct tn_row *next_row(struct tn_batch *b)
-{
-    b->rows = grow(b->rows, &b->cap_rows, b->n_rows + 1, sizeof(*b->rows));
-    struct tn_row *r = &b->rows[b->n_rows++];
-    memset(r, 0, sizeof(*r));
-    return r;
-}
-
-/* mu held: l's row image into b. */
-static void put_lease(struct tn_batch *b, const struct tn_lease_entry *l,
-                      uint64_t last_token)
-{
-    struct tn_row *r = next_row(b);
-    r->row_id = l->row_id;
-    r->name_off = add_string(b, l->name);
-    r->owner_off = add_string(b, l->owner_id != NULL ? l->owner_id : "");
-    r->rid_off = add_string(b, l->request_id);
-    r->principal_off = add_string(b, l->principal);
-    TN_LEASE_COPY_GRANT(r, l);
-    r->ended = l->held && l->expiry_noted;
-    r->session_row = l->session != NULL ? l->session->row_id : 0;
-    if (l->seq > b->last_seq)
-        b->last_seq = l->seq;
-    b->last_token = last_token;
-}
-
 void tn_commit_add_row(struct tn_commit *c, const struct tn_lease_entry *l,
                        uint64_t last_token)
 {
     pthread_mutex_lock(&c->mu);
-    put_lease(c->open, l, last_token);
+    tn_batch_put_lease(c->open, l, last_token);
     pthread_mutex_unlock(&c->mu);
     kick_later(c);
 }
@@ -453,23 +364,7 @@ void tn_commit_add_session(struct tn_commit *c, const struct tn_session *s,
                            bool gone, uint64_t last_token)
 {
     pthread_mutex_lock(&c->mu);
-    struct tn_batch *b = c->open;
-    struct tn_row *r = next_row(b);
-    r->session = true;
-    r->row_id = s->row_id;
-    r->name_off = add_string(b, s->id);
-    r->owner_off = add_string(b, s->owner_id);
-    r->rid_off = SIZE_MAX;
-    r->principal_off = add_string(b, s->principal);
-    memcpy(r->secret, s->secret, TN_SECRET_BYTES);
-    r->ttl_ms = s->ttl_ms;
-    r->expires_at_ms = s->expires_at_ms;
-    r->end = (uint8_t)s->end;
-    r->ended_at_ms = s->ended_at_ms;
-    r->retired = gone;
-    if (s->seq > b->last_seq)
-        b->last_seq = s->seq;
-    b->last_token = last_token;
+    tn_batch_put_session(c->open, s, gone, last_token);
     pthread_mutex_unlock(&c->mu);
     kick_later(c);
 }
@@ -478,18 +373,7 @@ void tn_commit_add_retire(struct tn_commit *c, const struct tn_lease_entry *l,
                           uint64_t floor)
 {
     pthread_mutex_lock(&c->mu);
-    struct tn_batch *b = c->open;
-    struct tn_row *r = next_row(b);
-    r->row_id = l->row_id;
-    r->name_off = add_string(b, l->name);
-    r->owner_off = add_string(b, "");
-    r->rid_off = SIZE_MAX;
-    r->principal_off = SIZE_MAX;
-    r->token = floor;
-    r->retired = true;
-    if (l->seq > b->last_seq)
-        b->last_seq = l->seq;
-    b->last_token = floor;
+    tn_batch_put_retire(c->open, l, floor);
     pthread_mutex_unlock(&c->mu);
     kick_later(c);
 }
@@ -498,11 +382,7 @@ void tn_commit_add_waiter(struct tn_commit *c, tn_store_done_fn done, void *arg,
                           struct tn_store_result *out)
 {
     pthread_mutex_lock(&c->mu);
-    struct tn_batch *b = c->open;
-    b->waiters = grow(b->waiters, &b->cap_waiters, b->n_waiters + 1,
-                      sizeof(*b->waiters));
-    b->waiters[b->n_waiters++] =
-        (struct tn_waiter){.done = done, .arg = arg, .out = out};
+    tn_batch_add_waiter(c->open, done, arg, out);
     pthread_mutex_unlock(&c->mu);
     kick_later(c);
 }
@@ -515,7 +395,7 @@ void tn_commit_fail_open(struct tn_commit *c, int rc)
     struct tn_waiter *w = b->waiters;
     b->waiters = NULL;
     b->cap_waiters = 0;
-    batch_reset(b);
+    tn_batch_reset(b);
     c->state = ST_RECOVERING;
     pthread_cond_signal(&c->cv);
     pthread_mutex_unlock(&c->mu);
@@ -528,7 +408,7 @@ void tn_commit_fail_open(struct tn_commit *c, int rc)
 
 void tn_commit_recycle(struct tn_commit *c, struct tn_batch *b)
 {
-    batch_reset(b);
+    tn_batch_reset(b);
     pthread_mutex_lock(&c->mu);
     b->next = c->free_list;
     c->free_list = b;

@@ -21,58 +21,9 @@
 #include "common/loop.h"
 #include "lease/lease.h"
 #include "store/backend.h"
+#include "store/embedded/batch.h"
 
 struct tn_commit;
-
-/* One row as it must become durable; strings live in batch->strings.  A
- * lease row (of the file's `leases`), or with session set a session's row
- * (of `sessions`, ids of their own): name_off is then the session's id,
- * owner_off and principal_off its owner and principal, token 0. */
-struct tn_row {
-    uint32_t row_id;      /* the lease's row in the file */
-    size_t name_off;      /* offset into strings */
-    size_t owner_off;     /* offset into strings */
-    size_t rid_off;       /* offset into strings, SIZE_MAX when NULL */
-    size_t principal_off; /* offset into strings, SIZE_MAX when NULL */
-    uint64_t token;       /* floor / grant token */
-    uint8_t secret[TN_SECRET_BYTES]; /* grant credential */
-    int64_t ttl_ms;                  /* of the grant */
-    int64_t expires_at_ms;           /* server clock */
-    int64_t lock_delay_ms;           /* after expiry */
-    bool held;                       /* granted and not released */
-    bool ended;   /* held, its expiry recorded (docs/safety/revealed-end.md) */
-    bool retired; /* the name was retired: delete the row; token is the
-                     retirement floor (the token counter at the time); a
-                     session row: the session is gone, delete its row */
-    uint32_t session_row; /* a lease row: its session's row, 0 = none */
-    bool session;         /* a session's row, not a lease's */
-    uint8_t end;          /* a session row: enum tn_session_end */
-    int64_t ended_at_ms;  /* a session row: when it ended (server clock) */
-};
-
-struct tn_waiter {
-    tn_store_done_fn done;       /* runs on the loop thread */
-    void *arg;                   /* its argument */
-    struct tn_store_result *out; /* rc overwritten if the batch fails */
-};
-
-struct tn_batch {
-    struct tn_row *rows; /* n_rows used, cap_rows allocated */
-    size_t n_rows;
-    size_t cap_rows;
-    struct tn_buf strings;     /* NUL-separated strings of rows */
-    struct tn_waiter *waiters; /* n_waiters used */
-    size_t n_waiters;
-    size_t cap_waiters;
-    uint64_t last_seq;        /* highest change number inside */
-    uint64_t last_token;      /* token counter when the batch was cut */
-    int rc;                   /* result of the write */
-    int64_t write_us;         /* time the write took */
-    int64_t sync_us;          /* of which making it durable (COMMIT) */
-    struct tn_loop_post post; /* hand-back to the loop */
-    struct tn_commit *owner;  /* the committer it belongs to */
-    struct tn_batch *next;    /* free list */
-};
 
 /* Write b in one transaction; 0 or TN_E*.  Runs on the committer thread,
  * or in_loop on the loop thread; never at the same time as the heartbeat
@@ -134,6 +85,5 @@ void tn_commit_fail_open(struct tn_commit *c, int rc);
 /* Loop thread: give a batch back after its waiters were answered. */
 void tn_commit_recycle(struct tn_commit *c, struct tn_batch *b);
 /* String of a row. */
-const char *tn_batch_str(const struct tn_batch *b, size_t off);
 
 #endif

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Events and expiries of the embedded store.  acquired/released/revoked
- * ride on the commit of the change (a waiter of the open batch), so no
- * event reveals state that is not yet durable.  Expiry is lazy in the
- * state machine; an expiry is recorded (written like any change, and
- * announced as "expired" once that commit is durable) by the first thing
- * that would reveal it, or by one timer at the min-heap of grant expiries,
- * whichever comes first (docs/safety/revealed-end.md). */
+/* Expiries of the embedded store, of leases and of sessions, and the
+ * settling of an ended session's leases.  Expiry is lazy in the state
+ * machine; an expiry is recorded (written like any change, and announced
+ * as "expired" once that commit is durable, announce.c) by the first
+ * thing that would reveal it, or by one timer at the min-heap of grant
+ * expiries, whichever comes first (docs/safety/revealed-end.md). */
 #include "store/embedded/events.h"
 
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "common/alloc.h"
 #include "common/assert.h"
 #include "common/clock.h"
+#include "store/embedded/announce.h"
 #include "store/embedded/history.h"
 
 /* 16 bytes: one per grant or renew still ahead.  An entry whose at_ms is
@@ -27,116 +27,6 @@ struct tn_expiry {
     struct tn_lease_entry *l; /* may be a retired entry, zeroed or reused for
                            another name: at_ms is checked against it */
 };
-
-/* About 1.2 KiB, past what malloc keeps per thread for quick reuse: the
- * ones announced wait on e->spare_events for the next change. */
-struct pending_event {
-    struct embedded *e;            /* owner */
-    struct pending_event *next;    /* in e->spare_events */
-    struct tn_event ev;            /* what to announce */
-    struct tn_store_result result; /* rc set if the batch fails */
-};
-
-#define SPARE_EVENTS 256
-
-/* The strings are NUL-terminated; the bytes after them are not read. */
-static void fill(struct tn_event *ev, enum tn_event_type type,
-                 const struct tn_lease_entry *l)
-{
-    ev->type = type;
-    ev->session_id[0] = '\0';
-    ev->end = TN_GRANT_LIVE;
-    memcpy(ev->name, l->name, l->name_len);
-    ev->name[l->name_len] = '\0';
-    size_t n = 0;
-    if (l->owner_id != NULL) {
-        n = strlen(l->owner_id);
-        if (n > TN_OWNER_MAX_BYTES)
-            n = TN_OWNER_MAX_BYTES;
-        memcpy(ev->owner_id, l->owner_id, n);
-    }
-    ev->owner_id[n] = '\0';
-    ev->token = l->token;
-    ev->floor = l->token;
-}
-
-static void publish(void *arg)
-{
-    struct pending_event *pe = arg;
-    struct embedded *e = pe->e;
-    if (pe->result.rc == TN_OK && e->on_event != NULL)
-        e->on_event(e->event_ctx, &pe->ev);
-    if (e->n_spare_events >= SPARE_EVENTS) {
-        tn_free(pe);
-        return;
-    }
-    pe->next = e->spare_events;
-    e->spare_events = pe;
-    e->n_spare_events++;
-}
-
-void tn_embedded_free_events(struct embedded *e)
-{
-    while (e->spare_events != NULL) {
-        struct pending_event *pe = e->spare_events;
-        e->spare_events = pe->next;
-        tn_free(pe);
-    }
-    e->n_spare_events = 0;
-}
-
-/* A pending event to fill, or NULL (no listener, or out of memory:
- * events carry no safety, dropping one is allowed). */
-static struct pending_event *event_new(struct embedded *e)
-{
-    if (e->on_event == NULL)
-        return NULL;
-    struct pending_event *pe = e->spare_events;
-    if (pe != NULL) {
-        e->spare_events = pe->next;
-        e->n_spare_events--;
-        memset(&pe->result, 0, sizeof(pe->result));
-    } else if ((pe = tn_calloc(1, sizeof(*pe))) == NULL) {
-        return NULL;
-    }
-    pe->e = e;
-    return pe;
-}
-
-void tn_embedded_emit(struct embedded *e, enum tn_event_type type,
-                      const struct tn_lease_entry *l)
-{
-    struct pending_event *pe = event_new(e);
-    if (pe == NULL)
-        return;
-    fill(&pe->ev, type, l);
-    tn_commit_add_waiter(e->commit, publish, pe, &pe->result);
-}
-
-static enum tn_grant_end grant_end(enum tn_session_end how)
-{
-    return how == TN_SESSION_RELEASED  ? TN_GRANT_RELEASED
-           : how == TN_SESSION_REVOKED ? TN_GRANT_REVOKED
-                                       : TN_GRANT_EXPIRED;
-}
-
-void tn_embedded_emit_session(struct embedded *e, enum tn_event_type type,
-                              const struct tn_session *s)
-{
-    struct pending_event *pe = event_new(e);
-    if (pe == NULL)
-        return;
-    struct tn_event *ev = &pe->ev;
-    ev->type = type;
-    ev->name[0] = '\0';
-    size_t n = strnlen(s->owner_id, TN_OWNER_MAX_BYTES);
-    memcpy(ev->owner_id, s->owner_id, n);
-    ev->owner_id[n] = '\0';
-    ev->token = ev->floor = 0;
-    memcpy(ev->session_id, s->id, TN_SESSION_ID_LEN + 1);
-    ev->end = s->end != TN_SESSION_LIVE ? grant_end(s->end) : TN_GRANT_LIVE;
-    tn_commit_add_waiter(e->commit, publish, pe, &pe->result);
-}
 
 static bool earlier(const void *a, const void *b)
 {
@@ -439,7 +329,8 @@ void tn_embedded_settle(struct embedded *e, struct tn_lease_entry *l,
     l->expiry_noted = how == TN_SESSION_EXPIRED;
     TN_ASSERT(l->row_id != 0); /* written when it was granted */
     tn_commit_add_row(e->commit, l, e->table.last_token);
-    if (tn_embedded_ledger_end(e, l, grant_end(how), l->expires_at_ms) &&
+    if (tn_embedded_ledger_end(e, l, tn_embedded_grant_end(how),
+                               l->expires_at_ms) &&
         how == TN_SESSION_EXPIRED)
         e->expiries_total++;
     tn_embedded_emit(e, event_of(how), l);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The embedded store's expiries and durable events (events.c). */
+/* The embedded store's expiries and settling (events.c); its events are
+ * announce.h's. */
 #ifndef TN_STORE_EMBEDDED_EVENTS_H
 #define TN_STORE_EMBEDDED_EVENTS_H
 
@@ -7,11 +8,6 @@
 
 #include "store/embedded/embedded.h"
 
-/* Free the announced events kept for reuse (at close). */
-void tn_embedded_free_events(struct embedded *e);
-/* Announce ev about l after the open batch commits. */
-void tn_embedded_emit(struct embedded *e, enum tn_event_type type,
-                      const struct tn_lease_entry *l);
 /* Track the expiry of l's current grant (after a grant or a renew). */
 void tn_embedded_track_expiry(struct embedded *e,
                               const struct tn_lease_entry *l);
@@ -40,9 +36,6 @@ void tn_embedded_uncount(struct embedded *e, struct tn_lease_entry *l);
 
 /* ---- sessions (docs/SESSIONS.md) ---- */
 
-/* Announce ev about s after the open batch commits. */
-void tn_embedded_emit_session(struct embedded *e, enum tn_event_type type,
-                              const struct tn_session *s);
 /* Set up the session expiry heap (at open). */
 void tn_embedded_sessions_init(struct embedded *e);
 /* After a load: count the live sessions and track their expiries; queue

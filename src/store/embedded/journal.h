@@ -34,10 +34,9 @@
 #include <tenure/err.h>
 
 #include "store/embedded/commit.h"
+#include "store/embedded/journal_rec.h" /* TN_JOURNAL_ALIGN, _HEADER */
 
-#define TN_JOURNAL_ALIGN 512         /* records start on this boundary */
 #define TN_JOURNAL_CHUNK (64 * 1024) /* files grow by this much */
-#define TN_JOURNAL_HEADER 40         /* bytes of a record's header */
 
 struct tn_journal;
 

@@ -34,7 +34,6 @@
 #include <tenure/err.h>
 
 #include "common/alloc.h"
-#include "store/embedded/journal.h"
 
 #define MAGIC_V1 0x314a4e54u /* "TNJ1" */
 #define MAGIC_V2 0x324a4e54u /* "TNJ2" */

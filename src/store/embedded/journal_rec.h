@@ -11,6 +11,9 @@
 
 #include "store/embedded/commit.h"
 
+#define TN_JOURNAL_ALIGN 512 /* records start on this boundary */
+#define TN_JOURNAL_HEADER 40 /* bytes of a record's header */
+
 /* A record's header, as read. */
 struct tn_jrec_hdr {
     uint32_t version;    /* 1 ("TNJ1") or 2 ("TNJ2") */

@@ -14,6 +14,7 @@
 #include <tenure/err.h>
 
 #include "common/alloc.h"
+#include "store/embedded/announce.h"
 #include "store/embedded/change.h"
 #include "store/embedded/commit.h"
 #include "store/embedded/events.h"

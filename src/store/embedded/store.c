@@ -19,6 +19,7 @@
 #include "common/metrics.h"
 #include "lease/table.h"
 #include "store/backend.h"
+#include "store/embedded/announce.h"
 #include "store/embedded/change.h"
 #include "store/embedded/claim.h"
 #include "store/embedded/commit.h"

@@ -13,6 +13,7 @@
 #include <tenure/err.h>
 
 #include "common/clock.h"
+#include "store/embedded/announce.h"
 #include "store/embedded/change.h"
 #include "store/embedded/events.h"
 #include "store/embedded/history.h"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/map.h"
 #include "common/rand.h"
 
 void tn_pg_op_free(struct tn_pg_op *op)
@@ -102,10 +103,7 @@ struct tn_pg_op *tn_pg_op_acquire(const struct tn_acquire_req *r,
 
 uint32_t tn_pg_op_hash(const char *s)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s != '\0'; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
+    return tn_map_hash(s, strlen(s)); /* keyed: names come from clients */
 }
 
 struct tn_pg_op *tn_pg_op_token(enum tn_pg_stmt stmt,

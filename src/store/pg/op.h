@@ -19,7 +19,8 @@ struct tn_pg_op *tn_pg_op_new(enum tn_pg_stmt stmt, const char *name,
                               size_t name_len, struct tn_store_result *out);
 /* secret as PostgreSQL's bytea text, "\\x" and hex digits. */
 void tn_pg_op_bytea(char out[3 + 2 * TN_SECRET_BYTES], const uint8_t *secret);
-/* FNV-1a of a NUL-terminated string (a name, a session id). */
+/* The keyed hash of the in-memory tables (common/map.h) of a
+ * NUL-terminated string (a name, a session id): pin.c's slots. */
 uint32_t tn_pg_op_hash(const char *s);
 /* Free op and its strings (not its result). */
 void tn_pg_op_free(struct tn_pg_op *op);

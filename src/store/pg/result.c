@@ -14,6 +14,7 @@
 #include "common/alloc.h"
 #include "common/log.h"
 #include "common/rand.h"
+#include "store/pg/result_session.h"
 #include "store/pg/row.h"
 #include "store/pg/sql.h"
 

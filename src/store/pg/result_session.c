@@ -3,13 +3,14 @@
  * sql_session.c) into the caller's struct tn_store_result: a session's
  * view, a list of them, the items of a claim or batch release.  Nothing
  * here does I/O. */
+#include "store/pg/result_session.h"
+
 #include <stdio.h>
 #include <string.h>
 
 #include <tenure/err.h>
 
 #include "common/alloc.h"
-#include "store/pg/result.h"
 #include "store/pg/row.h"
 
 /* The outcome column of the first row, or "" for none. */
