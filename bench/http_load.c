@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,21 +467,9 @@ size_t hl_count(const char *text, const char *needle)
 
 void hl_b64(const char *s, size_t len, char *out)
 {
-    static const char t[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0;
-    for (size_t i = 0; i < len; i += 3) {
-        unsigned v = (unsigned char)s[i] << 16;
-        if (i + 1 < len)
-            v |= (unsigned char)s[i + 1] << 8;
-        if (i + 2 < len)
-            v |= (unsigned char)s[i + 2];
-        out[o++] = t[(v >> 18) & 63];
-        out[o++] = t[(v >> 12) & 63];
-        out[o++] = i + 1 < len ? t[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < len ? t[v & 63] : '=';
-    }
-    out[o] = '\0';
+    (void)sodium_bin2base64(
+        out, sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL),
+        (const unsigned char *)s, len, sodium_base64_VARIANT_ORIGINAL);
 }
 
 static int cmp64(const void *a, const void *b)

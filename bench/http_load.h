@@ -84,7 +84,7 @@ bool hl_json_str(const char *text, const char *key, char *out, size_t cap);
 long long hl_json_num(const char *text, const char *key);
 /* Occurrences of needle in text. */
 size_t hl_count(const char *text, const char *needle);
-/* Base64 of s into out (cap >= 4 * (len + 2) / 3 + 1). */
+/* Base64 of s into out (cap >= 4 * (len + 2) / 3 + 1), by libsodium. */
 void hl_b64(const char *s, size_t len, char *out);
 
 /* Sorts v[0..n) and returns the q-quantile (nearest rank), 0 if n == 0. */
