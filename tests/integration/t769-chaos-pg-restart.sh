@@ -21,19 +21,7 @@ chaos_clients 3 "$secs" --ttl-min 300 --ttl-max 900 --names 8
 while chaos_running; do
     chaos_sleep_ms "$(chaos_rand 400 1200)"
     chaos_running || break
-    CHAOS_FAULTS=$((CHAOS_FAULTS + 1))
-    down=$(chaos_rand 300 1500)
-    if [ $((RANDOM % 2)) = 0 ]; then
-        chaos_note "PostgreSQL crash (SIGKILL of the postmaster) for $down ms"
-        pg_cluster kill "$db" >>"$T/pg.log" 2>&1 || fail "cannot kill PostgreSQL"
-    else
-        chaos_note "PostgreSQL immediate stop for $down ms"
-        pg_cluster stop "$db" >>"$T/pg.log" 2>&1 || fail "cannot stop PostgreSQL"
-    fi
-    chaos_sleep_ms "$down"
-    pg_cluster start "$db" >>"$T/pg.log" 2>&1 || fail "cannot restart PostgreSQL: $(tail -5 "$T/pg.log")"
-    chaos_note "PostgreSQL started"
-    tn_wait_ready "$URL" 20 || fail "tenured did not come back after PostgreSQL restarted"
+    chaos_pg_restart "$db"
 done
 chaos_finish
 chaos_check
