@@ -11,6 +11,7 @@
 #                     that is meant to refuse)
 #   pg_need_server    skip (77) when PostgreSQL 15 is not installed (for
 #                     the tests that run private clusters, pg_private_dir)
+#   pg_private_primary  a private primary a on PG_PA, PG_PB free for b
 #   pg_kill_instance N / pg_stop_instance N [SIG] / pg_restart_instance N
 
 pg_need() {
@@ -92,6 +93,20 @@ pg_private_dir() {
     PGPRIV=$(mktemp -d /tmp/tenure-pgpriv.XXXXXX)
     chmod 755 "$PGPRIV"
     trap 'set +e; pg_private_cleanup; tn_cleanup' EXIT
+}
+
+# pg_private_primary: how the tests of a primary a and a standby b begin:
+# skip (77) without PostgreSQL 15 or the test tools, then $PGPRIV, two
+# distinct free ports PG_PA and PG_PB, and node a started on PG_PA
+# ($PGPRIV/a, its log in $T/pg.log).  The standby is the test's to start.
+pg_private_primary() {
+    pg_need_server
+    need_tools
+    pg_private_dir
+    PG_PA=$(pg_cluster port)
+    PG_PB=$(pg_cluster port)
+    while [ "$PG_PB" = "$PG_PA" ]; do PG_PB=$(pg_cluster port); done
+    pg_cluster init "$PGPRIV/a" "$PG_PA" >"$T/pg.log" 2>&1 || fail "cannot start PostgreSQL"
 }
 
 pg_private_cleanup() {

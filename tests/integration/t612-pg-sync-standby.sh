@@ -9,13 +9,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 . "$(dirname "$0")/lib-pg.sh"
-pg_need_server
-need_tools
-pg_private_dir
-pa=$(pg_cluster port)
-pb=$(pg_cluster port)
-while [ "$pb" = "$pa" ]; do pb=$(pg_cluster port); done
-pg_cluster init "$PGPRIV/a" "$pa" >"$T/pg.log" 2>&1 || fail "cannot start PostgreSQL"
+pg_private_primary
+pa=$PG_PA pb=$PG_PB
 db="postgresql://postgres@127.0.0.1:$pa/postgres"
 
 expect_code_of() { # URL METHOD PATH BODY CODE WHAT

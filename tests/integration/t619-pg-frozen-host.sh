@@ -14,13 +14,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
 . "$(dirname "$0")/lib-pg.sh"
-pg_need_server
-need_tools
-pg_private_dir
-pa=$(pg_cluster port)
-pb=$(pg_cluster port)
-while [ "$pb" = "$pa" ]; do pb=$(pg_cluster port); done
-pg_cluster init "$PGPRIV/a" "$pa" >"$T/pg.log" 2>&1 || fail "cannot start PostgreSQL"
+pg_private_primary
+pa=$PG_PA pb=$PG_PB
 pg_cluster standby "$PGPRIV/b" "$pb" "$pa" tn_b >>"$T/pg.log" 2>&1 ||
     fail "cannot start the standby: $(tail -5 "$T/pg.log")"
 hosts_ab="127.0.0.1:$pa,127.0.0.1:$pb"
