@@ -2,7 +2,10 @@
 # The Patroni chaos profile's cluster and nemesis (docs/HA.md): three
 # PostgreSQL nodes under Patroni 3.0.2 with one etcd, from the recipe in
 # contrib/patroni (local-cluster.sh, patroni.yml.in), and three tenured.
-# Source after lib.sh, lib-server.sh, lib-pg.sh, lib-chaos.sh and lib-ha.sh.
+# Source after lib.sh and lib-server.sh; it sources lib-pg.sh, lib-chaos.sh
+# and lib-ha.sh, which it builds on.
+#   pat_prepare             skip (77) without PostgreSQL 15, Patroni or etcd;
+#                           $PGPRIV for the nodes
 #   pat_setup sync|async    etcd, nodes n1..n3, each reaching etcd through a
 #                           relay of its own (PAT_ETCD_RELAY: cutting a node
 #                           from etcd) and announcing its PostgreSQL through
@@ -29,6 +32,10 @@
 #                           summary (after chaos_check)
 # TN_PATRONI_* (contrib/patroni/local-cluster.sh) set the Patroni settings.
 
+. "$TN_SRC/tests/integration/lib-pg.sh"
+. "$TN_SRC/tests/integration/lib-chaos.sh"
+. "$TN_SRC/tests/integration/lib-ha.sh"
+
 PAT_LC=$TN_SRC/contrib/patroni/local-cluster.sh
 PAT_PROBE=$TN_SRC/tests/tools/ha/serve_probe.py
 declare -A PAT_PG=() PAT_API=() PAT_ETCD_RELAY=() PAT_REP_RELAY=() PAT_EPORT=() PAT_RPORT=()
@@ -43,6 +50,16 @@ pat_need() {
     command -v patroni >/dev/null && command -v etcd >/dev/null && return 0
     echo "skip: patroni or etcd is not installed (scripts/deps.sh)"
     exit 77
+}
+
+# pat_prepare: how every Patroni test begins (before pat_setup or
+# pat_profile): the skips, the private directory of the nodes, and no main
+# tenured (the profile's three are pat_tenured's).
+pat_prepare() {
+    pg_need_server
+    pat_need
+    pg_private_dir
+    SERVER_PID=""
 }
 
 # pat_port: a free port not handed out before in this run.

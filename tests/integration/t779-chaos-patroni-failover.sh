@@ -20,13 +20,7 @@
 # patroni-failover); TN_PATRONI_KINDS="a b ..." picks the faults.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
-. "$(dirname "$0")/lib-pg.sh"
-. "$(dirname "$0")/lib-chaos.sh"
-. "$(dirname "$0")/lib-ha.sh"
 . "$(dirname "$0")/lib-patroni.sh"
-pg_need_server
-pat_need
-pg_private_dir
-SERVER_PID=""
+pat_prepare
 pat_profile patroni-failover "postmaster freeze patroni etcd-cut etcd-kill"
 pass "Patroni failover: $CHAOS_SUMMARY failovers=$PAT_FAILOVERS, no violation, no acknowledged grant lost; ${PAT_SUMMARY#patroni-summary: }"

@@ -13,14 +13,8 @@
 # the commits wait for the synchronous standby and are never acknowledged.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
-. "$(dirname "$0")/lib-pg.sh"
-. "$(dirname "$0")/lib-chaos.sh"
-. "$(dirname "$0")/lib-ha.sh"
 . "$(dirname "$0")/lib-patroni.sh"
-pg_need_server
-pat_need
-pg_private_dir
-SERVER_PID=""
+pat_prepare
 PAT_EXPECT_LOSS=1
 pat_setup async
 chaos_init patroni-async

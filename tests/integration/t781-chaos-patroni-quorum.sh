@@ -13,14 +13,8 @@
 # (scripts/chaos.sh --profiles patroni-quorum).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-server.sh"
-. "$(dirname "$0")/lib-pg.sh"
-. "$(dirname "$0")/lib-chaos.sh"
-. "$(dirname "$0")/lib-ha.sh"
 . "$(dirname "$0")/lib-patroni.sh"
-pg_need_server
-pat_need
-pg_private_dir
-SERVER_PID=""
+pat_prepare
 export TN_PATRONI_SYNC_COUNT=2
 pat_profile patroni-quorum "postmaster double freeze patroni"
 pass "Patroni, two synchronous standbys: $CHAOS_SUMMARY failovers=$PAT_FAILOVERS, no violation, no acknowledged grant lost; ${PAT_SUMMARY#patroni-summary: }"
