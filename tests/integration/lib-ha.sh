@@ -15,6 +15,7 @@
 #   ha_partition MS       instance 2 loses the database, silently, for MS
 #   ha_ledger_check WHEN  every acknowledged grant is in the primary's ledger
 #   ha_windows            per failover: unavailability and refused acquires
+#   ha_caught WHAT LOST LEDGER  the verdict of a negative control
 # The relays are tests/tools/ha/blackhole_proxy.py: SIGUSR1 silences one
 # (nothing relayed, no reset), SIGUSR2 heals it.
 
@@ -144,4 +145,24 @@ ha_windows() {
     HA_SUMMARY=$(tail -1 "$T/windows")
     [ -n "$CHAOS_OUT" ] && cp "$T/windows" "$T/ledger.log" "$CHAOS_OUT/" 2>/dev/null
     return 0
+}
+
+# ha_caught WHAT LOST LEDGER: the verdict of a negative control (after
+# chaos_finish) on WHAT, the setup that must not be safe: the run must be
+# caught, by LOST > 0 acknowledged grants missing from a ledger (LEDGER, the
+# ledger.log line to show) or by tenure-check finding a violation; passes
+# naming what caught it.
+ha_caught() {
+    local what=$1 lost=$2 ledger=$3 checked by=""
+    set +e
+    (TN_CHAOS_EXPECT=violation chaos_check) >"$T/check.out" 2>&1
+    checked=$?
+    set -e
+    cat "$T/check.out"
+    echo "$ledger"
+    [ "$lost" -gt 0 ] || [ "$checked" = 0 ] ||
+        fail "$what was not caught: the ledger kept every acknowledged grant and tenure-check found nothing ($ledger)"
+    [ "$lost" -gt 0 ] && by="the ledger check (${ledger#*: ledger: })"
+    [ "$checked" = 0 ] && by="${by:+$by and }tenure-check ($(grep -o 'classes: [a-z_ ]*' "$T/check.out"))"
+    pass "$what caught by $by"
 }

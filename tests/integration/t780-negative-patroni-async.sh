@@ -41,17 +41,4 @@ kill -USR2 "${PAT_REP_RELAY[$old]}"
 pat_ledger_check "failover"
 chaos_finish
 pat_finish
-lost=$PAT_LOST
-ledger=$(head -1 "$T/ledger.log")
-set +e
-(TN_CHAOS_EXPECT=violation chaos_check) >"$T/check.out" 2>&1
-checked=$?
-set -e
-cat "$T/check.out"
-echo "$ledger"
-[ "$lost" -gt 0 ] || [ "$checked" = 0 ] ||
-    fail "asynchronous replication under Patroni was not caught: the ledger kept every acknowledged grant and tenure-check found nothing ($ledger)"
-by=""
-[ "$lost" -gt 0 ] && by="the ledger check (${ledger#*: ledger: })"
-[ "$checked" = 0 ] && by="${by:+$by and }tenure-check ($(grep -o 'classes: [a-z_ ]*' "$T/check.out"))"
-pass "asynchronous replication under Patroni caught by $by"
+ha_caught "asynchronous replication under Patroni" "$PAT_LOST" "$(head -1 "$T/ledger.log")"
