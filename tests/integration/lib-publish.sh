@@ -20,6 +20,27 @@ pub_start_redis() {
     fail "redis-server did not start: $(tail -3 "$T/redis.log")"
 }
 
+# pub_start_target TARGET: the target of a test that runs once per target
+# ("# runs: redis kafka"): redis, a redis-server (S: the stream
+# tenure:events), or kafka, librdkafka's mock cluster with one partition of
+# lease-events (skip, 77, without kcat, which reads it; needs
+# lib-fence.sh); sets PUB_URL, the URL for --publish.
+pub_start_target() {
+    case $1 in
+    redis)
+        pub_start_redis
+        S=tenure:events
+        PUB_URL="redis://127.0.0.1:$REDIS_PORT/$S"
+        ;;
+    kafka)
+        command -v kcat >/dev/null || { echo "SKIP: no kcat (scripts/deps.sh)"; exit 77; }
+        fence_start_mock lease-events:1
+        PUB_URL="kafka://$BROKERS/lease-events"
+        ;;
+    *) fail "unknown target '$1' (redis or kafka)" ;;
+    esac
+}
+
 rcli() { redis-cli -p "$REDIS_PORT" "$@"; }
 
 # pub_dump STREAM: one line per entry, "id type name owner_id token floor",

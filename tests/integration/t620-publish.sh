@@ -15,22 +15,18 @@
 . "$(dirname "$0")/lib-publish.sh"
 
 TARGET=${1:-redis}
+pub_start_target "$TARGET"
 case $TARGET in
 redis)
-    pub_start_redis
-    S=tenure:events
-    PUB=(--publish "redis://127.0.0.1:$REDIS_PORT/$S" --publish-maxlen 0)
+    PUB=(--publish "$PUB_URL" --publish-maxlen 0)
     FROZEN_PID=$REDIS_PID FROZEN_MS=2500
     dump() { pub_dump "$S"; }
     ;;
 kafka)
-    command -v kcat >/dev/null || { echo "SKIP: no kcat (scripts/deps.sh)"; exit 77; }
-    fence_start_mock lease-events:1
-    PUB=(--publish "kafka://$BROKERS/lease-events" --publish-opt kafka.message.timeout.ms=1500)
+    PUB=(--publish "$PUB_URL" --publish-opt kafka.message.timeout.ms=1500)
     FROZEN_PID=$MOCK_PID FROZEN_MS=3000
     dump() { pub_dump_kafka lease-events; }
     ;;
-*) fail "unknown target '$TARGET' (redis or kafka)" ;;
 esac
 tn_start_server "${PUB[@]}"
 hammer() { "$TN_BIN/tn-hammer" load --url "$URL" --conns 8 "$@" 2>>"$T/hammer.log"; }

@@ -15,11 +15,10 @@
 . "$(dirname "$0")/lib-publish.sh"
 
 TARGET=${1:-redis}
+pub_start_target "$TARGET"
+EV=$PUB_URL
 case $TARGET in
 redis)
-    pub_start_redis
-    S=tenure:events
-    EV="redis://127.0.0.1:$REDIS_PORT/$S"
     ROUNDS=5 BOUND_MS=5000
     # last_id: the id of the newest entry; append ID TYPE NAME TOKEN.
     last_id() { rcli XREVRANGE "$S" + - COUNT 1 | sed -n 3p; }
@@ -29,9 +28,6 @@ redis)
     }
     ;;
 kafka)
-    command -v kcat >/dev/null || { echo "SKIP: no kcat (scripts/deps.sh)"; exit 77; }
-    fence_start_mock lease-events:1
-    EV="kafka://$BROKERS/lease-events"
     ROUNDS=3 BOUND_MS=10000
     last_id() {
         kcat -C -b "$BROKERS" -t lease-events -o -1 -e -q -f '%s\n' 2>/dev/null |
@@ -42,7 +38,6 @@ kafka)
             kcat -P -b "$BROKERS" -t lease-events -p 0 2>/dev/null
     }
     ;;
-*) fail "unknown target '$TARGET' (redis or kafka)" ;;
 esac
 tn_start_server --publish "$EV"
 TTL=30000 # the renew timer is 10 s away
