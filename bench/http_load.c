@@ -333,22 +333,32 @@ static int64_t read_schedstat(const char *path)
     return run;
 }
 
-/* utime + stime of a process from its stat, ns. */
-static int64_t stat_ns(pid_t pid)
+/* The fields of /proc/PID/stat that follow the command name (which may
+ * hold spaces and parentheses), read into buf; NULL when unreadable. */
+static const char *stat_fields(const char *pid, char *buf, size_t size)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
     FILE *f = fopen(path, "r");
     if (f == NULL)
-        return 0;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        return NULL;
+    size_t n = fread(buf, 1, size - 1, f);
     fclose(f);
     buf[n] = '\0';
     char *p = strrchr(buf, ')');
+    return p != NULL && p[1] == ' ' ? p + 2 : NULL;
+}
+
+/* utime + stime of a process from its stat, ns. */
+static int64_t stat_ns(pid_t pid)
+{
+    char id[24], buf[1024];
+    snprintf(id, sizeof(id), "%d", (int)pid);
+    const char *p = stat_fields(id, buf, sizeof(buf));
     unsigned long long ut = 0, st = 0;
     if (p == NULL ||
-        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-               &ut, &st) != 2)
+        sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+               &st) != 2)
         return 0;
     return (int64_t)((ut + st) * (1000000000ULL /
                                   (unsigned long long)sysconf(_SC_CLK_TCK)));
@@ -382,17 +392,10 @@ static int64_t proc_ns(pid_t pid)
 
 static pid_t parent_of(const char *pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
+    char buf[512];
+    const char *p = stat_fields(pid, buf, sizeof(buf));
     int ppid = 0;
-    if (p == NULL || sscanf(p + 2, "%*c %d", &ppid) != 1)
+    if (p == NULL || sscanf(p, "%*c %d", &ppid) != 1)
         return 0;
     return ppid;
 }
