@@ -96,18 +96,27 @@ static inline void grant(struct hb *b, long long i_ms, long long c_ms,
     done(b, c_ms, proc, "acquire", "ok", token);
 }
 
+/* The report of checking b's history (which must parse), parsed into h
+ * for the caller to look at further and release. */
+static inline struct tn_check_report check_parsed(const struct hb *b,
+                                                  struct tn_history *h)
+{
+    struct tn_check_report r;
+    struct tn_errmsg em = {{0}};
+    tn_history_init(h);
+    int rc = tn_history_parse(h, b->text, b->len, &em);
+    if (rc != 0)
+        print_error("parse: %s\n%s", em.text, b->text);
+    assert_int_equal(rc, 0);
+    assert_int_equal(tn_check_run(h, &r), 0);
+    return r;
+}
+
 /* The report of checking b's history (which must parse). */
 static inline struct tn_check_report check_text(const struct hb *b)
 {
     struct tn_history h;
-    struct tn_check_report r;
-    struct tn_errmsg em = {{0}};
-    tn_history_init(&h);
-    int rc = tn_history_parse(&h, b->text, b->len, &em);
-    if (rc != 0)
-        print_error("parse: %s\n", em.text);
-    assert_int_equal(rc, 0);
-    assert_int_equal(tn_check_run(&h, &r), 0);
+    struct tn_check_report r = check_parsed(b, &h);
     tn_history_release(&h);
     return r;
 }

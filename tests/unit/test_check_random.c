@@ -88,11 +88,7 @@ static void test_check__matches_brute_force_on_random_histories(void **s)
         assert_non_null(b);
         random_history(b);
         struct tn_history h;
-        struct tn_check_report r;
-        struct tn_errmsg em = {{0}};
-        tn_history_init(&h);
-        assert_int_equal(tn_history_parse(&h, b->text, b->len, &em), 0);
-        assert_int_equal(tn_check_run(&h, &r), 0);
+        struct tn_check_report r = check_parsed(b, &h);
         size_t order = 0;
         size_t overlap = 0;
         size_t superseded = 0;
