@@ -6,28 +6,18 @@ import assert from "node:assert/strict";
 import { createServer as createHttp } from "node:http";
 import { Socket, createServer } from "node:net";
 import { after, before, test } from "node:test";
-import { Client, TenureError, TenureEvent } from "../src";
+import { Client, TenureEvent } from "../src";
 import { TestServer, freePort } from "./server";
+import { code, sleep } from "./util";
 
 let srv: TestServer;
 let c: Client;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
   srv = await TestServer.start();
   c = new Client({ urls: [srv.url], ownerId: "js-test" });
 });
 after(() => srv.stop());
-
-const code = async (p: Promise<unknown>): Promise<string> => {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof TenureError, String(e));
-    return e.code;
-  }
-  return "ok";
-};
 
 test("moves on after a refused connection", async () => {
   const dead = await freePort();

@@ -4,6 +4,7 @@
 // runner of conformance.ts, which owns the lease labels and the namespace.
 
 import { Client, Lease, Session, SessionOptions, TenureError } from "../src";
+import { sleep } from "./util";
 
 type Obj = Record<string, unknown>;
 
@@ -24,8 +25,6 @@ interface Ends {
   leaseCalls: number;
   leasesBefore: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class SessionSteps {
   sessions = new Map<string, Session>();

@@ -18,13 +18,13 @@ import { after, before, test } from "node:test";
 import { Client } from "../src";
 import { TestServer, cKit } from "./server";
 import { mark, newSink, rows, write } from "./sink";
+import { sleep } from "./util";
 
 const TTL_MS = 4000;
 const FROZEN_MS = TTL_MS + 500;
 let srv: TestServer;
 let c: Client;
 const dir = mkdtempSync(join(tmpdir(), "tenure-js-frozen-"));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
   srv = await TestServer.start();

@@ -11,26 +11,16 @@ import { after, before, test } from "node:test";
 import { Client, Lease, Session, SessionOptions, TenureError } from "../src";
 import { Proxy } from "./proxy";
 import { TestServer } from "./server";
+import { code, sleep } from "./util";
 
 let srv: TestServer;
 let c: Client;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
   srv = await TestServer.start();
   c = new Client({ urls: [srv.url], ownerId: "js-session-test" });
 });
 after(() => srv.stop());
-
-const code = async (p: Promise<unknown>): Promise<string> => {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof TenureError, String(e));
-    return e.code;
-  }
-  return "ok";
-};
 
 /** Every end a session's listeners heard, in order: "lease NAME reason" and "session reason". */
 class Heard {

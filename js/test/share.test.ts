@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { Client, Lease, TenureError, share } from "../src";
 import { TestServer } from "./server";
+import { sleep } from "./util";
 
 let srv: TestServer;
 let c: Client;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
   srv = await TestServer.start();
