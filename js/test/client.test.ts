@@ -8,7 +8,7 @@ import { Socket, createServer } from "node:net";
 import { after, before, test } from "node:test";
 import { Client, TenureEvent } from "../src";
 import { TestServer, freePort } from "./server";
-import { code, sleep } from "./util";
+import { code, sleep, untilAborted } from "./util";
 
 let srv: TestServer;
 let c: Client;
@@ -84,10 +84,7 @@ test("hold aborts its body's signal when the lease is lost", async () => {
   let aborted = false;
   const got = await code(c.hold("js/hold-lost", { ttlMs: 1500 }, async (_l, signal) => {
     await c.forceRelease("js/hold-lost");
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(resolve, 30_000);
-      signal.addEventListener("abort", () => { aborted = true; clearTimeout(t); reject(signal.reason); }, { once: true });
-    });
+    await untilAborted(signal, () => { aborted = true; });
   }));
   assert.equal(got, "lost");
   assert.ok(aborted, "the body's signal was not aborted");

@@ -11,7 +11,7 @@ import { after, before, test } from "node:test";
 import { Client, Lease, Session, SessionOptions, TenureError } from "../src";
 import { Proxy } from "./proxy";
 import { TestServer } from "./server";
-import { code, sleep } from "./util";
+import { code, sleep, untilAborted } from "./util";
 
 let srv: TestServer;
 let c: Client;
@@ -150,10 +150,7 @@ test("holdSession aborts its body's signal when the session is lost", async () =
   const got = await code(c.holdSession({ ttlMs: 1500 }, names("js-s/hold-lost", 3), async (s, claim, signal) => {
     assert.equal(claim.granted.length, 3);
     await c.forceEndSession(s.id);
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(resolve, 30_000);
-      signal.addEventListener("abort", () => { aborted = true; clearTimeout(t); reject(signal.reason); }, { once: true });
-    });
+    await untilAborted(signal, () => { aborted = true; });
   }));
   assert.equal(got, "lost");
   assert.ok(aborted, "the body's signal was not aborted");

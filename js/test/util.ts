@@ -17,3 +17,12 @@ export const code = async (p: Promise<unknown>): Promise<string> => {
   }
   return "ok";
 };
+
+/** What the body of a hold or holdSession that runs until it is told to stop
+ * waits on: at most 30 s for signal to abort, then seen() and a rejection
+ * with the signal's reason. */
+export const untilAborted = (signal: AbortSignal, seen: () => void): Promise<void> =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, 30_000);
+    signal.addEventListener("abort", () => { seen(); clearTimeout(t); reject(signal.reason); }, { once: true });
+  });
