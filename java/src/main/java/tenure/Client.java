@@ -432,7 +432,7 @@ public final class Client {
     public List<LeaseInfo> list(String prefix, String after, int limit) throws TenureException {
         Answer a = page("/v1/leases", prefix, after, limit);
         List<LeaseInfo> out = new ArrayList<>();
-        for (Map<String, Object> m : maps(a.body.get("leases"))) {
+        for (Map<String, Object> m : Json.objects(a.body.get("leases"))) {
             out.add(LeaseInfo.of(m));
         }
         return out;
@@ -562,7 +562,7 @@ public final class Client {
     public Page<SessionInfo> sessions(String prefix, String after, int limit) throws TenureException {
         Answer a = page("/v1/sessions", prefix, after, limit);
         List<SessionInfo> out = new ArrayList<>();
-        for (Map<String, Object> m : maps(a.body.get("sessions"))) {
+        for (Map<String, Object> m : Json.objects(a.body.get("sessions"))) {
             out.add(SessionInfo.of(m));
         }
         return new Page<>(out, Json.str(a.body, "next"));
@@ -586,7 +586,7 @@ public final class Client {
         String after = null;
         do {
             Answer a = page("/v1/leases", prefix, after, 1000);
-            for (Map<String, Object> m : maps(a.body.get("leases"))) {
+            for (Map<String, Object> m : Json.objects(a.body.get("leases"))) {
                 out.add(LeaseInfo.of(m));
             }
             after = Json.str(a.body, "next");
@@ -607,19 +607,6 @@ public final class Client {
             throw a.error();
         }
         return a;
-    }
-
-    @SuppressWarnings("unchecked")
-    static List<Map<String, Object>> maps(Object v) {
-        List<Map<String, Object>> out = new ArrayList<>();
-        if (v instanceof List) {
-            for (Object o : (List<?>) v) {
-                if (o instanceof Map) {
-                    out.add((Map<String, Object>) o);
-                }
-            }
-        }
-        return out;
     }
 
     /**

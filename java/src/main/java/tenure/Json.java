@@ -307,4 +307,21 @@ public final class Json {
         Object v = m.get(key);
         return v instanceof String ? (String) v : null;
     }
+
+    /**
+     * The objects of the array v (a list in an answer), in order: anything
+     * else in it is skipped, and a v that is no array gives none.
+     */
+    @SuppressWarnings("unchecked")
+    static List<Map<String, Object>> objects(Object v) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        if (v instanceof List) {
+            for (Object o : (List<?>) v) {
+                if (o instanceof Map) {
+                    out.add((Map<String, Object>) o);
+                }
+            }
+        }
+        return out;
+    }
 }

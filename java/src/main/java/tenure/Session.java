@@ -475,14 +475,14 @@ public final class Session implements AutoCloseable {
         Set<String> asked = new HashSet<>(names);
         String ow = ownerId != null ? ownerId : owner;
         List<Lease> got = new ArrayList<>();
-        for (Map<String, Object> g : objects(a.body.get("granted"))) {
+        for (Map<String, Object> g : Json.objects(a.body.get("granted"))) {
             String name = Json.str(g, "name");
             if (name == null || !asked.remove(name)) {
                 throw TenureException.local("protocol", "claim answer grants a name not asked for: " + name);
             }
             got.add(Lease.granted(c, this, name, ow, 0, new Client.Answer(200, g, a.sentNanos)));
         }
-        for (Map<String, Object> h : objects(a.body.get("held"))) {
+        for (Map<String, Object> h : Json.objects(a.body.get("held"))) {
             String name = Json.str(h, "name");
             if (name == null || !asked.remove(name)) {
                 throw TenureException.local("protocol", "claim answer holds a name not asked for: " + name);
@@ -492,7 +492,7 @@ public final class Session implements AutoCloseable {
             LeaseInfo li = hold instanceof Map ? LeaseInfo.of((Map<String, Object>) hold) : null;
             held.put(name, li);
         }
-        for (Map<String, Object> d : objects(a.body.get("lock_delay"))) {
+        for (Map<String, Object> d : Json.objects(a.body.get("lock_delay"))) {
             String name = Json.str(d, "name");
             if (name == null || !asked.remove(name)) {
                 throw TenureException.local("protocol", "claim answer delays a name not asked for: " + name);
@@ -505,19 +505,6 @@ public final class Session implements AutoCloseable {
         if (!asked.isEmpty()) {
             throw TenureException.local("protocol", "claim answer leaves out " + asked.size() + " names");
         }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<Map<String, Object>> objects(Object v) {
-        List<Map<String, Object>> out = new ArrayList<>();
-        if (v instanceof List) {
-            for (Object o : (List<?>) v) {
-                if (o instanceof Map) {
-                    out.add((Map<String, Object>) o);
-                }
-            }
-        }
-        return out;
     }
 
     /** The answer of a batch release. */
@@ -588,7 +575,7 @@ public final class Session implements AutoCloseable {
             throw refused(a);
         }
         Set<String> gone = new HashSet<>();
-        for (Map<String, Object> m : objects(a.body.get("lost"))) {
+        for (Map<String, Object> m : Json.objects(a.body.get("lost"))) {
             gone.add(Json.str(m, "name") + "\u0000" + Json.lng(m, "token", -1));
         }
         for (Lease l : chunk) {
