@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The PostgreSQL store's connection module (src/store/pg/link.c) without a
- * PostgreSQL: the host lists of a connection string (one entry per host,
+/* The PostgreSQL store's connection module (src/store/pg/link.c, its host
+ * lists in hosts.c) without a PostgreSQL: the host lists of a connection string (one entry per host,
  * one port for all, hostaddr, mismatched lists and too many hosts refused,
  * connect_timeout as the per-host deadline), and the order of a round on a
  * real loop against local ports that refuse or never answer: from the
