@@ -362,7 +362,7 @@ static void token_op(struct tn_api_call *c, const struct tn_route_match *m,
                      bool renew)
 {
     char msg[200] = "bad request";
-    struct tn_token_req r = {.name = c->name, .name_len = c->name_len};
+    struct tn_token_req r = {.name = m->name, .name_len = m->name_len};
     int rc = TN_OK;
     r.force = !renew && m->force;
     struct tn_body o;
@@ -374,7 +374,7 @@ static void token_op(struct tn_api_call *c, const struct tn_route_match *m,
         tn_api_fail(c, rc, msg);
         return;
     }
-    if (tn_api_admit(c, m, c->name, c->name_len) < 0)
+    if (tn_api_admit(c, m, m->name, m->name_len) < 0)
         return;
     /* Renew and release are bound to the acquiring principal (admins
      * excepted); the store compares it with the grant's. */
@@ -473,13 +473,12 @@ void tn_api_release(struct tn_api_call *c, struct tn_route_match *m)
 void tn_api_get(struct tn_api_call *c, struct tn_route_match *m)
 {
     struct tn_store *s = c->api->cfg.store;
-    (void)m;
-    s->ops->get(s, c->name, c->name_len, &c->result, got, c);
+    s->ops->get(s, m->name, m->name_len, &c->result, got, c);
 }
 
 /* GET /v1/leases/{name}/check?token= */
 void tn_api_check(struct tn_api_call *c, struct tn_route_match *m)
 {
     struct tn_store *s = c->api->cfg.store;
-    s->ops->check(s, c->name, c->name_len, m->token, &c->result, checked, c);
+    s->ops->check(s, m->name, m->name_len, m->token, &c->result, checked, c);
 }
