@@ -55,7 +55,7 @@ int tn_api_authorize(struct tn_api_call *c, enum tn_auth_action act,
     return tn_auth_authorize(c->principal, act, name, len);
 }
 
-/* Calls are about 900 bytes, past what malloc keeps per thread for quick
+/* Calls are about 1.4 KB, past what malloc keeps per thread for quick
  * reuse; finished ones wait on a list for the next request instead. */
 #define SPARE_CALLS 256
 
@@ -269,42 +269,72 @@ static void call_drop(void *c)
     tn_api_call_free(c);
 }
 
+/* The call of req: the one an earlier step (the headers, the body's cap)
+ * left on it, now the caller's, or a new one.  NULL when out of memory. */
+static struct tn_api_call *call_take(struct tn_api *api,
+                                     struct tn_http_req *req)
+{
+    struct tn_api_call *c = tn_http_req_take_app(req);
+    return c != NULL ? c : call_start(api, req);
+}
+
+/* Match c's path against the route table once, at the first step that
+ * needs it; the later steps of the request read c->route. */
+static int call_route(struct tn_api_call *c)
+{
+    if (!c->routed) {
+        c->route_rc = tn_route_path(tn_http_req_path(c->req), &c->route);
+        c->routed = true;
+    }
+    return c->route_rc;
+}
+
+/* What the headers decide of a routed, non-public request: who asks,
+ * and for a row that names its lease in the path, whether the principal
+ * may touch it (an acquire names it in the body).  False when answered
+ * (the call is then freed). */
+static bool admit_headers(struct tn_api_call *c, struct tn_route_match *m)
+{
+    c->slot = tn_route_slot(m->path_row);
+    if (authenticate(c) < 0)
+        return false; /* answered 401: the body is never read */
+    if (tn_route_method(m, tn_http_req_method(c->req)) == 0 &&
+        (m->row->target == TN_ROUTE_PATH_NAME ||
+         m->row->target == TN_ROUTE_SOME) &&
+        (m->row->flags & TN_ROUTE_BODY) != 0) {
+        (void)tn_route_query(m, req_query, c->req); /* a bad one: 400 later */
+        if (tn_api_admit(c, m, m->name, m->name_len) < 0)
+            return false; /* answered 403 */
+    }
+    return true;
+}
+
 bool tn_api_headers(void *arg, struct tn_http_req *req)
 {
     struct tn_api *api = arg;
     if (api->auth == NULL && !api->cfg.client_certs)
         return true;
-    struct tn_route_match m;
-    if (tn_route_path(tn_http_req_path(req), &m) < 0 ||
-        (m.path_row->flags & TN_ROUTE_PUBLIC) != 0)
-        return true; /* answered when the request is whole */
-    struct tn_api_call *c = call_start(api, req);
+    struct tn_api_call *c = call_take(api, req);
     if (c == NULL)
-        return true;
-    c->slot = tn_route_slot(m.path_row);
-    if (authenticate(c) < 0)
-        return false; /* answered 401: the body is never read */
-    /* A row that names its lease in the path knows at once whether the
-     * principal may touch it (an acquire names it in the body). */
-    if (tn_route_method(&m, tn_http_req_method(req)) == 0 &&
-        (m.row->target == TN_ROUTE_PATH_NAME ||
-         m.row->target == TN_ROUTE_SOME) &&
-        (m.row->flags & TN_ROUTE_BODY) != 0) {
-        (void)tn_route_query(&m, req_query, req); /* a bad one: 400 later */
-        if (tn_api_admit(c, &m, m.name, m.name_len) < 0)
-            return false; /* answered 403 */
-    }
-    tn_http_req_set_app(req, c, call_drop);
+        return true; /* the handler answers 500 */
+    if (call_route(c) == TN_OK &&
+        (c->route.path_row->flags & TN_ROUTE_PUBLIC) == 0 &&
+        !admit_headers(c, &c->route))
+        return false; /* answered: the body is never read */
+    tn_http_req_set_app(req, c, call_drop); /* for the handler */
     return true;
 }
 
 size_t tn_api_body_cap(void *arg, struct tn_http_req *req)
 {
-    const struct tn_api *api = arg;
-    struct tn_route_match m;
-    if (tn_route_path(tn_http_req_path(req), &m) < 0 ||
-        tn_route_method(&m, tn_http_req_method(req)) < 0 ||
-        (m.row->flags & TN_ROUTE_BATCH) == 0)
+    struct tn_api *api = arg;
+    struct tn_api_call *c = call_take(api, req);
+    if (c == NULL)
+        return 0; /* the usual cap; the handler answers 500 */
+    tn_http_req_set_app(req, c, call_drop); /* for the handler */
+    struct tn_route_match *m = &c->route;
+    if (call_route(c) < 0 || tn_route_method(m, tn_http_req_method(req)) < 0 ||
+        (m->row->flags & TN_ROUTE_BATCH) == 0)
         return 0; /* the usual cap */
     return api->cfg.max_batch_body_bytes;
 }
@@ -404,8 +434,8 @@ static void run(struct tn_api_call *c, struct tn_route_match *m)
 void tn_api_handle(void *arg, struct tn_http_req *req)
 {
     struct tn_api *api = arg;
-    struct tn_api_call *c = tn_http_req_take_app(req); /* from the headers */
-    if (c == NULL && (c = call_start(api, req)) == NULL) {
+    struct tn_api_call *c = call_take(api, req);
+    if (c == NULL) {
         tn_http_reply(req, 500, "application/json",
                       "{\"error\":\"internal\",\"message\":\"out of memory\"}",
                       48, 0);
@@ -418,20 +448,18 @@ void tn_api_handle(void *arg, struct tn_http_req *req)
         tn_api_fail(c, early, tn_http_req_error_message(req));
         return;
     }
-    struct tn_route_match m;
-    int rc = tn_route_path(tn_http_req_path(req), &m);
-    c->slot = tn_route_slot(m.path_row);
-    memcpy(c->name, m.name, m.name_len + 1);
-    c->name_len = m.name_len;
+    struct tn_route_match *m = &c->route;
+    int rc = call_route(c);
+    c->slot = tn_route_slot(m->path_row);
     if (rc < 0) {
         tn_api_fail(c, rc,
                     rc != TN_EINVAL ? "no such path"
-                    : m.bad_id      ? "session id in path must be 32 "
+                    : m->bad_id     ? "session id in path must be 32 "
                                       "lowercase hex digits"
                                     : "lease name in path must be 1-256 bytes "
                                       "of printable UTF-8, percent-encoded");
         return;
     }
-    if (admit_path(c, m.path_row) && admit_method(c, &m))
-        run(c, &m);
+    if (admit_path(c, m->path_row) && admit_method(c, m))
+        run(c, m);
 }

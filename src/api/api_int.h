@@ -46,8 +46,12 @@ struct tn_api_call {
     size_t slot;                               /* metrics slot of the route */
     const struct tn_route *row;                /* the route, once resolved */
     int64_t start_ns;                          /* for the latency histogram */
-    char name[TN_NAME_MAX_BYTES + 1];          /* decoded {name} */
-    size_t name_len;                           /* bytes */
+    struct tn_route_match route;               /* its path's match, made
+                                                  once (api.c call_route):
+                                                  route.name is the decoded
+                                                  {name} */
+    int route_rc;                              /* tn_route_path's answer */
+    bool routed;                               /* route is made */
     struct tn_store_result result;             /* filled by the store */
     struct tn_auth *auth;                      /* reference held for the call */
     const struct tn_auth_principal *principal; /* NULL: auth off */

@@ -206,7 +206,7 @@ static int claim_fields(struct tn_api_call *c, struct tn_claim_req *r,
                              &b->n, msg, msglen);
     if (rc == 0)
         rc = tn_decode_name(&b->body, "owner_id", TN_OWNER_MAX_BYTES, false,
-                            &r->owner_id, msg, msglen);
+                            &r->owner_id, NULL, msg, msglen);
     if (rc == 0)
         rc = tn_decode_int(&b->body, "lock_delay_ms", 0, cfg->max_ttl_ms, false,
                            &r->lock_delay_ms, msg, msglen);

@@ -158,11 +158,13 @@ tn_decode_field(const struct tn_body *b, const char *key)
 int tn_decode_str(const struct tn_body *b, const char *key, const char **out,
                   size_t *len, char *msg, size_t msglen);
 
-/* A string field of printable UTF-8 of 1..max bytes, borrowed from b.
- * Absent (or null) and not required: 0 with *out NULL.  0, or TN_EINVAL
- * with msg set. */
+/* A string field of printable UTF-8 of 1..max bytes, borrowed from b,
+ * and its length in *len_out unless len_out is NULL (the decoder knows it:
+ * no strlen after).  Absent (or null) and not required: 0 with *out NULL
+ * and length 0.  0, or TN_EINVAL with msg set. */
 int tn_decode_name(const struct tn_body *b, const char *key, size_t max,
-                   bool required, const char **out, char *msg, size_t msglen);
+                   bool required, const char **out, size_t *len_out, char *msg,
+                   size_t msglen);
 
 /* A required string field of 2 * TN_SECRET_BYTES hex digits (a lease or
  * session secret) into out.  0, or TN_EINVAL with msg set. */

@@ -48,10 +48,13 @@ int tn_decode_str(const struct tn_body *b, const char *key, const char **out,
 }
 
 int tn_decode_name(const struct tn_body *b, const char *key, size_t max,
-                   bool required, const char **out, char *msg, size_t msglen)
+                   bool required, const char **out, size_t *len_out, char *msg,
+                   size_t msglen)
 {
     size_t len = 0;
     int rc = tn_decode_str(b, key, out, &len, msg, msglen);
+    if (len_out != NULL)
+        *len_out = rc == TN_OK ? len : 0;
     if (rc == TN_ENOTFOUND && !required) {
         *out = NULL;
         return TN_OK;

@@ -19,7 +19,7 @@ static void historied(void *arg)
     struct tn_buf b;
     if (!tn_api_result_begin(c, &b))
         return;
-    tn_reply_kv_str(&b, "name", c->name, true);
+    tn_reply_kv_str(&b, "name", c->route.name, true);
     tn_reply_key(&b, "grants", false);
     (void)tn_buf_append(&b, "[", 1);
     for (size_t i = 0; i < r->n_history; i++) {
@@ -43,6 +43,6 @@ static void historied(void *arg)
 void tn_api_history(struct tn_api_call *c, struct tn_route_match *m)
 {
     struct tn_store *s = c->api->cfg.store;
-    s->ops->history(s, c->name, c->name_len, m->limit, &c->result, historied,
+    s->ops->history(s, m->name, m->name_len, m->limit, &c->result, historied,
                     c);
 }

@@ -233,11 +233,11 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
     const struct tn_api_config *cfg = &c->api->cfg;
     int rc = tn_decode_body(c->req, false, &o, msg, sizeof(msg));
     if (rc == 0)
-        rc = tn_decode_name(&o, "name", TN_NAME_MAX_BYTES, true, &r.name, msg,
-                            sizeof(msg));
+        rc = tn_decode_name(&o, "name", TN_NAME_MAX_BYTES, true, &r.name,
+                            &r.name_len, msg, sizeof(msg));
     if (rc == 0)
         rc = tn_decode_name(&o, "owner_id", TN_OWNER_MAX_BYTES, true,
-                            &r.owner_id, msg, sizeof(msg));
+                            &r.owner_id, NULL, msg, sizeof(msg));
     if (rc == 0 && tn_decode_field(&o, "session_id") == NULL &&
         tn_decode_field(&o, "session_secret") == NULL)
         rc = tn_decode_int(&o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, true,
@@ -249,7 +249,7 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
                            &r.lock_delay_ms, msg, sizeof(msg));
     if (rc == 0)
         rc = tn_decode_name(&o, "request_id", REQUEST_ID_MAX_BYTES, false,
-                            &r.request_id, msg, sizeof(msg));
+                            &r.request_id, NULL, msg, sizeof(msg));
     if (rc == 0)
         rc = tn_decode_int(&o, "wait_ms", 0, cfg->max_wait_ms, false,
                            &r.wait_ms, msg, sizeof(msg));
@@ -271,7 +271,6 @@ void tn_api_acquire(struct tn_api_call *c, struct tn_route_match *m)
         tn_api_fail(c, rc, msg); /* TN_EINVAL, or TN_ENOMEM */
         return;
     }
-    r.name_len = strlen(r.name);
     if (tn_api_admit(c, m, r.name, r.name_len) < 0) {
         tn_decode_done(&o);
         return;
@@ -362,7 +361,7 @@ static void token_op(struct tn_api_call *c, const struct tn_route_match *m,
                      bool renew)
 {
     char msg[200] = "bad request";
-    struct tn_token_req r = {.name = c->name, .name_len = c->name_len};
+    struct tn_token_req r = {.name = m->name, .name_len = m->name_len};
     int rc = TN_OK;
     r.force = !renew && m->force;
     struct tn_body o;
@@ -374,7 +373,7 @@ static void token_op(struct tn_api_call *c, const struct tn_route_match *m,
         tn_api_fail(c, rc, msg);
         return;
     }
-    if (tn_api_admit(c, m, c->name, c->name_len) < 0)
+    if (tn_api_admit(c, m, m->name, m->name_len) < 0)
         return;
     /* Renew and release are bound to the acquiring principal (admins
      * excepted); the store compares it with the grant's. */
@@ -473,13 +472,12 @@ void tn_api_release(struct tn_api_call *c, struct tn_route_match *m)
 void tn_api_get(struct tn_api_call *c, struct tn_route_match *m)
 {
     struct tn_store *s = c->api->cfg.store;
-    (void)m;
-    s->ops->get(s, c->name, c->name_len, &c->result, got, c);
+    s->ops->get(s, m->name, m->name_len, &c->result, got, c);
 }
 
 /* GET /v1/leases/{name}/check?token= */
 void tn_api_check(struct tn_api_call *c, struct tn_route_match *m)
 {
     struct tn_store *s = c->api->cfg.store;
-    s->ops->check(s, c->name, c->name_len, m->token, &c->result, checked, c);
+    s->ops->check(s, m->name, m->name_len, m->token, &c->result, checked, c);
 }

@@ -69,7 +69,7 @@ void tn_api_session_open(struct tn_api_call *c, struct tn_route_match *m)
     int rc = tn_decode_body(c->req, false, &o, msg, sizeof(msg));
     if (rc == 0)
         rc = tn_decode_name(&o, "owner_id", TN_OWNER_MAX_BYTES, true,
-                            &r.owner_id, msg, sizeof(msg));
+                            &r.owner_id, NULL, msg, sizeof(msg));
     if (rc == 0)
         rc = tn_decode_int(&o, "ttl_ms", cfg->min_ttl_ms, cfg->max_ttl_ms, true,
                            &r.ttl_ms, msg, sizeof(msg));

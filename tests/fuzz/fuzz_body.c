@@ -75,7 +75,7 @@ static void getters(const struct tn_body *b)
         int64_t n = 0;
         int rc = tn_decode_str(b, keys[i], &s, &len, msg, sizeof(msg));
         TN_ASSERT(rc == 0 || rc == TN_ENOTFOUND || rc == TN_EINVAL);
-        rc = tn_decode_name(b, keys[i], 64, true, &s, msg, sizeof(msg));
+        rc = tn_decode_name(b, keys[i], 64, true, &s, NULL, msg, sizeof(msg));
         TN_ASSERT(rc == 0 || rc == TN_EINVAL);
         rc = tn_decode_int(b, keys[i], 1, 3600000, true, &n, msg, sizeof(msg));
         TN_ASSERT(rc == 0 || rc == TN_EINVAL);

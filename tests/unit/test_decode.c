@@ -219,19 +219,24 @@ static void test_field_messages(void **state)
     assert_true(n == 42); /* null is absent: untouched */
     assert_int_equal(tn_decode_str(&b, "zz", &str, &len, msg, sizeof(msg)),
                      TN_ENOTFOUND);
-    assert_int_equal(tn_decode_name(&b, "zz", 8, true, &str, msg, sizeof(msg)),
-                     TN_EINVAL);
+    assert_int_equal(
+        tn_decode_name(&b, "zz", 8, true, &str, NULL, msg, sizeof(msg)),
+        TN_EINVAL);
     assert_string_equal(msg, "field \"zz\" is required");
-    assert_int_equal(tn_decode_name(&b, "zz", 8, false, &str, msg, sizeof(msg)),
-                     0);
+    len = 7;
+    assert_int_equal(
+        tn_decode_name(&b, "zz", 8, false, &str, &len, msg, sizeof(msg)), 0);
     assert_null(str);
-    assert_int_equal(tn_decode_name(&b, "d", 8, true, &str, msg, sizeof(msg)),
-                     TN_EINVAL);
+    assert_int_equal(len, 0);
+    assert_int_equal(
+        tn_decode_name(&b, "d", 8, true, &str, NULL, msg, sizeof(msg)),
+        TN_EINVAL);
     assert_string_equal(msg,
                         "field \"d\" must be 1-8 bytes of printable UTF-8");
-    assert_int_equal(tn_decode_name(&b, "b", 8, true, &str, msg, sizeof(msg)),
-                     0);
+    assert_int_equal(
+        tn_decode_name(&b, "b", 8, true, &str, &len, msg, sizeof(msg)), 0);
     assert_string_equal(str, "x");
+    assert_int_equal(len, 1); /* the length the decoder knew */
     assert_int_equal(tn_decode_int(&b, "a", 1, 1, true, &n, msg, sizeof(msg)),
                      0);
     assert_true(n == 1);

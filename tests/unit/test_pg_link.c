@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The PostgreSQL store's connection module (src/store/pg/link.c) without a
- * PostgreSQL: the host lists of a connection string (one entry per host,
- * one port for all, hostaddr, mismatched lists and too many hosts refused,
- * connect_timeout as the per-host deadline), and the order of a round on a
- * real loop against local ports that refuse or never answer: from the
- * host that was read-write last, the hosts that stalled last and the one
- * that stalled most recently last of all; a host that accepts the TCP
+/* The PostgreSQL store's connection module (src/store/pg/link.c, its host
+ * lists in hosts.c) without a PostgreSQL: the host lists of a connection string
+ * (one entry per host, one port for all, hostaddr, mismatched lists and too
+ * many hosts refused, connect_timeout as the per-host deadline), and the order
+ * of a round on a real loop against local ports that refuse or never answer:
+ * from the host that was read-write last, the hosts that stalled last and the
+ * one that stalled most recently last of all; a host that accepts the TCP
  * connection and then answers nothing is given up on after the deadline,
  * counted, and tried last from then on. */
 #include <netinet/in.h>

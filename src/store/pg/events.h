@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The LISTEN connection, the expiry sweep and the ledger prune
- * (events.c). */
+ * (events.c); its payloads are parsed in events_payload.c. */
 #ifndef TN_STORE_PG_EVENTS_H
 #define TN_STORE_PG_EVENTS_H
 
@@ -17,10 +17,6 @@ void tn_pg_events_count_start(struct tn_pg *p);
 void tn_pg_events_up(struct tn_pg *p);
 /* Stop them and close the LISTEN connection. */
 void tn_pg_events_stop(struct tn_pg *p);
-/* Parse one NOTIFY payload (src/store/pg/sql.h) and deliver its events in
- * order: to on_event, and released/expired/revoked wake the name's waiters.
- * Malformed lines are skipped. */
-void tn_pg_events_deliver(struct tn_pg *p, const char *payload);
 void tn_pg_events_metrics(struct tn_pg *p, struct tn_buf *out);
 
 #endif

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* The types the PostgreSQL store's parts share, and nothing else: each part
  * declares its functions in its own header, and includes only the parts
- * below it.  From the bottom: conn.c (each libpq connection on the loop
+ * below it.  From the bottom: hosts.c (the connection string's hosts and
+ * what is known of each), link.c (one bounded connect to one host after
+ * another, for every connection), conn.c (each libpq connection on the loop
  * thread: connect, migrate, prepare, reconnect with backoff; it tells the
  * batches above of its state through struct tn_pg's conn_* hooks), op.c
  * (a statement and its parameters), result.c (rows and SQLSTATEs into
  * results), batch.c (ops batched into pipelined transactions spread over
  * the connections), wait.c (blocking acquire), events.c (the LISTEN
- * connection, the expiry sweep and the ledger prune), session.c (the
+ * connection, the expiry sweep and the ledger prune; events_payload.c
+ * reads its notifications), session.c (the
  * session ops and their sweep), store.c (the vtable, open and close).  Loop
  * thread only; no other thread ever touches a struct tn_pg. */
 #ifndef TN_STORE_PG_STORE_H
