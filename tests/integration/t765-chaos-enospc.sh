@@ -19,6 +19,7 @@ tn_cleanup_mnt() {
     for p in "${TN_PIDS[@]:-}"; do
         [ -n "$p" ] && { kill -CONT "$p"; kill -9 "$p"; } 2>/dev/null
     done
+    tn_server_kill_all # the servers are the launcher's, not in TN_PIDS
     wait 2>/dev/null
     umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
     tn_cleanup
