@@ -4,7 +4,8 @@
  * "path?query" (the query split at '&' into key=value pairs, values
  * form-decoded as the HTTP layer does).  Checked: the result is one of the
  * four documented codes; the path agrees with an independent reading of
- * the routes of CONTRACT §3; a decoded name is a valid name (no
+ * the routes of CONTRACT §3 (the session routes too: an {id} is 32
+ * lowercase hex digits, taken as it is); a decoded name is a valid name (no
  * NUL inside, NUL-terminated) and, percent-encoded again, routes to the
  * same name; a resolved route's method is in its Allow set and a 405's is
  * not, the Allow bits and header agree; query values of a matched route
@@ -102,6 +103,40 @@ static int hexval(char c)
  * "/v1/leases/" SEG
  * ["/check" | "/history"], SEG a percent-encoded valid name of at most
  * 768 encoded bytes.  Returns the code and fills route, name. */
+/* A session id as the server draws them: 32 lowercase hex digits. */
+static bool ref_is_id(const char *s, size_t len)
+{
+    if (len != 32)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return false;
+    }
+    return true;
+}
+
+/* The rest of a path after "/v1/sessions": "" or "/" (open, list),
+ * "/{id}" (get, renew, end), "/{id}/leases" (claim, release many); the
+ * id is taken as it is, and one that is not an id is a 400. */
+static int ref_session_path(const char *rest, const char **route)
+{
+    if (strcmp(rest, "") == 0 || strcmp(rest, "/") == 0) {
+        *route = "session_open";
+        return 0;
+    }
+    if (rest[0] != '/')
+        return TN_ENOTFOUND;
+    const char *id = rest + 1;
+    size_t len = strcspn(id, "/");
+    const char *tail = id + len;
+    if (strcmp(tail, "") != 0 && strcmp(tail, "/leases") != 0)
+        return TN_ENOTFOUND;
+    if (!ref_is_id(id, len))
+        return TN_EINVAL;
+    *route = tail[0] == '\0' ? "session_get" : "session_claim";
+    return 0;
+}
+
 static int ref_path(const char *p, const char **route, char *name,
                     size_t *name_len)
 {
@@ -124,6 +159,8 @@ static int ref_path(const char *p, const char **route, char *name,
         *route = "ui"; /* the console's files: any name under /ui/ */
         return 0;
     }
+    if (strncmp(p, "/v1/sessions", 12) == 0)
+        return ref_session_path(p + 12, route);
     if (strncmp(p, "/v1/leases/", 11) != 0)
         return TN_ENOTFOUND;
     const char *seg = p + 11;
@@ -231,6 +268,14 @@ static const char *expected_route(const char *path_route,
         return method == TN_HTTP_PATCH    ? "renew"
                : method == TN_HTTP_DELETE ? "release"
                                           : "get";
+    if (strcmp(path_route, "session_open") == 0)
+        return method == TN_HTTP_POST ? "session_open" : "session_list";
+    if (strcmp(path_route, "session_get") == 0)
+        return method == TN_HTTP_PATCH    ? "session_renew"
+               : method == TN_HTTP_DELETE ? "session_end"
+                                          : "session_get";
+    if (strcmp(path_route, "session_claim") == 0)
+        return method == TN_HTTP_DELETE ? "session_release" : "session_claim";
     return path_route;
 }
 
@@ -262,16 +307,17 @@ static void check_query(const struct tn_route_match *m, int rc, struct query *q)
     size_t len = 0;
     if (rc == TN_EINVAL) {
         TN_ASSERT(m->bad_query != NULL);
-        const char *allowed = is(m, "list")      ? "limit prefix after"
-                              : is(m, "history") ? "limit"
-                              : is(m, "check")   ? "token"
-                              : is(m, "release") ? "force"
-                                                 : "";
+        const char *allowed =
+            is(m, "list") || is(m, "session_list")     ? "limit prefix after"
+            : is(m, "history")                         ? "limit"
+            : is(m, "check")                           ? "token"
+            : is(m, "release") || is(m, "session_end") ? "force"
+                                                       : "";
         TN_ASSERT(strstr(allowed, m->bad_query) != NULL);
         return;
     }
     TN_ASSERT(rc == 0 && m->bad_query == NULL);
-    if (is(m, "list")) {
+    if (is(m, "list") || is(m, "session_list")) {
         TN_ASSERT(m->prefix_len <= TN_NAME_MAX_BYTES);
         TN_ASSERT(m->after_len <= TN_NAME_MAX_BYTES);
         TN_ASSERT(m->prefix != NULL);
@@ -289,7 +335,7 @@ static void check_query(const struct tn_route_match *m, int rc, struct query *q)
         while (z + 1 < len && t[z] == '0')
             z++;
         TN_ASSERT((size_t)n == len - z && memcmp(t + z, digits, len - z) == 0);
-    } else if (is(m, "release")) {
+    } else if (is(m, "release") || is(m, "session_end")) {
         const char *f = query_get(q, "force", &len);
         TN_ASSERT(m->force ==
                   (f != NULL && len == 4 && memcmp(f, "true", 4) == 0));
