@@ -71,7 +71,7 @@ static void *serve(void *arg)
         ssize_t n = read(c, r->request, sizeof(r->request) - 1);
         if (n > 0) {
             r->request[n] = '\0';
-            (void)!write(c, r->reply, strlen(r->reply));
+            (void)!send(c, r->reply, strlen(r->reply), MSG_NOSIGNAL);
             atomic_fetch_add(&r->served, 1);
         }
         close(c);

@@ -96,7 +96,7 @@ static void answer(struct responder *r, int c)
     const char *reply = mode == MODE_LOST ? lost
                         : is_delete       ? release_ok
                                           : renew_ok;
-    (void)!write(c, reply, strlen(reply));
+    (void)!send(c, reply, strlen(reply), MSG_NOSIGNAL);
 }
 
 static void *serve(void *arg)
