@@ -305,6 +305,43 @@ static void refresh_waited(struct tn_client *c, struct tn_lease *l)
     (void)pthread_mutex_unlock(&c->mu);
 }
 
+/* Every acquire carries a request_id, the caller's or one drawn here: the
+ * transport may send it again after a 503, which does not prove that
+ * nothing was done (src/client/http.c); with the same request_id the next
+ * server answers the grant the first one made, not 409. */
+int tn_client_post_acquire(struct tn_client *c, const struct tn_acquire_args *a,
+                           struct tn_session *s, const char *owner,
+                           struct tn_lease **out,
+                           struct tn_lease_info *holder_out,
+                           struct tn_errmsg *em)
+{
+    char drawn[2 * REQUEST_ID_BYTES + 1];
+    const char *rid = a->request_id != NULL ? a->request_id : drawn;
+    if (a->request_id == NULL && tn_client_draw_request_id(drawn) < 0)
+        return TN_EIO;
+    json_t *body = tn_client_acquire_body(c, a, rid, s);
+    if (body == NULL)
+        return TN_ENOMEM;
+    struct tn_client_http_resp r;
+    struct tn_client_call ca = {"POST", "/v1/leases", body, a->wait_ms};
+    int rc = tn_client_call(c, &ca, &r, em);
+    if (rc < 0)
+        return rc;
+    json_t *o = NULL;
+    if (r.status == 200 || r.status == 201)
+        rc = tn_client_parse_ok(&r, &o, em);
+    else
+        rc = tn_client_map_error(r.status, r.body, r.body_len, holder_out, em);
+    if (o != NULL) {
+        /* a->ttl_ms is 0 under a session (the callers check it) */
+        struct tn_grant_in in = {a->name, owner, a->ttl_ms, r.sent_ms, s};
+        rc = tn_client_grant_lease(c, o, &in, out, em);
+        json_decref(o);
+    }
+    tn_client_http_resp_release(&r);
+    return rc;
+}
+
 int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
                       struct tn_lease **out, struct tn_lease_info *holder_out,
                       struct tn_errmsg *em)
@@ -317,33 +354,7 @@ int tn_client_acquire(struct tn_client *c, const struct tn_acquire_args *a,
         tn_errmsg_set(em, "ttl_ms must be positive, wait and delay >= 0");
         return TN_EINVAL;
     }
-    /* Every acquire carries a request_id, the caller's or one drawn here:
-     * the transport may send it again after a 503, which does not prove
-     * that nothing was done (src/client/http.c); with the same request_id
-     * the next server answers the grant the first one made, not 409. */
-    char drawn[2 * REQUEST_ID_BYTES + 1];
-    const char *rid = a->request_id != NULL ? a->request_id : drawn;
-    if (a->request_id == NULL && tn_client_draw_request_id(drawn) < 0)
-        return TN_EIO;
-    json_t *body = tn_client_acquire_body(c, a, rid, NULL);
-    if (body == NULL)
-        return TN_ENOMEM;
-    struct tn_client_http_resp r;
-    struct tn_client_call ca = {"POST", "/v1/leases", body, a->wait_ms};
-    rc = tn_client_call(c, &ca, &r, em);
-    if (rc < 0)
-        return rc;
-    json_t *o = NULL;
-    if (r.status == 200 || r.status == 201)
-        rc = tn_client_parse_ok(&r, &o, em);
-    else
-        rc = tn_client_map_error(r.status, r.body, r.body_len, holder_out, em);
-    if (o != NULL) {
-        struct tn_grant_in in = {a->name, "", a->ttl_ms, r.sent_ms, NULL};
-        rc = tn_client_grant_lease(c, o, &in, out, em);
-        json_decref(o);
-    }
-    tn_client_http_resp_release(&r);
+    rc = tn_client_post_acquire(c, a, NULL, "", out, holder_out, em);
     if (rc == TN_OK && a->wait_ms > 0)
         refresh_waited(c, *out);
     return rc;

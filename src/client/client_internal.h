@@ -399,6 +399,15 @@ json_t *tn_client_acquire_body(const struct tn_client *c,
                                const char *request_id,
                                const struct tn_session *s);
 
+/* POST /v1/leases for a (under session s when not NULL) with the caller's
+ * request_id or a drawn one, and the lease it grants (owner: the owner
+ * asked for when the answer has none), or the holder of a 409. */
+int tn_client_post_acquire(struct tn_client *c, const struct tn_acquire_args *a,
+                           struct tn_session *s, const char *owner,
+                           struct tn_lease **out,
+                           struct tn_lease_info *holder_out,
+                           struct tn_errmsg *em);
+
 /* grant.c: a lease from a grant object o (acquire answer, claim item) of
  * name, sent at sent_ms; under session s (listed there) when not NULL,
  * where a grant s already lists answers that lease with a new

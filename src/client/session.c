@@ -295,29 +295,6 @@ int tn_client_session_acquire(struct tn_session *s,
                           "session's applies), wait and delay >= 0");
         return TN_EINVAL;
     }
-    char drawn[33];
-    const char *rid = a->request_id != NULL ? a->request_id : drawn;
-    if (a->request_id == NULL && tn_client_draw_request_id(drawn) < 0)
-        return TN_EIO;
-    json_t *body = tn_client_acquire_body(c, a, rid, s);
-    if (body == NULL)
-        return TN_ENOMEM;
-    struct tn_client_http_resp r;
-    struct tn_client_call ca = {"POST", "/v1/leases", body, a->wait_ms};
-    rc = tn_client_call(c, &ca, &r, em);
-    if (rc < 0)
-        return rc;
-    json_t *o = NULL;
-    if (r.status == 200 || r.status == 201)
-        rc = tn_client_parse_ok(&r, &o, em);
-    else
-        rc = tn_client_map_error(r.status, r.body, r.body_len, holder_out, em);
-    if (o != NULL) {
-        const char *owner = a->owner_id != NULL ? a->owner_id : s->owner_id;
-        struct tn_grant_in in = {a->name, owner, 0, r.sent_ms, s};
-        rc = tn_client_grant_lease(c, o, &in, out, em);
-        json_decref(o);
-    }
-    tn_client_http_resp_release(&r);
-    return rc;
+    const char *owner = a->owner_id != NULL ? a->owner_id : s->owner_id;
+    return tn_client_post_acquire(c, a, s, owner, out, holder_out, em);
 }
