@@ -344,34 +344,18 @@ func (c *Client) ForceEndSession(ctx context.Context, id string) error {
 // o.Prefix, in session_id order, and the After of the next page ("" at
 // the end).
 func (c *Client) Sessions(ctx context.Context, o ListOptions) ([]SessionInfo, string, error) {
-	q := listQuery(o)
-	path := "/v1/sessions"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
-	a, err := c.do(ctx, http.MethodGet, path, nil, 0)
-	if err != nil {
-		return nil, "", err
-	}
-	if a.status != http.StatusOK {
-		return nil, "", failed(a)
-	}
 	var j struct {
 		Sessions []sessionJSON `json:"sessions"`
 		Next     *string       `json:"next"`
 	}
-	if err := decode(a, &j); err != nil {
+	if err := c.getPage(ctx, "/v1/sessions", o, &j); err != nil {
 		return nil, "", err
 	}
 	out := make([]SessionInfo, 0, len(j.Sessions))
 	for i := range j.Sessions {
 		out = append(out, j.Sessions[i].info())
 	}
-	next := ""
-	if j.Next != nil {
-		next = *j.Next
-	}
-	return out, next, nil
+	return out, nextAfter(j.Next), nil
 }
 
 // HoldSession opens a session, claims names (a result per name: names

@@ -200,34 +200,42 @@ type ListOptions struct {
 // List returns one page of live leases in name order, and the After of the
 // next page ("" at the end).
 func (c *Client) List(ctx context.Context, o ListOptions) ([]LeaseInfo, string, error) {
-	q := listQuery(o)
-	path := "/v1/leases"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
-	a, err := c.do(ctx, http.MethodGet, path, nil, 0)
-	if err != nil {
-		return nil, "", err
-	}
-	if a.status != http.StatusOK {
-		return nil, "", failed(a)
-	}
 	var j struct {
 		Leases []infoJSON `json:"leases"`
 		Next   *string    `json:"next"`
 	}
-	if err := decode(a, &j); err != nil {
+	if err := c.getPage(ctx, "/v1/leases", o, &j); err != nil {
 		return nil, "", err
 	}
 	out := make([]LeaseInfo, 0, len(j.Leases))
 	for i := range j.Leases {
 		out = append(out, j.Leases[i].info())
 	}
-	next := ""
-	if j.Next != nil {
-		next = *j.Next
+	return out, nextAfter(j.Next), nil
+}
+
+// getPage reads one page of the list at path (o as its query) into j.
+func (c *Client) getPage(ctx context.Context, path string, o ListOptions, j any) error {
+	if q := listQuery(o); len(q) > 0 {
+		path += "?" + q.Encode()
 	}
-	return out, next, nil
+	a, err := c.do(ctx, http.MethodGet, path, nil, 0)
+	if err != nil {
+		return err
+	}
+	if a.status != http.StatusOK {
+		return failed(a)
+	}
+	return decode(a, j)
+}
+
+// nextAfter is a page's next (null at the end) as the After of the next
+// page ("" at the end).
+func nextAfter(next *string) string {
+	if next == nil {
+		return ""
+	}
+	return *next
 }
 
 func listQuery(o ListOptions) url.Values {
