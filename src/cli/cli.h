@@ -112,6 +112,11 @@ int tn_cli_client(struct tn_cli *cli, struct tn_client **out);
 
 /* Print a JSON value (steals the reference) on stdout, one line. */
 void tn_cli_print_json(json_t *v);
+/* After a page of a listing: true when it stops here, at its last page
+ * or after the one page --limit asked for (whose cursor is then printed:
+ * {"next"} with --json, else "more follow: --after" on stderr). */
+bool tn_cli_page_last(const struct tn_cli *cli, bool more, unsigned limit,
+                      const char *after);
 /* A lease info as JSON (new reference). */
 json_t *tn_cli_info_json(const struct tn_lease_info *info);
 

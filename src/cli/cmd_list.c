@@ -81,15 +81,8 @@ static int run_list(struct tn_cli *cli, struct tn_client *c,
         if (more)
             (void)snprintf(after, sizeof(after), "%s", page->next);
         tn_lease_list_free(page);
-        if (!more)
+        if (tn_cli_page_last(cli, more, a->limit, after))
             return TN_CLI_OK;
-        if (a->limit > 0) {
-            if (cli->json)
-                tn_cli_print_json(json_pack("{s:s}", "next", after));
-            else
-                tn_cli_err(cli, "more follow: --after %s", after);
-            return TN_CLI_OK;
-        }
         q.after = after;
     }
 }

@@ -260,15 +260,8 @@ static int do_list(struct tn_cli *cli, struct tn_client *c,
         if (more)
             (void)snprintf(after, sizeof(after), "%s", page->next);
         tn_client_session_list_free(page);
-        if (!more)
+        if (tn_cli_page_last(cli, more, a->list.limit, after))
             return TN_CLI_OK;
-        if (a->list.limit > 0) {
-            if (cli->json)
-                tn_cli_print_json(json_pack("{s:s}", "next", after));
-            else
-                tn_cli_err(cli, "more follow: --after %s", after);
-            return TN_CLI_OK;
-        }
         q.after = after;
     }
 }

@@ -159,3 +159,17 @@ json_t *tn_cli_info_json(const struct tn_lease_info *info)
                                   json_integer(info->retry_after_ms));
     return o;
 }
+
+bool tn_cli_page_last(const struct tn_cli *cli, bool more, unsigned limit,
+                      const char *after)
+{
+    if (!more)
+        return true;
+    if (limit == 0)
+        return false;
+    if (cli->json)
+        tn_cli_print_json(json_pack("{s:s}", "next", after));
+    else
+        tn_cli_err(cli, "more follow: --after %s", after);
+    return true;
+}
